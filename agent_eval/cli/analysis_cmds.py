@@ -1,0 +1,1 @@
+"""agent-eval CLI commands: analysis (filled in by its issue)."""

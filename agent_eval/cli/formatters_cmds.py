@@ -1,0 +1,1 @@
+"""agent-eval CLI commands: formatters (filled in by its issue)."""

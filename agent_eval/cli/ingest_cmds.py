@@ -1,0 +1,1 @@
+"""agent-eval CLI commands: ingest (filled in by its issue)."""

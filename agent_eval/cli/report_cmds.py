@@ -1,0 +1,1 @@
+"""agent-eval CLI commands: report (filled in by its issue)."""

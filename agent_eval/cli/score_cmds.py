@@ -1,0 +1,1 @@
+"""agent-eval CLI commands: score (filled in by its issue)."""

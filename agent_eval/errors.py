@@ -1,0 +1,179 @@
+"""The exception tree of agent-eval.
+
+Every error the library raises on purpose derives from :class:`AgentEvalError`. Messages name
+the thing that is wrong (file and line, trace id as 32 hex, span id as 16 hex, the bad value),
+the valid choices where there are some, and how to fix it.
+
+Hierarchy::
+
+    AgentEvalError
+    ├── InputError                 bad user input; the run can often go on without it
+    │   ├── DecodeError            a file cannot be decoded as the container it claims to be
+    │   ├── UnknownFormatError     no container recognises a file, or a forced one is unknown
+    │   └── InvalidSpanError       a span or log record breaks the OTLP data model
+    ├── ConfigError                a usage or configuration mistake (CLI exit code 2)
+    │   ├── MissingDependencyError an optional extra is not installed; names the pip line
+    │   ├── UnknownPluginError     a formatter, metric, judge, convention or container name
+    │   │                          that is not registered; lists what is
+    │   └── JudgeNotConfiguredError  scoring was asked for with no judge endpoint
+    ├── FormatterLockError         a released formatter renders differently from its lock entry
+    ├── JudgeError                 one judge call failed (recorded as a result, not raised
+    │   │                          out of a run)
+    │   ├── JudgeOutputError       the reply never validated against the verdict schema
+    │   └── JudgeTransportError    HTTP/timeout/connection failure after all retries
+    └── StoreError                 the results store or cache cannot be used
+
+Judge failures inside a run are turned into result rows with status ``error``; they only
+propagate as exceptions from the low-level judge API.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AgentEvalError",
+    "ConfigError",
+    "DecodeError",
+    "FormatterLockError",
+    "InputError",
+    "InvalidSpanError",
+    "JudgeError",
+    "JudgeNotConfiguredError",
+    "JudgeOutputError",
+    "JudgeTransportError",
+    "MissingDependencyError",
+    "StoreError",
+    "UnknownFormatError",
+    "UnknownPluginError",
+]
+
+
+class AgentEvalError(Exception):
+    """Base class of every error agent-eval raises on purpose."""
+
+
+class InputError(AgentEvalError):
+    """Input that cannot be used as it is.
+
+    Args:
+        message: What is wrong and how to fix it.
+        path: The file the input came from, when known.
+        line: 1-based line number in ``path`` (JSON Lines inputs), when known.
+        trace_id: 32 lowercase hex characters, when known.
+        span_id: 16 lowercase hex characters, when known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        trace_id: str | None = None,
+        span_id: str | None = None,
+    ) -> None:
+        self.reason = message
+        self.path = path
+        self.line = line
+        self.trace_id = trace_id
+        self.span_id = span_id
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = []
+        if self.path is not None:
+            where.append(self.path if self.line is None else f"{self.path}:{self.line}")
+        if self.trace_id is not None:
+            where.append(f"trace {self.trace_id}")
+        if self.span_id is not None:
+            where.append(f"span {self.span_id}")
+        return f"{', '.join(where)}: {self.reason}" if where else self.reason
+
+
+class DecodeError(InputError):
+    """A file is not valid for the container it was read as (truncated JSON, bad protobuf...)."""
+
+
+class UnknownFormatError(InputError):
+    """No container recognises the file, or the container name given is not registered."""
+
+
+class InvalidSpanError(InputError):
+    """A span or log record breaks the OTLP data model (bad id, wrong attribute type...)."""
+
+
+class ConfigError(AgentEvalError):
+    """A usage or configuration mistake; the CLI exits with code 2."""
+
+
+class MissingDependencyError(ConfigError):
+    """An optional integration was used without its extra installed.
+
+    Args:
+        feature: What the user tried to use, e.g. ``"the llama-cpp judge"``.
+        extra: The extra that provides it, e.g. ``"llama-cpp"``.
+    """
+
+    def __init__(self, feature: str, extra: str) -> None:
+        self.feature = feature
+        self.extra = extra
+        super().__init__(
+            f"{feature} needs an optional dependency: pip install 'otel-agent-eval[{extra}]'"
+        )
+
+
+class UnknownPluginError(ConfigError):
+    """A plugin name (formatter, metric, judge, convention, container) is not registered.
+
+    Args:
+        kind: The plugin kind, e.g. ``"formatter"``.
+        name: The name that was asked for.
+        available: The names that are registered, listed in the message.
+    """
+
+    def __init__(self, kind: str, name: str, available: list[str] | tuple[str, ...]) -> None:
+        self.kind = kind
+        self.name = name
+        self.available = tuple(sorted(available))
+        choices = ", ".join(self.available) or "(none registered)"
+        super().__init__(f"unknown {kind} {name!r}; available: {choices}")
+
+
+class JudgeNotConfiguredError(ConfigError):
+    """Scoring needs a judge model and endpoint and none was configured."""
+
+
+class FormatterLockError(AgentEvalError):
+    """A released formatter version renders the probe set differently from its lock entry."""
+
+
+class JudgeError(AgentEvalError):
+    """One judge call failed.
+
+    Args:
+        message: What went wrong.
+        attempts: How many requests were made, retries included.
+        raw_reply: The last raw completion text, when there was one.
+    """
+
+    error_type = "judge_error"
+
+    def __init__(self, message: str, *, attempts: int = 1, raw_reply: str | None = None) -> None:
+        self.attempts = attempts
+        self.raw_reply = raw_reply
+        super().__init__(message)
+
+
+class JudgeOutputError(JudgeError):
+    """The judge's reply never validated against the response schema (``invalid_judge_output``)."""
+
+    error_type = "invalid_judge_output"
+
+
+class JudgeTransportError(JudgeError):
+    """The judge endpoint could not be reached or kept failing after all retries."""
+
+    error_type = "judge_unavailable"
+
+
+class StoreError(AgentEvalError):
+    """The results store or the judge-call cache cannot be opened, read or written."""

@@ -1,0 +1,5 @@
+"""Containers: the file and in-process formats spans and conversations arrive in."""
+
+from agent_eval.ingest.containers.base import Container, Skipped, containers
+
+__all__ = ["Container", "Skipped", "containers"]

@@ -1,0 +1,52 @@
+"""The convention protocol and its registry (entry-point group ``agent_eval.conventions``)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import ClassVar
+
+from agent_eval.ingest.extraction import SpanExtraction
+from agent_eval.ingest.spans import LogRecord, SpanRecord
+from agent_eval.plugins import Registry
+
+__all__ = ["Convention", "conventions"]
+
+
+class Convention(ABC):
+    """Reads messages, tool runs and usage out of spans written under one convention family.
+
+    Subclasses set ``name`` (the registry name), ``semconv`` (the convention version they follow,
+    e.g. ``"OTel GenAI semantic conventions v1.37"``) and ``priority``: when several conventions
+    detect the same span (a framework plus an OpenAI instrumentation writing both), assembly
+    keeps the messages of the one with the lowest priority number and counts the others as
+    duplicates.
+    """
+
+    name: ClassVar[str]
+    semconv: ClassVar[str]
+    priority: ClassVar[int] = 100
+
+    @abstractmethod
+    def detect(self, span: SpanRecord) -> bool:
+        """Whether the span carries attributes or events of this convention."""
+
+    @abstractmethod
+    def extract(self, span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanExtraction:
+        """Read the span (and the log records joined to it by trace and span id).
+
+        Raises:
+            InvalidSpanError: an attribute the convention defines has an unusable type or value;
+                the message names the span id and the attribute key.
+        """
+
+
+def _adapt(name: str, obj: object) -> Convention:
+    instance = obj() if isinstance(obj, type) else obj
+    if not isinstance(instance, Convention):
+        raise TypeError(f"convention entry point {name!r} is not a Convention: {obj!r}")
+    return instance
+
+
+conventions: Registry[Convention] = Registry("convention", "agent_eval.conventions", _adapt)
+"""All registered conventions, built-in and third-party."""

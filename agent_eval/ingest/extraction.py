@@ -1,0 +1,81 @@
+"""What a semantic convention reads out of one span: :class:`SpanExtraction`.
+
+A convention mapper turns a :class:`~agent_eval.ingest.spans.SpanRecord` (plus the GenAI log
+events joined to it) into one ``SpanExtraction``; assembly then orders, deduplicates and pairs
+extractions into an :class:`~agent_eval.trace.AgentTrace`. Messages are already our own
+message types; ``span_ids`` on them are filled in by assembly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from pydantic import JsonValue
+
+from agent_eval.trace import Message, RetrievedDocument
+
+__all__ = ["SpanExtraction", "SpanKind", "ToolExecution"]
+
+SpanKind: TypeAlias = Literal["llm", "tool", "agent", "retriever", "chain", "other"]
+"""The role a span plays in an agent run (OpenInference span kinds, GenAI operation names)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolExecution:
+    """A tool run recorded on its own span (GenAI ``execute_tool``, OpenInference TOOL).
+
+    Attributes:
+        name: The tool name.
+        call_id: The tool-call id the run answers, when recorded.
+        arguments: The arguments as parsed JSON; ``None`` when they did not parse (see
+            ``raw_arguments``) or were not recorded.
+        raw_arguments: The argument string verbatim, kept only when it did not parse as JSON.
+        result: The tool output as text, when recorded.
+    """
+
+    name: str | None = None
+    call_id: str | None = None
+    arguments: JsonValue = None
+    raw_arguments: str | None = None
+    result: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpanExtraction:
+    """Everything one convention read from one span.
+
+    Attributes:
+        convention: The convention's registered name (``"genai"``, ``"openinference"``...).
+        kind: What the span is.
+        input_messages: The messages the LLM call was sent (often the replayed history,
+            system instructions first).
+        output_messages: The messages it returned (choices).
+        tool: The tool run, for tool spans.
+        agent_name: The agent the span belongs to (``gen_ai.agent.name``...), when recorded.
+        conversation_id: ``gen_ai.conversation.id`` / ``session.id``..., when recorded.
+        model: Response model, else request model, when recorded.
+        input_tokens / output_tokens: The agent's token usage on this call, when recorded.
+        retrieval_query / documents: For retriever spans.
+        ignored_reason: Why nothing usable was found (the span accounting's reason), for
+            extractions that carry nothing.
+    """
+
+    convention: str
+    kind: SpanKind
+    input_messages: tuple[Message, ...] = ()
+    output_messages: tuple[Message, ...] = ()
+    tool: ToolExecution | None = None
+    agent_name: str | None = None
+    conversation_id: str | None = None
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    retrieval_query: str | None = None
+    documents: tuple[RetrievedDocument, ...] = ()
+    ignored_reason: str | None = None
+
+    @property
+    def is_empty(self) -> bool:
+        """True when the extraction carries no message, tool run or document."""
+        return not (self.input_messages or self.output_messages or self.tool or self.documents)

@@ -1,0 +1,104 @@
+"""One plugin mechanism for every extension point.
+
+Formatters, metrics, judges, conventions and containers are each a :class:`Registry` bound to an
+entry-point group (``agent_eval.formatters``, ``agent_eval.metrics``, ``agent_eval.judges``,
+``agent_eval.conventions``, ``agent_eval.containers``). Built-in plugins are declared in this
+project's ``pyproject.toml`` under the same groups third-party packages use, so they are found the
+same way. Entry points are loaded lazily, on the first lookup, and a plugin can also be added at
+run time with :meth:`Registry.register` (tests, notebooks, ``--formatter-path``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from importlib.metadata import entry_points
+from threading import Lock
+from typing import Generic, TypeVar
+
+from agent_eval.errors import ConfigError, UnknownPluginError
+
+__all__ = ["Registry"]
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """A name -> plugin mapping filled from an entry-point group and explicit registration.
+
+    Args:
+        kind: Human name of the plugin kind, used in error messages (``"formatter"``).
+        group: The entry-point group, e.g. ``"agent_eval.formatters"``.
+
+    Each entry point's object is loaded with ``EntryPoint.load()``; when it is a callable that
+    is not an instance of the plugin type (a factory or class), the registry stores whatever
+    the entry point yields: interpreting it is the owner's job, via ``adapt``.
+    """
+
+    def __init__(self, kind: str, group: str, adapt: Callable[[str, object], T]) -> None:
+        self.kind = kind
+        self.group = group
+        self._adapt = adapt
+        self._items: dict[str, T] = {}
+        self._loaded = False
+        self._lock = Lock()
+        self.broken: dict[str, str] = {}
+        """Entry points that failed to load: name -> the error, reported on lookup."""
+
+    def _load_entry_points(self) -> None:
+        with self._lock:
+            if self._loaded:
+                return
+            for ep in entry_points(group=self.group):
+                if ep.name in self._items:
+                    continue
+                try:
+                    self._items[ep.name] = self._adapt(ep.name, ep.load())
+                except Exception as exc:  # a broken plugin must not take the others down
+                    self.broken[ep.name] = f"{ep.value}: {type(exc).__name__}: {exc}"
+            self._loaded = True
+
+    def register(self, name: str, plugin: object, *, replace: bool = False) -> None:
+        """Add ``plugin`` under ``name``.
+
+        Raises:
+            ValueError: ``name`` is taken and ``replace`` is false.
+        """
+        self._load_entry_points()
+        if name in self._items and not replace:
+            raise ValueError(f"{self.kind} {name!r} is already registered")
+        self._items[name] = self._adapt(name, plugin)
+
+    def unregister(self, name: str) -> None:
+        """Remove ``name`` if present (used by tests that register temporary plugins)."""
+        self._items.pop(name, None)
+
+    def get(self, name: str) -> T:
+        """Return the plugin registered as ``name``.
+
+        Raises:
+            UnknownPluginError: nothing is registered under ``name``; lists what is.
+            ConfigError: an entry point named ``name`` exists but failed to import.
+        """
+        self._load_entry_points()
+        try:
+            return self._items[name]
+        except KeyError:
+            if name in self.broken:
+                raise ConfigError(
+                    f"{self.kind} {name!r} is installed but failed to load ({self.broken[name]}); "
+                    "reinstall the package that provides it"
+                ) from None
+            raise UnknownPluginError(self.kind, name, list(self._items)) from None
+
+    def names(self) -> list[str]:
+        """All registered names, sorted."""
+        self._load_entry_points()
+        return sorted(self._items)
+
+    def __iter__(self) -> Iterator[tuple[str, T]]:
+        self._load_entry_points()
+        return iter(sorted(self._items.items()))
+
+    def __contains__(self, name: object) -> bool:
+        self._load_entry_points()
+        return name in self._items
