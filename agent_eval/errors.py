@@ -60,6 +60,7 @@ class InputError(AgentEvalError):
         line: 1-based line number in ``path`` (JSON Lines inputs), when known.
         trace_id: 32 lowercase hex characters, when known.
         span_id: 16 lowercase hex characters, when known.
+
     """
 
     def __init__(
@@ -111,6 +112,7 @@ class MissingDependencyError(ConfigError):
     Args:
         feature: What the user tried to use, e.g. ``"the llama-cpp judge"``.
         extra: The extra that provides it, e.g. ``"llama-cpp"``.
+
     """
 
     def __init__(self, feature: str, extra: str) -> None:
@@ -128,6 +130,7 @@ class UnknownPluginError(ConfigError):
         kind: The plugin kind, e.g. ``"formatter"``.
         name: The name that was asked for.
         available: The names that are registered, listed in the message.
+
     """
 
     def __init__(self, kind: str, name: str, available: list[str] | tuple[str, ...]) -> None:
@@ -153,6 +156,7 @@ class JudgeError(AgentEvalError):
         message: What went wrong.
         attempts: How many requests were made, retries included.
         raw_reply: The last raw completion text, when there was one.
+
     """
 
     error_type = "judge_error"

@@ -32,6 +32,7 @@ class Registry(Generic[T]):
     Each entry point's object is loaded with ``EntryPoint.load()``; when it is a callable that
     is not an instance of the plugin type (a factory or class), the registry stores whatever
     the entry point yields: interpreting it is the owner's job, via ``adapt``.
+
     """
 
     def __init__(self, kind: str, group: str, adapt: Callable[[str, object], T]) -> None:
@@ -62,6 +63,7 @@ class Registry(Generic[T]):
 
         Raises:
             ValueError: ``name`` is taken and ``replace`` is false.
+
         """
         self._load_entry_points()
         if name in self._items and not replace:
@@ -78,6 +80,7 @@ class Registry(Generic[T]):
         Raises:
             UnknownPluginError: nothing is registered under ``name``; lists what is.
             ConfigError: an entry point named ``name`` exists but failed to import.
+
         """
         self._load_entry_points()
         try:

@@ -44,6 +44,7 @@ class MetricResult(BaseModel):
         error_type / error_message: Why the row is not ``ok``.
         raw_reply: The judge's last raw reply when its output was invalid.
         started_at: ISO-8601 UTC time the row's work started.
+
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

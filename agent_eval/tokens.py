@@ -48,6 +48,7 @@ def encoding() -> tiktoken.Encoding:
 
     Raises:
         RuntimeError: the bundled rank file fails tiktoken's integrity hash.
+
     """
     import tiktoken_ext.openai_public as public
 

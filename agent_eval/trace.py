@@ -51,6 +51,7 @@ class ToolCall(_Frozen):
             string was not valid JSON; then ``raw_arguments`` holds it verbatim.
         raw_arguments: The argument string exactly as recorded, kept only when it did not parse
             as JSON.
+
     """
 
     id: str | None = None
@@ -65,6 +66,7 @@ class OpaquePart(_Frozen):
     Attributes:
         type: The part's type as the source named it (e.g. ``"image"``, ``"blob"``).
         data: The part's JSON, verbatim.
+
     """
 
     type: str
@@ -100,6 +102,7 @@ class AssistantMessage(_MessageBase):
         agent_name: The agent that produced it in a multi-agent trace, when known.
         model: The response model name, when known.
         reasoning: Reasoning/thinking text the model exposed, when recorded.
+
     """
 
     role: Literal["assistant"] = "assistant"
@@ -115,6 +118,7 @@ class ToolMessage(_MessageBase):
     Attributes:
         tool_call_id: The id of the call this answers, when known.
         tool_name: The tool's name, when known.
+
     """
 
     role: Literal["tool"] = "tool"
@@ -136,6 +140,7 @@ class RetrievedDocument(_Frozen):
         id: The document id, when recorded.
         score: The retriever's relevance score (unitless, retriever-specific), when recorded.
         metadata: Further document metadata, verbatim.
+
     """
 
     content: str = ""
@@ -153,6 +158,7 @@ class Retrieval(_Frozen):
         query: The retrieval query, when recorded.
         documents: The documents returned, in rank order.
         span_id: The retriever span (16 hex), when the retrieval came from a span.
+
     """
 
     after_message: int = Field(ge=0)
@@ -169,6 +175,7 @@ class ModelUsage(_Frozen):
         input_tokens: Prompt tokens, summed.
         output_tokens: Completion tokens, summed.
         calls: Number of LLM calls counted.
+
     """
 
     model: str
@@ -186,6 +193,7 @@ class SpanErrorInfo(_Frozen):
         span_name: The span's name.
         error_type: ``exception.type`` or ``error.type`` when recorded.
         message: The status message or ``exception.message``.
+
     """
 
     trace_id: str
@@ -202,6 +210,7 @@ class SourceInfo(_Frozen):
         container: The container name (e.g. ``"otlp-json"``, ``"tau-bench"``).
         conventions: The semantic-convention families its messages were read with.
         files: The input files, as given.
+
     """
 
     container: str
@@ -227,6 +236,7 @@ class AgentTrace(_Frozen):
         labels: Ground-truth labels such as ``{"success": 1}`` or ``{"reward": 0.0}``.
         metadata: Other facts about the conversation (task id, trial...), verbatim.
         notes: What assembly had to guess (e.g. tool results paired by order, not by id).
+
     """
 
     schema_version: int = SCHEMA_VERSION

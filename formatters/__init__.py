@@ -1,0 +1,1 @@
+"""Built-in formatters: one module per released version, registered via entry points."""

@@ -1,0 +1,1 @@
+"""Paired formatter comparison, judge stability and calibration against labels."""

@@ -1,0 +1,1 @@
+"""Ingest: spans and chat logs in, AgentTrace out."""

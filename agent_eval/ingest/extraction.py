@@ -32,6 +32,7 @@ class ToolExecution:
             ``raw_arguments``) or were not recorded.
         raw_arguments: The argument string verbatim, kept only when it did not parse as JSON.
         result: The tool output as text, when recorded.
+
     """
 
     name: str | None = None
@@ -59,6 +60,7 @@ class SpanExtraction:
         retrieval_query / documents: For retriever spans.
         ignored_reason: Why nothing usable was found (the span accounting's reason), for
             extractions that carry nothing.
+
     """
 
     convention: str

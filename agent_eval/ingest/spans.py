@@ -70,6 +70,7 @@ class SpanRecord:
         resource: Resource attributes (``service.name``...).
         scope_name / scope_version: The instrumentation scope.
         source: File (and line) the span was read from.
+
     """
 
     trace_id: str
@@ -102,6 +103,7 @@ class LogRecord:
         attributes: Record attributes.
         resource: Resource attributes.
         source: File (and line) it was read from.
+
     """
 
     event_name: str

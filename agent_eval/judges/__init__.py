@@ -1,0 +1,1 @@
+"""Judge adapters: a model that answers chat messages with a pydantic-typed object."""

@@ -1,0 +1,1 @@
+"""Metrics: named, versioned procedures that turn one AgentTrace into one result."""

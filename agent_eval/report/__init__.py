@@ -1,0 +1,1 @@
+"""Terminal and HTML reports of runs."""

@@ -1,0 +1,1 @@
+"""Test helpers shipped with the package (the fake OpenAI-compatible model server)."""

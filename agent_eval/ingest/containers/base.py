@@ -24,6 +24,7 @@ class Skipped:
         source: File and line.
         trace_id / span_id: When known (hex).
         spans: How many spans the skipped item held (so span accounting adds up).
+
     """
 
     reason: str
@@ -60,6 +61,7 @@ class Container(ABC):
             DecodeError: the file as a whole cannot be read as this container (names the file,
                 and the line for JSON Lines); items that are individually bad are yielded as
                 :class:`Skipped` instead, so the rest of the file is still used.
+
         """
 
 

@@ -38,6 +38,7 @@ class Convention(ABC):
         Raises:
             InvalidSpanError: an attribute the convention defines has an unusable type or value;
                 the message names the span id and the attribute key.
+
         """
 
 
