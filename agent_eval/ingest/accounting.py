@@ -1,0 +1,134 @@
+"""Span accounting: every span and log record read is either used or ignored with a reason.
+
+The ingest contract is that nothing is dropped silently: ``spans_read == spans_used +
+sum(spans_ignored.values())`` (and likewise for log records), per file and overall. The CLI
+prints this; ``--json`` emits :meth:`IngestReport.to_json`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_eval.ingest.containers.base import Skipped
+
+__all__ = ["FileReport", "IngestReport"]
+
+MAX_DETAILS = 50
+"""How many skipped items are kept with their full detail (the counts are always complete)."""
+
+
+@dataclass
+class FileReport:
+    """What one input file gave.
+
+    Attributes:
+        path: The file as given.
+        container: The container it was read as.
+        conventions: Convention names seen on the spans used from this file.
+        spans_read / logs_read: Items decoded (skipped items included).
+        conversations: AgentTraces that include something from this file.
+        error: A file-level error message when the file could not be read at all.
+    """
+
+    path: str
+    container: str | None = None
+    conventions: set[str] = field(default_factory=set)
+    spans_read: int = 0
+    logs_read: int = 0
+    conversations: int = 0
+    error: str | None = None
+
+
+@dataclass
+class IngestReport:
+    """The accounting of one ingest run.
+
+    Attributes:
+        files: One entry per input file, in input order.
+        spans_used: Spans that contributed to a conversation.
+        spans_ignored: Reason -> count for spans that did not (e.g. ``"no_genai_content"``,
+            ``"duplicate_convention"``, ``"invalid_span_id"``, ``"http_span"``).
+        logs_used / logs_ignored: The same for log records.
+        conversations: AgentTraces produced.
+        skipped: The first :data:`MAX_DETAILS` skipped items with their detail.
+    """
+
+    files: list[FileReport] = field(default_factory=list)
+    spans_used: int = 0
+    spans_ignored: Counter[str] = field(default_factory=Counter)
+    logs_used: int = 0
+    logs_ignored: Counter[str] = field(default_factory=Counter)
+    conversations: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+
+    @property
+    def spans_read(self) -> int:
+        """Total spans decoded over all files."""
+        return sum(f.spans_read for f in self.files)
+
+    @property
+    def logs_read(self) -> int:
+        """Total log records decoded over all files."""
+        return sum(f.logs_read for f in self.files)
+
+    @property
+    def balanced(self) -> bool:
+        """Whether used + ignored equals read, for spans and for log records."""
+        spans_ok = self.spans_used + sum(self.spans_ignored.values()) == self.spans_read
+        logs_ok = self.logs_used + sum(self.logs_ignored.values()) == self.logs_read
+        return spans_ok and logs_ok
+
+    def ignore_span(self, reason: str, count: int = 1) -> None:
+        """Count ``count`` spans as ignored for ``reason``."""
+        self.spans_ignored[reason] += count
+
+    def ignore_log(self, reason: str, count: int = 1) -> None:
+        """Count ``count`` log records as ignored for ``reason``."""
+        self.logs_ignored[reason] += count
+
+    def note_skipped(self, item: Skipped) -> None:
+        """Record a container's :class:`Skipped` item: counted as ignored spans, detail kept."""
+        self.ignore_span(item.reason, item.spans)
+        if len(self.skipped) < MAX_DETAILS:
+            self.skipped.append(item)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready summary (the shape of ``agent-eval ingest --json``)."""
+        return {
+            "files": [
+                {
+                    "path": f.path,
+                    "container": f.container,
+                    "conventions": sorted(f.conventions),
+                    "spans_read": f.spans_read,
+                    "logs_read": f.logs_read,
+                    "conversations": f.conversations,
+                    "error": f.error,
+                }
+                for f in self.files
+            ],
+            "spans": {
+                "read": self.spans_read,
+                "used": self.spans_used,
+                "ignored": dict(sorted(self.spans_ignored.items())),
+            },
+            "logs": {
+                "read": self.logs_read,
+                "used": self.logs_used,
+                "ignored": dict(sorted(self.logs_ignored.items())),
+            },
+            "conversations": self.conversations,
+            "balanced": self.balanced,
+            "skipped": [
+                {
+                    "reason": s.reason,
+                    "detail": s.detail,
+                    "source": str(s.source) if s.source else None,
+                    "trace_id": s.trace_id,
+                    "span_id": s.span_id,
+                }
+                for s in self.skipped
+            ],
+        }

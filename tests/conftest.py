@@ -1,0 +1,28 @@
+"""Shared pytest fixtures.
+
+``shared_dir``: the read-only ``shared/`` folder that CI places beside the checkout; tests that
+read it skip cleanly when it is absent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DIR = REPO_ROOT.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """The ``shared/`` folder beside the checkout (skips the test when it is absent)."""
+    if not (SHARED_DIR / "data").is_dir():
+        pytest.skip(f"shared data not found at {SHARED_DIR}")
+    return SHARED_DIR
+
+
+@pytest.fixture(scope="session")
+def shared_data(shared_dir: Path) -> Path:
+    """``shared/data``."""
+    return shared_dir / "data"
