@@ -156,14 +156,26 @@ class JudgeError(AgentEvalError):
         message: What went wrong.
         attempts: How many requests were made, retries included.
         raw_reply: The last raw completion text, when there was one.
+        input_tokens: Prompt tokens spent before the failure, summed over attempts.
+        output_tokens: Completion tokens spent before the failure, summed over attempts.
 
     """
 
     error_type = "judge_error"
 
-    def __init__(self, message: str, *, attempts: int = 1, raw_reply: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        attempts: int = 1,
+        raw_reply: str | None = None,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+    ) -> None:
         self.attempts = attempts
         self.raw_reply = raw_reply
+        self.input_tokens = input_tokens
+        self.output_tokens = output_tokens
         super().__init__(message)
 
 
