@@ -1,0 +1,142 @@
+"""Goal accuracy (``goal_accuracy@1``): did the agent arrive at the outcome the user wanted.
+
+Two judge calls per conversation, following the procedure of Ragas' ``AgentGoalAccuracy``
+(``AgentGoalAccuracyWithoutReference`` / ``WithReference``, ragas 0.2-0.4):
+
+1. from the formatted conversation, infer ``{user_goal, end_state}``
+   (:class:`GoalAndOutcome`);
+2. compare the desired outcome with the arrived outcome (the ``end_state``) and return
+   ``{reason, verdict}`` (:class:`OutcomeComparison`), ``verdict`` being ``"0"`` or ``"1"``.
+
+Without a reference the desired outcome is the inferred ``user_goal``; with one it is the
+reference. The prompt wording is this project's own (folder ``prompts/goal_accuracy_v1``),
+following Ragas' published instructions and its one worked example per stage.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_eval.judges.base import Judge, JudgeRequest
+from agent_eval.metrics.base import CallTally, Metric, MetricInput, MetricOutcome
+from agent_eval.metrics.prompts import PromptSet
+from agent_eval.tokens import count_tokens
+
+__all__ = ["GoalAccuracy", "GoalAndOutcome", "OutcomeComparison"]
+
+
+class GoalAndOutcome(BaseModel):
+    """Stage 1 output: what the user wanted and what stood at the end."""
+
+    model_config = ConfigDict(strict=True)
+
+    user_goal: str = Field(description="The outcome the user wanted, in one sentence.")
+    end_state: str = Field(description="The outcome that stood at the end, in one sentence.")
+
+
+class OutcomeComparison(BaseModel):
+    """Stage 2 output: a reason and the binary verdict (strictly the string "0" or "1")."""
+
+    model_config = ConfigDict(strict=True)
+
+    reason: str = Field(description="One or two sentences: what matches and what differs.")
+    verdict: Literal["0", "1"] = Field(
+        description='"1" when the arrived outcome fulfils the desired outcome, else "0".'
+    )
+
+
+class GoalAccuracy(Metric):
+    """``goal_accuracy@1``.
+
+    Args:
+        with_reference: Compare against the sample's reference instead of the inferred goal;
+            samples without a reference are then skipped (``missing_reference``).
+        temperature: Judge sampling temperature (0 for repeatable verdicts).
+        max_tokens: Completion token limit per call, or ``None`` for the endpoint default.
+        seed: Sampling seed sent to endpoints that honour one.
+
+    """
+
+    name: ClassVar[str] = "goal_accuracy"
+    version: ClassVar[int] = 1
+    judge_calls: ClassVar[int] = 2
+    prompts: ClassVar[PromptSet] = PromptSet("goal_accuracy_v1")
+
+    def __init__(
+        self,
+        *,
+        with_reference: bool = False,
+        temperature: float | None = 0.0,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+    ) -> None:
+        self.with_reference = with_reference
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.seed = seed
+
+    @property
+    def prompt_sha256(self) -> str:
+        """sha256 of the ``goal_accuracy_v1`` templates."""
+        return self.prompts.sha256
+
+    def skip_reason(self, sample: MetricInput) -> str | None:
+        """``missing_reference`` when the reference variant meets a sample without one."""
+        if self.with_reference and not sample.reference:
+            return "missing_reference"
+        return None
+
+    def infer_request(self, sample: MetricInput) -> JudgeRequest:
+        """The stage-1 request for ``sample``."""
+        return self._request(
+            GoalAndOutcome,
+            self.prompts.render("infer_goal_system"),
+            self.prompts.render("infer_goal_user", conversation=sample.conversation),
+        )
+
+    def compare_request(self, desired: str, arrived: str) -> JudgeRequest:
+        """The stage-2 request comparing ``desired`` with ``arrived``."""
+        return self._request(
+            OutcomeComparison,
+            self.prompts.render("compare_outcome_system"),
+            self.prompts.render(
+                "compare_outcome_user", desired_outcome=desired, arrived_outcome=arrived
+            ),
+        )
+
+    def _request(self, model: type[BaseModel], system: str, user: str) -> JudgeRequest:
+        messages = ({"role": "system", "content": system}, {"role": "user", "content": user})
+        return JudgeRequest(
+            messages=messages,
+            response_model=model,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            seed=self.seed,
+        )
+
+    def prompt_tokens(self, sample: MetricInput) -> int:
+        """o200k tokens of the stage-1 messages (the stage that carries the conversation)."""
+        return _tokens(self.infer_request(sample))
+
+    def planned_prompt_tokens(self, sample: MetricInput) -> int:
+        """Stage-1 tokens plus stage 2 estimated with the reference (or nothing) filled in."""
+        desired = sample.reference if self.with_reference and sample.reference else ""
+        return self.prompt_tokens(sample) + _tokens(self.compare_request(desired, ""))
+
+    async def evaluate(self, sample: MetricInput, judge: Judge, tally: CallTally) -> MetricOutcome:
+        """Run both stages in order; the second only after the first validated."""
+        inferred: GoalAndOutcome = (await tally.ask(judge, self.infer_request(sample))).output
+        desired = sample.reference if self.with_reference and sample.reference else None
+        request = self.compare_request(desired or inferred.user_goal, inferred.end_state)
+        compared: OutcomeComparison = (await tally.ask(judge, request)).output
+        return MetricOutcome(
+            verdict=compared.verdict,
+            reason=compared.reason,
+            details={"user_goal": inferred.user_goal, "end_state": inferred.end_state},
+        )
+
+
+def _tokens(request: JudgeRequest) -> int:
+    return sum(count_tokens(m["content"]) for m in request.messages)

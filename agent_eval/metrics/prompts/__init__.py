@@ -1,0 +1,64 @@
+"""Versioned prompt templates (jinja2 data files) and their sha256 identity.
+
+Each metric version owns one folder here (``goal_accuracy_v1/``) of ``*.j2`` templates. A
+released folder is never edited: a new wording is a new folder and a new metric version. The
+:attr:`PromptSet.sha256` over the folder's file names and bytes goes into every result, so a
+verdict always names the exact prompts that produced it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cached_property
+from importlib.resources import files
+from typing import Any
+
+import jinja2
+
+__all__ = ["PromptSet"]
+
+
+class PromptSet:
+    """The templates of one prompt folder, rendered with jinja2 (strict undefined, no escaping).
+
+    Args:
+        folder: The folder name under ``agent_eval/metrics/prompts``, e.g. ``"goal_accuracy_v1"``.
+
+    Raises:
+        FileNotFoundError: the folder does not exist or holds no ``*.j2`` template.
+
+    """
+
+    def __init__(self, folder: str) -> None:
+        root = files(__name__) / folder
+        self.folder = folder
+        self.sources: dict[str, str] = {
+            entry.name: entry.read_text(encoding="utf-8")
+            for entry in sorted(root.iterdir(), key=lambda e: e.name)
+            if entry.name.endswith(".j2")
+        }
+        if not self.sources:
+            raise FileNotFoundError(f"no *.j2 prompt templates in {root}")
+        self._env = jinja2.Environment(
+            loader=jinja2.DictLoader(self.sources),
+            undefined=jinja2.StrictUndefined,
+            autoescape=False,
+            keep_trailing_newline=False,
+        )
+
+    @cached_property
+    def sha256(self) -> str:
+        """sha256 hex over ``name NUL bytes NUL`` of every template in name order."""
+        digest = hashlib.sha256()
+        for name, text in self.sources.items():
+            digest.update(name.encode() + b"\0" + text.encode("utf-8") + b"\0")
+        return digest.hexdigest()
+
+    def render(self, name: str, **variables: Any) -> str:
+        """Render template ``name`` (without ``.j2``) with ``variables``, trailing space trimmed.
+
+        Raises:
+            jinja2.UndefinedError: a variable the template uses was not given.
+
+        """
+        return self._env.get_template(f"{name}.j2").render(**variables).rstrip()
