@@ -52,6 +52,8 @@ class IngestReport:
             ``"duplicate_convention"``, ``"invalid_span_id"``, ``"http_span"``).
         logs_used / logs_ignored: The same for log records.
         conversations: AgentTraces produced.
+        records_ignored: Reason -> count for whole records (chat-log records, AgentTrace
+            lines) a container skipped; they hold no spans, so they are counted here.
         skipped: The first :data:`MAX_DETAILS` skipped items with their detail.
     """
 
@@ -61,6 +63,7 @@ class IngestReport:
     logs_used: int = 0
     logs_ignored: Counter[str] = field(default_factory=Counter)
     conversations: int = 0
+    records_ignored: Counter[str] = field(default_factory=Counter)
     skipped: list[Skipped] = field(default_factory=list)
 
     @property
@@ -89,8 +92,17 @@ class IngestReport:
         self.logs_ignored[reason] += count
 
     def note_skipped(self, item: Skipped) -> None:
-        """Record a container's :class:`Skipped` item: counted as ignored spans, detail kept."""
-        self.ignore_span(item.reason, item.spans)
+        """Record a container's :class:`Skipped` item, keeping its detail.
+
+        It counts as ignored spans, ignored log records, or (when it held neither) an ignored
+        whole record.
+        """
+        if item.spans:
+            self.ignore_span(item.reason, item.spans)
+        if item.logs:
+            self.ignore_log(item.reason, item.logs)
+        if not (item.spans or item.logs):
+            self.records_ignored[item.reason] += 1
         if len(self.skipped) < MAX_DETAILS:
             self.skipped.append(item)
 
@@ -120,6 +132,7 @@ class IngestReport:
                 "ignored": dict(sorted(self.logs_ignored.items())),
             },
             "conversations": self.conversations,
+            "records_ignored": dict(sorted(self.records_ignored.items())),
             "balanced": self.balanced,
             "skipped": [
                 {

@@ -24,6 +24,7 @@ class Skipped:
         source: File and line.
         trace_id / span_id: When known (hex).
         spans: How many spans the skipped item held (so span accounting adds up).
+        logs: How many log records it held (likewise for the log accounting).
 
     """
 
@@ -33,6 +34,7 @@ class Skipped:
     trace_id: str | None = None
     span_id: str | None = None
     spans: int = 1
+    logs: int = 0
 
 
 ContainerItem: TypeAlias = SpanRecord | LogRecord | AgentTrace | Skipped
@@ -43,11 +45,16 @@ logs, AgentTrace JSONL), or a :class:`Skipped` note for something it could not u
 class Container(ABC):
     """Decodes one file format into spans, log records or whole conversations, streaming.
 
-    Subclasses set ``name`` (registry name, used by ``--format``) and ``description``.
+    Subclasses set ``name`` (registry name, used by ``--format``), ``description`` and, when
+    their ``sniff`` is more or less specific than the default, ``priority``: ``--format auto``
+    asks containers in ``(priority, name)`` order and takes the first that recognises the file,
+    so a narrow format (tau-bench records) must have a lower number than a broad one it could be
+    mistaken for (plain message lists).
     """
 
     name: ClassVar[str]
     description: ClassVar[str]
+    priority: ClassVar[int] = 100
 
     @abstractmethod
     def sniff(self, path: str, head: bytes) -> bool:
