@@ -1,0 +1,277 @@
+"""The judge-call cache: one SQLite file (WAL) mapping a request's hash to the validated reply.
+
+The key is the sha256 of a canonical JSON serialization (sorted keys, no whitespace, orjson) of
+exactly what decides the judge's answer and is sent to the endpoint: the model, the sampling and
+structured-output parameters, the messages and the response JSON schema. Headers, API keys and
+the base URL are never part of the key or of anything stored. The value is the validated output
+JSON, the token usage, the raw reply and the model that answered.
+
+Only replies that validated are cached; a failed call is never cached, so a re-run retries it.
+:class:`CachedJudge` wraps any :class:`~agent_eval.judges.base.Judge` and is itself one, so it
+composes with rate limiting and the engine. A second identical run makes zero judge calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+
+import orjson
+from pydantic import BaseModel
+
+from agent_eval.errors import StoreError
+from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
+
+__all__ = [
+    "CACHE_FILENAME",
+    "CacheEntry",
+    "CacheMode",
+    "CachedJudge",
+    "JudgeCache",
+    "request_key",
+]
+
+CACHE_FILENAME = "judge-cache.db"
+"""Default file name of the cache inside a run's output directory."""
+
+CacheMode = Literal["use", "refresh", "off"]
+"""``use``: read and write; ``refresh``: ignore hits, overwrite them; ``off``: bypass."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS judge_calls (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    output TEXT NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    raw_reply TEXT,
+    created_at TEXT NOT NULL
+) WITHOUT ROWID
+"""
+
+
+def request_key(payload: Mapping[str, Any]) -> str:
+    """The cache key of one judge request.
+
+    Args:
+        payload: Exactly what is sent, as JSON-compatible data: ``model``, parameters,
+            ``messages`` and the response ``schema``. Never headers or credentials.
+
+    Returns:
+        64 lowercase hex characters: sha256 of the canonical JSON (sorted keys, compact).
+
+    """
+    return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class CacheEntry:
+    """One cached, validated judge reply.
+
+    Attributes:
+        model: The model that answered (as the endpoint reported it).
+        output: The validated output object as JSON text.
+        input_tokens: Prompt tokens the original call used (retries included).
+        output_tokens: Completion tokens the original call used.
+        raw_reply: The raw completion text, when the judge reported it.
+
+    """
+
+    model: str
+    output: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    raw_reply: str | None = None
+
+
+class JudgeCache:
+    """A judge-call cache in one SQLite file, in WAL mode, safe to share between processes.
+
+    Each ``put`` commits on its own (autocommit), so an entry is durable once ``put`` returns.
+    Calls are short and synchronous; inside one asyncio loop they never interleave.
+
+    Args:
+        path: The cache file; its directory is created when missing.
+
+    Raises:
+        StoreError: the file cannot be opened as a SQLite database.
+
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA busy_timeout=10000")
+            self._db.execute(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(
+                f"{self.path}: cannot open the judge-call cache ({exc}); pass another path "
+                "or --no-cache"
+            ) from exc
+
+    def get(self, key: str) -> CacheEntry | None:
+        """The entry stored under ``key``, or ``None``."""
+        row = self._run(
+            "SELECT model, output, input_tokens, output_tokens, raw_reply FROM judge_calls "
+            "WHERE key = ?",
+            (key,),
+        ).fetchone()
+        return None if row is None else CacheEntry(*row)
+
+    def put(self, key: str, entry: CacheEntry) -> None:
+        """Store (or replace) ``entry`` under ``key``; durable when this returns."""
+        created = datetime.now(UTC).isoformat(timespec="seconds")
+        self._run(
+            "INSERT OR REPLACE INTO judge_calls VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                entry.model,
+                entry.output,
+                entry.input_tokens,
+                entry.output_tokens,
+                entry.raw_reply,
+                created,
+            ),
+        )
+
+    def __len__(self) -> int:
+        return int(self._run("SELECT count(*) FROM judge_calls", ()).fetchone()[0])
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        self._db.close()
+
+    def __enter__(self) -> JudgeCache:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _run(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
+        try:
+            return self._db.execute(sql, params)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: judge-call cache error: {exc}") from exc
+
+
+@dataclass(slots=True)
+class _KeySlot:
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    users: int = 0
+
+
+class CachedJudge(Judge):
+    """A judge that answers from a :class:`JudgeCache` and asks ``inner`` only on a miss.
+
+    Identical requests in flight at the same time make one call: later ones wait for the
+    first and then read its cached reply. A hit returns the stored output re-validated as the
+    request's ``response_model``, with ``cached=True``, ``attempts=0`` and zero tokens and
+    latency (it cost nothing this run); the original usage stays in the cache file.
+
+    Args:
+        inner: The judge asked on a miss.
+        cache: The cache; ``None`` only with ``mode="off"``.
+        mode: ``use`` (read and write), ``refresh`` (never read, overwrite) or ``off``.
+        parameters: Further settings that change the bytes sent (e.g. the structured-output
+            mode), hashed into the key. Never credentials or headers.
+
+    Attributes:
+        hits: Requests answered from the cache.
+        misses: Requests passed to ``inner``.
+
+    """
+
+    def __init__(
+        self,
+        inner: Judge,
+        cache: JudgeCache | None,
+        mode: CacheMode = "use",
+        parameters: Mapping[str, Any] | None = None,
+    ) -> None:
+        if cache is None and mode != "off":
+            raise ValueError(f"cache mode {mode!r} needs a JudgeCache")
+        self.inner = inner
+        self.model = inner.model
+        self.cache = cache
+        self.mode = mode
+        self.parameters = dict(parameters or {})
+        self.hits = 0
+        self.misses = 0
+        self._locks: dict[str, _KeySlot] = {}
+
+    def key(self, request: JudgeRequest) -> str:
+        """The cache key of ``request`` sent to this judge's model (64 hex)."""
+        return request_key({**request.canonical(self.model), "parameters": self.parameters})
+
+    async def ask(self, request: JudgeRequest) -> JudgeReply[Any]:
+        """Answer from the cache when possible, else ask ``inner`` and store its reply."""
+        if self.cache is None or self.mode == "off":
+            self.misses += 1
+            return await self.inner.ask(request)
+        key = self.key(request)
+        slot = self._locks.setdefault(key, _KeySlot())
+        slot.users += 1
+        try:
+            async with slot.lock:
+                return await self._ask_locked(self.cache, key, request)
+        finally:
+            slot.users -= 1
+            if slot.users == 0:
+                del self._locks[key]
+
+    async def _ask_locked(
+        self, cache: JudgeCache, key: str, request: JudgeRequest
+    ) -> JudgeReply[Any]:
+        entry = cache.get(key) if self.mode == "use" else None
+        if entry is not None:
+            self.hits += 1
+            return _reply_from(entry, request)
+        self.misses += 1
+        reply = await self.inner.ask(request)
+        cache.put(key, _entry_from(reply))
+        return reply
+
+    async def aclose(self) -> None:
+        """Close the inner judge (the cache belongs to whoever opened it)."""
+        await self.inner.aclose()
+
+
+def _entry_from(reply: JudgeReply[Any]) -> CacheEntry:
+    output = reply.output
+    text = output.model_dump_json() if isinstance(output, BaseModel) else orjson.dumps(output)
+    return CacheEntry(
+        model=reply.model,
+        output=text if isinstance(text, str) else text.decode(),
+        input_tokens=reply.input_tokens,
+        output_tokens=reply.output_tokens,
+        raw_reply=reply.raw_reply,
+    )
+
+
+def _reply_from(entry: CacheEntry, request: JudgeRequest) -> JudgeReply[Any]:
+    return JudgeReply(
+        output=request.response_model.model_validate_json(entry.output),
+        model=entry.model,
+        input_tokens=0,
+        output_tokens=0,
+        latency_ms=0.0,
+        attempts=0,
+        raw_reply=entry.raw_reply or "",
+        cached=True,
+    )

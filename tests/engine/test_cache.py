@@ -1,0 +1,111 @@
+"""The judge-call cache: keys, storage, modes, concurrency, and no secrets in the file."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agent_eval.cache import CachedJudge, CacheEntry, JudgeCache, request_key
+from agent_eval.errors import JudgeTransportError, StoreError
+
+from .fakes import CountingJudge, Verdict, request
+
+
+def test_key_is_canonical_and_sensitive_to_every_sent_part() -> None:
+    assert request_key({"a": 1, "b": [1, 2]}) == request_key({"b": [1, 2], "a": 1})
+    judge = CachedJudge(CountingJudge(), None, mode="off")
+    base = judge.key(request("hello"))
+    assert len(base) == 64
+    assert judge.key(request("hello")) == base
+    variants = [
+        judge.key(request("hello!")),
+        judge.key(request("hello", temperature=0.5)),
+        judge.key(request("hello", max_tokens=10)),
+        judge.key(request("hello", seed=1)),
+        CachedJudge(CountingJudge(model="other"), None, mode="off").key(request("hello")),
+        CachedJudge(CountingJudge(), None, "off", {"mode": "tools"}).key(request("hello")),
+    ]
+    assert len({base, *variants}) == len(variants) + 1
+
+
+def test_entries_round_trip_and_survive_reopening(tmp_path: Path) -> None:
+    entry = CacheEntry("m", '{"x": 1}', 10, 2, "raw")
+    with JudgeCache(tmp_path / "c.db") as cache:
+        assert cache.get("k") is None
+        cache.put("k", entry)
+        assert cache.get("k") == entry
+    with JudgeCache(tmp_path / "c.db") as cache:
+        assert cache.get("k") == entry
+        assert len(cache) == 1
+    mode = sqlite3.connect(tmp_path / "c.db").execute("PRAGMA journal_mode").fetchone()[0]
+    assert mode == "wal"
+
+
+def test_unusable_file_is_a_store_error(tmp_path: Path) -> None:
+    bad = tmp_path / "not-a-db"
+    bad.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="not-a-db"):
+        JudgeCache(bad)
+
+
+async def test_second_identical_run_makes_zero_calls(tmp_path: Path) -> None:
+    texts = [f"conversation {i}" for i in range(20)]
+    inner = CountingJudge()
+    with JudgeCache(tmp_path / "c.db") as cache:
+        first = await asyncio.gather(*(CachedJudge(inner, cache).ask(request(t)) for t in texts))
+        assert len(inner.calls) == 20
+        judge = CachedJudge(inner, cache)
+        second = await asyncio.gather(*(judge.ask(request(t)) for t in texts))
+    assert len(inner.calls) == 20
+    assert (judge.hits, judge.misses) == (20, 0)
+    assert [r.output for r in second] == [r.output for r in first]
+    assert all(isinstance(r.output, Verdict) for r in second)
+    hit = second[0]
+    assert (hit.cached, hit.attempts, hit.input_tokens, hit.output_tokens) == (True, 0, 0, 0)
+    assert hit.raw_reply == first[0].raw_reply and hit.model == first[0].model
+
+
+async def test_refresh_calls_again_and_off_bypasses(tmp_path: Path) -> None:
+    inner = CountingJudge()
+    with JudgeCache(tmp_path / "c.db") as cache:
+        await CachedJudge(inner, cache).ask(request("a"))
+        refresh = CachedJudge(inner, cache, mode="refresh")
+        reply = await refresh.ask(request("a"))
+        assert not reply.cached and len(inner.calls) == 2
+        off = CachedJudge(inner, cache, mode="off")
+        await off.ask(request("b"))
+        assert len(inner.calls) == 3 and len(cache) == 1
+    with pytest.raises(ValueError, match="needs a JudgeCache"):
+        CachedJudge(inner, None, mode="use")
+
+
+async def test_identical_concurrent_requests_make_one_call(tmp_path: Path) -> None:
+    inner = CountingJudge(delay_s=0.05)
+    with JudgeCache(tmp_path / "c.db") as cache:
+        judge = CachedJudge(inner, cache)
+        replies = await asyncio.gather(*(judge.ask(request("same")) for _ in range(10)))
+    assert len(inner.calls) == 1
+    assert sum(r.cached for r in replies) == 9
+    assert not judge._locks  # per-key locks are released
+
+
+async def test_failures_are_not_cached(tmp_path: Path) -> None:
+    inner = CountingJudge(fail=1)
+    with JudgeCache(tmp_path / "c.db") as cache:
+        judge = CachedJudge(inner, cache)
+        with pytest.raises(JudgeTransportError):
+            await judge.ask(request("x"))
+        assert len(cache) == 0
+        reply = await judge.ask(request("x"))
+    assert not reply.cached and len(inner.calls) == 2
+
+
+async def test_two_processes_worth_of_connections_share_one_file(tmp_path: Path) -> None:
+    inner = CountingJudge()
+    with JudgeCache(tmp_path / "c.db") as one, JudgeCache(tmp_path / "c.db") as two:
+        await CachedJudge(inner, one).ask(request("shared"))
+        reply = await CachedJudge(inner, two).ask(request("shared"))
+    assert reply.cached and len(inner.calls) == 1

@@ -1,0 +1,66 @@
+"""Request and token rate limits around a judge (aiolimiter)."""
+
+from __future__ import annotations
+
+import asyncio
+from itertools import pairwise
+
+import pytest
+
+from agent_eval.errors import ConfigError
+from agent_eval.ratelimit import RateLimitedJudge, estimate_tokens
+from agent_eval.tokens import count_tokens
+
+from .fakes import CountingJudge, request
+
+
+async def test_requests_per_period_are_held_to_the_limit() -> None:
+    inner = CountingJudge()
+    judge = RateLimitedJudge(inner, requests_per_minute=5, period_s=0.5)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    await asyncio.gather(*(judge.ask(request(str(i))) for i in range(15)))
+    elapsed = loop.time() - start
+    # a burst of 5, then 10 more at 10/s: about 1 s; without a limit it would be instant.
+    assert 0.85 <= elapsed < 3.0
+    started = sorted(t - start for t in inner.started)
+    assert sum(t < 0.05 for t in started) == 5
+    gaps = [b - a for a, b in pairwise(started[4:])]
+    assert min(gaps) >= 0.1 * 0.9  # after the burst, one start per 0.5 s / 5
+
+
+async def test_tokens_per_period_are_held_to_the_limit() -> None:
+    inner = CountingJudge()
+    text = "word " * 50
+    cost = estimate_tokens(request(text))
+    judge = RateLimitedJudge(inner, tokens_per_minute=cost * 2, period_s=0.4)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    await asyncio.gather(*(judge.ask(request(text)) for _ in range(6)))
+    # 2 at once, then 4 more at 5 per second: about 0.8 s.
+    assert 0.65 <= loop.time() - start < 3.0
+
+
+def test_token_estimate_counts_messages_and_max_tokens() -> None:
+    req = request("hello there", max_tokens=100)
+    assert estimate_tokens(req) == count_tokens("judge") + count_tokens("hello there") + 100
+    assert estimate_tokens(request("hello there")) == estimate_tokens(req) - 100
+
+
+async def test_a_request_larger_than_the_budget_still_goes() -> None:
+    judge = RateLimitedJudge(CountingJudge(), tokens_per_minute=3, period_s=0.1)
+    reply = await asyncio.wait_for(judge.ask(request("many many words " * 10)), 2)
+    assert reply.output.verdict == "1"
+
+
+async def test_no_limits_passes_straight_through() -> None:
+    inner = CountingJudge()
+    judge = RateLimitedJudge(inner)
+    await asyncio.gather(*(judge.ask(request(str(i))) for i in range(50)))
+    assert len(inner.calls) == 50 and judge.model == inner.model
+
+
+@pytest.mark.parametrize("kwargs", [{"requests_per_minute": 0}, {"tokens_per_minute": -5}])
+def test_non_positive_limits_are_config_errors(kwargs: dict[str, float]) -> None:
+    with pytest.raises(ConfigError, match="positive"):
+        RateLimitedJudge(CountingJudge(), **kwargs)
