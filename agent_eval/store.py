@@ -1,0 +1,276 @@
+"""The results store: ``DIR/results.db`` (SQLite, WAL) and ``DIR/results.jsonl``, in step.
+
+Every :class:`~agent_eval.result.MetricResult` is committed to SQLite first (the source of
+truth, durable before the next result is counted) and then appended to the JSON Lines file,
+one object per line with exactly the result's fields. A result is identified by
+:data:`RESULT_KEY`; writing a key again (a retried error) replaces the SQLite row and appends a
+new JSONL line, and readers of the JSONL keep the last line per key, so both files always hold
+the same results. A run killed between the two writes is repaired when the store is reopened:
+rows missing from the JSONL are appended.
+
+The ``runs`` table records each run: its id, start time, configuration identity (metric,
+formatter, judge, parameters; never credentials) and the command line with secrets removed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from agent_eval.errors import StoreError
+from agent_eval.result import MetricResult
+
+__all__ = [
+    "DB_NAME",
+    "JSONL_NAME",
+    "RESULT_KEY",
+    "ResultKey",
+    "ResultStore",
+    "RunRecord",
+    "load_results",
+    "result_key",
+]
+
+DB_NAME = "results.db"
+JSONL_NAME = "results.jsonl"
+RESULT_KEY = ("run_id", "conversation_id", "metric", "formatter", "judge_model", "repeat")
+"""The fields that identify a result row (the SQLite primary key)."""
+
+ResultKey = tuple[str, str, str, str, str, int]
+
+_FIELDS = tuple(MetricResult.model_fields)
+_COLUMNS = ", ".join(_FIELDS)
+_SQL_TYPES = {"int": "INTEGER", "float": "REAL"}
+
+
+def result_key(result: MetricResult) -> ResultKey:
+    """The :data:`RESULT_KEY` values of ``result``."""
+    return (
+        result.run_id,
+        result.conversation_id,
+        result.metric,
+        result.formatter,
+        result.judge_model,
+        result.repeat,
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunRecord:
+    """One row of the ``runs`` table.
+
+    Attributes:
+        run_id: The run's id.
+        started_at: ISO-8601 UTC start time.
+        config: The run's configuration identity (JSON-able; no credentials).
+        argv: The command line, secrets removed (empty for Python API runs).
+
+    """
+
+    run_id: str
+    started_at: str
+    config: dict[str, Any]
+    argv: tuple[str, ...] = ()
+
+
+def _column_type(name: str) -> str:
+    annotation = str(MetricResult.model_fields[name].annotation)
+    return next((sql for py, sql in _SQL_TYPES.items() if py in annotation), "TEXT")
+
+
+def _schema() -> str:
+    columns = ", ".join(f"{name} {_column_type(name)}" for name in _FIELDS)
+    return (
+        f"CREATE TABLE IF NOT EXISTS results ({columns}, PRIMARY KEY ({', '.join(RESULT_KEY)}));"
+        "CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, started_at TEXT NOT NULL,"
+        " config TEXT NOT NULL, argv TEXT NOT NULL);"
+    )
+
+
+def _to_row(result: MetricResult) -> tuple[Any, ...]:
+    data = result.model_dump()
+    data["trace_ids"] = orjson.dumps(list(result.trace_ids)).decode()
+    return tuple(data[name] for name in _FIELDS)
+
+
+def _from_row(row: Sequence[Any]) -> MetricResult:
+    data = dict(zip(_FIELDS, row, strict=True))
+    data["trace_ids"] = tuple(orjson.loads(data["trace_ids"] or "[]"))
+    return MetricResult.model_validate(data)
+
+
+def _jsonl_line(result: MetricResult) -> bytes:
+    return orjson.dumps(result.model_dump(mode="json")) + b"\n"
+
+
+class ResultStore:
+    """The results of the runs written to one directory.
+
+    Args:
+        directory: The output directory; created when missing.
+
+    Raises:
+        StoreError: the directory or database cannot be created or opened.
+
+    Use as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.directory / DB_NAME, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_schema())
+            self._repair_jsonl()
+            self._jsonl = (self.directory / JSONL_NAME).open("ab")
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot open the results store in {self.directory}: {exc}") from exc
+
+    @property
+    def db_path(self) -> Path:
+        """``DIR/results.db``."""
+        return self.directory / DB_NAME
+
+    @property
+    def jsonl_path(self) -> Path:
+        """``DIR/results.jsonl``."""
+        return self.directory / JSONL_NAME
+
+    def start_run(self, run: RunRecord) -> None:
+        """Record ``run`` in the ``runs`` table (a resumed run keeps its first record)."""
+        self._db.execute(
+            "INSERT OR IGNORE INTO runs VALUES (?, ?, ?, ?)",
+            (
+                run.run_id,
+                run.started_at,
+                orjson.dumps(run.config, option=orjson.OPT_SORT_KEYS).decode(),
+                orjson.dumps(list(run.argv)).decode(),
+            ),
+        )
+
+    def runs(self) -> list[RunRecord]:
+        """Every recorded run, oldest first."""
+        rows = self._db.execute("SELECT * FROM runs ORDER BY started_at, run_id").fetchall()
+        return [
+            RunRecord(
+                run_id=r[0],
+                started_at=r[1],
+                config=orjson.loads(r[2]),
+                argv=tuple(orjson.loads(r[3])),
+            )
+            for r in rows
+        ]
+
+    def add(self, result: MetricResult) -> None:
+        """Commit ``result`` to SQLite, then append it to the JSONL file (flushed).
+
+        Raises:
+            StoreError: the database or file cannot be written.
+
+        """
+        placeholders = ", ".join("?" for _ in _FIELDS)
+        try:
+            self._db.execute(
+                f"INSERT OR REPLACE INTO results ({_COLUMNS}) VALUES ({placeholders})",
+                _to_row(result),
+            )
+            self._jsonl.write(_jsonl_line(result))
+            self._jsonl.flush()
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot write a result to {self.directory}: {exc}") from exc
+
+    def finished_keys(
+        self, run_id: str, statuses: Iterable[str] = ("ok", "skipped", "error")
+    ) -> set[ResultKey]:
+        """Keys of ``run_id``'s results whose status is in ``statuses`` (for resuming)."""
+        wanted = tuple(statuses)
+        marks = ", ".join("?" for _ in wanted)
+        rows = self._db.execute(
+            f"SELECT {', '.join(RESULT_KEY)} FROM results WHERE run_id = ? AND status IN ({marks})",
+            (run_id, *wanted),
+        )
+        return {tuple(row) for row in rows}
+
+    def results(self, run_id: str | None = None) -> list[MetricResult]:
+        """The stored results (of one run, or all), in key order."""
+        query = f"SELECT {_COLUMNS} FROM results" + (" WHERE run_id = ?" if run_id else "")
+        rows = self._db.execute(
+            query + f" ORDER BY {', '.join(RESULT_KEY)}", (run_id,) if run_id else ()
+        )
+        return [_from_row(row) for row in rows]
+
+    def _repair_jsonl(self) -> None:
+        path = self.directory / JSONL_NAME
+        in_file = {result_key(r): r for r in _read_jsonl(path)} if path.exists() else {}
+        missing = [r for r in self.results() if in_file.get(result_key(r)) != r]
+        if missing:
+            with path.open("ab") as handle:
+                handle.writelines(_jsonl_line(r) for r in missing)
+
+    def close(self) -> None:
+        """Close the database and the JSONL file (idempotent)."""
+        if not self._jsonl.closed:
+            self._jsonl.close()
+            self._db.close()
+
+    def __enter__(self) -> ResultStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _read_jsonl(path: Path) -> list[MetricResult]:
+    latest: dict[ResultKey, MetricResult] = {}
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                result = MetricResult.model_validate_json(line)
+            except ValidationError as exc:
+                if not line.endswith(b"\n"):
+                    break  # a line cut short by a killed run; SQLite holds the truth
+                raise StoreError(f"{path}:{number}: not a result row: {exc}") from exc
+            latest[result_key(result)] = result
+    return sorted(latest.values(), key=result_key)
+
+
+def load_results(path: str | Path) -> list[MetricResult]:
+    """Read results from a run directory, a ``results.db`` or a ``results.jsonl``.
+
+    A directory is read from its ``results.db`` when present, else its ``results.jsonl``. From
+    JSONL the last line per :data:`RESULT_KEY` wins. Results come back in key order.
+
+    Raises:
+        StoreError: the path holds no results store, or a JSONL line is not a result row.
+
+    """
+    target = Path(path)
+    if target.is_dir():
+        target = target / DB_NAME if (target / DB_NAME).exists() else target / JSONL_NAME
+    if not target.exists():
+        raise StoreError(
+            f"no results at {path}: expected a run directory, {DB_NAME} or {JSONL_NAME}"
+        )
+    if target.suffix == ".jsonl":
+        return _read_jsonl(target)
+    try:
+        db = sqlite3.connect(f"file:{target}?mode=ro", uri=True)
+        try:
+            rows = db.execute(
+                f"SELECT {_COLUMNS} FROM results ORDER BY {', '.join(RESULT_KEY)}"
+            ).fetchall()
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"{target}: not a results database: {exc}") from exc
+    return [_from_row(row) for row in rows]
