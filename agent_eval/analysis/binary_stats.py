@@ -1,0 +1,110 @@
+"""Agreement statistics on paired binary outcomes (verdicts ``0``/``1``), via well-kept libraries.
+
+Every function takes equal-length sequences of ints in ``{0, 1}`` (or a 2x2 count table) and
+returns plain floats, or ``None`` where the statistic is undefined (never NaN):
+
+- :func:`cohen_kappa`: Cohen's kappa, computed by scikit-learn's ``cohen_kappa_score``.
+- :func:`kappa_interval`: its 95% confidence interval from the large-sample standard error of
+  Fleiss, Cohen & Everitt (1969), "Large sample standard errors of kappa and weighted kappa",
+  Psychological Bulletin 72(5), as implemented by statsmodels' ``inter_rater.cohens_kappa``
+  (``kappa ± z_{0.975} · SE``).
+- :func:`mcnemar_p`: the exact McNemar test (a two-sided binomial test on the discordant pairs),
+  statsmodels' ``contingency_tables.mcnemar(table, exact=True)``.
+- :func:`wilson_interval`: the Wilson score interval of a proportion (Wilson 1927), statsmodels'
+  ``proportion_confint(method="wilson")``; it stays inside [0, 1] and behaves at 0/n and n/n.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.inter_rater import cohens_kappa
+from statsmodels.stats.proportion import proportion_confint
+
+__all__ = ["cohen_kappa", "kappa_interval", "mcnemar_p", "table_2x2", "wilson_interval"]
+
+
+def table_2x2(a: Sequence[int], b: Sequence[int]) -> list[list[int]]:
+    """Count table of paired binary outcomes.
+
+    Returns:
+        ``[[n(a=0,b=0), n(a=0,b=1)], [n(a=1,b=0), n(a=1,b=1)]]``: rows are ``a``, columns ``b``.
+
+    Raises:
+        ValueError: The sequences differ in length or hold values other than 0 and 1.
+
+    """
+    if len(a) != len(b):
+        raise ValueError(f"paired outcomes differ in length: {len(a)} vs {len(b)}")
+    table = [[0, 0], [0, 0]]
+    for x, y in zip(a, b, strict=True):
+        if x not in (0, 1) or y not in (0, 1):
+            raise ValueError(f"binary outcomes must be 0 or 1, got {x!r}, {y!r}")
+        table[x][y] += 1
+    return table
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None
+
+
+def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float | None:
+    """Cohen's kappa of two raters' binary outcomes (scikit-learn).
+
+    Returns:
+        Kappa in [-1, 1], or ``None`` when undefined (no items, or chance agreement is 1,
+        e.g. both raters gave one and the same outcome to every item).
+
+    """
+    table_2x2(a, b)
+    if not a:
+        return None
+    with warnings.catch_warnings():  # undefined kappa: a warning and NaN, mapped to None
+        warnings.simplefilter("ignore")
+        return _finite(cohen_kappa_score(list(a), list(b), labels=[0, 1]))
+
+
+def kappa_interval(a: Sequence[int], b: Sequence[int]) -> tuple[float, float, float] | None:
+    """Large-sample standard error and 95% confidence interval of Cohen's kappa.
+
+    Returns:
+        ``(se, low, high)``; ``None`` when kappa is undefined.
+
+    """
+    table = np.asarray(table_2x2(a, b), dtype=float)
+    if cohen_kappa(a, b) is None:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = cohens_kappa(table)  # 95% interval (alpha 0.05, the default)
+    se, low, high = (_finite(v) for v in (res.std_kappa, res.kappa_low, res.kappa_upp))
+    if se is None or low is None or high is None:
+        return None
+    return se, low, high
+
+
+def mcnemar_p(a: Sequence[int], b: Sequence[int]) -> float:
+    """Two-sided p-value of the exact McNemar test on paired binary outcomes.
+
+    With no discordant pairs the p-value is 1.0 (no evidence of a difference).
+    """
+    table = table_2x2(a, b)
+    return float(mcnemar(table, exact=True).pvalue)
+
+
+def wilson_interval(successes: int, n: int, alpha: float = 0.05) -> tuple[float, float] | None:
+    """Wilson score interval of ``successes / n`` at confidence ``1 - alpha``.
+
+    Returns:
+        ``(low, high)`` in [0, 1], or ``None`` when ``n == 0``.
+
+    """
+    if n == 0:
+        return None
+    low, high = proportion_confint(successes, n, alpha=alpha, method="wilson")
+    return float(low), float(high)

@@ -1,0 +1,106 @@
+"""Calibration of judge verdicts against labels: whether the judge agrees with people.
+
+:func:`calibrate` compares ``{conversation_id: 0|1}`` predictions with labels on the
+conversations both have, and reports accuracy, Cohen's kappa with a 95% confidence interval
+(large-sample standard error of Fleiss, Cohen & Everitt 1969, see
+:mod:`agent_eval.analysis.binary_stats`), the confusion matrix, precision and recall of the
+FAILURE class (verdict/label ``0``: the class a CI gate exists to catch), and the ids of the
+conversations where judge and label disagree. :func:`calibrate_results` does the same for the
+rows of one run and records the configuration identity the numbers apply to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from agent_eval.analysis.binary_stats import cohen_kappa, kappa_interval, table_2x2
+from agent_eval.analysis.selection import ConfigurationIdentity, identity_of, verdicts
+from agent_eval.result import MetricResult
+
+__all__ = ["Calibration", "calibrate", "calibrate_results"]
+
+
+class Calibration(BaseModel):
+    """Agreement of predictions with labels over the conversations that have both.
+
+    Attributes:
+        identity: The configuration the predictions came from (``None`` for external files).
+        n: Conversations with both a prediction and a label.
+        n_agree: Of those, where prediction equals label.
+        accuracy: ``n_agree / n`` (``None`` when ``n == 0``).
+        kappa / kappa_se / kappa_ci_low / kappa_ci_high: Cohen's kappa, its large-sample
+            standard error and 95% interval (``None`` where undefined).
+        confusion: ``[[label 0 & pred 0, label 0 & pred 1], [label 1 & pred 0, label 1 & pred 1]]``.
+        failure_precision: Of predicted failures, the share that are labelled failures.
+        failure_recall: Of labelled failures, the share predicted as failures.
+        disagreements: Conversation ids where prediction and label differ, sorted.
+        unlabelled: Conversation ids with a prediction but no label, sorted.
+        unpredicted: Conversation ids with a label but no (ok) prediction, sorted.
+
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    identity: ConfigurationIdentity | None = None
+    n: int
+    n_agree: int
+    accuracy: float | None
+    kappa: float | None
+    kappa_se: float | None
+    kappa_ci_low: float | None
+    kappa_ci_high: float | None
+    confusion: list[list[int]]
+    failure_precision: float | None
+    failure_recall: float | None
+    disagreements: list[str]
+    unlabelled: list[str]
+    unpredicted: list[str]
+
+
+def _ratio(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
+def calibrate(
+    predictions: Mapping[str, int],
+    labels: Mapping[str, int],
+    *,
+    identity: ConfigurationIdentity | None = None,
+) -> Calibration:
+    """Calibrate binary predictions against binary labels, both keyed by conversation id."""
+    common = sorted(set(predictions) & set(labels))
+    truth: Sequence[int] = [labels[c] for c in common]
+    pred: Sequence[int] = [predictions[c] for c in common]
+    confusion = table_2x2(truth, pred)
+    interval = kappa_interval(truth, pred)
+    se, low, high = interval if interval else (None, None, None)
+    n_agree = confusion[0][0] + confusion[1][1]
+    return Calibration(
+        identity=identity,
+        n=len(common),
+        n_agree=n_agree,
+        accuracy=_ratio(n_agree, len(common)),
+        kappa=cohen_kappa(truth, pred),
+        kappa_se=se,
+        kappa_ci_low=low,
+        kappa_ci_high=high,
+        confusion=confusion,
+        failure_precision=_ratio(confusion[0][0], confusion[0][0] + confusion[1][0]),
+        failure_recall=_ratio(confusion[0][0], confusion[0][0] + confusion[0][1]),
+        disagreements=[c for c in common if labels[c] != predictions[c]],
+        unlabelled=sorted(set(predictions) - set(labels)),
+        unpredicted=sorted(set(labels) - set(predictions)),
+    )
+
+
+def calibrate_results(results: Sequence[MetricResult], labels: Mapping[str, int]) -> Calibration:
+    """Calibrate the ``ok`` verdicts of one configuration's result rows against labels.
+
+    Raises:
+        ConfigError: The rows mix configurations (metric, formatter, prompt, judge).
+
+    """
+    identity = identity_of(results)
+    return calibrate(verdicts(results), labels, identity=identity)

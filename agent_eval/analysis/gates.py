@@ -1,0 +1,174 @@
+"""CI gates declared on counts: a threshold together with the number of items it averages over.
+
+A gate ``accuracy >= 0.8 over 3 items`` means "at least ceil(0.8 × 3) = 3 of 3": the required
+count is ``ceil(threshold × items)`` (the product is rounded to 9 decimals first, so that
+``0.7 × 10`` asks for 7, not 8). Declaring the item count makes the gate's meaning explicit
+(0.8 of 3 items is all of them) and catches a run that measured over a different number of
+items: that gate fails, with a message saying so.
+
+Statistics (each a count of successes out of n items) and the commands that measure them:
+
+- ``mean_score``: conversations with verdict 1 of those scored ``ok`` (``score``, ``compare``
+  per variant);
+- ``accuracy``: conversations where the verdict equals the label (``calibrate``; ``compare`` per
+  variant, with labels);
+- ``agreement``: conversations with the same verdict under both variants (``compare`` per pair);
+- ``unanimity``: conversations whose repeated verdicts are unanimous (``stability``).
+
+Gates come from the config file (``[gates.<name>]`` tables with ``statistic``, ``threshold``
+and ``items``) or from flags (``--gate [NAME=]STATISTIC>=THRESHOLD/ITEMS``). A command
+evaluates the gates whose statistic it measures; any failure means CLI exit code 1.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent_eval.errors import ConfigError
+
+__all__ = [
+    "Gate",
+    "GateCount",
+    "GateOutcome",
+    "GateStatistic",
+    "evaluate_gates",
+    "load_gates",
+    "parse_gate",
+]
+
+GateStatistic = Literal["mean_score", "accuracy", "agreement", "unanimity"]
+_FLAG = re.compile(r"^(?:(?P<name>[\w.-]+)=)?(?P<stat>\w+)>=(?P<thr>[0-9.]+)/(?P<items>\d+)$")
+
+
+class Gate(BaseModel):
+    """A declared gate: ``statistic >= threshold`` over exactly ``items`` items."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    statistic: GateStatistic
+    threshold: float = Field(ge=0.0, le=1.0)
+    items: int = Field(ge=1)
+
+    @property
+    def required(self) -> int:
+        """Successes needed: ``ceil(threshold × items)``."""
+        return math.ceil(round(self.threshold * self.items, 9))
+
+    def describe(self) -> str:
+        """E.g. ``"accuracy >= 0.8 over 3 items (3 of 3)"``."""
+        return (
+            f"{self.statistic} >= {self.threshold:g} over {self.items} items "
+            f"({self.required} of {self.items})"
+        )
+
+
+class GateCount(BaseModel):
+    """A measured count for a statistic: ``successes`` of ``n`` items, for ``subject``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    subject: str
+    successes: int
+    n: int
+
+
+class GateOutcome(BaseModel):
+    """The verdict of one gate on one measured count."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gate: Gate
+    count: GateCount
+    passed: bool
+    message: str
+
+
+def _judge(gate: Gate, count: GateCount) -> GateOutcome:
+    where = f"gate {gate.name!r} ({count.subject})"
+    if count.n != gate.items:
+        ok, why = False, f"declared over {gate.items} items but measured over {count.n}"
+    else:
+        ok = count.successes >= gate.required
+        why = f"{count.successes} of {count.n}, needs {gate.required} of {gate.items}"
+    verdict = "passed" if ok else "FAILED"
+    return GateOutcome(
+        gate=gate, count=count, passed=ok, message=f"{where} {verdict}: {gate.statistic} {why}"
+    )
+
+
+def evaluate_gates(
+    gates: Iterable[Gate], counts: Mapping[str, Sequence[GateCount]]
+) -> list[GateOutcome]:
+    """Evaluate every gate on every count measured for its statistic.
+
+    Args:
+        gates: The declared gates.
+        counts: ``{statistic: measured counts}`` from the command; gates whose statistic is
+            absent are not applicable and give no outcome.
+
+    """
+    return [_judge(g, c) for g in gates for c in counts.get(g.statistic, ())]
+
+
+def parse_gate(text: str) -> Gate:
+    """Parse a ``--gate`` flag: ``[NAME=]STATISTIC>=THRESHOLD/ITEMS``, e.g. ``accuracy>=0.8/3``.
+
+    Raises:
+        ConfigError: The text does not match, or names an unknown statistic.
+
+    """
+    match = _FLAG.match(text.replace(" ", ""))
+    if match is None:
+        raise ConfigError(
+            f"bad --gate {text!r}; write [NAME=]STATISTIC>=THRESHOLD/ITEMS, e.g. accuracy>=0.8/3"
+        )
+    name = match["name"] or match["stat"]
+    return _build(name, match["stat"], float(match["thr"]), int(match["items"]), "--gate")
+
+
+def _build(name: str, statistic: object, threshold: object, items: object, where: str) -> Gate:
+    try:
+        return Gate(name=name, statistic=statistic, threshold=threshold, items=items)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(
+            f"{where}: gate {name!r} is invalid ({problems}); statistic is one of "
+            f"{', '.join(get_args(GateStatistic))}, threshold in [0, 1], items >= 1"
+        ) from exc
+
+
+def load_gates(path: str | Path) -> list[Gate]:
+    """The ``[gates.<name>]`` tables of a TOML config file (none when the section is absent).
+
+    Raises:
+        ConfigError: Unreadable or invalid TOML, or an invalid gate (names file and gate).
+
+    """
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc}") from exc
+    section = data.get("gates", {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: [gates] must be a table of [gates.<name>] tables")
+    gates = []
+    for name, table in section.items():
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: gates.{name} must be a table")
+        extra = set(table) - {"statistic", "threshold", "items"}
+        if extra:
+            raise ConfigError(f"{path}: gates.{name}: unknown keys {sorted(extra)}")
+        gates.append(
+            _build(
+                name, table.get("statistic"), table.get("threshold"), table.get("items"), str(path)
+            )
+        )
+    return gates

@@ -1,0 +1,163 @@
+"""Binary labels and external verdicts keyed by ``conversation_id``, read from JSONL or CSV.
+
+A labels file (human labels, benchmark rewards) and a predictions file (another judge's
+verdicts) share one shape: one record per conversation with a ``conversation_id`` and a value.
+JSON Lines: one object per line; CSV: a header row. The value column is chosen by ``field``,
+or else the first present of :data:`VALUE_FIELDS`.
+
+Accepted values (:func:`parse_binary`): ``0``/``1`` (ints, or strings), ``true``/``false``,
+``pass``/``fail`` (any case), and rewards as numbers in [0, 1]. A reward counts as a success
+only when it equals 1 (within 1e-6), the pass criterion of tau-bench and tau2-bench, so a
+partial reward of 0.5 is a failure.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+
+import orjson
+
+from agent_eval.errors import InputError
+from agent_eval.trace import AgentTrace
+
+__all__ = ["VALUE_FIELDS", "labels_from_traces", "parse_binary", "read_binary_file"]
+
+VALUE_FIELDS = ("label", "verdict", "prediction", "judge_verdict", "success", "reward", "score")
+_TRUE = frozenset({"1", "true", "pass", "passed"})
+_FALSE = frozenset({"0", "false", "fail", "failed"})
+_REWARD_TOLERANCE = 1e-6
+
+
+def parse_binary(value: object) -> int:
+    """Map one label or verdict value to 0 or 1.
+
+    Raises:
+        ValueError: The value is none of the accepted forms (message lists them).
+
+    """
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int | float):
+        return _parse_reward(float(value))
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in _TRUE:
+            return 1
+        if text in _FALSE:
+            return 0
+        try:
+            return _parse_reward(float(text))
+        except ValueError:
+            pass
+    raise ValueError(
+        f"{value!r} is not a binary value; use 0/1, true/false, pass/fail or a reward in [0, 1]"
+    )
+
+
+def _parse_reward(reward: float) -> int:
+    if not math.isfinite(reward) or not 0.0 <= reward <= 1.0:
+        raise ValueError(f"reward {reward!r} is outside [0, 1]")
+    return int(reward >= 1.0 - _REWARD_TOLERANCE)
+
+
+def read_binary_file(path: str | Path, *, field: str | None = None) -> dict[str, int]:
+    """Read ``{conversation_id: 0|1}`` from a JSONL or CSV file.
+
+    Args:
+        path: ``.csv`` is read as CSV; anything else as JSON Lines.
+        field: The value column; default: the first of :data:`VALUE_FIELDS` present per record.
+
+    Raises:
+        InputError: Unreadable file, a record without ``conversation_id`` or value, a value that
+            is not binary, or a conversation id given twice; names the file and line.
+
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read labels file: {exc}", path=str(path)) from exc
+    records = _csv_records(text) if path.suffix.lower() == ".csv" else _jsonl_records(text, path)
+    values: dict[str, int] = {}
+    first_line: dict[str, int] = {}
+    for line, record in records:
+        cid, value = _record_value(record, field, path, line)
+        if cid in values:
+            raise InputError(
+                f"conversation_id {cid!r} appears twice (first on line {first_line[cid]}); "
+                "keep one record per conversation",
+                path=str(path),
+                line=line,
+            )
+        values[cid], first_line[cid] = value, line
+    return values
+
+
+def _jsonl_records(text: str, path: Path) -> Iterator[tuple[int, Mapping[str, object]]]:
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc}", path=str(path), line=number) from exc
+        if not isinstance(record, dict):
+            raise InputError(
+                f"expected a JSON object per line, got {type(record).__name__}",
+                path=str(path),
+                line=number,
+            )
+        yield number, record
+
+
+def _csv_records(text: str) -> Iterator[tuple[int, Mapping[str, object]]]:
+    reader = csv.DictReader(io.StringIO(text))
+    for row in reader:
+        yield reader.line_num, row
+
+
+def _record_value(
+    record: Mapping[str, object], field: str | None, path: Path, line: int
+) -> tuple[str, int]:
+    cid = record.get("conversation_id")
+    if cid is None or str(cid).strip() == "":
+        raise InputError("record has no conversation_id", path=str(path), line=line)
+    names = (field,) if field else VALUE_FIELDS
+    name = next((n for n in names if record.get(n) not in (None, "")), None)
+    if name is None:
+        raise InputError(
+            f"conversation {cid!r} has no value in {', '.join(names)}; "
+            "add one or choose the column with --label-field",
+            path=str(path),
+            line=line,
+        )
+    try:
+        return str(cid), parse_binary(record[name])
+    except ValueError as exc:
+        raise InputError(f"{name} of {cid!r}: {exc}", path=str(path), line=line) from exc
+
+
+def labels_from_traces(traces: Iterable[AgentTrace], *, field: str | None = None) -> dict[str, int]:
+    """Labels carried by the traces themselves (e.g. tau-bench rewards mapped at ingest).
+
+    Traces without the label are left out; a present but non-binary label raises.
+
+    Raises:
+        InputError: A trace's label is not binary (names the conversation id).
+
+    """
+    names = (field,) if field else VALUE_FIELDS
+    labels: dict[str, int] = {}
+    for trace in traces:
+        name = next((n for n in names if trace.labels.get(n) is not None), None)
+        if name is None:
+            continue
+        try:
+            labels[trace.conversation_id] = parse_binary(trace.labels[name])
+        except ValueError as exc:
+            raise InputError(f"conversation {trace.conversation_id!r}: label {exc}") from exc
+    return labels

@@ -1,0 +1,98 @@
+"""Selecting result rows for analysis: configuration identity, grouping and verdict vectors.
+
+A statistic about a judge applies to one configuration: metric@version, formatter@version with
+its fingerprint, prompt hash and judge model (:class:`ConfigurationIdentity`). These helpers
+pull that identity out of :class:`~agent_eval.result.MetricResult` rows and turn ``ok`` rows
+into ``{conversation_id: 0|1}`` verdict maps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from agent_eval.errors import ConfigError
+from agent_eval.result import MetricResult
+
+__all__ = ["ConfigurationIdentity", "group_by", "identity_of", "verdicts"]
+
+K = TypeVar("K")
+
+
+class ConfigurationIdentity(BaseModel):
+    """Everything that shapes a verdict, as stored on each result row."""
+
+    model_config = ConfigDict(frozen=True)
+
+    metric: str
+    formatter: str
+    formatter_fingerprint: str
+    prompt_sha256: str
+    judge_model: str
+
+    @classmethod
+    def of(cls, result: MetricResult) -> ConfigurationIdentity:
+        """The identity of one result row."""
+        return cls(
+            metric=result.metric,
+            formatter=result.formatter,
+            formatter_fingerprint=result.formatter_fingerprint,
+            prompt_sha256=result.prompt_sha256,
+            judge_model=result.judge_model,
+        )
+
+    def __str__(self) -> str:
+        """``metric | formatter#fingerprint[:12] | prompt sha256[:12] | judge model``."""
+        return (
+            f"{self.metric} | {self.formatter}#{self.formatter_fingerprint[:12]} | "
+            f"prompt {self.prompt_sha256[:12]} | judge {self.judge_model}"
+        )
+
+
+def identity_of(results: Iterable[MetricResult]) -> ConfigurationIdentity | None:
+    """The one configuration the rows share; ``None`` for no rows.
+
+    Raises:
+        ConfigError: The rows mix configurations (lists them; filter to one first).
+
+    """
+    identities = {ConfigurationIdentity.of(r) for r in results}
+    if len(identities) > 1:
+        listed = "; ".join(sorted(str(i) for i in identities))
+        raise ConfigError(
+            f"the results mix {len(identities)} configurations ({listed}); "
+            "choose one with --metric / --formatter"
+        )
+    return next(iter(identities), None)
+
+
+def group_by(
+    results: Iterable[MetricResult], key: Callable[[MetricResult], K]
+) -> dict[K, list[MetricResult]]:
+    """Rows grouped by ``key``, groups in first-seen order, rows in input order."""
+    groups: dict[K, list[MetricResult]] = {}
+    for result in results:
+        groups.setdefault(key(result), []).append(result)
+    return groups
+
+
+def verdicts(results: Sequence[MetricResult]) -> dict[str, int]:
+    """``{conversation_id: 0|1}`` from the ``ok`` rows of repeat 0 (other rows are ignored).
+
+    Raises:
+        ConfigError: Two ``ok`` rows of repeat 0 share a conversation id (mixed configurations).
+
+    """
+    out: dict[str, int] = {}
+    for result in results:
+        if result.status != "ok" or result.repeat != 0 or result.verdict is None:
+            continue
+        if result.conversation_id in out:
+            raise ConfigError(
+                f"conversation {result.conversation_id!r} has more than one result; "
+                "filter the results to one metric, formatter and judge"
+            )
+        out[result.conversation_id] = int(result.verdict)
+    return out

@@ -1,0 +1,100 @@
+"""Agreement statistics against hand-computed cases."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from agent_eval.analysis.binary_stats import (
+    cohen_kappa,
+    kappa_interval,
+    mcnemar_p,
+    table_2x2,
+    wilson_interval,
+)
+
+
+def _vectors(table: list[list[int]]) -> tuple[list[int], list[int]]:
+    a: list[int] = []
+    b: list[int] = []
+    for i in (0, 1):
+        for j in (0, 1):
+            a += [i] * table[i][j]
+            b += [j] * table[i][j]
+    return a, b
+
+
+def test_table_counts_rows_a_columns_b() -> None:
+    assert table_2x2([0, 0, 1, 1, 1], [0, 1, 0, 1, 1]) == [[1, 1], [1, 2]]
+
+
+def test_table_rejects_non_binary_and_unequal_lengths() -> None:
+    with pytest.raises(ValueError, match="0 or 1"):
+        table_2x2([0, 2], [0, 1])
+    with pytest.raises(ValueError, match="length"):
+        table_2x2([0], [0, 1])
+
+
+def test_kappa_by_hand() -> None:
+    # po = 35/50 = 0.7; pe = 0.5*0.6 + 0.5*0.4 = 0.5; kappa = (0.7-0.5)/(1-0.5) = 0.4
+    a, b = _vectors([[20, 5], [10, 15]])
+    assert cohen_kappa(a, b) == pytest.approx(0.4)
+
+
+def test_kappa_perfect_and_undefined() -> None:
+    assert cohen_kappa([0, 1, 1, 0], [0, 1, 1, 0]) == pytest.approx(1.0)
+    assert cohen_kappa([1, 1, 1], [1, 1, 1]) is None
+    assert cohen_kappa([], []) is None
+    assert kappa_interval([1, 1], [1, 1]) is None
+
+
+def test_kappa_interval_matches_fleiss_cohen_everitt_formula() -> None:
+    table = [[20, 5], [10, 15]]
+    a, b = _vectors(table)
+    n = 50
+    p = [[c / n for c in row] for row in table]
+    row = [sum(r) for r in p]
+    col = [p[0][j] + p[1][j] for j in (0, 1)]
+    po = p[0][0] + p[1][1]
+    pe = row[0] * col[0] + row[1] * col[1]
+    diag = sum(p[i][i] * ((1 - pe) - (row[i] + col[i]) * (1 - po)) ** 2 for i in (0, 1))
+    off = (1 - po) ** 2 * sum(
+        p[i][j] * (col[i] + row[j]) ** 2 for i in (0, 1) for j in (0, 1) if i != j
+    )
+    var = (diag + off - (po * pe - 2 * pe + po) ** 2) / (n * (1 - pe) ** 4)
+    se, low, high = kappa_interval(a, b) or (0.0, 0.0, 0.0)
+    assert se == pytest.approx(math.sqrt(var))
+    assert low == pytest.approx(0.4 - 1.959963984540054 * se)
+    assert high == pytest.approx(0.4 + 1.959963984540054 * se)
+
+
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        ([[3, 1], [5, 2]], 2 * (1 + 6) / 64),  # discordant 1 vs 5: 2 * P(X <= 1 | n=6)
+        ([[3, 0], [4, 2]], 2 / 16),  # discordant 0 vs 4: 2 * 0.5^4
+        ([[3, 0], [0, 2]], 1.0),  # no discordant pairs
+        ([[0, 3], [3, 0]], 1.0),  # symmetric
+    ],
+)
+def test_exact_mcnemar_by_hand(table: list[list[int]], expected: float) -> None:
+    a, b = _vectors(table)
+    assert mcnemar_p(a, b) == pytest.approx(expected)
+
+
+def test_wilson_interval_by_hand() -> None:
+    z = 1.959963984540054
+    n, k = 20, 15
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    low, high = wilson_interval(k, n) or (0.0, 0.0)
+    assert (low, high) == pytest.approx((centre - half, centre + half))
+
+
+def test_wilson_edges() -> None:
+    low, high = wilson_interval(0, 10) or (1.0, 1.0)
+    assert low == pytest.approx(0.0, abs=1e-12)
+    assert 0 < high < 0.35
+    assert wilson_interval(0, 0) is None
