@@ -109,3 +109,25 @@ async def test_two_processes_worth_of_connections_share_one_file(tmp_path: Path)
         await CachedJudge(inner, one).ask(request("shared"))
         reply = await CachedJudge(inner, two).ask(request("shared"))
     assert reply.cached and len(inner.calls) == 1
+
+
+SECRET = "sk-test-4f9c2a7d1e8b6053SECRET"
+
+
+async def test_cache_file_never_holds_the_api_key(tmp_path: Path, fake_server) -> None:
+    from agent_eval.judges.openai_judge import OpenAIJudge
+    from agent_eval.testing import Structured
+
+    fake_server.add_rule(Structured({"reason": "fine", "verdict": "1"}), schema="Verdict")
+    judge = OpenAIJudge("fake-model", base_url=fake_server.base_url, api_key=SECRET)
+    with JudgeCache(tmp_path / "c.db") as cache:
+        cached = CachedJudge(judge, cache, parameters={"mode": judge.mode})
+        first = await asyncio.gather(*(cached.ask(request(f"c{i}")) for i in range(5)))
+        again = await cached.ask(request("c0"))
+        await cached.aclose()
+    assert len(fake_server.requests) == 5 and again.cached
+    assert [r.output.verdict for r in first] == ["1"] * 5
+    data = b"".join(path.read_bytes() for path in tmp_path.glob("c.db*"))
+    assert b"fine" in data  # the replies are in the bytes searched
+    assert SECRET.encode() not in data and b"SECRET" not in data
+    assert b"Authorization" not in data and b"Bearer" not in data

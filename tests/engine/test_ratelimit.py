@@ -64,3 +64,22 @@ async def test_no_limits_passes_straight_through() -> None:
 def test_non_positive_limits_are_config_errors(kwargs: dict[str, float]) -> None:
     with pytest.raises(ConfigError, match="positive"):
         RateLimitedJudge(CountingJudge(), **kwargs)
+
+
+async def test_retry_after_is_honoured_through_the_rate_limited_openai_judge(fake_server) -> None:
+    from agent_eval.judges.openai_judge import OpenAIJudge
+    from agent_eval.testing import HttpError, Structured
+
+    fake_server.add_rule(HttpError(429, retry_after=1.0), times=1)
+    fake_server.add_rule(Structured({"reason": "ok", "verdict": "0"}), schema="Verdict")
+    inner = OpenAIJudge("fake-model", base_url=fake_server.base_url, api_key="sk-x")
+    judge = RateLimitedJudge(inner, requests_per_minute=600)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    reply = await judge.ask(request("rate limited once"))
+    elapsed = loop.time() - start
+    await judge.aclose()
+    assert reply.output.verdict == "0" and reply.attempts == 2
+    assert [r.status for r in fake_server.requests] == [429, 200]
+    gap = fake_server.requests[1].timestamp - fake_server.requests[0].timestamp
+    assert gap >= 0.95 and elapsed >= 0.95  # waited as the server asked, not openai's ~0.5 s
