@@ -112,6 +112,11 @@ class Metric(ABC):
     def prompt_sha256(self) -> str:
         """sha256 hex over the prompt templates (names and bytes), 64 characters."""
 
+    @property
+    def uses_reference(self) -> bool:
+        """Whether this metric (as configured) compares against a reference."""
+        return False
+
     def skip_reason(self, sample: MetricInput) -> str | None:
         """A reason to skip ``sample`` without calling the judge (e.g. ``missing_reference``)."""
         return None

@@ -82,6 +82,11 @@ class GoalAccuracy(Metric):
         """sha256 of the ``goal_accuracy_v1`` templates."""
         return self.prompts.sha256
 
+    @property
+    def uses_reference(self) -> bool:
+        """True for the reference variant (``with_reference=True``)."""
+        return self.with_reference
+
     def skip_reason(self, sample: MetricInput) -> str | None:
         """``missing_reference`` when the reference variant meets a sample without one."""
         if self.with_reference and not sample.reference:

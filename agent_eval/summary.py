@@ -1,0 +1,128 @@
+"""What a run did: :class:`RunSummary`, built result by result, and its terminal table.
+
+The summary states the engine's accounting contract in every run: each input conversation
+ends ``ok`` (scored), ``skipped`` with a reason or ``error`` with a reason, and
+``scored + skipped + errored = input``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.table import Table
+
+from agent_eval.result import MetricResult
+
+__all__ = ["RunSummary"]
+
+
+@dataclass(kw_only=True)
+class RunSummary:
+    """Counts, score and usage of one run (mutable while the run goes on).
+
+    Attributes:
+        run_id: The run's id.
+        metric / formatter / judge_model: The run's identity (formatter with parameters).
+        out_dir: Where the results store is, or ``None`` when results were not stored.
+        input: Conversations taken in.
+        scored / skipped / errored: Rows by status (``ok``, ``skipped``, ``error``).
+        resumed: Of these, rows already finished by an earlier, interrupted run (not re-judged).
+        score_sum: Sum of the scores of the ``ok`` rows.
+        input_tokens / output_tokens: Judge tokens over every call, retries included.
+        attempts: Judge requests made, retries included (0 for cached replies).
+        wall_seconds: Wall time of the run, seconds.
+        skip_reasons / error_types: Rows by reason.
+        results: The result rows, in completion order (when the run keeps them).
+
+    """
+
+    run_id: str
+    metric: str
+    formatter: str
+    judge_model: str
+    out_dir: Path | None = None
+    input: int = 0
+    scored: int = 0
+    skipped: int = 0
+    errored: int = 0
+    resumed: int = 0
+    score_sum: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    attempts: int = 0
+    wall_seconds: float = 0.0
+    skip_reasons: Counter[str] = field(default_factory=Counter)
+    error_types: Counter[str] = field(default_factory=Counter)
+    results: list[MetricResult] = field(default_factory=list)
+
+    def add(self, result: MetricResult, *, keep: bool = True, resumed: bool = False) -> None:
+        """Count ``result`` (one input conversation)."""
+        self.input += 1
+        self.resumed += int(resumed)
+        self.input_tokens += result.input_tokens
+        self.output_tokens += result.output_tokens
+        self.attempts += result.attempts
+        if result.status == "ok":
+            self.scored += 1
+            self.score_sum += result.score or 0.0
+        elif result.status == "skipped":
+            self.skipped += 1
+            self.skip_reasons[result.error_type or "?"] += 1
+        else:
+            self.errored += 1
+            self.error_types[result.error_type or "?"] += 1
+        if keep:
+            self.results.append(result)
+
+    @property
+    def mean_score(self) -> float | None:
+        """Mean score of the scored rows (0-1), ``None`` when nothing was scored."""
+        return self.score_sum / self.scored if self.scored else None
+
+    @property
+    def balanced(self) -> bool:
+        """Whether ``scored + skipped + errored == input``."""
+        return self.scored + self.skipped + self.errored == self.input
+
+    @property
+    def accounting_line(self) -> str:
+        """``scored + skipped + errored = input: 8 + 1 + 1 = 10`` (``!=`` if it ever fails)."""
+        sign = "=" if self.balanced else "!="
+        return (
+            f"scored + skipped + errored {sign} input: "
+            f"{self.scored} + {self.skipped} + {self.errored} {sign} {self.input}"
+        )
+
+    def table(self) -> Table:
+        """The end-of-run summary as a rich table."""
+        table = Table(title=f"run {self.run_id}", show_header=False, title_justify="left")
+        table.add_column("what", style="bold")
+        table.add_column("value")
+        mean = "n/a" if self.mean_score is None else f"{self.mean_score:.3f}"
+        rows = [
+            ("metric", self.metric),
+            ("formatter", self.formatter),
+            ("judge", self.judge_model),
+            ("ok (scored)", str(self.scored)),
+            ("skipped", _with_reasons(self.skipped, self.skip_reasons)),
+            ("error", _with_reasons(self.errored, self.error_types)),
+            ("mean score", f"{mean} over {self.scored} scored"),
+            ("judge tokens", f"{self.input_tokens} in, {self.output_tokens} out"),
+            ("judge requests", str(self.attempts)),
+            ("wall time", f"{self.wall_seconds:.2f} s"),
+        ]
+        if self.resumed:
+            rows.append(("resumed", f"{self.resumed} already finished, not re-judged"))
+        if self.out_dir is not None:
+            rows.append(("results", str(self.out_dir)))
+        for what, value in rows:
+            table.add_row(what, value)
+        return table
+
+
+def _with_reasons(count: int, reasons: Counter[str]) -> str:
+    if not reasons:
+        return str(count)
+    return f"{count} (" + ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) + ")"
