@@ -1,13 +1,35 @@
 """Formatting: versioned, fingerprinted, frozen ``AgentTrace -> str`` renderers.
 
+One concept per module:
+
 - :mod:`~agent_eval.formatting.base`: the :class:`Formatter` ABC and parameter models.
 - :mod:`~agent_eval.formatting.identity`: ``name@version[param=value,...]`` parsing/printing.
 - :mod:`~agent_eval.formatting.registry`: the ``agent_eval.formatters`` entry-point registry
   and :func:`get_formatter`.
+- :mod:`~agent_eval.formatting.loading`: formatters from a directory, file or module path.
+- :mod:`~agent_eval.formatting.probe_set`: the versioned probe traces.
+- :mod:`~agent_eval.formatting.fingerprint`: sha256 over the probe set's renderings.
+- :mod:`~agent_eval.formatting.lock`: ``formatters/formatters.lock`` and its check.
+
+Example::
+
+    formatter = get_formatter("transcript@1[max_tool_chars=2000]")
+    text = formatter.render(trace)
+    identity = f"{formatter.identity}#{fingerprint(formatter)}"
 """
 
 from agent_eval.formatting.base import Formatter, FormatterParams, NoParams
+from agent_eval.formatting.fingerprint import FINGERPRINT_SCHEME, fingerprint, probe_renderings
 from agent_eval.formatting.identity import FormatterSpec, format_identity, parse_identity
+from agent_eval.formatting.loading import load_formatters
+from agent_eval.formatting.lock import (
+    LockReport,
+    check_lock,
+    default_lock_path,
+    update_lock,
+    verify_lock,
+)
+from agent_eval.formatting.probe_set import PROBE_SET_VERSION, probe_set
 from agent_eval.formatting.registry import (
     ENTRY_POINT_GROUP,
     formatter_class,
@@ -18,14 +40,25 @@ from agent_eval.formatting.registry import (
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "FINGERPRINT_SCHEME",
+    "PROBE_SET_VERSION",
     "Formatter",
     "FormatterParams",
     "FormatterSpec",
+    "LockReport",
     "NoParams",
+    "check_lock",
+    "default_lock_path",
+    "fingerprint",
     "format_identity",
     "formatter_class",
     "formatters",
     "get_formatter",
+    "load_formatters",
     "parse_identity",
+    "probe_renderings",
+    "probe_set",
     "register",
+    "update_lock",
+    "verify_lock",
 ]
