@@ -1,0 +1,249 @@
+"""Langfuse trace export: ``{"trace": {...}, "observations": [...]}``.
+
+What Langfuse's public API (``GET /api/public/traces/{id}``) and the UI's JSON download give for
+a trace ingested over OTLP. Each observation is one span: ``id`` (the span id), ``traceId``,
+``parentObservationId``, ``name``, ``startTime``/``endTime`` (ISO 8601), ``level`` and
+``statusMessage``, ``input``/``output``, and ``metadata`` (an object, or that object as a JSON
+string) holding ``attributes`` (the span attributes, values often turned into strings),
+``resourceAttributes`` and ``scope`` (``{name, version}``).
+
+On ingestion Langfuse moves the attribute that carried a span's messages out of the attributes
+and into ``input``/``output``. This container moves it back under the key it came from, judged by
+the convention the remaining attributes show:
+
+===========================  =========================================================
+span shows                   ``input`` / ``output`` become
+===========================  =========================================================
+``ai.operationId`` (Vercel)   ``ai.toolCall.args``/``.result`` (tool calls),
+                             ``ai.prompt.messages`` (``.do*`` provider calls) or
+                             ``ai.prompt``; ``ai.response.toolCalls`` (a list),
+                             ``ai.response.object`` (an object) or ``ai.response.text``
+``gen_ai.operation.name``    ``gen_ai.tool.call.arguments``/``.result`` (``execute_tool``),
+                             else ``gen_ai.input.messages``/``gen_ai.output.messages``
+``openinference.span.kind``  ``input.value``/``output.value``
+anything else                ``langfuse.observation.input``/``.output`` (kept, unread)
+===========================  =========================================================
+
+An attribute still present is never overwritten, and when the span still carries message
+attributes Langfuse copies rather than moves (flattened ``gen_ai.prompt.{i}.*``, OpenInference
+``llm.input_messages.*`` / ``input.value``, pydantic-ai ``tool_arguments``), ``input``/``output``
+are derived copies and go to ``langfuse.observation.*``. A system message Langfuse folded into the
+input from ``gen_ai.system_instructions`` is dropped again so it is not read twice. Usage counts
+written as decimal strings (``"502"``) become integers. Ids that are not OTel hex (observations
+created by Langfuse's own SDKs use UUIDs) are mapped to hex: a UUID trace id by dropping its
+dashes, any other id to the first 16 hex of its SHA-256, the original kept as
+``langfuse.observation.id``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from typing import Any, ClassVar
+
+import orjson
+
+from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers._ids import SPAN_ID_HEX, TRACE_ID_HEX, normalize_id
+from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.spans import SourceLocation, SpanRecord
+
+__all__ = ["LangfuseContainer"]
+
+OBSERVATION_ID = "langfuse.observation.id"
+OBSERVATION_INPUT = "langfuse.observation.input"
+OBSERVATION_OUTPUT = "langfuse.observation.output"
+VERCEL_OPERATION_ID = "ai.operationId"
+GENAI_OPERATION = "gen_ai.operation.name"
+GENAI_SYSTEM_INSTRUCTIONS = "gen_ai.system_instructions"
+OPENINFERENCE_KIND = "openinference.span.kind"
+_STILL_PRESENT = (
+    "gen_ai.prompt.",
+    "gen_ai.completion.",
+    "llm.input_messages.",
+    "llm.output_messages.",
+    "input.value",
+    "output.value",
+    "tool_arguments",
+    "tool_response",
+)
+"""Message attributes Langfuse leaves in place (it copies rather than moves them): when one is
+present, ``input``/``output`` are derived copies and are kept only as ``langfuse.observation.*``."""
+_USAGE_KEY = re.compile(r"(^|\.)(usage|token_count)(\.|$)")
+_DECIMAL = re.compile(r"-?\d+")
+
+
+class LangfuseContainer(Container):
+    """Reads a Langfuse trace export (``{trace, observations}``) back into spans."""
+
+    name: ClassVar[str] = "langfuse"
+    description: ClassVar[str] = "Langfuse trace export ({trace, observations: [...]})"
+
+    def sniff(self, path: str, head: bytes) -> bool:
+        """A Langfuse export has an ``observations`` list of objects with ``traceId``."""
+        return b'"observations"' in head and b'"traceId"' in head
+
+    def read(self, path: str) -> Iterator[ContainerItem]:
+        """Yield one span per observation.
+
+        Raises:
+            DecodeError: the file is not JSON or has no ``observations`` list.
+
+        """
+        source = SourceLocation(path)
+        for observation in _observations(_load(path), path):
+            yield _span(observation, source)
+
+
+def _load(path: str) -> Any:
+    try:
+        with open(path, "rb") as handle:
+            return orjson.loads(handle.read())
+    except orjson.JSONDecodeError as exc:
+        raise DecodeError(f"not valid JSON ({exc})", path=path) from exc
+
+
+def _observations(document: Any, path: str) -> list[Any]:
+    exports = document if isinstance(document, list) else [document]
+    observations: list[Any] = []
+    for export in exports:
+        if not isinstance(export, Mapping) or not isinstance(export.get("observations"), list):
+            raise DecodeError(
+                'expected a Langfuse trace export {"trace": {...}, "observations": [...]}',
+                path=path,
+            )
+        observations.extend(export["observations"])
+    return observations
+
+
+def _span(raw: Any, source: SourceLocation) -> SpanRecord | Skipped:
+    if not isinstance(raw, Mapping) or not raw.get("id") or not raw.get("traceId"):
+        return Skipped(
+            reason="invalid_span_id",
+            detail=f"observation without id/traceId: {str(raw)[:80]!r}",
+            source=source,
+        )
+    metadata = _metadata(raw.get("metadata"))
+    attributes = _attributes(metadata.get("attributes"))
+    span_id = _span_id(str(raw["id"]))
+    if span_id != raw["id"]:
+        attributes[OBSERVATION_ID] = raw["id"]
+    _restore_messages(attributes, raw.get("input"), raw.get("output"))
+    scope = _metadata(metadata.get("scope"))
+    parent = raw.get("parentObservationId")
+    return SpanRecord(
+        trace_id=_trace_id(str(raw["traceId"])),
+        span_id=span_id,
+        parent_span_id=_span_id(str(parent)) if parent else None,
+        name=str(raw.get("name") or ""),
+        start_time_unix_nano=_nanos(raw.get("startTime")),
+        end_time_unix_nano=_nanos(raw.get("endTime") or raw.get("startTime")),
+        attributes=attributes,
+        status_code="ERROR" if raw.get("level") == "ERROR" else "UNSET",
+        status_message=str(raw.get("statusMessage") or ""),
+        resource=dict(_metadata(metadata.get("resourceAttributes"))),
+        scope_name=str(scope.get("name") or ""),
+        scope_version=str(scope.get("version") or ""),
+        source=source,
+    )
+
+
+def _metadata(value: Any) -> Mapping[str, Any]:
+    if isinstance(value, str):
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return {}
+    return value if isinstance(value, Mapping) else {}
+
+
+def _attributes(value: Any) -> dict[str, Any]:
+    attributes = dict(_metadata(value))
+    for key, item in attributes.items():
+        if isinstance(item, str) and _USAGE_KEY.search(key) and _DECIMAL.fullmatch(item):
+            attributes[key] = int(item)
+    return attributes
+
+
+def _restore_messages(attributes: dict[str, Any], inp: Any, out: Any) -> None:
+    """Put ``input``/``output`` back under the attribute Langfuse took them from."""
+    in_key, out_key = _message_keys(attributes, out)
+    if inp is not None and in_key not in attributes:
+        if in_key == "gen_ai.input.messages":
+            inp = _without_system_instructions(inp, attributes.get(GENAI_SYSTEM_INSTRUCTIONS))
+        attributes[in_key] = inp
+    if out is not None and out_key not in attributes:
+        attributes[out_key] = out
+
+
+def _message_keys(attributes: Mapping[str, Any], out: Any) -> tuple[str, str]:
+    if any(key.startswith(_STILL_PRESENT) for key in attributes):
+        return OBSERVATION_INPUT, OBSERVATION_OUTPUT
+    operation = str(attributes.get(VERCEL_OPERATION_ID) or "")
+    if operation:
+        return _vercel_keys(operation, out)
+    if GENAI_OPERATION in attributes:
+        if attributes[GENAI_OPERATION] == "execute_tool":
+            return "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"
+        return "gen_ai.input.messages", "gen_ai.output.messages"
+    if OPENINFERENCE_KIND in attributes:
+        return "input.value", "output.value"
+    return OBSERVATION_INPUT, OBSERVATION_OUTPUT
+
+
+def _vercel_keys(operation: str, out: Any) -> tuple[str, str]:
+    if operation == "ai.toolCall":
+        return "ai.toolCall.args", "ai.toolCall.result"
+    parsed = _json(out)
+    response = (
+        "ai.response.toolCalls"
+        if isinstance(parsed, list)
+        else "ai.response.object"
+        if isinstance(parsed, Mapping)
+        else "ai.response.text"
+    )
+    return ("ai.prompt.messages" if ".do" in operation else "ai.prompt"), response
+
+
+def _without_system_instructions(inp: Any, instructions: Any) -> Any:
+    messages = _json(inp)
+    if not instructions or not isinstance(messages, list) or not messages:
+        return inp
+    head = messages[0]
+    folded = isinstance(head, Mapping) and head.get("role") == "system"
+    if folded and _json(head.get("parts")) == _json(instructions):
+        return orjson.dumps(messages[1:]).decode() if isinstance(inp, str) else messages[1:]
+    return inp
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+    return value
+
+
+def _trace_id(value: str) -> str:
+    return normalize_id(value.replace("-", ""), TRACE_ID_HEX) or _hashed(value, TRACE_ID_HEX)
+
+
+def _span_id(value: str) -> str:
+    return normalize_id(value, SPAN_ID_HEX) or _hashed(value, SPAN_ID_HEX)
+
+
+def _hashed(value: str, length: int) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()[:length]
+
+
+def _nanos(value: Any) -> int:
+    if not isinstance(value, str):
+        return 0
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return 0
+    return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
