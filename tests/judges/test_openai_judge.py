@@ -1,0 +1,161 @@
+"""OpenAIJudge through real HTTP to the fake server: modes, re-asks, transport retries, secrets."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+
+from agent_eval.errors import JudgeNotConfiguredError, JudgeOutputError, JudgeTransportError
+from agent_eval.judges.base import JudgeRequest, judges
+from agent_eval.judges.openai_judge import OpenAIJudge
+from agent_eval.metrics.goal_accuracy import OutcomeComparison
+from agent_eval.testing import (
+    INVALID_VERDICTS,
+    FakeModelServer,
+    Hang,
+    HttpError,
+    InvalidVerdict,
+    MalformedJSON,
+    Structured,
+    Usage,
+)
+
+SECRET = "sk-test-SECRET-0123456789abcdef"
+REQUEST = JudgeRequest(
+    messages=({"role": "system", "content": "Judge."}, {"role": "user", "content": "Done?"}),
+    response_model=OutcomeComparison,
+)
+GOOD = Structured({"reason": "matches", "verdict": "1"}, usage=Usage(40, 10))
+
+_judges: list[OpenAIJudge] = []
+
+
+def make(server: FakeModelServer, **kwargs: object) -> OpenAIJudge:
+    options: dict[str, object] = {"base_url": server.base_url, "api_key": SECRET, "timeout": 2.0}
+    options.update(kwargs)
+    judge = OpenAIJudge("fake-model", **options)  # type: ignore[arg-type]
+    _judges.append(judge)
+    return judge
+
+
+@pytest.fixture(autouse=True)
+async def _close() -> AsyncIterator[None]:
+    yield
+    while _judges:
+        await _judges.pop().aclose()
+
+
+def test_registered_under_openai() -> None:
+    assert judges.get("openai") is OpenAIJudge
+
+
+@pytest.mark.parametrize("mode", ["tools", "json_schema", "json"])
+async def test_each_mode_returns_a_typed_reply(fake_server: FakeModelServer, mode: str) -> None:
+    fake_server.add_rule(GOOD)
+    reply = await make(fake_server, mode=mode).ask(REQUEST)
+    assert isinstance(reply.output, OutcomeComparison)
+    assert reply.output.model_dump() == {"reason": "matches", "verdict": "1"}
+    assert (reply.input_tokens, reply.output_tokens, reply.attempts) == (40, 10, 1)
+    assert '"verdict":"1"' in reply.raw_reply.replace(" ", "")
+    expected = {"tools": "tools", "json_schema": "json_schema", "json": "json_object"}[mode]
+    assert fake_server.requests[0].mode == expected
+    assert fake_server.requests[0].body["temperature"] == 0.0
+
+
+@pytest.mark.parametrize("bad", INVALID_VERDICTS, ids=repr)
+async def test_invalid_verdict_is_reasked_then_errors_with_raw_reply(
+    fake_server: FakeModelServer, bad: InvalidVerdict
+) -> None:
+    fake_server.add_rule(bad)
+    with pytest.raises(JudgeOutputError) as caught:
+        await make(fake_server, max_retries=2).ask(REQUEST)
+    error = caught.value
+    assert error.error_type == "invalid_judge_output"
+    assert error.attempts == 3 == len(fake_server.requests)
+    assert error.input_tokens > 0 and error.output_tokens > 0
+    assert error.raw_reply is not None and "scripted invalid verdict" in error.raw_reply
+    if not bad.missing:
+        assert f'"verdict":{json.dumps(bad.value)}' in error.raw_reply.replace(" ", "")
+    # the re-ask carries the validation error back to the model
+    assert "verdict" in fake_server.requests[1].text
+    assert len(fake_server.requests[1].messages) > len(fake_server.requests[0].messages)
+
+
+async def test_invalid_then_valid_is_ok_after_a_reask(fake_server: FakeModelServer) -> None:
+    fake_server.add_rule(InvalidVerdict("yes"), times=1)
+    fake_server.add_rule(GOOD)
+    reply = await make(fake_server).ask(REQUEST)
+    assert reply.output.verdict == "1"
+    assert reply.attempts == 2
+    assert reply.input_tokens >= 40 + 1  # summed over both attempts
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [HttpError(429, retry_after=0.3), HttpError(500), HttpError(503), MalformedJSON(), Hang(3.0)],
+    ids=["429-retry-after", "500", "503", "malformed-json", "hang"],
+)
+async def test_transport_faults_are_retried(fake_server: FakeModelServer, fault: object) -> None:
+    fake_server.add_rule(fault, times=1)  # type: ignore[arg-type]
+    fake_server.add_rule(GOOD)
+    start = time.perf_counter()
+    reply = await make(fake_server, timeout=0.5).ask(REQUEST)
+    assert reply.output.verdict == "1"
+    assert reply.attempts == 2 == len(fake_server.requests)
+    if isinstance(fault, HttpError) and fault.retry_after:
+        gap = fake_server.requests[1].timestamp - fake_server.requests[0].timestamp
+        assert gap >= fault.retry_after * 0.95, "Retry-After was not honoured"
+    assert time.perf_counter() - start < 3.0
+
+
+async def test_persistent_5xx_ends_in_a_transport_error(fake_server: FakeModelServer) -> None:
+    fake_server.add_rule(HttpError(500, message=f"upstream said {SECRET}"))
+    with pytest.raises(JudgeTransportError) as caught:
+        await make(fake_server, transport_retries=2).ask(REQUEST)
+    assert caught.value.error_type == "judge_unavailable"
+    assert caught.value.attempts == 3 == len(fake_server.requests)
+    assert SECRET not in str(caught.value)
+
+
+async def test_refused_key_is_not_echoed(fake_server: FakeModelServer) -> None:
+    fake_server.add_rule(HttpError(401, message=f"Incorrect API key provided: {SECRET}"))
+    with pytest.raises(JudgeTransportError) as caught:
+        await make(fake_server).ask(REQUEST)
+    assert SECRET not in str(caught.value) and SECRET[-6:] not in str(caught.value)
+    assert "401" in str(caught.value)
+    assert SECRET not in repr(_judges[-1])
+
+
+def test_no_key_and_no_base_url_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(JudgeNotConfiguredError, match="--base-url"):
+        OpenAIJudge("gpt-4o-mini")
+
+
+async def test_key_and_base_url_from_the_environment(
+    fake_server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MY_JUDGE_KEY", SECRET)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_server.base_url)
+    fake_server.add_rule(GOOD)
+    judge = OpenAIJudge("fake-model", api_key_env="MY_JUDGE_KEY")
+    _judges.append(judge)
+    assert (await judge.ask(REQUEST)).output.verdict == "1"
+    assert SECRET not in str(fake_server.requests[0].body)
+
+
+async def test_concurrent_calls_count_their_own_attempts(fake_server: FakeModelServer) -> None:
+    import asyncio
+
+    fake_server.add_rule(HttpError(500), contains="first", times=1)
+    fake_server.add_rule(GOOD)
+    judge = make(fake_server)
+    first = JudgeRequest(
+        messages=({"role": "user", "content": "first"},), response_model=OutcomeComparison
+    )
+    replies = await asyncio.gather(judge.ask(first), judge.ask(REQUEST))
+    assert [r.attempts for r in replies] == [2, 1]
