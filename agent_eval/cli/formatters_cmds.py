@@ -1,1 +1,273 @@
-"""agent-eval CLI commands: formatters (filled in by its issue)."""
+"""agent-eval CLI: ``formatters list | diff | lock`` and ``show``.
+
+- ``formatters list [--json]``: every registered release with its parameters, fingerprint (first
+  12 hex), lock status, description and the o200k token count of its probe-set renderings.
+- ``formatters diff A B PATH...``: per conversation, a unified diff of two renderings and their
+  token counts.
+- ``formatters lock [--check]``: add lock entries for new versions / verify the lock (exit 1 on
+  a changed released version: "bump the version").
+- ``show PATH... [--formatter NAME@V] [--raw]``: a readable view, or the exact judge input.
+
+Unknown formatters, bad parameters and unreadable inputs exit 2 with a message listing what
+exists.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
+from agent_eval.cli.conversation_view import conversation_view
+from agent_eval.errors import AgentEvalError, ConfigError, FormatterLockError
+from agent_eval.formatting import (
+    PROBE_SET_VERSION,
+    Formatter,
+    fingerprint,
+    formatters,
+    get_formatter,
+    load_formatters,
+    probe_renderings,
+    update_lock,
+    verify_lock,
+)
+from agent_eval.formatting.identity import describe_params
+from agent_eval.formatting.lock import read_lock
+from agent_eval.formatting.registry import FormatterClass
+from agent_eval.tokens import count_tokens
+from agent_eval.trace import AgentTrace
+
+__all__ = ["DEFAULT_RAW_FORMATTER", "formatters_app"]
+
+DEFAULT_RAW_FORMATTER = "transcript@1"
+"""What ``show --raw`` renders with when no ``--formatter`` is given."""
+
+formatters_app = typer.Typer(
+    name="formatters",
+    help="Versioned formatters: list them, diff two renderings, lock their fingerprints.",
+    no_args_is_help=True,
+)
+app.add_typer(formatters_app, name="formatters")
+console = Console(highlight=False)
+
+FormatterPath = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--formatter-path",
+        help="Load formatters from a directory, .py file or module path (repeatable).",
+    ),
+]
+InputFormat = Annotated[
+    str, typer.Option("--format", help="Input container: auto, or a registered container name.")
+]
+Conversation = Annotated[
+    str | None, typer.Option("--conversation", help="Only the conversation with this id.")
+]
+
+
+@contextmanager
+def _usage_errors() -> Iterator[None]:
+    try:
+        yield
+    except AgentEvalError as exc:
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from None
+
+
+def _load(paths: list[str] | None) -> None:
+    for location in paths or ():
+        load_formatters(location)
+
+
+def _traces(paths: list[str], fmt: str, conversation: str | None) -> Iterator[AgentTrace]:
+    from agent_eval.ingest.pipeline import ingest
+
+    run = ingest(paths, format=fmt)
+    seen: list[str] = []
+    for trace in run:
+        seen.append(trace.conversation_id)
+        if conversation is None or trace.conversation_id == conversation:
+            yield trace
+    for file in run.report.files:
+        if file.error is not None:
+            err_console.print(f"skipped {escape(file.path)}: {escape(file.error)}", highlight=False)
+    if conversation is not None and conversation not in seen:
+        listed = ", ".join(seen[:20]) + (" ..." if len(seen) > 20 else "")
+        raise ConfigError(f"no conversation {conversation!r} in the input; conversations: {listed}")
+
+
+def _row(cls: FormatterClass, locked: dict[str, str]) -> dict[str, Any]:
+    formatter = cls()
+    digest = fingerprint(formatter)
+    status = "not locked"
+    if cls.release() in locked:
+        status = "locked" if locked[cls.release()] == digest else "CHANGED: bump the version"
+    return {
+        "formatter": cls.release(),
+        "parameters": describe_params(cls.Params),
+        "fingerprint": digest,
+        "lock": status,
+        "description": cls.description,
+        "probe_set_tokens": sum(count_tokens(text) for _, text in probe_renderings(formatter)),
+    }
+
+
+@formatters_app.command("list")
+def list_formatters(
+    json_output: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    formatter_path: FormatterPath = None,
+) -> None:
+    """List every registered formatter version with its fingerprint and probe-set tokens."""
+    with _usage_errors():
+        _load(formatter_path)
+        lock = read_lock()
+        rows = [_row(cls, lock.fingerprints) for _, cls in formatters]
+    if json_output:
+        document = {"probe_set": PROBE_SET_VERSION, "formatters": rows, "broken": formatters.broken}
+        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        return
+    table = Table(title=f"formatters (probe set {PROBE_SET_VERSION})")
+    for column in ("formatter", "fingerprint", "lock", "probe tokens"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("description · parameters")
+    for row in rows:
+        about = Text(row["description"])
+        about.append("".join(f"\n  {p}" for p in row["parameters"]), style="dim")
+        cells = [row["formatter"], row["fingerprint"][:12], row["lock"]]
+        table.add_row(*(Text(cell) for cell in cells), Text(str(row["probe_set_tokens"])), about)
+    console.print(table)
+    for name, problem in formatters.broken.items():
+        err_console.print(f"broken formatter {escape(name)}: {escape(problem)}", highlight=False)
+
+
+def _print_diff(first: Formatter[Any], second: Formatter[Any], trace: AgentTrace) -> bool:
+    left, right = first.render(trace), second.render(trace)
+    tokens = f"{count_tokens(left)} vs {count_tokens(right)} tokens"
+    same = left == right
+    state = "identical" if same else "differ"
+    console.print(Text(f"conversation {trace.conversation_id}: {state} ({tokens})", style="bold"))
+    lines = difflib.unified_diff(
+        left.splitlines(), right.splitlines(), first.identity, second.identity, lineterm=""
+    )
+    for line in lines:
+        style = {"+": "green", "-": "red", "@": "cyan"}.get(line[:1])
+        console.print(Text(line, style=style or ""), soft_wrap=True)
+    return not same
+
+
+@formatters_app.command("diff")
+def diff(
+    first: Annotated[str, typer.Argument(help="A formatter, NAME@VERSION[params].")],
+    second: Annotated[str, typer.Argument(help="Another formatter.")],
+    paths: Annotated[list[str], typer.Argument(help="Input files, directories or globs.")],
+    *,
+    conversation: Conversation = None,
+    fmt: InputFormat = "auto",
+    formatter_path: FormatterPath = None,
+) -> None:
+    """Show where two formatters' renderings of the same conversations differ."""
+    with _usage_errors():
+        _load(formatter_path)
+        a, b = get_formatter(first), get_formatter(second)
+        results = [_print_diff(a, b, trace) for trace in _traces(paths, fmt, conversation)]
+    console.print(f"{len(results)} conversations, {sum(results)} rendered differently")
+
+
+@formatters_app.command("lock")
+def lock(
+    check: Annotated[bool, typer.Option("--check", help="Verify only; exit 1 on drift.")] = False,
+    lock_path: Annotated[Path | None, typer.Option("--lock", help="Lock file to use.")] = None,
+    formatter_path: FormatterPath = None,
+) -> None:
+    """Add lock entries for new formatter versions, or verify the lock with --check."""
+    with _usage_errors():
+        _load(formatter_path)
+        report = verify_lock(lock_path)
+    for problem in report.problems():
+        err_console.print(f"[bold red]error:[/] {escape(problem)}", highlight=False)
+    if not report.frozen_ok:
+        raise typer.Exit(EXIT_GATE)
+    if check:
+        for identity in report.unlocked:
+            err_console.print(f"not locked: {identity}; run `agent-eval formatters lock`")
+        if report.unlocked:
+            raise typer.Exit(EXIT_GATE)
+        console.print(f"lock OK: {len(report.fingerprints)} formatter identities match")
+        return
+    try:
+        added = update_lock(lock_path)
+    except FormatterLockError as exc:  # pragma: no cover - verified just above
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_GATE) from None
+    console.print("\n".join(f"locked {identity}" for identity in added) or "lock is up to date")
+
+
+def _write_raw(formatter: Formatter[Any], traces: Iterator[AgentTrace]) -> None:
+    first = next(traces, None)
+    if first is None:
+        raise ConfigError("the input holds no conversation")
+    second = next(traces, None)
+    if second is not None:
+        raise ConfigError(
+            "--raw prints one conversation and the input holds several (e.g. "
+            f"{first.conversation_id!r}, {second.conversation_id!r}); choose one with "
+            "--conversation ID"
+        )
+    data = formatter.render(first).encode("utf-8", "surrogatepass")
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def _judge_view(formatter: Formatter[Any], digest: str, trace: AgentTrace) -> Panel:
+    text = formatter.render(trace)
+    title = f"{trace.conversation_id} · {formatter.identity}#{digest[:12]} · "
+    return Panel(Text(text), title=Text(title + f"{count_tokens(text)} tokens"), title_align="left")
+
+
+@app.command("show")
+def show(
+    paths: Annotated[list[str], typer.Argument(help="Input files, directories or globs.")],
+    *,
+    formatter: Annotated[
+        str | None,
+        typer.Option("--formatter", help="Render as a judge sees it, e.g. transcript@1."),
+    ] = None,
+    conversation: Conversation = None,
+    raw: Annotated[
+        bool,
+        typer.Option(
+            "--raw",
+            help=f"Print only the rendered string ({DEFAULT_RAW_FORMATTER} "
+            "unless --formatter is given).",
+        ),
+    ] = False,
+    fmt: InputFormat = "auto",
+    formatter_path: FormatterPath = None,
+) -> None:
+    """Show conversations: readable in the terminal, or exactly as a formatter renders them."""
+    with _usage_errors():
+        _load(formatter_path)
+        chosen = get_formatter(formatter or DEFAULT_RAW_FORMATTER) if formatter or raw else None
+        traces = _traces(paths, fmt, conversation)
+        if raw and chosen is not None:
+            _write_raw(chosen, traces)
+            return
+        digest = fingerprint(chosen) if chosen is not None else ""
+        for trace in traces:
+            view = (
+                conversation_view(trace) if chosen is None else _judge_view(chosen, digest, trace)
+            )
+            console.print(view)
