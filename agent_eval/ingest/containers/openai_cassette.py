@@ -1,0 +1,247 @@
+"""VCR / pytest-recording YAML cassettes of OpenAI chat-completion HTTP traffic.
+
+A cassette (vcrpy's format, version 1) is ``{interactions: [{request: {method, uri, body,
+headers}, response: {status: {code}, body: {string}, headers}}], version: 1}``. Each
+``POST .../chat/completions`` interaction is one LLM call: its request body (OpenAI Chat
+Completions API) holds the messages sent, its response body the choice returned (a JSON
+``chat.completion``, or a ``text/event-stream`` of ``chat.completion.chunk`` deltas).
+
+Successive calls whose request replays the transcript so far (the usual agent loop) are one
+conversation; a request that does not extend it starts the next. Conversations are yielded as
+whole :class:`~agent_eval.trace.AgentTrace` objects (there are no spans), with the agent's token
+usage from the responses' ``usage``. Headers are never read, so recorded credentials cannot leak
+into results. Other interactions (other endpoints, non-2xx responses) are reported as skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import orjson
+import yaml
+
+from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.conventions._values import as_int, as_str, text_of, tool_call
+from agent_eval.ingest.spans import SourceLocation
+from agent_eval.trace import (
+    AgentTrace,
+    AssistantMessage,
+    Message,
+    ModelUsage,
+    SourceInfo,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+
+__all__ = ["OpenAICassetteContainer"]
+
+CHAT_COMPLETIONS_PATH = "/chat/completions"
+SSE_DATA = "data:"
+SSE_DONE = "[DONE]"
+
+
+class OpenAICassetteContainer(Container):
+    """Reads a VCR cassette of OpenAI chat-completion calls into conversations."""
+
+    name: ClassVar[str] = "openai-cassette"
+    description: ClassVar[str] = "VCR/pytest-recording YAML cassette of OpenAI chat completions"
+
+    def sniff(self, path: str, head: bytes) -> bool:
+        """A YAML cassette starts with ``interactions:`` and records ``chat/completions`` calls."""
+        return head.lstrip().startswith(b"interactions:") and b"chat/completions" in head
+
+    def read(self, path: str) -> Iterator[ContainerItem]:
+        """Yield one AgentTrace per conversation, and a Skipped note per unused interaction.
+
+        Raises:
+            DecodeError: the file is not YAML or has no ``interactions`` list.
+
+        """
+        calls: list[tuple[list[Message], Message | None, ModelUsage | None]] = []
+        for index, interaction in enumerate(_interactions(path), start=1):
+            call = _call(interaction)
+            if isinstance(call, str):
+                yield Skipped(
+                    reason=call,
+                    detail=f"interaction {index} is not a successful chat completion ({call})",
+                    source=SourceLocation(path),
+                    spans=0,
+                )
+            else:
+                calls.append(call)
+        for number, group in enumerate(_conversations(calls), start=1):
+            yield _trace(path, number, group)
+
+
+def _interactions(path: str) -> list[Mapping[str, Any]]:
+    try:
+        with open(path, "rb") as handle:
+            document = yaml.safe_load(handle)
+    except yaml.YAMLError as exc:
+        raise DecodeError(f"not a valid YAML cassette ({exc})", path=path) from exc
+    if not isinstance(document, Mapping) or not isinstance(document.get("interactions"), list):
+        raise DecodeError("expected a VCR cassette with an 'interactions' list", path=path)
+    return [i for i in document["interactions"] if isinstance(i, Mapping)]
+
+
+def _call(
+    interaction: Mapping[str, Any],
+) -> tuple[list[Message], Message | None, ModelUsage | None] | str:
+    request = interaction.get("request") or {}
+    response = interaction.get("response") or {}
+    if not str(request.get("uri") or "").split("?")[0].endswith(CHAT_COMPLETIONS_PATH):
+        return "not_chat_completion"
+    status = as_int((response.get("status") or {}).get("code")) or 200
+    if not 200 <= status < 300:
+        return "http_error_response"
+    sent = _json(_body(request.get("body")))
+    if not isinstance(sent, Mapping) or not isinstance(sent.get("messages"), list):
+        return "undecodable_request"
+    reply, usage = _reply(_body(response.get("body")), str(sent.get("model") or ""))
+    return [m for raw in sent["messages"] if (m := _message(raw)) is not None], reply, usage
+
+
+def _body(body: Any) -> str:
+    if isinstance(body, Mapping):
+        body = body.get("string")
+    if isinstance(body, bytes):
+        return body.decode("utf-8", errors="replace")
+    return body if isinstance(body, str) else ""
+
+
+def _json(text: str) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _reply(text: str, model: str) -> tuple[Message | None, ModelUsage | None]:
+    completion = _from_stream(text) if text.lstrip().startswith(SSE_DATA) else _json(text)
+    if not isinstance(completion, Mapping):
+        return None, None
+    choices = completion.get("choices") or []
+    message = (
+        _message(choices[0].get("message")) if choices and isinstance(choices[0], Mapping) else None
+    )
+    usage = completion.get("usage") if isinstance(completion.get("usage"), Mapping) else None
+    model = str(completion.get("model") or model)
+    if usage is None or not model:
+        return message, None
+    return message, ModelUsage(
+        model=model,
+        input_tokens=as_int(usage.get("prompt_tokens")) or 0,
+        output_tokens=as_int(usage.get("completion_tokens")) or 0,
+        calls=1,
+    )
+
+
+def _from_stream(text: str) -> dict[str, Any]:
+    """Fold a ``chat.completion.chunk`` event stream into one completion-shaped object."""
+    content: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    completion: dict[str, Any] = {}
+    for line in text.splitlines():
+        data = line.removeprefix(SSE_DATA).strip() if line.startswith(SSE_DATA) else ""
+        chunk = _json(data) if data and data != SSE_DONE else None
+        if not isinstance(chunk, Mapping):
+            continue
+        completion["model"] = chunk.get("model") or completion.get("model")
+        completion["usage"] = chunk.get("usage") or completion.get("usage")
+        for choice in chunk.get("choices") or ():
+            delta = choice.get("delta") or {}
+            content.append(delta.get("content") or "")
+            for call in delta.get("tool_calls") or ():
+                _merge_call_delta(calls.setdefault(int(call.get("index") or 0), {}), call)
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(content)}
+    if calls:
+        message["tool_calls"] = [calls[i] for i in sorted(calls)]
+    completion["choices"] = [{"message": message}]
+    return completion
+
+
+def _merge_call_delta(call: dict[str, Any], delta: Mapping[str, Any]) -> None:
+    call["id"] = call.get("id") or delta.get("id")
+    function = call.setdefault("function", {"name": "", "arguments": ""})
+    part = delta.get("function") or {}
+    function["name"] += part.get("name") or ""
+    function["arguments"] += part.get("arguments") or ""
+
+
+def _message(raw: Any) -> Message | None:
+    """One OpenAI Chat Completions message (request or response) as our message type."""
+    if not isinstance(raw, Mapping):
+        return None
+    role, content = raw.get("role"), text_of(raw.get("content"))
+    if role == "assistant":
+        calls = [_tool_call(c) for c in raw.get("tool_calls") or () if isinstance(c, Mapping)]
+        return AssistantMessage(content=content, tool_calls=tuple(calls) if calls else None)
+    if role == "tool":
+        return ToolMessage(content=content, tool_call_id=as_str(raw.get("tool_call_id")))
+    if role in ("system", "developer"):
+        return SystemMessage(content=content)
+    return UserMessage(content=content) if role == "user" else None
+
+
+def _tool_call(raw: Mapping[str, Any]) -> ToolCall:
+    function = raw.get("function")
+    function = function if isinstance(function, Mapping) else {}
+    return tool_call(raw.get("id"), function.get("name"), function.get("arguments"))
+
+
+def _conversations(
+    calls: list[tuple[list[Message], Message | None, ModelUsage | None]],
+) -> Iterator[tuple[list[Message], list[ModelUsage]]]:
+    transcript: list[Message] = []
+    usage: list[ModelUsage] = []
+    for sent, reply, call_usage in calls:
+        if transcript and sent[: len(transcript)] != transcript:
+            yield transcript, usage
+            transcript, usage = [], []
+        transcript = list(sent) + ([reply] if reply is not None else [])
+        usage += [call_usage] if call_usage is not None else []
+    if transcript:
+        yield transcript, usage
+
+
+def _trace(path: str, number: int, group: tuple[list[Message], list[ModelUsage]]) -> AgentTrace:
+    messages, usage = group
+    totals: dict[str, ModelUsage] = {}
+    for item in usage:
+        seen = totals.get(item.model)
+        totals[item.model] = (
+            item
+            if seen is None
+            else ModelUsage(
+                model=item.model,
+                input_tokens=seen.input_tokens + item.input_tokens,
+                output_tokens=seen.output_tokens + item.output_tokens,
+                calls=seen.calls + 1,
+            )
+        )
+    return AgentTrace(
+        conversation_id=f"{Path(path).stem}#{number}",
+        messages=_with_tool_names(messages),
+        usage=tuple(totals.values()),
+        source=SourceInfo(container=OpenAICassetteContainer.name, files=(path,)),
+    )
+
+
+def _with_tool_names(messages: list[Message]) -> tuple[Message, ...]:
+    """Name each tool result after the call it answers (the API's tool messages carry no name)."""
+    names: dict[str, str] = {}
+    out: list[Message] = []
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            names.update({c.id: c.name for c in message.tool_calls or () if c.id})
+        name = names.get(message.tool_call_id or "") if isinstance(message, ToolMessage) else None
+        if isinstance(message, ToolMessage) and name and message.tool_name is None:
+            out.append(message.model_copy(update={"tool_name": name}))
+        else:
+            out.append(message)
+    return tuple(out)
