@@ -1,0 +1,73 @@
+"""``agent-eval errors RUN``: the dead letters of a run (conversations whose result is ``error``).
+
+Each is listed with its error type and message; ``agent-eval score --retry-errors RUN`` re-runs
+exactly these conversations and replaces their rows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import orjson
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from agent_eval.cli.app import app
+from agent_eval.result import MetricResult
+from agent_eval.runs import errored_results, find_run
+
+__all__ = ["errors"]
+
+
+def _table(run_id: str, rows: list[MetricResult]) -> Table:
+    table = Table(title=f"errored conversations of run {run_id}", title_justify="left")
+    for column in ("conversation", "metric", "formatter", "error type", "attempts", "message"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(
+            row.conversation_id,
+            row.metric,
+            row.formatter,
+            row.error_type or "",
+            str(row.attempts),
+            row.error_message or "",
+        )
+    return table
+
+
+def _json_line(row: MetricResult) -> str:
+    fields = ("conversation_id", "trace_ids", "metric", "formatter", "judge_model")
+    data = row.model_dump(mode="json", include={*fields, "error_type", "error_message"})
+    data["attempts"] = row.attempts
+    return orjson.dumps(data).decode()
+
+
+@app.command()
+def errors(
+    run: Annotated[str, typer.Argument(help="A run directory (its latest run) or a run id.")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="The output directory holding the run id.")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object per errored conversation.")
+    ] = False,
+) -> None:
+    """List a run's errored conversations (dead letters) with error type and message."""
+    ref = find_run(run, out)
+    rows = errored_results(ref)
+    if as_json:
+        for row in rows:
+            typer.echo(_json_line(row))
+        return
+    console = Console()
+    if not rows:
+        console.print(f"run {ref.run_id}: no errored conversations")
+        return
+    console.print(_table(ref.run_id, rows))
+    console.print(
+        f"{len(rows)} errored; re-run only these: agent-eval score <the same inputs and "
+        f"options> --retry-errors {ref.run_id} --out {ref.directory}",
+        highlight=False,
+    )

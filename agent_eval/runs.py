@@ -1,0 +1,80 @@
+"""Finding an earlier run again: by its output directory or its run id.
+
+``agent-eval errors RUN``, ``agent-eval score --resume RUN`` and ``--retry-errors RUN`` all take
+``RUN`` as either a run directory (the ``--out`` of the run; its latest run is meant) or a run
+id, looked up in the given output directory. The run's configuration identity is stored in the
+``runs`` table of ``results.db`` (see :mod:`agent_eval.store`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_eval.errors import ConfigError
+from agent_eval.result import MetricResult
+from agent_eval.store import DB_NAME, ResultStore, RunRecord
+
+__all__ = ["RunRef", "errored_results", "find_run"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunRef:
+    """A run found on disk.
+
+    Attributes:
+        directory: The output directory holding its ``results.db``.
+        run: Its record in the ``runs`` table.
+
+    """
+
+    directory: Path
+    run: RunRecord
+
+    @property
+    def run_id(self) -> str:
+        """The run's id."""
+        return self.run.run_id
+
+
+def _runs_in(directory: Path) -> list[RunRecord]:
+    if not (directory / DB_NAME).is_file():
+        return []
+    with ResultStore(directory) as store:
+        return store.runs()
+
+
+def find_run(run: str, out: str | Path | None = None) -> RunRef:
+    """Locate ``run``: a run directory (its latest run) or a run id inside ``out``.
+
+    Args:
+        run: A directory holding ``results.db``, or a run id.
+        out: The output directory to look for a run id in; ``None`` tries ``run`` as a path
+            only.
+
+    Raises:
+        ConfigError: nothing matches; the message lists the runs that exist there.
+
+    """
+    as_path = Path(run)
+    if as_path.is_dir():
+        records = _runs_in(as_path)
+        if not records:
+            raise ConfigError(f"{as_path} holds no runs ({DB_NAME} missing or empty)")
+        return RunRef(as_path, records[-1])
+    if out is None:
+        raise ConfigError(
+            f"{run!r} is not a run directory; give the directory, or the run id with --out DIR"
+        )
+    records = _runs_in(Path(out))
+    for record in records:
+        if record.run_id == run:
+            return RunRef(Path(out), record)
+    known = ", ".join(r.run_id for r in records) or "none"
+    raise ConfigError(f"no run {run!r} in {out}; runs there: {known}")
+
+
+def errored_results(ref: RunRef) -> list[MetricResult]:
+    """The run's results with status ``error`` (the dead letters), in key order."""
+    with ResultStore(ref.directory) as store:
+        return [r for r in store.results(ref.run_id) if r.status == "error"]
