@@ -1,0 +1,172 @@
+"""The OpenTelemetry GenAI semantic conventions, v1.26 through v1.37+ (convention ``genai``).
+
+Reads, per span (keys and versions in :mod:`~agent_eval.ingest.conventions.genai_keys`):
+
+- messages from the v1.37+ attributes ``gen_ai.system_instructions``, ``gen_ai.input.messages``
+  and ``gen_ai.output.messages`` (JSON strings, or already structured values);
+- else from the v1.26 ``gen_ai.prompt`` / ``gen_ai.completion`` attributes (on the span or on its
+  ``gen_ai.content.*`` events);
+- else from the v1.28-v1.36 per-message events, as span events or as the OTLP log records the
+  assembler joined to the span by trace and span id
+  (:mod:`~agent_eval.ingest.conventions.genai_events`);
+- ``execute_tool`` spans as a :class:`ToolExecution` (``gen_ai.tool.*``);
+- ``gen_ai.agent.name``, ``gen_ai.conversation.id``, the response (else request) model and the
+  usage attributes (current and pre-v1.27 names).
+
+Tool-call arguments are parsed JSON; a string that is not valid JSON is kept verbatim in
+``raw_arguments``. Message parts other than text, tool calls, tool responses and reasoning are
+kept as :class:`~agent_eval.trace.OpaquePart`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any, ClassVar
+
+from agent_eval.errors import InvalidSpanError
+from agent_eval.ingest.conventions import genai_keys as k
+from agent_eval.ingest.conventions.base import Convention
+from agent_eval.ingest.conventions.genai_events import event_bodies, messages_from_events
+from agent_eval.ingest.conventions.messages import (
+    decode_json,
+    messages_from_value,
+    parse_arguments,
+    text_of,
+    to_json_value,
+)
+from agent_eval.ingest.extraction import SpanExtraction, SpanKind, ToolExecution
+from agent_eval.ingest.spans import LogRecord, SpanRecord
+from agent_eval.trace import Message, SystemMessage
+
+__all__ = ["GenAIConvention"]
+
+Messages = tuple[list[Message], list[Message]]
+
+
+class GenAIConvention(Convention):
+    """OTel GenAI semantic conventions v1.26-v1.37+ (events, log records and JSON attributes)."""
+
+    name: ClassVar[str] = "genai"
+    semconv: ClassVar[str] = "OpenTelemetry GenAI semantic conventions v1.26-v1.37"
+    priority: ClassVar[int] = 50
+
+    def detect(self, span: SpanRecord) -> bool:
+        """Whether any attribute or event name is in the ``gen_ai.`` namespace."""
+        if any(key.startswith(k.PREFIX) for key in span.attributes):
+            return True
+        return any(event.name.startswith(k.PREFIX) for event in span.events)
+
+    def extract(self, span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanExtraction:
+        """Read messages, tool run, agent, conversation, model and usage from one span.
+
+        Raises:
+            InvalidSpanError: a message with an unknown role, or a non-integer token count.
+
+        """
+        attrs = span.attributes
+        try:
+            inputs, outputs = _messages(span, logs)
+        except ValueError as exc:
+            raise InvalidSpanError(str(exc), trace_id=span.trace_id, span_id=span.span_id) from exc
+        kind = _kind(attrs, bool(inputs or outputs))
+        tool = _tool(attrs) if kind == "tool" else None
+        extraction = SpanExtraction(
+            convention=self.name,
+            kind=kind,
+            input_messages=tuple(inputs),
+            output_messages=tuple(outputs),
+            tool=tool,
+            agent_name=_str(attrs.get(k.AGENT_NAME)),
+            conversation_id=_str(attrs.get(k.CONVERSATION_ID)),
+            model=_str(attrs.get(k.RESPONSE_MODEL)) or _str(attrs.get(k.REQUEST_MODEL)),
+            input_tokens=_tokens(span, k.USAGE_INPUT_TOKENS, k.USAGE_PROMPT_TOKENS),
+            output_tokens=_tokens(span, k.USAGE_OUTPUT_TOKENS, k.USAGE_COMPLETION_TOKENS),
+        )
+        if extraction.is_empty:
+            return _with_reason(extraction, "no_genai_content")
+        return extraction
+
+
+def _messages(span: SpanRecord, logs: Sequence[LogRecord]) -> Messages:
+    attrs = span.attributes
+    inputs = messages_from_value(attrs.get(k.INPUT_MESSAGES), "user")
+    outputs = messages_from_value(attrs.get(k.OUTPUT_MESSAGES), "assistant")
+    inputs = _with_instructions(attrs.get(k.SYSTEM_INSTRUCTIONS), inputs)
+    if not inputs:
+        inputs = messages_from_value(attrs.get(k.PROMPT), "user")
+    if not outputs:
+        outputs = messages_from_value(attrs.get(k.COMPLETION), "assistant")
+    if inputs or outputs:
+        return inputs, outputs
+    return messages_from_events(event_bodies(span.events, logs))
+
+
+def _with_instructions(value: Any, inputs: list[Message]) -> list[Message]:
+    value = decode_json(value)
+    if value is None or value in ("", []):
+        return inputs
+    text = text_of(value)
+    if inputs and isinstance(inputs[0], SystemMessage) and inputs[0].content == text:
+        return inputs
+    return [SystemMessage(content=text), *inputs]
+
+
+def _kind(attrs: Mapping[str, Any], has_messages: bool) -> SpanKind:
+    operation = attrs.get(k.OPERATION_NAME)
+    if operation in k.LLM_OPERATIONS:
+        return "llm"
+    if operation in k.TOOL_OPERATIONS or (operation is None and k.TOOL_NAME in attrs):
+        return "tool"
+    if operation in k.AGENT_OPERATIONS:
+        return "agent"
+    if has_messages:
+        return "llm"
+    return "other"
+
+
+def _tool(attrs: Mapping[str, Any]) -> ToolExecution:
+    raw_args = attrs.get(k.TOOL_CALL_ARGUMENTS, attrs.get(k.TOOL_INPUT_FALLBACK))
+    arguments, raw = parse_arguments(raw_args)
+    result = attrs.get(k.TOOL_CALL_RESULT, attrs.get(k.TOOL_OUTPUT_FALLBACK))
+    return ToolExecution(
+        name=_str(attrs.get(k.TOOL_NAME)),
+        call_id=_str(attrs.get(k.TOOL_CALL_ID)),
+        arguments=arguments,
+        raw_arguments=raw,
+        result=None if result is None else _result_text(result),
+    )
+
+
+def _result_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return text_of(to_json_value(value)) if isinstance(value, list) else str(to_json_value(value))
+
+
+def _tokens(span: SpanRecord, key: str, old_key: str) -> int | None:
+    value = span.attributes.get(key, span.attributes.get(old_key))
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise InvalidSpanError(
+            f"{key} must be an integer token count, got {value!r}",
+            trace_id=span.trace_id,
+            span_id=span.span_id,
+        )
+    try:
+        return int(value)
+    except ValueError:
+        raise InvalidSpanError(
+            f"{key} must be an integer token count, got {value!r}",
+            trace_id=span.trace_id,
+            span_id=span.span_id,
+        ) from None
+
+
+def _str(value: Any) -> str | None:
+    return None if value in (None, "") else str(value)
+
+
+def _with_reason(extraction: SpanExtraction, reason: str) -> SpanExtraction:
+    return replace(extraction, ignored_reason=reason)

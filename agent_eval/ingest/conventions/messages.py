@@ -1,0 +1,319 @@
+"""Building blocks every convention uses to turn recorded message shapes into our messages.
+
+Conventions meet the same few shapes again and again: JSON inside a string attribute, OpenAI
+chat messages (``{"role", "content", "tool_calls": [{"id", "function": {"name",
+"arguments"}}], "tool_call_id"}``), and OTel GenAI v1.37 part lists (``{"role", "parts":
+[{"type": "text" | "tool_call" | "tool_call_response" | "reasoning" | ..., ...}]}``). The
+helpers here decode those once so every convention module stays small:
+
+- :func:`decode_json` parses JSON held in a string, leaving anything else as it is;
+- :func:`parse_arguments` gives tool-call arguments as parsed JSON, or the verbatim string in
+  ``raw_arguments`` when it is not valid JSON;
+- :func:`build_message` maps a role name to our message type;
+- :func:`message_from_mapping` reads one message in either the OpenAI or the parts shape.
+
+Unknown roles raise :class:`ValueError`; conventions turn it into ``InvalidSpanError`` naming the
+span and attribute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import orjson
+from pydantic import JsonValue
+
+from agent_eval.trace import (
+    AssistantMessage,
+    Message,
+    OpaquePart,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+
+__all__ = [
+    "ROLE_ALIASES",
+    "build_message",
+    "decode_json",
+    "message_from_mapping",
+    "messages_from_value",
+    "parse_arguments",
+    "text_of",
+    "to_json_value",
+    "tool_call",
+]
+
+ROLE_ALIASES: Mapping[str, str] = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "ai": "assistant",
+    "model": "assistant",
+    "bot": "assistant",
+    "tool": "tool",
+    "function": "tool",
+    "ipython": "tool",
+}
+"""Role names seen in the wild -> our four roles (OpenAI, LangChain, Gemini, Llama)."""
+
+_TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
+
+
+def decode_json(value: Any) -> Any:
+    """Parse ``value`` as JSON when it is a string holding a JSON object or array.
+
+    Returns:
+        The parsed value; the input unchanged when it is not a string, does not look like a JSON
+        object/array, or does not parse.
+
+    """
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if not isinstance(value, str):
+        return value
+    stripped = value.lstrip()
+    if not stripped or stripped[0] not in "[{":
+        return value
+    try:
+        return orjson.loads(stripped)
+    except orjson.JSONDecodeError:
+        return value
+
+
+def to_json_value(value: Any) -> JsonValue:
+    """Make ``value`` JSON-safe (bytes become text, tuples lists, other objects their repr)."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, Mapping):
+        return {str(k): to_json_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_json_value(v) for v in value]
+    return repr(value)
+
+
+def parse_arguments(value: Any) -> tuple[JsonValue, str | None]:
+    """Tool-call arguments as ``(parsed JSON, raw string or None)``.
+
+    A string is parsed as JSON; when it does not parse, ``(None, the string)`` is returned so the
+    caller keeps it verbatim in ``raw_arguments``. Already-structured values pass through.
+    """
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if isinstance(value, str):
+        if not value.strip():
+            return None, None
+        try:
+            return to_json_value(orjson.loads(value)), None
+        except orjson.JSONDecodeError:
+            return None, value
+    return to_json_value(value), None
+
+
+def text_of(content: Any) -> str:
+    """The text of a message content: a string, a list of parts, or a part mapping.
+
+    Text parts (``{"type": "text", "text"|"content": ...}``) are joined with newlines; other parts
+    are skipped here (see :func:`opaque_parts_of`). JSON-ish values without text are dumped.
+    """
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Mapping):
+        for key in ("text", "content"):
+            if isinstance(content.get(key), str):
+                return str(content[key])
+        return orjson.dumps(to_json_value(content), option=orjson.OPT_SORT_KEYS).decode()
+    if isinstance(content, list | tuple):
+        texts = [text_of(p) for p in content if _is_text_part(p)]
+        return "\n".join(t for t in texts if t)
+    return str(content)
+
+
+def opaque_parts_of(content: Any) -> tuple[OpaquePart, ...]:
+    """The non-text parts of a list-of-parts content, kept verbatim."""
+    if not isinstance(content, list | tuple):
+        return ()
+    return tuple(
+        OpaquePart(type=str(p.get("type", "unknown")), data=to_json_value(p))
+        for p in content
+        if isinstance(p, Mapping) and not _is_text_part(p)
+    )
+
+
+def _is_text_part(part: Any) -> bool:
+    if isinstance(part, str):
+        return True
+    return isinstance(part, Mapping) and part.get("type", "text") in _TEXT_PART_TYPES
+
+
+def tool_call(name: Any, arguments: Any, call_id: Any = None) -> ToolCall:
+    """A :class:`ToolCall` with arguments parsed (invalid JSON kept in ``raw_arguments``)."""
+    parsed, raw = parse_arguments(arguments)
+    return ToolCall(
+        id=None if call_id in (None, "") else str(call_id),
+        name="" if name is None else str(name),
+        arguments=parsed,
+        raw_arguments=raw,
+    )
+
+
+def build_message(
+    role: Any,
+    content: str = "",
+    *,
+    tool_calls: Sequence[ToolCall] | None = None,
+    tool_call_id: str | None = None,
+    tool_name: str | None = None,
+    reasoning: str | None = None,
+    parts: Iterable[OpaquePart] = (),
+    agent_name: str | None = None,
+) -> Message:
+    """One of our message types for ``role`` (aliases such as ``developer``/``ai`` accepted).
+
+    Raises:
+        ValueError: the role is not one of :data:`ROLE_ALIASES`.
+
+    """
+    canonical = ROLE_ALIASES.get(str(role).lower()) if role is not None else None
+    extra = tuple(parts)
+    if canonical == "system":
+        return SystemMessage(content=content, parts=extra)
+    if canonical == "user":
+        return UserMessage(content=content, parts=extra)
+    if canonical == "tool":
+        return ToolMessage(
+            content=content, parts=extra, tool_call_id=tool_call_id, tool_name=tool_name
+        )
+    if canonical == "assistant":
+        calls = None if tool_calls is None else tuple(tool_calls)
+        return AssistantMessage(
+            content=content,
+            parts=extra,
+            tool_calls=calls,
+            reasoning=reasoning,
+            agent_name=agent_name,
+        )
+    raise ValueError(f"unknown message role {role!r}; expected one of {sorted(ROLE_ALIASES)}")
+
+
+def message_from_mapping(data: Mapping[str, Any], default_role: str | None = None) -> Message:
+    """Read one message in the OpenAI chat shape or the GenAI v1.37 parts shape.
+
+    Raises:
+        ValueError: no usable role.
+
+    """
+    role = data.get("role") or default_role
+    if isinstance(data.get("parts"), list):
+        return _from_parts(role, data["parts"])
+    return _from_openai(role, data)
+
+
+def _from_openai(role: Any, data: Mapping[str, Any]) -> Message:
+    content = data.get("content", data.get("text"))
+    if _is_parts_json(content):
+        content = decode_json(content)
+    calls = _openai_tool_calls(data)
+    return build_message(
+        role,
+        text_of(content),
+        tool_calls=calls,
+        tool_call_id=_str_or_none(data.get("tool_call_id") or data.get("id")),
+        tool_name=_str_or_none(data.get("name")),
+        parts=opaque_parts_of(content),
+    )
+
+
+def _is_parts_json(value: Any) -> bool:
+    return isinstance(value, str) and value.lstrip().startswith('[{"type"')
+
+
+def _openai_tool_calls(data: Mapping[str, Any]) -> list[ToolCall] | None:
+    raw = decode_json(data.get("tool_calls"))
+    calls: list[ToolCall] = []
+    if isinstance(raw, list):
+        for item in raw:
+            if isinstance(item, Mapping):
+                function = item.get("function")
+                fn: Mapping[str, Any] = function if isinstance(function, Mapping) else item
+                calls.append(tool_call(fn.get("name"), fn.get("arguments"), item.get("id")))
+    function_call = data.get("function_call")
+    if isinstance(function_call, Mapping):
+        calls.append(tool_call(function_call.get("name"), function_call.get("arguments")))
+    if not calls and raw is None and function_call is None:
+        return None
+    return calls
+
+
+def _from_parts(role: Any, parts: Sequence[Any]) -> Message:
+    texts: list[str] = []
+    reasoning: list[str] = []
+    calls: list[ToolCall] = []
+    opaque: list[OpaquePart] = []
+    response_id: str | None = None
+    for part in parts:
+        if not isinstance(part, Mapping):
+            texts.append(text_of(part))
+            continue
+        kind = part.get("type")
+        if kind in _TEXT_PART_TYPES:
+            texts.append(text_of(part))
+        elif kind == "reasoning":
+            reasoning.append(text_of(part))
+        elif kind == "tool_call":
+            calls.append(tool_call(part.get("name"), part.get("arguments"), part.get("id")))
+        elif kind == "tool_call_response":
+            response_id = _str_or_none(part.get("id"))
+            texts.append(_response_text(part.get("response")))
+        else:
+            opaque.append(OpaquePart(type=str(kind or "unknown"), data=to_json_value(part)))
+    return build_message(
+        role,
+        "\n".join(t for t in texts if t),
+        tool_calls=calls or None,
+        tool_call_id=response_id,
+        reasoning="\n".join(reasoning) or None,
+        parts=opaque,
+    )
+
+
+def _response_text(response: Any) -> str:
+    if isinstance(response, str):
+        return response
+    if response is None:
+        return ""
+    return orjson.dumps(to_json_value(response)).decode()
+
+
+def messages_from_value(value: Any, default_role: str | None = None) -> list[Message]:
+    """Messages from a decoded attribute: a list of message mappings, one mapping, or text.
+
+    A mapping with a ``messages`` list (a request body) yields those messages; a bare string
+    becomes one message of ``default_role`` (nothing when no default is given).
+
+    Raises:
+        ValueError: a message with an unknown role.
+
+    """
+    value = decode_json(value)
+    if isinstance(value, Mapping) and isinstance(value.get("messages"), list):
+        value = value["messages"]
+    if isinstance(value, Mapping):
+        value = [value]
+    if isinstance(value, list):
+        return [message_from_mapping(m, default_role) for m in value if isinstance(m, Mapping)]
+    if isinstance(value, str) and value and default_role:
+        return [build_message(default_role, value)]
+    return []
+
+
+def _str_or_none(value: Any) -> str | None:
+    return None if value in (None, "") else str(value)

@@ -1,0 +1,218 @@
+"""The OpenInference semantic conventions (Arize; convention ``openinference``).
+
+Reads the flattened message lists ``llm.input_messages.{i}.message.*`` and
+``llm.output_messages.{i}.message.*`` (text in ``message.content`` or in
+``message.contents.{k}.message_content.*``; tool calls in
+``message.tool_calls.{j}.tool_call.{id,function.name,function.arguments}``; ``message.tool_call_id``
+and ``message.name`` on tool results), ``openinference.span.kind`` (LLM, TOOL, AGENT, CHAIN,
+RETRIEVER...), ``session.id``, TOOL spans (``tool.name``, ``tool_call.*``, arguments from
+``input.value``, the result from ``output.value``), RETRIEVER spans
+(``retrieval.documents.{i}.document.{content,id,score,metadata}``), ``llm.model_name``,
+``llm.token_count.{prompt,completion}``, ``agent.name`` and ``graph.node.name``. When an LLM span
+has no flattened messages, a JSON ``input.value`` request body with ``messages`` and an
+``output.value`` chat completion (``choices[0].message``) are read instead. Keys are in
+:mod:`~agent_eval.ingest.conventions.openinference_keys`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any, ClassVar
+
+from agent_eval.errors import InvalidSpanError
+from agent_eval.ingest.conventions import openinference_keys as k
+from agent_eval.ingest.conventions.base import Convention
+from agent_eval.ingest.conventions.flatten import indexed
+from agent_eval.ingest.conventions.messages import (
+    build_message,
+    decode_json,
+    message_from_mapping,
+    messages_from_value,
+    parse_arguments,
+    to_json_value,
+    tool_call,
+)
+from agent_eval.ingest.extraction import SpanExtraction, SpanKind, ToolExecution
+from agent_eval.ingest.spans import LogRecord, SpanRecord
+from agent_eval.trace import Message, OpaquePart, RetrievedDocument, ToolCall
+
+__all__ = ["OpenInferenceConvention"]
+
+
+class OpenInferenceConvention(Convention):
+    """OpenInference span attributes (flattened messages, span kinds, retrievals, tools)."""
+
+    name: ClassVar[str] = "openinference"
+    semconv: ClassVar[str] = (
+        "OpenInference semantic conventions (openinference-semantic-conventions 0.1)"
+    )
+    priority: ClassVar[int] = 60
+
+    def detect(self, span: SpanRecord) -> bool:
+        """Whether the span has ``openinference.span.kind`` or flattened ``llm.*`` messages."""
+        return any(key.startswith(k.DETECT_PREFIXES) for key in span.attributes)
+
+    def extract(self, span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanExtraction:
+        """Read messages, tool run, retrieval, agent, session, model and usage from one span.
+
+        Raises:
+            InvalidSpanError: a message with an unknown role, or a non-integer token count.
+
+        """
+        attrs = span.attributes
+        kind = _kind(attrs)
+        try:
+            inputs, outputs = _messages(attrs) if kind in ("llm", "other") else ([], [])
+        except ValueError as exc:
+            raise InvalidSpanError(str(exc), trace_id=span.trace_id, span_id=span.span_id) from exc
+        if kind == "other" and (inputs or outputs):
+            kind = "llm"
+        extraction = SpanExtraction(
+            convention=self.name,
+            kind=kind,
+            input_messages=tuple(inputs),
+            output_messages=tuple(outputs),
+            tool=_tool(attrs) if kind == "tool" else None,
+            agent_name=_agent_name(span, kind),
+            conversation_id=_str(attrs.get(k.SESSION_ID)),
+            model=_str(attrs.get(k.LLM_MODEL_NAME)),
+            input_tokens=_tokens(span, k.LLM_TOKEN_COUNT_PROMPT),
+            output_tokens=_tokens(span, k.LLM_TOKEN_COUNT_COMPLETION),
+            retrieval_query=_str(attrs.get(k.INPUT_VALUE)) if kind == "retriever" else None,
+            documents=_documents(attrs) if kind == "retriever" else (),
+        )
+        if extraction.is_empty:
+            return replace(extraction, ignored_reason="no_genai_content")
+        return extraction
+
+
+def _kind(attrs: Mapping[str, Any]) -> SpanKind:
+    value = str(attrs.get(k.SPAN_KIND, "")).upper()
+    kind = k.SPAN_KINDS.get(value, "other")
+    return kind  # type: ignore[return-value]
+
+
+def _messages(attrs: Mapping[str, Any]) -> tuple[list[Message], list[Message]]:
+    inputs = [_message(m, "user") for m in indexed(attrs, k.LLM_INPUT_MESSAGES)]
+    outputs = [_message(m, "assistant") for m in indexed(attrs, k.LLM_OUTPUT_MESSAGES)]
+    if not inputs and _is_json(attrs, k.INPUT_MIME_TYPE):
+        value = decode_json(attrs.get(k.INPUT_VALUE))
+        if isinstance(value, Mapping) and isinstance(value.get("messages"), list):
+            inputs = messages_from_value(value["messages"], "user")
+    if not outputs and _is_json(attrs, k.OUTPUT_MIME_TYPE):
+        outputs = _choice_messages(decode_json(attrs.get(k.OUTPUT_VALUE)))
+    return inputs, outputs
+
+
+def _is_json(attrs: Mapping[str, Any], mime_key: str) -> bool:
+    return attrs.get(mime_key) == k.JSON_MIME_TYPE
+
+
+def _choice_messages(value: Any) -> list[Message]:
+    if not isinstance(value, Mapping) or not isinstance(value.get("choices"), list):
+        return []
+    choices = [c for c in value["choices"] if isinstance(c, Mapping)]
+    message = choices[0].get("message") if choices else None
+    return [message_from_mapping(message, "assistant")] if isinstance(message, Mapping) else []
+
+
+def _message(flat: Mapping[str, Any], default_role: str) -> Message:
+    role = flat.get(k.MESSAGE_ROLE) or default_role
+    text, parts = _content(flat)
+    return build_message(
+        role,
+        text,
+        tool_calls=_tool_calls(flat),
+        tool_call_id=_str(flat.get(k.MESSAGE_TOOL_CALL_ID)),
+        tool_name=_str(flat.get(k.MESSAGE_NAME)),
+        parts=parts,
+    )
+
+
+def _content(flat: Mapping[str, Any]) -> tuple[str, list[OpaquePart]]:
+    content = flat.get(k.MESSAGE_CONTENT)
+    if content is not None:
+        return str(content), []
+    texts: list[str] = []
+    parts: list[OpaquePart] = []
+    for part in indexed(flat, k.MESSAGE_CONTENTS):
+        kind = str(part.get(k.CONTENT_TYPE, "text"))
+        if kind == "text":
+            texts.append(str(part.get(k.CONTENT_TEXT, "")))
+        else:
+            parts.append(OpaquePart(type=kind, data=to_json_value(part)))
+    return "\n".join(texts), parts
+
+
+def _tool_calls(flat: Mapping[str, Any]) -> list[ToolCall] | None:
+    calls = [
+        tool_call(
+            c.get(k.TOOL_CALL_FUNCTION_NAME),
+            c.get(k.TOOL_CALL_FUNCTION_ARGUMENTS),
+            c.get(k.TOOL_CALL_ID),
+        )
+        for c in indexed(flat, k.MESSAGE_TOOL_CALLS)
+    ]
+    if not calls and k.MESSAGE_FUNCTION_CALL_NAME in flat:
+        name = flat[k.MESSAGE_FUNCTION_CALL_NAME]
+        calls.append(tool_call(name, flat.get(k.MESSAGE_FUNCTION_CALL_ARGUMENTS)))
+    return calls or None
+
+
+def _tool(attrs: Mapping[str, Any]) -> ToolExecution:
+    raw = attrs.get(k.TOOL_CALL_FUNCTION_ARGUMENTS, attrs.get(k.INPUT_VALUE))
+    arguments, raw_arguments = parse_arguments(raw)
+    result = attrs.get(k.OUTPUT_VALUE)
+    return ToolExecution(
+        name=_str(attrs.get(k.TOOL_NAME)) or _str(attrs.get(k.TOOL_CALL_FUNCTION_NAME)),
+        call_id=_str(attrs.get(k.TOOL_CALL_ID)),
+        arguments=arguments,
+        raw_arguments=raw_arguments,
+        result=None if result is None else str(result),
+    )
+
+
+def _documents(attrs: Mapping[str, Any]) -> tuple[RetrievedDocument, ...]:
+    return tuple(_document(d) for d in indexed(attrs, k.RETRIEVAL_DOCUMENTS))
+
+
+def _document(flat: Mapping[str, Any]) -> RetrievedDocument:
+    metadata = decode_json(flat.get(k.DOCUMENT_METADATA))
+    score = flat.get(k.DOCUMENT_SCORE)
+    return RetrievedDocument(
+        content=str(flat.get(k.DOCUMENT_CONTENT, "")),
+        id=_str(flat.get(k.DOCUMENT_ID)),
+        score=float(score)
+        if isinstance(score, int | float) and not isinstance(score, bool)
+        else None,
+        metadata={str(key): to_json_value(v) for key, v in metadata.items()}
+        if isinstance(metadata, Mapping)
+        else {},
+    )
+
+
+def _agent_name(span: SpanRecord, kind: SpanKind) -> str | None:
+    name = _str(span.attributes.get(k.AGENT_NAME))
+    if name or kind != "agent":
+        return name
+    return _str(span.attributes.get(k.GRAPH_NODE_NAME)) or _str(span.name)
+
+
+def _tokens(span: SpanRecord, key: str) -> int | None:
+    value = span.attributes.get(key)
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float | str) and str(value).replace(".", "", 1).isdigit():
+        return int(float(value))
+    raise InvalidSpanError(
+        f"{key} must be an integer token count, got {value!r}",
+        trace_id=span.trace_id,
+        span_id=span.span_id,
+    )
+
+
+def _str(value: Any) -> str | None:
+    return None if value in (None, "") else str(value)

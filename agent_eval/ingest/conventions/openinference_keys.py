@@ -1,0 +1,84 @@
+"""Attribute keys of the OpenInference semantic conventions (Arize, spec as of 2025, semconv 0.1.x).
+
+Source: https://arize-ai.github.io/openinference/spec/ (semantic_conventions.md). Lists are
+flattened into indexed keys: ``llm.input_messages.{i}.message.role``,
+``llm.input_messages.{i}.message.contents.{k}.message_content.text``,
+``llm.input_messages.{i}.message.tool_calls.{j}.tool_call.function.arguments``,
+``retrieval.documents.{i}.document.content``...
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+SPAN_KIND: Final = "openinference.span.kind"
+SESSION_ID: Final = "session.id"
+USER_ID: Final = "user.id"
+INPUT_VALUE: Final = "input.value"
+INPUT_MIME_TYPE: Final = "input.mime_type"
+OUTPUT_VALUE: Final = "output.value"
+OUTPUT_MIME_TYPE: Final = "output.mime_type"
+JSON_MIME_TYPE: Final = "application/json"
+
+LLM_PREFIX: Final = "llm."
+LLM_MODEL_NAME: Final = "llm.model_name"
+LLM_INPUT_MESSAGES: Final = "llm.input_messages"
+LLM_OUTPUT_MESSAGES: Final = "llm.output_messages"
+LLM_TOKEN_COUNT_PROMPT: Final = "llm.token_count.prompt"
+LLM_TOKEN_COUNT_COMPLETION: Final = "llm.token_count.completion"
+
+# Within one flattened message (after "llm.input_messages.{i}.")
+MESSAGE_ROLE: Final = "message.role"
+MESSAGE_CONTENT: Final = "message.content"
+MESSAGE_CONTENTS: Final = "message.contents"
+MESSAGE_NAME: Final = "message.name"
+MESSAGE_TOOL_CALL_ID: Final = "message.tool_call_id"
+MESSAGE_TOOL_CALLS: Final = "message.tool_calls"
+MESSAGE_FUNCTION_CALL_NAME: Final = "message.function_call_name"
+MESSAGE_FUNCTION_CALL_ARGUMENTS: Final = "message.function_call_arguments_json"
+CONTENT_TYPE: Final = "message_content.type"
+CONTENT_TEXT: Final = "message_content.text"
+CONTENT_IMAGE_URL: Final = "message_content.image.image.url"
+TOOL_CALL_ID: Final = "tool_call.id"
+TOOL_CALL_FUNCTION_NAME: Final = "tool_call.function.name"
+TOOL_CALL_FUNCTION_ARGUMENTS: Final = "tool_call.function.arguments"
+
+# TOOL spans
+TOOL_NAME: Final = "tool.name"
+TOOL_PARAMETERS: Final = "tool.parameters"
+"""The tool's parameter schema (not the call's arguments)."""
+
+# RETRIEVER spans
+RETRIEVAL_DOCUMENTS: Final = "retrieval.documents"
+DOCUMENT_CONTENT: Final = "document.content"
+DOCUMENT_ID: Final = "document.id"
+DOCUMENT_SCORE: Final = "document.score"
+DOCUMENT_METADATA: Final = "document.metadata"
+
+# Agents and graphs
+AGENT_NAME: Final = "agent.name"
+GRAPH_NODE_ID: Final = "graph.node.id"
+GRAPH_NODE_NAME: Final = "graph.node.name"
+GRAPH_NODE_PARENT_ID: Final = "graph.node.parent_id"
+
+SPAN_KINDS: Final = {
+    "LLM": "llm",
+    "TOOL": "tool",
+    "AGENT": "agent",
+    "CHAIN": "chain",
+    "RETRIEVER": "retriever",
+    "EMBEDDING": "other",
+    "RERANKER": "retriever",
+    "GUARDRAIL": "other",
+    "EVALUATOR": "other",
+    "PROMPT": "other",
+    "UNKNOWN": "other",
+}
+"""``openinference.span.kind`` value -> :data:`~agent_eval.ingest.extraction.SpanKind`."""
+DETECT_PREFIXES: Final = (
+    "openinference.",
+    "llm.input_messages",
+    "llm.output_messages",
+    "llm.model_name",
+    "retrieval.documents",
+)

@@ -1,0 +1,180 @@
+"""The compact form assembly keeps of each span: :class:`SpanEntry`.
+
+Assembly must not hold raw :class:`~agent_eval.ingest.spans.SpanRecord` objects (their attribute
+maps are most of a trace's bytes), so each span is read once, when it arrives, into a
+``SpanEntry``: ids, times, name, the chosen convention's :class:`SpanExtraction`, the names of
+other conventions that also matched, and the errors recorded on the span.
+
+When several conventions detect one span, the extraction kept is the non-empty one with the
+lowest ``priority`` number (ties: the richest); scalar facts it lacks (agent, conversation,
+model, usage) are filled from the others, and the others' names are kept in ``shadowed`` so the
+span's messages are used once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from agent_eval.errors import InputError
+from agent_eval.ingest.accounting import FileReport
+from agent_eval.ingest.conventions.base import Convention
+from agent_eval.ingest.extraction import SpanExtraction
+from agent_eval.ingest.spans import SpanRecord
+from agent_eval.trace import SpanErrorInfo
+
+__all__ = ["SpanEntry", "read_span"]
+
+ERROR_TYPE = "error.type"
+EXCEPTION_EVENT = "exception"
+EXCEPTION_TYPE = "exception.type"
+EXCEPTION_MESSAGE = "exception.message"
+TRANSPORT_PREFIXES = {
+    "http_span": ("http.", "url."),
+    "rpc_span": ("rpc.", "grpc."),
+    "db_span": ("db.",),
+}
+"""Ignored-span reasons for spans of the general OTel HTTP, RPC and database conventions."""
+
+_FILLABLE = ("agent_name", "conversation_id", "model", "input_tokens", "output_tokens")
+
+
+@dataclass(slots=True)
+class SpanEntry:
+    """What assembly keeps of one span.
+
+    Attributes:
+        trace_id / span_id / parent_id: Hex ids.
+        name: The span name.
+        start / end: Unix ns.
+        seq: Arrival order (breaks ties between equal start times).
+        file: The report of the file it came from.
+        extraction: The chosen convention's reading, or ``None`` when no convention matched.
+        shadowed: Other conventions that matched the same span.
+        errors: Errors recorded on the span.
+        reason: Why the span is unusable when ``extraction`` is ``None``.
+        detail: A sentence for the skipped-items report (invalid spans).
+        logs: Log records joined to the span.
+
+    """
+
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    start: int
+    end: int
+    seq: int
+    file: FileReport
+    extraction: SpanExtraction | None = None
+    shadowed: tuple[str, ...] = ()
+    errors: tuple[SpanErrorInfo, ...] = ()
+    reason: str | None = None
+    detail: str | None = None
+    logs: int = 0
+
+    @property
+    def has_messages(self) -> bool:
+        """Whether the extraction holds input or output messages."""
+        ex = self.extraction
+        return ex is not None and bool(ex.input_messages or ex.output_messages)
+
+
+def read_span(
+    span: SpanRecord, file: FileReport, matched: Sequence[Convention], seq: int
+) -> SpanEntry:
+    """Read ``span`` with the conventions that detected it into a compact entry.
+
+    Never raises for bad span content: when every matching convention fails, the entry has no
+    extraction, ``reason`` ``"invalid_span"`` (an ``InputError``) or ``"convention_error"`` (any
+    other exception from a plugin) and the message in ``detail``.
+    """
+    entry = SpanEntry(
+        trace_id=span.trace_id,
+        span_id=span.span_id,
+        parent_id=span.parent_span_id or None,
+        name=span.name,
+        start=span.start_time_unix_nano,
+        end=span.end_time_unix_nano,
+        seq=seq,
+        file=file,
+        errors=span_errors(span),
+    )
+    extractions: list[SpanExtraction] = []
+    for convention in matched:
+        try:
+            extractions.append(convention.extract(span))
+        except InputError as exc:
+            entry.reason, entry.detail = "invalid_span", str(exc)
+        except Exception as exc:  # a broken plugin convention must not end the run
+            entry.reason = "convention_error"
+            entry.detail = f"convention {convention.name!r} failed: {type(exc).__name__}: {exc}"
+    if not extractions:
+        entry.reason = entry.reason or unmatched_reason(span)
+        return entry
+    priorities = {c.name: c.priority for c in matched}
+    entry.extraction = choose(extractions, priorities)
+    entry.shadowed = tuple(
+        e.convention for e in extractions if e.convention != entry.extraction.convention
+    )
+    return entry
+
+
+def choose(extractions: Sequence[SpanExtraction], priorities: dict[str, int]) -> SpanExtraction:
+    """The best extraction (non-empty, lowest priority number, richest), gaps filled."""
+    candidates = [e for e in extractions if not e.is_empty] or list(extractions)
+    best = min(candidates, key=lambda e: (priorities.get(e.convention, 100), -richness(e)))
+    fills: dict[str, Any] = {}
+    for name in _FILLABLE:
+        if getattr(best, name) is None:
+            found = next(
+                (getattr(e, name) for e in extractions if getattr(e, name) is not None), None
+            )
+            if found is not None:
+                fills[name] = found
+    return replace(best, **fills) if fills else best
+
+
+def richness(extraction: SpanExtraction) -> int:
+    """How much an extraction carries: messages + documents + a tool run."""
+    ex = extraction
+    return len(ex.input_messages) + len(ex.output_messages) + len(ex.documents) + bool(ex.tool)
+
+
+def unmatched_reason(span: SpanRecord) -> str:
+    """``http_span`` / ``rpc_span`` / ``db_span`` for transport spans, else ``no_genai_content``."""
+    for reason, prefixes in TRANSPORT_PREFIXES.items():
+        if any(key.startswith(prefixes) for key in span.attributes):
+            return reason
+    return "no_genai_content"
+
+
+def span_errors(span: SpanRecord) -> tuple[SpanErrorInfo, ...]:
+    """Errors recorded on the span: status ERROR and ``exception`` events (OTel trace semconv)."""
+    errors = [
+        SpanErrorInfo(
+            trace_id=span.trace_id,
+            span_id=span.span_id,
+            span_name=span.name,
+            error_type=_str(event.attributes.get(EXCEPTION_TYPE)),
+            message=str(event.attributes.get(EXCEPTION_MESSAGE, "")),
+        )
+        for event in span.events
+        if event.name == EXCEPTION_EVENT
+    ]
+    if span.status_code == "ERROR" and not errors:
+        errors.append(
+            SpanErrorInfo(
+                trace_id=span.trace_id,
+                span_id=span.span_id,
+                span_name=span.name,
+                error_type=_str(span.attributes.get(ERROR_TYPE)),
+                message=span.status_message,
+            )
+        )
+    return tuple(errors)
+
+
+def _str(value: Any) -> str | None:
+    return None if value in (None, "") else str(value)

@@ -1,0 +1,284 @@
+"""One deduplicated transcript from the LLM calls and tool runs of a conversation.
+
+Each LLM call usually replays the whole history in its input. :meth:`Transcript.add_call` aligns
+the call's input with the transcript so far and appends only what is new, then the call's
+output. Two input shapes are recognised:
+
+- **replay**: the input's first non-system message is the transcript's first non-system
+  message. Input messages are matched in order (a cursor moves forward); unmatched ones are
+  inserted before the next matched message, or appended; system messages match anywhere (a
+  sub-agent's own instructions appear once, where that agent first speaks).
+- **stateful**: otherwise the server keeps the state and the input holds only the new messages
+  (tool results, the next user turn); they are matched only against the messages added since
+  the last assistant message, and appended.
+
+Messages are compared by :func:`message_key`: role plus whitespace-normalised text; assistant
+messages with tool calls by their call ids (or names and arguments); tool results by call id.
+Every sighting adds the span id to the message. Tool runs recorded on their own spans
+(:meth:`add_tool_run`) supply the tool result when the next LLM input lacks it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from agent_eval.ingest.extraction import ToolExecution
+from agent_eval.trace import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage
+
+__all__ = ["Transcript", "message_key"]
+
+
+@dataclass(slots=True)
+class _Slot:
+    message: Message
+    span_ids: list[str] = field(default_factory=list)
+
+
+def message_key(message: Message) -> tuple[Any, ...]:
+    """The identity used to recognise a replayed message."""
+    if isinstance(message, AssistantMessage) and message.tool_calls:
+        ids = tuple(c.id for c in message.tool_calls)
+        if all(ids):
+            return ("assistant", "ids", ids)
+        calls = tuple(
+            (c.name, _canonical(c.arguments), c.raw_arguments) for c in message.tool_calls
+        )
+        return ("assistant", _norm(message.content), calls)
+    if isinstance(message, ToolMessage) and message.tool_call_id:
+        return ("tool", "id", message.tool_call_id)
+    return (message.role, _norm(message.content))
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _canonical(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+class Transcript:
+    """A growing, deduplicated list of messages with the span ids each came from."""
+
+    def __init__(self) -> None:
+        self._slots: list[_Slot] = []
+        self.notes: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    def messages(self) -> list[Message]:
+        """The messages so far, ``span_ids`` filled (first sighting first)."""
+        return [s.message.model_copy(update={"span_ids": tuple(s.span_ids)}) for s in self._slots]
+
+    def add_call(
+        self,
+        inputs: tuple[Message, ...],
+        outputs: tuple[Message, ...],
+        span_id: str,
+        *,
+        agent_name: str | None = None,
+        model: str | None = None,
+    ) -> None:
+        """Add one LLM call: the new part of its input, then its output."""
+        if self._is_replay(inputs):
+            after, appended = self._add_replay(inputs, span_id)
+        else:
+            after, appended = self._add_stateful(inputs, span_id)
+        for output in outputs:
+            message = _label(output, agent_name, model)
+            found = None if appended else self._find(message_key(message), after)
+            if found is None:
+                self._append(message, span_id)
+            else:
+                self._link(found, message, span_id)
+                after = found + 1
+
+    def _is_replay(self, inputs: tuple[Message, ...]) -> bool:
+        mine = next(
+            (s.message for s in self._slots if not isinstance(s.message, SystemMessage)), None
+        )
+        theirs = next((m for m in inputs if not isinstance(m, SystemMessage)), None)
+        if mine is None or theirs is None:
+            return True
+        return message_key(mine) == message_key(theirs)
+
+    def _add_replay(self, inputs: tuple[Message, ...], span_id: str) -> tuple[int, bool]:
+        cursor, appended = 0, False
+        pending: list[Message] = []
+        for i, message in enumerate(inputs):
+            key = message_key(message)
+            if isinstance(message, SystemMessage):
+                found = self._find(key, 0)
+                if found is None:
+                    pending.append(message)
+                else:
+                    self._link(found, message, span_id)
+                continue
+            found = self._find(key, cursor)
+            if found is not None:
+                self._link(found, message, span_id)
+                cursor = found + 1
+                continue
+            at = self._next_match(inputs[i + 1 :], cursor)
+            for extra in [*pending, message]:
+                self._insert(at, extra, span_id)
+                at += 1
+            pending, appended = [], appended or at >= len(self._slots)
+            cursor = at
+        for extra in pending:
+            self._append(extra, span_id)
+        return cursor, appended
+
+    def _next_match(self, rest: tuple[Message, ...], cursor: int) -> int:
+        for message in rest:
+            found = self._find(message_key(message), cursor)
+            if found is not None:
+                return found
+        return len(self._slots)
+
+    def _add_stateful(self, inputs: tuple[Message, ...], span_id: str) -> tuple[int, bool]:
+        window = self._last_assistant() + 1
+        appended = False
+        for message in inputs:
+            key = message_key(message)
+            start = 0 if isinstance(message, SystemMessage) else window
+            found = self._find(key, start)
+            if found is None:
+                self._append(message, span_id)
+                appended = True
+            else:
+                self._link(found, message, span_id)
+        return len(self._slots), appended
+
+    def _last_assistant(self) -> int:
+        for i in range(len(self._slots) - 1, -1, -1):
+            if isinstance(self._slots[i].message, AssistantMessage):
+                return i
+        return -1
+
+    def _find(self, key: tuple[Any, ...], start: int) -> int | None:
+        for i in range(start, len(self._slots)):
+            if message_key(self._slots[i].message) == key:
+                return i
+        return None
+
+    def _append(self, message: Message, span_id: str | None) -> None:
+        self._slots.append(_Slot(message, [span_id] if span_id else []))
+
+    def _insert(self, at: int, message: Message, span_id: str) -> None:
+        self._slots.insert(at, _Slot(message, [span_id]))
+
+    def _link(self, index: int, message: Message, span_id: str | None) -> None:
+        slot = self._slots[index]
+        if span_id and span_id not in slot.span_ids:
+            slot.span_ids.append(span_id)
+        slot.message = _enrich(slot.message, message)
+
+    # Tool runs recorded on their own spans -------------------------------------------------
+
+    def add_tool_run(self, tool: ToolExecution, span_id: str, agent_name: str | None) -> None:
+        """Add a tool run: its call (when no assistant message requested it) and its result."""
+        located = self._find_call(tool)
+        if located is None:
+            call = ToolCall(
+                id=tool.call_id,
+                name=tool.name or "",
+                arguments=tool.arguments,
+                raw_arguments=tool.raw_arguments,
+            )
+            self._append(AssistantMessage(tool_calls=(call,), agent_name=agent_name), span_id)
+            self.notes.append(
+                f"tool call {call.name!r} taken from tool span {span_id} "
+                "(no recorded LLM output requested it)"
+            )
+        else:
+            self._fill_arguments(*located, tool)
+            call = self._call_at(*located)
+        if tool.result is None:
+            return
+        call_id = tool.call_id or call.id
+        if call_id is not None and (found := self._find(("tool", "id", call_id), 0)) is not None:
+            self._link(
+                found, ToolMessage(content=tool.result, tool_name=call.name or None), span_id
+            )
+            return
+        if tool.call_id is None and call.id is not None:
+            self.notes.append(
+                f"tool span {span_id} ({call.name}) paired to call {call.id} by order"
+            )
+        self._append(
+            ToolMessage(
+                content=tool.result, tool_call_id=call_id, tool_name=tool.name or call.name or None
+            ),
+            span_id,
+        )
+
+    def _find_call(self, tool: ToolExecution) -> tuple[int, int] | None:
+        answered = {
+            s.message.tool_call_id for s in self._slots if isinstance(s.message, ToolMessage)
+        }
+        by_name: tuple[int, int] | None = None
+        for i, slot in enumerate(self._slots):
+            message = slot.message
+            if not isinstance(message, AssistantMessage) or not message.tool_calls:
+                continue
+            for j, call in enumerate(message.tool_calls):
+                if tool.call_id is not None and call.id == tool.call_id:
+                    return i, j
+                if (
+                    tool.call_id is None
+                    and by_name is None
+                    and call.name == tool.name
+                    and (call.id is None or call.id not in answered)
+                ):
+                    by_name = (i, j)
+        return by_name
+
+    def _call_at(self, index: int, call_index: int) -> ToolCall:
+        message = self._slots[index].message
+        assert isinstance(message, AssistantMessage) and message.tool_calls
+        return message.tool_calls[call_index]
+
+    def _fill_arguments(self, index: int, call_index: int, tool: ToolExecution) -> None:
+        call = self._call_at(index, call_index)
+        if call.arguments is not None or call.raw_arguments is not None:
+            return
+        if tool.arguments is None and tool.raw_arguments is None:
+            return
+        message = self._slots[index].message
+        assert isinstance(message, AssistantMessage) and message.tool_calls
+        calls = list(message.tool_calls)
+        calls[call_index] = call.model_copy(
+            update={"arguments": tool.arguments, "raw_arguments": tool.raw_arguments}
+        )
+        self._slots[index].message = message.model_copy(update={"tool_calls": tuple(calls)})
+
+
+def _label(message: Message, agent_name: str | None, model: str | None) -> Message:
+    if not isinstance(message, AssistantMessage):
+        return message
+    update = {}
+    if agent_name and not message.agent_name:
+        update["agent_name"] = agent_name
+    if model and not message.model:
+        update["model"] = model
+    return message.model_copy(update=update) if update else message
+
+
+def _enrich(first: Message, other: Message) -> Message:
+    """Fill what the first sighting lacked from a later sighting of the same message."""
+    update: dict[str, Any] = {}
+    if isinstance(first, ToolMessage) and isinstance(other, ToolMessage):
+        if first.tool_name is None and other.tool_name:
+            update["tool_name"] = other.tool_name
+        if not first.content and other.content:
+            update["content"] = other.content
+    if isinstance(first, AssistantMessage) and isinstance(other, AssistantMessage):
+        for name in ("agent_name", "model", "reasoning", "tool_calls"):
+            if getattr(first, name) is None and getattr(other, name) is not None:
+                update[name] = getattr(other, name)
+    return first.model_copy(update=update) if update else first
