@@ -1,1 +1,29 @@
-"""Ingest: spans and chat logs in, AgentTrace out."""
+"""Ingest: spans and chat logs in, AgentTrace out.
+
+``ingest(paths)`` reads files, directories and globs (the container of each file detected or
+forced) and yields :class:`~agent_eval.trace.AgentTrace` conversations; ``run.report`` holds the
+span accounting afterwards. ``install()`` collects spans in process from the OpenTelemetry SDK.
+Containers (file formats) are plugins: subclass :class:`Container` and register it in the
+``agent_eval.containers`` entry-point group, or with ``containers.register``.
+"""
+
+from agent_eval.ingest.accounting import FileReport, IngestReport
+from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped, containers
+from agent_eval.ingest.pipeline import IngestRun, detect_container, ingest
+from agent_eval.ingest.spans import LogRecord, SourceLocation, SpanEvent, SpanRecord
+
+__all__ = [
+    "Container",
+    "ContainerItem",
+    "FileReport",
+    "IngestReport",
+    "IngestRun",
+    "LogRecord",
+    "Skipped",
+    "SourceLocation",
+    "SpanEvent",
+    "SpanRecord",
+    "containers",
+    "detect_container",
+    "ingest",
+]

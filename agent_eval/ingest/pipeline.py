@@ -1,0 +1,188 @@
+"""The ingest API: paths in, AgentTraces out, with the span accounting of the run.
+
+``ingest(paths)`` expands the paths (:mod:`agent_eval.ingest.paths`), picks a container per
+file (``--format auto``: the registered containers are asked in ``(priority, name)`` order and
+the first whose ``sniff`` recognises the file's first 64 KiB reads it), streams the container's
+items, sends spans and log records to the assembler and passes whole conversations (chat logs,
+AgentTrace JSONL) straight through. A file that cannot be read is an error in the report, not
+the end of the run; only when every input fails does iteration raise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agent_eval.errors import DecodeError, InputError, UnknownFormatError
+from agent_eval.ingest.accounting import FileReport, IngestReport
+from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped, containers
+from agent_eval.ingest.paths import InputPath, expand_paths
+from agent_eval.ingest.spans import LogRecord, SpanRecord
+from agent_eval.trace import AgentTrace
+
+if TYPE_CHECKING:
+    from agent_eval.ingest.assemble import Assembler
+
+__all__ = ["HEAD_BYTES", "IngestRun", "detect_container", "feed_items", "ingest", "read_items"]
+
+HEAD_BYTES = 64 * 1024
+"""How much of a file ``Container.sniff`` sees."""
+
+
+class IngestRun:
+    """One ingest run: iterate it once for the AgentTraces; ``report`` is complete afterwards.
+
+    Args:
+        produce: Called once, on iteration, with the run's report; yields the AgentTraces and
+            fills the report as it goes.
+
+    """
+
+    def __init__(self, produce: Callable[[IngestReport], Iterator[AgentTrace]]) -> None:
+        self.report = IngestReport()
+        self._produce = produce
+        self._started = False
+
+    def __iter__(self) -> Iterator[AgentTrace]:
+        """Yield the conversations, streaming; a second iteration raises ``RuntimeError``."""
+        if self._started:
+            raise RuntimeError("an IngestRun can be iterated once; call ingest() again")
+        self._started = True
+        return self._produce(self.report)
+
+    def collect(self) -> list[AgentTrace]:
+        """All conversations as a list (for small inputs and tests)."""
+        return list(self)
+
+
+def ingest(paths: Iterable[str | Path] | str | Path, *, format: str = "auto") -> IngestRun:
+    """Read traces from files, directories (recursive) and glob patterns.
+
+    Args:
+        paths: Inputs, in order. A single path may be passed as is.
+        format: ``"auto"`` to detect the container per file, or a registered container name
+            (``"otlp-json"``, ``"tau-bench"``...) to force it for every file.
+
+    Returns:
+        An :class:`IngestRun` yielding :class:`~agent_eval.trace.AgentTrace` objects: whole
+        conversations from chat-log containers as they are read, span-based conversations once
+        every file has been read (a conversation may span several files).
+
+    Raises:
+        UnknownPluginError: ``format`` names no registered container (raised here, eagerly).
+        UnknownFormatError / DecodeError / InputError: during iteration, when no input at all
+            could be read; otherwise per-file errors are in ``report.files[i].error``.
+
+    """
+    items = [paths] if isinstance(paths, str | Path) else list(paths)
+    forced = None if format == "auto" else containers.get(format)
+    return IngestRun(lambda report: _run(expand_paths(items), forced, report))
+
+
+def _run(
+    inputs: list[InputPath], forced: Container | None, report: IngestReport
+) -> Iterator[AgentTrace]:
+    from agent_eval.ingest.assemble import Assembler
+
+    assembler = Assembler(report)
+    failures: list[InputError] = []
+    for item in inputs:
+        file = FileReport(path=item.path)
+        report.files.append(file)
+        try:
+            if item.error is not None:
+                raise InputError(item.error, path=item.path)
+            container = forced or detect_container(item.path)
+            file.container = container.name
+            yield from feed_items(read_items(container, item.path), file, report, assembler)
+        except InputError as exc:
+            file.error = str(exc)
+            failures.append(exc)
+    yield from assembler.finish()
+    if not inputs:
+        raise InputError("no input paths given")
+    if len(failures) == len(inputs):
+        raise _all_failed(failures)
+
+
+def read_items(container: Container, path: str) -> Iterator[ContainerItem]:
+    """The container's items for ``path``, with OS-level read errors as :class:`InputError`."""
+    try:
+        yield from container.read(path)
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror or exc}", path=path) from None
+
+
+def feed_items(
+    items: Iterator[ContainerItem], file: FileReport, report: IngestReport, assembler: Assembler
+) -> Iterator[AgentTrace]:
+    """Count each container item in ``file`` and route it.
+
+    Spans and log records go to the assembler, skipped items to the report, and whole
+    conversations are yielded.
+    """
+    for item in items:
+        if type(item) is SpanRecord:
+            file.spans_read += 1
+            assembler.add_span(item, file)
+        elif type(item) is LogRecord:
+            file.logs_read += 1
+            assembler.add_log(item, file)
+        elif isinstance(item, Skipped):
+            file.spans_read += item.spans
+            file.logs_read += item.logs
+            report.note_skipped(item)
+        elif isinstance(item, AgentTrace):
+            file.conversations += 1
+            report.conversations += 1
+            yield item
+        else:
+            raise TypeError(f"container {file.container!r} yielded {type(item).__name__}")
+
+
+def detect_container(path: str) -> Container:
+    """The first container, in ``(priority, name)`` order, that recognises the file.
+
+    Raises:
+        UnknownFormatError: none does; the message lists the registered containers.
+        InputError: the file cannot be opened.
+
+    """
+    try:
+        with open(path, "rb") as stream:
+            head = stream.read(HEAD_BYTES)
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror or exc}", path=path) from None
+    if not head.strip():
+        raise DecodeError("the file is empty", path=path)
+    for container in _by_priority():
+        if _sniffs(container, path, head):
+            return container
+    names = ", ".join(c.name for c in _by_priority())
+    raise UnknownFormatError(
+        f"no container recognises this file (tried {names}); "
+        "name one with --format NAME if you know the format",
+        path=path,
+    )
+
+
+def _by_priority() -> list[Container]:
+    return sorted((c for _, c in containers), key=lambda c: (c.priority, c.name))
+
+
+def _sniffs(container: Container, path: str, head: bytes) -> bool:
+    try:
+        return container.sniff(path, head)
+    except Exception:  # a third-party sniff bug must not decide the format or end the run
+        return False
+
+
+def _all_failed(failures: list[InputError]) -> InputError:
+    if len(failures) == 1:
+        return failures[0]
+    lines = "\n".join(f"  {exc}" for exc in failures)
+    if all(isinstance(exc, UnknownFormatError) for exc in failures):
+        names = ", ".join(c.name for c in _by_priority())
+        return UnknownFormatError(f"no input could be read (containers tried: {names}):\n{lines}")
+    return InputError(f"no input could be read:\n{lines}")
