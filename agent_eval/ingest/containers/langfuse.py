@@ -40,13 +40,13 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator, Mapping
-from datetime import datetime
 from typing import Any, ClassVar
 
 import orjson
 
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers._ids import SPAN_ID_HEX, TRACE_ID_HEX, normalize_id
+from agent_eval.ingest.containers._time import to_unix_nano
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
 from agent_eval.ingest.spans import SourceLocation, SpanRecord
 
@@ -138,8 +138,8 @@ def _span(raw: Any, source: SourceLocation) -> SpanRecord | Skipped:
         span_id=span_id,
         parent_span_id=_span_id(str(parent)) if parent else None,
         name=str(raw.get("name") or ""),
-        start_time_unix_nano=_nanos(raw.get("startTime")),
-        end_time_unix_nano=_nanos(raw.get("endTime") or raw.get("startTime")),
+        start_time_unix_nano=to_unix_nano(raw.get("startTime")),
+        end_time_unix_nano=to_unix_nano(raw.get("endTime") or raw.get("startTime")),
         attributes=attributes,
         status_code="ERROR" if raw.get("level") == "ERROR" else "UNSET",
         status_message=str(raw.get("statusMessage") or ""),
@@ -237,13 +237,3 @@ def _span_id(value: str) -> str:
 
 def _hashed(value: str, length: int) -> str:
     return hashlib.sha256(value.encode()).hexdigest()[:length]
-
-
-def _nanos(value: Any) -> int:
-    if not isinstance(value, str):
-        return 0
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return 0
-    return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000

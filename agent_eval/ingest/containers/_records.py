@@ -1,0 +1,67 @@
+"""Read a file of JSON records: a JSON array, one JSON object, or JSON Lines (private).
+
+Span dumps come in all three shapes. Records are yielded with the 1-based line they start on
+for JSON Lines (``None`` for a whole-file document); a JSON Lines line that does not parse is
+yielded as a :class:`~agent_eval.ingest.containers.base.Skipped` note so the rest of the file
+is still read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers.base import Skipped
+from agent_eval.ingest.spans import SourceLocation
+
+__all__ = ["read_records"]
+
+
+def read_records(
+    path: str, list_keys: tuple[str, ...] = ("data",)
+) -> Iterator[tuple[int | None, Any] | Skipped]:
+    """Yield ``(line, record)`` for each record, or ``Skipped`` for a bad JSON Lines line.
+
+    A whole-file array is a list of records; a whole-file object holding a list under one of
+    ``list_keys`` (e.g. ``{"data": [...]}`` from a REST API) yields that list; any other object
+    is one record.
+
+    Raises:
+        DecodeError: the file is neither a JSON document nor JSON Lines (first line bad).
+
+    """
+    with open(path, "rb") as handle:
+        data = handle.read()
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        yield from _json_lines(path, data)
+        return
+    if isinstance(document, dict):
+        nested = next((document[k] for k in list_keys if isinstance(document.get(k), list)), None)
+        document = nested if nested is not None else [document]
+    if not isinstance(document, list):
+        raise DecodeError("expected a JSON array or object of spans", path=path)
+    for record in document:
+        yield None, record
+
+
+def _json_lines(path: str, data: bytes) -> Iterator[tuple[int | None, Any] | Skipped]:
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            if number == 1:
+                raise DecodeError(
+                    f"neither JSON nor JSON Lines ({exc})", path=path, line=1
+                ) from exc
+            yield Skipped(
+                reason="invalid_json",
+                detail=f"line {number} is not valid JSON ({exc}); fix or remove the line",
+                source=SourceLocation(path, number),
+            )
