@@ -5,29 +5,36 @@ in its protobuf-JSON mapping, but with the pre-1.0 names (``batches`` for ``reso
 ``instrumentationLibrarySpans``/``instrumentationLibrary`` for ``scopeSpans``/``scope``; the newer
 names are accepted too), enum names (``SPAN_KIND_SERVER``, ``STATUS_CODE_ERROR``) or numbers,
 ids in hex or base64, and int64 values (times, ``intValue``) as strings or bare JSON numbers
-that may have passed through float64 (so they are rounded, not rejected).
+that may have passed through float64: those are rounded to the nearest integer before the
+shared OTLP value decoder (``_otlp_values``) reads the span.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 import orjson
 
 from agent_eval.errors import DecodeError
-from agent_eval.ingest.containers._ids import SPAN_ID_HEX, TRACE_ID_HEX, normalize_id
+from agent_eval.ingest.containers._otlp_values import (
+    SPAN_ID_BYTES,
+    TRACE_ID_BYTES,
+    BadValue,
+    decode_attributes,
+    decode_id,
+    decode_kind,
+    decode_status,
+    decode_uint64,
+)
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
 from agent_eval.ingest.spans import SourceLocation, SpanEvent, SpanRecord
 
 __all__ = ["TempoContainer"]
 
-_SPAN_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
-_STATUS_CODES = ("UNSET", "OK", "ERROR")
 _SCOPE_SPANS_KEYS = ("instrumentationLibrarySpans", "scopeSpans")
 _SCOPE_KEYS = ("instrumentationLibrary", "scope")
+_TIME_KEYS = ("startTimeUnixNano", "endTimeUnixNano", "timeUnixNano")
 
 
 class TempoContainer(Container):
@@ -47,12 +54,13 @@ class TempoContainer(Container):
             DecodeError: the file is not JSON or has no ``batches`` list.
 
         """
+        source = SourceLocation(path)
         for batch in _batches(_load(path), path):
-            resource = _attributes((batch.get("resource") or {}).get("attributes"))
+            resource = _resource(batch)
             for scope_spans in _scope_spans(batch):
                 scope = _scope(scope_spans)
                 for raw in scope_spans.get("spans") or ():
-                    yield _span(raw, resource, scope, SourceLocation(path))
+                    yield _span(raw, resource, scope, source)
 
 
 def _load(path: str) -> Any:
@@ -69,6 +77,18 @@ def _batches(document: Any, path: str) -> list[Mapping[str, Any]]:
     if not isinstance(document, Mapping) or not isinstance(document.get("batches"), list):
         raise DecodeError('expected a Tempo export {"batches": [...]}', path=path)
     return [b for b in document["batches"] if isinstance(b, Mapping)]
+
+
+def _resource(batch: Mapping[str, Any]) -> dict[str, Any]:
+    resource = batch.get("resource")
+    try:
+        return (
+            decode_attributes(_rounded(resource.get("attributes")))
+            if isinstance(resource, dict)
+            else {}
+        )
+    except BadValue:
+        return {}
 
 
 def _scope_spans(batch: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
@@ -89,32 +109,38 @@ def _scope(scope_spans: Mapping[str, Any]) -> tuple[str, str]:
 def _span(
     raw: Any, resource: dict[str, Any], scope: tuple[str, str], source: SourceLocation
 ) -> SpanRecord | Skipped:
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, dict):
         return Skipped(reason="invalid_span", detail=f"span is not an object: {raw!r:.80}")
-    trace_id = normalize_id(raw.get("traceId"), TRACE_ID_HEX)
-    span_id = normalize_id(raw.get("spanId"), SPAN_ID_HEX)
-    if trace_id is None or span_id is None:
+    try:
+        return _decode(_rounded(raw), resource, scope, source)
+    except BadValue as exc:
         return Skipped(
-            reason="invalid_trace_id" if trace_id is None else "invalid_span_id",
-            detail=f"traceId {raw.get('traceId')!r} / spanId {raw.get('spanId')!r} are not "
-            "hex or base64 ids; the span was skipped",
+            reason=exc.reason,
+            detail=exc.detail,
             source=source,
-            trace_id=trace_id,
-            span_id=span_id,
+            trace_id=_id_or_none(raw.get("traceId"), TRACE_ID_BYTES),
+            span_id=_id_or_none(raw.get("spanId"), SPAN_ID_BYTES),
         )
-    status = raw.get("status") or {}
+
+
+def _decode(
+    raw: dict[str, Any], resource: dict[str, Any], scope: tuple[str, str], source: SourceLocation
+) -> SpanRecord:
+    status_code, status_message = decode_status(raw.get("status"))
     return SpanRecord(
-        trace_id=trace_id,
-        span_id=span_id,
-        parent_span_id=normalize_id(raw.get("parentSpanId"), SPAN_ID_HEX),
+        trace_id=str(decode_id(raw.get("traceId"), TRACE_ID_BYTES, "trace_id")),
+        span_id=str(decode_id(raw.get("spanId"), SPAN_ID_BYTES, "span_id")),
+        parent_span_id=decode_id(
+            raw.get("parentSpanId"), SPAN_ID_BYTES, "parent_span_id", optional=True
+        ),
         name=str(raw.get("name") or ""),
-        kind=_enum(raw.get("kind"), "SPAN_KIND_", _SPAN_KINDS, "INTERNAL"),
-        start_time_unix_nano=_int64(raw.get("startTimeUnixNano")) or 0,
-        end_time_unix_nano=_int64(raw.get("endTimeUnixNano")) or 0,
-        attributes=_attributes(raw.get("attributes")),
-        events=tuple(_event(e) for e in raw.get("events") or () if isinstance(e, Mapping)),
-        status_code=_enum(status.get("code"), "STATUS_CODE_", _STATUS_CODES, "UNSET"),
-        status_message=str(status.get("message") or ""),
+        kind=decode_kind(raw.get("kind")),
+        start_time_unix_nano=decode_uint64(raw.get("startTimeUnixNano"), "startTimeUnixNano"),
+        end_time_unix_nano=decode_uint64(raw.get("endTimeUnixNano"), "endTimeUnixNano"),
+        attributes=decode_attributes(raw.get("attributes")),
+        events=tuple(_event(e) for e in raw.get("events") or () if isinstance(e, dict)),
+        status_code=status_code,
+        status_message=status_message,
         resource=resource,
         scope_name=scope[0],
         scope_version=scope[1],
@@ -122,84 +148,30 @@ def _span(
     )
 
 
-def _event(raw: Mapping[str, Any]) -> SpanEvent:
+def _event(raw: dict[str, Any]) -> SpanEvent:
     return SpanEvent(
         name=str(raw.get("name") or ""),
-        time_unix_nano=_int64(raw.get("timeUnixNano")) or 0,
-        attributes=_attributes(raw.get("attributes")),
+        time_unix_nano=decode_uint64(raw.get("timeUnixNano"), "timeUnixNano"),
+        attributes=decode_attributes(raw.get("attributes")),
     )
 
 
-def _enum(value: Any, prefix: str, names: tuple[str, ...], default: str) -> str:
-    if isinstance(value, int) and 0 <= value < len(names):
-        return names[value]
-    if isinstance(value, str):
-        name = value.removeprefix(prefix).upper()
-        if name in names:
-            return name
-    return default
+def _rounded(value: Any) -> Any:
+    """A copy with float int64s (times, ``intValue``) rounded: Tempo may emit them as float64."""
+    if isinstance(value, dict):
+        return {
+            k: round(v)
+            if isinstance(v, float) and (k == "intValue" or k in _TIME_KEYS)
+            else _rounded(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return value
 
 
-def _attributes(raw: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in raw or ():
-        if isinstance(item, Mapping) and isinstance(item.get("key"), str):
-            out[item["key"]] = _any_value(item.get("value"))
-    return out
-
-
-def _any_value(value: Any) -> Any:
-    """Decode an OTLP ``AnyValue`` in its JSON mapping (one ``*Value`` key)."""
-    if not isinstance(value, Mapping) or not value:
-        return None
-    kind, inner = next(iter(value.items()))
-    decode = _DECODERS.get(kind)
-    return decode(inner) if decode is not None else inner
-
-
-def _int64(value: Any) -> int | None:
-    """An int64 written as a string, an int, or a float (rounded: float64 lost the low bits)."""
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        return None
-    if isinstance(value, int):
-        return value
+def _id_or_none(value: Any, size: int) -> str | None:
     try:
-        return int(value)
-    except ValueError:
-        pass
-    try:
-        return round(float(value))
-    except (ValueError, OverflowError):
+        return decode_id(value, size, "id", optional=True)
+    except BadValue:
         return None
-
-
-def _double(value: Any) -> float | None:
-    try:
-        return float(value) if isinstance(value, int | float | str) else None
-    except ValueError:
-        return None
-
-
-def _array(value: Any) -> list[Any]:
-    values = value.get("values") if isinstance(value, Mapping) else None
-    return [_any_value(v) for v in values or ()]
-
-
-def _kvlist(value: Any) -> dict[str, Any]:
-    return _attributes(value.get("values") if isinstance(value, Mapping) else None)
-
-
-def _bytes(value: Any) -> bytes | None:
-    try:
-        return base64.b64decode(value, validate=True) if isinstance(value, str) else None
-    except (binascii.Error, ValueError):
-        return None
-
-
-_DECODERS: dict[str, Callable[[Any], Any]] = {
-    "intValue": _int64,
-    "doubleValue": _double,
-    "arrayValue": _array,
-    "kvlistValue": _kvlist,
-    "bytesValue": _bytes,
-}
