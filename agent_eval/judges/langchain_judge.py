@@ -1,0 +1,153 @@
+"""The ``langchain`` judge: any langchain-core ``BaseChatModel`` as a judge, for Python users.
+
+The chat model answers through ``with_structured_output(schema, include_raw=True)``, so the raw
+message (and its ``usage_metadata``) is kept beside the parsed object. A reply that fails
+validation is re-asked (tenacity, ``max_retries`` times) with the validation error appended as
+a user message, the way instructor does it for the ``openai`` judge. Transport retries are the
+chat model's own (e.g. ``ChatOpenAI(max_retries=...)``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Literal
+
+import orjson
+from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_after_attempt
+
+from agent_eval.errors import JudgeOutputError, JudgeTransportError
+from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+__all__ = ["LangChainJudge"]
+
+
+class _Invalid(Exception):
+    def __init__(self, error: BaseException, raw_reply: str) -> None:
+        self.error, self.raw_reply = error, raw_reply
+        super().__init__(str(error))
+
+
+class LangChainJudge(Judge):
+    """A judge backed by a langchain-core chat model.
+
+    Args:
+        chat_model: Any ``BaseChatModel`` that supports ``with_structured_output``.
+        model: The model name stored in results; read from the chat model when ``None``.
+        method: ``with_structured_output`` method (``function_calling``, ``json_schema``,
+            ``json_mode``); the chat model's default when ``None``.
+        max_retries: Re-asks after an invalid reply, so ``1 + max_retries`` tries.
+
+    """
+
+    def __init__(
+        self,
+        chat_model: BaseChatModel,
+        *,
+        model: str | None = None,
+        method: Literal["function_calling", "json_schema", "json_mode"] | None = None,
+        max_retries: int = 2,
+    ) -> None:
+        self.chat_model = chat_model
+        self.model = model or _model_name(chat_model)
+        self.method = method
+        self.max_retries = max_retries
+
+    async def ask(self, request: JudgeRequest) -> JudgeReply[Any]:
+        """Send ``request``; see :meth:`Judge.ask` for the errors raised."""
+        runnable = self._structured(request)
+        messages: list[dict[str, str]] = [dict(m) for m in request.messages]
+        usage = [0, 0, 0]  # input tokens, output tokens, attempts
+        start = time.perf_counter()
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.max_retries + 1),
+            retry=retry_if_exception_type(_Invalid),
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    parsed, raw = await self._try(runnable, messages, usage)
+        except RetryError as exc:
+            invalid = exc.last_attempt.exception()
+            raise JudgeOutputError(
+                f"judge reply did not validate after {usage[2]} request(s): {invalid}",
+                attempts=usage[2],
+                raw_reply=getattr(invalid, "raw_reply", None),
+                input_tokens=usage[0],
+                output_tokens=usage[1],
+            ) from None
+        return JudgeReply(
+            output=parsed,
+            model=self.model,
+            input_tokens=usage[0],
+            output_tokens=usage[1],
+            latency_ms=(time.perf_counter() - start) * 1000,
+            attempts=usage[2],
+            raw_reply=raw,
+        )
+
+    def _structured(self, request: JudgeRequest) -> Any:
+        params = {
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "seed": request.seed,
+        }
+        fields = type(self.chat_model).model_fields
+        update = {k: v for k, v in params.items() if v is not None and k in fields}
+        bound = self.chat_model.model_copy(update=update) if update else self.chat_model
+        kwargs: dict[str, Any] = {"include_raw": True}
+        if self.method is not None:
+            kwargs["method"] = self.method
+        return bound.with_structured_output(request.response_model, **kwargs)
+
+    async def _try(
+        self, runnable: Any, messages: list[dict[str, str]], usage: list[int]
+    ) -> tuple[Any, str]:
+        usage[2] += 1
+        try:
+            answer = await runnable.ainvoke(messages)
+        except Exception as exc:  # the chat model's own retries are spent
+            raise JudgeTransportError(
+                f"judge endpoint failed after {usage[2]} request(s): {type(exc).__name__}",
+                attempts=usage[2],
+                input_tokens=usage[0],
+                output_tokens=usage[1],
+            ) from None
+        raw_message = answer["raw"]
+        tokens = getattr(raw_message, "usage_metadata", None) or {}
+        usage[0] += int(tokens.get("input_tokens", 0))
+        usage[1] += int(tokens.get("output_tokens", 0))
+        raw = _raw_text(raw_message)
+        if answer.get("parsing_error") is not None or answer.get("parsed") is None:
+            error = answer.get("parsing_error") or ValueError("no structured output in the reply")
+            messages += [
+                {"role": "assistant", "content": raw},
+                {
+                    "role": "user",
+                    "content": f"Your reply was invalid: {error}\nAnswer again, fixing it.",
+                },
+            ]
+            raise _Invalid(error, raw)
+        return answer["parsed"], raw
+
+
+def _model_name(chat_model: Any) -> str:
+    for attribute in ("model_name", "model", "model_id"):
+        value = getattr(chat_model, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(chat_model).__name__
+
+
+def _raw_text(message: Any) -> str:
+    """The exact text the model wrote: its first tool call's arguments, else its content."""
+    calls = (getattr(message, "additional_kwargs", None) or {}).get("tool_calls") or []
+    if calls:
+        return str(calls[0].get("function", {}).get("arguments", ""))
+    tool_calls = getattr(message, "tool_calls", None)
+    if tool_calls:
+        return orjson.dumps(tool_calls[0].get("args", {})).decode()
+    content = getattr(message, "content", "")
+    return content if isinstance(content, str) else str(content)
