@@ -1,0 +1,244 @@
+"""OTel GenAI convention: v1.26 events, v1.28-1.36 message events/logs, v1.37 JSON attributes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from agent_eval.errors import InvalidSpanError
+from agent_eval.ingest.conventions.genai import GenAIConvention
+from agent_eval.ingest.spans import LogRecord, SpanEvent, SpanRecord
+from agent_eval.trace import (
+    AssistantMessage,
+    OpaquePart,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+
+TRACE = "0af7651916cd43dd8448eb211c80319c"
+SPAN = "b7ad6b7169203331"
+genai = GenAIConvention()
+
+
+def make_span(attrs: dict[str, Any], events: tuple[SpanEvent, ...] = ()) -> SpanRecord:
+    return SpanRecord(trace_id=TRACE, span_id=SPAN, name="chat m", attributes=attrs, events=events)
+
+
+def log(name: str, body: Any, t: int = 0) -> LogRecord:
+    return LogRecord(event_name=name, trace_id=TRACE, span_id=SPAN, time_unix_nano=t, body=body)
+
+
+def test_v137_messages_parts_and_system_instructions() -> None:
+    inputs = [
+        {"role": "user", "parts": [{"type": "text", "content": "Book a flight"}]},
+        {
+            "role": "assistant",
+            "parts": [
+                {"type": "reasoning", "content": "need the date"},
+                {"type": "tool_call", "id": "c1", "name": "search", "arguments": {"to": "SFO"}},
+                {"type": "tool_call", "id": "c2", "name": "broken", "arguments": "{not json"},
+            ],
+        },
+        {
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": "c1", "response": {"n": 2}}],
+        },
+        {
+            "role": "user",
+            "parts": [{"type": "blob", "modality": "image", "mime_type": "image/png"}],
+        },
+    ]
+    outputs = [
+        {
+            "role": "assistant",
+            "parts": [{"type": "text", "content": "Done"}],
+            "finish_reason": "stop",
+        }
+    ]
+    span = make_span(
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.system_instructions": json.dumps([{"type": "text", "content": "Be brief."}]),
+            "gen_ai.input.messages": json.dumps(inputs),
+            "gen_ai.output.messages": json.dumps(outputs),
+            "gen_ai.request.model": "gpt-4o",
+            "gen_ai.response.model": "gpt-4o-2024-08-06",
+            "gen_ai.usage.input_tokens": 10,
+            "gen_ai.usage.output_tokens": 3,
+            "gen_ai.conversation.id": "conv-1",
+            "gen_ai.agent.name": "booker",
+        }
+    )
+    assert genai.detect(span)
+    ex = genai.extract(span)
+    assert ex.kind == "llm"
+    assert ex.input_messages == (
+        SystemMessage(content="Be brief."),
+        UserMessage(content="Book a flight"),
+        AssistantMessage(
+            reasoning="need the date",
+            tool_calls=(
+                ToolCall(id="c1", name="search", arguments={"to": "SFO"}),
+                ToolCall(id="c2", name="broken", arguments=None, raw_arguments="{not json"),
+            ),
+        ),
+        ToolMessage(content='{"n":2}', tool_call_id="c1"),
+        UserMessage(
+            parts=(
+                OpaquePart(
+                    type="blob",
+                    data={"type": "blob", "modality": "image", "mime_type": "image/png"},
+                ),
+            )
+        ),
+    )
+    assert ex.output_messages == (AssistantMessage(content="Done"),)
+    assert (ex.model, ex.input_tokens, ex.output_tokens) == ("gpt-4o-2024-08-06", 10, 3)
+    assert (ex.conversation_id, ex.agent_name) == ("conv-1", "booker")
+
+
+def test_v126_prompt_and_completion_span_events() -> None:
+    prompt = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"}]
+    completion = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "x", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
+            ],
+        }
+    ]
+    span = make_span(
+        {
+            "gen_ai.system": "openai",
+            "gen_ai.usage.prompt_tokens": 7,
+            "gen_ai.usage.completion_tokens": 2,
+        },
+        events=(
+            SpanEvent("gen_ai.content.prompt", 1, {"gen_ai.prompt": json.dumps(prompt)}),
+            SpanEvent(
+                "gen_ai.content.completion", 2, {"gen_ai.completion": json.dumps(completion)}
+            ),
+        ),
+    )
+    ex = genai.extract(span)
+    assert ex.kind == "llm"
+    assert [m.role for m in ex.input_messages] == ["system", "user"]
+    assert ex.output_messages == (
+        AssistantMessage(tool_calls=(ToolCall(id="x", name="f", arguments={"a": 1}),)),
+    )
+    assert (ex.input_tokens, ex.output_tokens) == (7, 2)
+
+
+def test_v128_message_events_as_log_records() -> None:
+    logs = [
+        log("gen_ai.system.message", {"content": "sys"}, 1),
+        log("gen_ai.user.message", {"content": "weather?"}, 1),
+        log(
+            "gen_ai.assistant.message",
+            {
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "w", "arguments": {"c": "P"}},
+                    }
+                ]
+            },
+            1,
+        ),
+        log("gen_ai.tool.message", {"content": "rainy", "id": "c1"}, 1),
+        log(
+            "gen_ai.choice",
+            {"index": 1, "finish_reason": "stop", "message": {"content": "second"}},
+            2,
+        ),
+        log(
+            "gen_ai.choice",
+            {"index": 0, "finish_reason": "stop", "message": {"content": "It rains"}},
+            2,
+        ),
+    ]
+    span = make_span({"gen_ai.operation.name": "chat", "gen_ai.system": "openai"})
+    ex = genai.extract(span, logs)
+    assert ex.input_messages == (
+        SystemMessage(content="sys"),
+        UserMessage(content="weather?"),
+        AssistantMessage(tool_calls=(ToolCall(id="c1", name="w", arguments={"c": "P"}),)),
+        ToolMessage(content="rainy", tool_call_id="c1"),
+    )
+    assert ex.output_messages == (AssistantMessage(content="It rains"),)
+
+
+def test_v128_events_as_span_events_and_content_capture_off() -> None:
+    events = (
+        SpanEvent("gen_ai.user.message", 1, {"content": "hello"}),
+        SpanEvent("gen_ai.user.message", 1, {}),  # content not captured: dropped
+        SpanEvent("gen_ai.choice", 2, {"index": 0, "message": json.dumps({"content": "hi!"})}),
+    )
+    ex = genai.extract(make_span({"gen_ai.operation.name": "chat"}, events))
+    assert ex.input_messages == (UserMessage(content="hello"),)
+    assert ex.output_messages == (AssistantMessage(content="hi!"),)
+
+
+def test_execute_tool_span() -> None:
+    span = make_span(
+        {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "get_weather",
+            "gen_ai.tool.call.id": "call_9",
+            "gen_ai.tool.call.arguments": '{"city": "Paris"}',
+            "gen_ai.tool.call.result": "sunny",
+        }
+    )
+    ex = genai.extract(span)
+    assert ex.kind == "tool"
+    assert ex.tool is not None
+    assert (ex.tool.name, ex.tool.call_id, ex.tool.arguments, ex.tool.result) == (
+        "get_weather",
+        "call_9",
+        {"city": "Paris"},
+        "sunny",
+    )
+
+
+def test_execute_tool_invalid_arguments_kept_verbatim() -> None:
+    span = make_span(
+        {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "t",
+            "gen_ai.tool.call.arguments": "a=1",
+        }
+    )
+    tool = genai.extract(span).tool
+    assert tool is not None
+    assert (tool.arguments, tool.raw_arguments, tool.result) == (None, "a=1", None)
+
+
+def test_invoke_agent_span_and_empty_reason() -> None:
+    ex = genai.extract(
+        make_span({"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "triage"})
+    )
+    assert (ex.kind, ex.agent_name) == ("agent", "triage")
+    assert ex.is_empty
+    assert ex.ignored_reason == "no_genai_content"
+
+
+def test_detect_ignores_other_spans() -> None:
+    assert not genai.detect(make_span({"http.request.method": "GET"}))
+    assert genai.detect(make_span({}, events=(SpanEvent("gen_ai.user.message", 0, {}),)))
+
+
+def test_bad_token_count_and_unknown_role_raise_invalid_span() -> None:
+    with pytest.raises(InvalidSpanError, match=r"gen_ai.usage.input_tokens.*'many'") as info:
+        genai.extract(
+            make_span({"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": "many"})
+        )
+    assert info.value.span_id == SPAN
+    bad_role = json.dumps([{"role": "narrator", "parts": []}])
+    with pytest.raises(InvalidSpanError, match="narrator"):
+        genai.extract(make_span({"gen_ai.input.messages": bad_role}))
