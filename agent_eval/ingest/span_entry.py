@@ -31,11 +31,15 @@ EXCEPTION_EVENT = "exception"
 EXCEPTION_TYPE = "exception.type"
 EXCEPTION_MESSAGE = "exception.message"
 TRANSPORT_PREFIXES = {
-    "http_span": ("http.", "url."),
+    "http_span": ("http.", "url.", "asgi."),
     "rpc_span": ("rpc.", "grpc."),
     "db_span": ("db.",),
 }
-"""Ignored-span reasons for spans of the general OTel HTTP, RPC and database conventions."""
+"""Ignored-span reasons for spans of the general OTel HTTP, RPC and database conventions
+(``asgi.event.type`` marks the ASGI instrumentation's ``http send``/``http receive`` spans)."""
+TRANSPORT_NAME_PREFIXES = {"a2a_transport_span": ("a2a.",)}
+"""Ignored-span reasons by span name: the A2A SDK's request-handler and event-queue spans
+(``a2a.server.*``, ``a2a.utils.*``), which carry the agent-to-agent transport, not messages."""
 
 _FILLABLE = ("agent_name", "conversation_id", "model", "input_tokens", "output_tokens")
 
@@ -115,6 +119,10 @@ def read_span(
         return entry
     priorities = {c.name: c.priority for c in matched}
     entry.extraction = choose(extractions, priorities)
+    transport = transport_reason(span)
+    if transport is not None and entry.extraction.is_empty:
+        # e.g. an HTTP span carrying only a propagated gen_ai.conversation.id
+        entry.extraction = replace(entry.extraction, ignored_reason=transport)
     entry.shadowed = tuple(
         e.convention for e in extractions if e.convention != entry.extraction.convention
     )
@@ -144,10 +152,18 @@ def richness(extraction: SpanExtraction) -> int:
 
 def unmatched_reason(span: SpanRecord) -> str:
     """``http_span`` / ``rpc_span`` / ``db_span`` for transport spans, else ``no_genai_content``."""
+    return transport_reason(span) or "no_genai_content"
+
+
+def transport_reason(span: SpanRecord) -> str | None:
+    """The transport reason (``http_span``, ``a2a_transport_span``...) of a transport span."""
+    for reason, names in TRANSPORT_NAME_PREFIXES.items():
+        if span.name.startswith(names):
+            return reason
     for reason, prefixes in TRANSPORT_PREFIXES.items():
         if any(key.startswith(prefixes) for key in span.attributes):
             return reason
-    return "no_genai_content"
+    return None
 
 
 def span_errors(span: SpanRecord) -> tuple[SpanErrorInfo, ...]:
