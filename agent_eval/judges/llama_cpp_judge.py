@@ -1,0 +1,138 @@
+"""The ``llama-cpp`` judge: a local GGUF model, its output constrained by the JSON schema.
+
+Needs the extra: ``pip install 'otel-agent-eval[llama-cpp]'``. llama-cpp-python turns the
+response model's JSON schema into a grammar (``response_format={"type": "json_object",
+"schema": ...}``), so every reply is JSON of the right shape; it is still validated with the
+pydantic model and re-asked (tenacity) when it fails. Generation runs in a worker thread, one
+at a time (a ``Llama`` is not thread-safe).
+
+A small local model is useful for trying the pipeline offline; it is not a judge whose verdicts
+mean anything (a 270M-parameter model answers well-typed but close to arbitrary verdicts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_after_attempt
+
+from agent_eval.errors import JudgeOutputError, MissingDependencyError
+from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
+
+__all__ = ["LlamaCppJudge"]
+
+
+class _Invalid(Exception):
+    def __init__(self, error: ValidationError, raw_reply: str) -> None:
+        self.raw_reply = raw_reply
+        super().__init__(str(error))
+
+
+class LlamaCppJudge(Judge):
+    """A judge on a local GGUF file through llama-cpp-python.
+
+    Args:
+        model_path: The ``.gguf`` file.
+        model: The name stored in results; the file name when ``None``.
+        n_ctx: Context window, tokens.
+        max_retries: Re-asks after an invalid reply.
+        seed: Sampling seed (used when the request gives none).
+        llama_kwargs: Further ``llama_cpp.Llama`` arguments (``n_threads``, ``n_gpu_layers``...).
+
+    Raises:
+        MissingDependencyError: llama-cpp-python is not installed.
+        FileNotFoundError: ``model_path`` does not exist.
+
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        model: str | None = None,
+        n_ctx: int = 8192,
+        max_retries: int = 2,
+        seed: int = 0,
+        **llama_kwargs: Any,
+    ) -> None:
+        try:
+            import llama_cpp
+        except ImportError:
+            raise MissingDependencyError("the llama-cpp judge", "llama-cpp") from None
+        path = Path(model_path)
+        if not path.is_file():
+            raise FileNotFoundError(f"GGUF model not found: {path}")
+        self.model = model or path.name
+        self.max_retries = max_retries
+        self._llama = llama_cpp.Llama(
+            model_path=str(path), n_ctx=n_ctx, seed=seed, verbose=False, **llama_kwargs
+        )
+        self._lock = asyncio.Lock()
+
+    async def ask(self, request: JudgeRequest) -> JudgeReply[Any]:
+        """Generate a schema-constrained reply; see :meth:`Judge.ask` for the errors raised."""
+        messages = [dict(m) for m in request.messages]
+        usage = [0, 0, 0]
+        start = time.perf_counter()
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.max_retries + 1), retry=retry_if_exception_type(_Invalid)
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    output, raw = await self._try(request, messages, usage)
+        except RetryError as exc:
+            invalid = exc.last_attempt.exception()
+            raise JudgeOutputError(
+                f"judge reply did not validate after {usage[2]} generation(s): {invalid}",
+                attempts=usage[2],
+                raw_reply=getattr(invalid, "raw_reply", None),
+                input_tokens=usage[0],
+                output_tokens=usage[1],
+            ) from None
+        return JudgeReply(
+            output=output,
+            model=self.model,
+            input_tokens=usage[0],
+            output_tokens=usage[1],
+            latency_ms=(time.perf_counter() - start) * 1000,
+            attempts=usage[2],
+            raw_reply=raw,
+        )
+
+    async def _try(
+        self, request: JudgeRequest, messages: list[dict[str, str]], usage: list[int]
+    ) -> tuple[Any, str]:
+        usage[2] += 1
+        async with self._lock:
+            completion = await asyncio.to_thread(self._generate, request, messages)
+        tokens = completion.get("usage") or {}
+        usage[0] += int(tokens.get("prompt_tokens", 0))
+        usage[1] += int(tokens.get("completion_tokens", 0))
+        raw = str(completion["choices"][0]["message"].get("content") or "")
+        try:
+            return request.response_model.model_validate_json(raw), raw
+        except ValidationError as exc:
+            messages += [
+                {"role": "assistant", "content": raw},
+                {"role": "user", "content": f"Your reply was invalid: {exc}\nAnswer again."},
+            ]
+            raise _Invalid(exc, raw) from None
+
+    def _generate(self, request: JudgeRequest, messages: list[dict[str, str]]) -> dict[str, Any]:
+        schema = request.response_model.model_json_schema()
+        options: dict[str, Any] = {
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "seed": request.seed,
+        }
+        result = self._llama.create_chat_completion(
+            messages=messages,
+            response_format={"type": "json_object", "schema": schema},
+            **{k: v for k, v in options.items() if v is not None},
+        )
+        return dict(result)
