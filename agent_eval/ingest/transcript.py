@@ -4,13 +4,16 @@ Each LLM call usually replays the whole history in its input. :meth:`Transcript.
 the call's input with the transcript so far and appends only what is new, then the call's
 output. Two input shapes are recognised:
 
-- **replay**: the input's first non-system message is the transcript's first non-system
-  message. Input messages are matched in order (a cursor moves forward); unmatched ones are
-  inserted before the next matched message, or appended; system messages match anywhere (a
-  sub-agent's own instructions appear once, where that agent first speaks).
-- **stateful**: otherwise the server keeps the state and the input holds only the new messages
-  (tool results, the next user turn); they are matched only against the messages added since
-  the last assistant message, and appended.
+- the **history**, up to the input's last assistant message, is matched in order against the
+  transcript (a cursor moves forward, so a replayed sub-history of one agent among others, or a
+  truncated window, aligns too); a message never seen is inserted before the next matched one;
+  system messages match anywhere (a sub-agent's own instructions appear once, where that agent
+  first speaks);
+- the **new turn** after it (user message, tool results) is matched only after the position of
+  that assistant message, so a repeated "yes" is a new message. An input without any assistant
+  message (first call, or a **stateful server** such as the Responses API with
+  ``previous_response_id``, whose input holds only the new messages) is matched only against the
+  messages added since the transcript's last assistant message.
 
 Messages are compared by :func:`message_key`: role plus whitespace-normalised text; assistant
 messages with tool calls by their call ids (or names and arguments); tool results by call id.
@@ -84,10 +87,7 @@ class Transcript:
         model: str | None = None,
     ) -> None:
         """Add one LLM call: the new part of its input, then its output."""
-        if self._is_replay(inputs):
-            after, appended = self._add_replay(inputs, span_id)
-        else:
-            after, appended = self._add_stateful(inputs, span_id)
+        after, appended = self._add_inputs(inputs, span_id)
         for output in outputs:
             message = _label(output, agent_name, model)
             found = None if appended else self._find(message_key(message), after)
@@ -97,19 +97,30 @@ class Transcript:
                 self._link(found, message, span_id)
                 after = found + 1
 
-    def _is_replay(self, inputs: tuple[Message, ...]) -> bool:
-        mine = next(
-            (s.message for s in self._slots if not isinstance(s.message, SystemMessage)), None
-        )
-        theirs = next((m for m in inputs if not isinstance(m, SystemMessage)), None)
-        if mine is None or theirs is None:
-            return True
-        return message_key(mine) == message_key(theirs)
+    def _add_inputs(self, inputs: tuple[Message, ...], span_id: str) -> tuple[int, bool]:
+        """Align the input with the transcript; returns (position after it, whether it grew)."""
+        last = max((i for i, m in enumerate(inputs) if isinstance(m, AssistantMessage)), default=-1)
+        size = len(self._slots)
+        if last >= 0:
+            cursor = self._add_history(inputs[: last + 1], span_id)
+        else:
+            cursor = self._last_assistant() + 1
+        for message in inputs[last + 1 :]:
+            start = 0 if isinstance(message, SystemMessage) else cursor
+            found = self._find(message_key(message), start)
+            if found is None:
+                self._append(message, span_id)
+                cursor = len(self._slots)
+            else:
+                self._link(found, message, span_id)
+                cursor = max(cursor, found + 1)
+        return cursor, len(self._slots) > size
 
-    def _add_replay(self, inputs: tuple[Message, ...], span_id: str) -> tuple[int, bool]:
-        cursor, appended = 0, False
+    def _add_history(self, history: tuple[Message, ...], span_id: str) -> int:
+        """Match replayed history in order; insert what was never seen before its successor."""
+        cursor = 0
         pending: list[Message] = []
-        for i, message in enumerate(inputs):
+        for i, message in enumerate(history):
             key = message_key(message)
             if isinstance(message, SystemMessage):
                 found = self._find(key, 0)
@@ -123,15 +134,15 @@ class Transcript:
                 self._link(found, message, span_id)
                 cursor = found + 1
                 continue
-            at = self._next_match(inputs[i + 1 :], cursor)
+            at = self._next_match(history[i + 1 :], cursor)
             for extra in [*pending, message]:
                 self._insert(at, extra, span_id)
                 at += 1
-            pending, appended = [], appended or at >= len(self._slots)
-            cursor = at
+            pending, cursor = [], at
         for extra in pending:
-            self._append(extra, span_id)
-        return cursor, appended
+            self._insert(cursor, extra, span_id)
+            cursor += 1
+        return cursor
 
     def _next_match(self, rest: tuple[Message, ...], cursor: int) -> int:
         for message in rest:
@@ -139,20 +150,6 @@ class Transcript:
             if found is not None:
                 return found
         return len(self._slots)
-
-    def _add_stateful(self, inputs: tuple[Message, ...], span_id: str) -> tuple[int, bool]:
-        window = self._last_assistant() + 1
-        appended = False
-        for message in inputs:
-            key = message_key(message)
-            start = 0 if isinstance(message, SystemMessage) else window
-            found = self._find(key, start)
-            if found is None:
-                self._append(message, span_id)
-                appended = True
-            else:
-                self._link(found, message, span_id)
-        return len(self._slots), appended
 
     def _last_assistant(self) -> int:
         for i in range(len(self._slots) - 1, -1, -1):
