@@ -5,6 +5,7 @@ The data flow reads left to right through the sub-packages: ``ingest`` (spans ->
 verdicts), ``engine`` and ``store`` (runs and results), ``analysis`` and ``report``.
 """
 
+from agent_eval.api import ascore, score
 from agent_eval.errors import (
     AgentEvalError,
     ConfigError,
@@ -22,6 +23,8 @@ from agent_eval.errors import (
     UnknownPluginError,
 )
 from agent_eval.result import MetricResult
+from agent_eval.store import load_results
+from agent_eval.summary import RunSummary
 from agent_eval.trace import (
     SCHEMA_VERSION,
     AgentTrace,
@@ -62,6 +65,7 @@ __all__ = [
     "OpaquePart",
     "Retrieval",
     "RetrievedDocument",
+    "RunSummary",
     "SourceInfo",
     "SpanErrorInfo",
     "StoreError",
@@ -72,4 +76,7 @@ __all__ = [
     "UnknownPluginError",
     "UserMessage",
     "__version__",
+    "ascore",
+    "load_results",
+    "score",
 ]

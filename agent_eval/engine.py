@@ -36,7 +36,14 @@ from agent_eval.store import ResultKey, ResultStore
 from agent_eval.summary import RunSummary
 from agent_eval.trace import AgentTrace
 
-__all__ = ["DEFAULT_CONCURRENCY", "Engine", "new_run_id", "utc_now"]
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "Engine",
+    "build_sample",
+    "new_run_id",
+    "skip_fields",
+    "utc_now",
+]
 
 DEFAULT_CONCURRENCY = 16
 _SKIP_MESSAGES = {
@@ -124,6 +131,20 @@ class Engine:
             self.repeat,
         )
 
+    def identity(self) -> dict[str, Any]:
+        """The run's configuration identity for the ``runs`` table (JSON-able, no secrets)."""
+        return {
+            "metric": self.metric.id,
+            "uses_reference": self.metric.uses_reference,
+            "formatter": self.formatter.identity,
+            "formatter_fingerprint": self.fingerprint,
+            "prompt_sha256": self.metric.prompt_sha256,
+            "judge_model": self.judge.model,
+            "concurrency": self.concurrency,
+            "max_context_tokens": self.max_context_tokens,
+            "repeat": self.repeat,
+        }
+
     async def run(self, traces: Iterable[AgentTrace], total: int | None = None) -> RunSummary:
         """Score every trace of ``traces``; returns the summary once all have a result.
 
@@ -208,26 +229,10 @@ class Engine:
         return self._row(trace, started_at, tally, {**fields, **_ok(outcome)})
 
     def _sample(self, trace: AgentTrace) -> MetricInput:
-        reference = None
-        if self.metric.uses_reference:
-            reference = self.references.get(trace.conversation_id, trace.reference)
-        return MetricInput(conversation=self.formatter.render(trace), reference=reference)
+        return build_sample(trace, self.metric, self.formatter, self.references)
 
     def _skip(self, sample: MetricInput) -> dict[str, Any] | None:
-        reason = self.metric.skip_reason(sample)
-        if reason is not None:
-            message = _SKIP_MESSAGES.get(reason, reason)
-            return {"status": "skipped", "error_type": reason, "error_message": message}
-        if self.max_context_tokens is None:
-            return None
-        tokens = self.metric.prompt_tokens(sample)
-        if tokens <= self.max_context_tokens:
-            return None
-        message = (
-            f"prompt is {tokens} tokens (o200k estimate), over max_context_tokens "
-            f"{self.max_context_tokens}; raise --max-context-tokens if the judge takes more"
-        )
-        return {"status": "skipped", "error_type": "context_overflow", "error_message": message}
+        return skip_fields(self.metric, sample, self.max_context_tokens)
 
     def _row(
         self, trace: AgentTrace, started_at: str, tally: CallTally, fields: dict[str, Any]
@@ -276,3 +281,36 @@ def _failure(error_type: str, exc: Exception) -> dict[str, Any]:
         "error_type": error_type,
         "error_message": f"{type(exc).__name__}: {exc}",
     }
+
+
+def build_sample(
+    trace: AgentTrace, metric: Metric, formatter: Formatter[Any], references: Mapping[str, str]
+) -> MetricInput:
+    """What ``metric`` scores for ``trace``: the rendering, and the reference when it uses one.
+
+    A reference from ``references`` (a file) wins over ``trace.reference``.
+    """
+    reference = None
+    if metric.uses_reference:
+        reference = references.get(trace.conversation_id, trace.reference)
+    return MetricInput(conversation=formatter.render(trace), reference=reference)
+
+
+def skip_fields(
+    metric: Metric, sample: MetricInput, max_context_tokens: int | None
+) -> dict[str, Any] | None:
+    """Result fields of a ``skipped`` row when ``sample`` must not be sent, else ``None``."""
+    reason = metric.skip_reason(sample)
+    if reason is not None:
+        message = _SKIP_MESSAGES.get(reason, reason)
+        return {"status": "skipped", "error_type": reason, "error_message": message}
+    if max_context_tokens is None:
+        return None
+    tokens = metric.prompt_tokens(sample)
+    if tokens <= max_context_tokens:
+        return None
+    message = (
+        f"prompt is {tokens} tokens (o200k estimate), over max_context_tokens "
+        f"{max_context_tokens}; raise --max-context-tokens if the judge takes more"
+    )
+    return {"status": "skipped", "error_type": "context_overflow", "error_message": message}

@@ -1,0 +1,136 @@
+"""The Python API of scoring: :func:`score` and :func:`ascore`, with the power of the CLI.
+
+Example::
+
+    import agent_eval
+    from agent_eval.judges.openai_judge import OpenAIJudge
+
+    traces = agent_eval.ingest("traces/")
+    summary = agent_eval.score(
+        traces,
+        metric="goal_accuracy",
+        formatter="ragas-pretty@1",
+        judge=OpenAIJudge("gpt-4o-mini"),
+        reference=True,          # use each trace's reference (or pass {conversation_id: goal})
+        out="runs/first",        # results.jsonl + results.db; None keeps results in memory
+    )
+    print(summary.accounting_line, summary.mean_score)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from agent_eval.engine import DEFAULT_CONCURRENCY, Engine, new_run_id, utc_now
+from agent_eval.formatting.base import Formatter
+from agent_eval.formatting.registry import get_formatter
+from agent_eval.judges.base import Judge
+from agent_eval.metrics.base import Metric, metrics
+from agent_eval.references import load_references
+from agent_eval.store import ResultStore, RunRecord
+from agent_eval.summary import RunSummary
+from agent_eval.trace import AgentTrace
+
+__all__ = ["ascore", "score"]
+
+Reference = bool | Mapping[str, str] | str | Path | None
+"""``True``: the traces' own references; a mapping ``{conversation_id: reference}``; a path to
+a JSONL/CSV reference file; ``None``/``False``: the reference-free variant."""
+
+
+def _metric(metric: str | Metric, reference: Reference) -> Metric:
+    if isinstance(metric, Metric):
+        return metric
+    cls = metrics.get(metric)
+    return cls(with_reference=bool(reference)) if reference else cls()  # type: ignore[call-arg]
+
+
+def _references(reference: Reference) -> dict[str, str]:
+    if isinstance(reference, str | Path):
+        return load_references(reference)
+    if isinstance(reference, Mapping):
+        return dict(reference)
+    return {}
+
+
+def _judge(judge: Judge | str) -> tuple[Judge, bool]:
+    if isinstance(judge, Judge):
+        return judge, False
+    from agent_eval.judges.openai_judge import OpenAIJudge
+
+    return OpenAIJudge(judge), True
+
+
+async def ascore(
+    traces: Iterable[AgentTrace],
+    *,
+    metric: str | Metric = "goal_accuracy",
+    formatter: str | Formatter[Any] = "ragas-pretty@1",
+    judge: Judge | str,
+    reference: Reference = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    max_context_tokens: int | None = 128_000,
+    out: str | Path | None = None,
+    run_id: str | None = None,
+    progress: bool = False,
+) -> RunSummary:
+    """Score ``traces`` and return the run summary (its ``results`` hold every row).
+
+    Args:
+        traces: AgentTraces, e.g. from :func:`agent_eval.ingest`.
+        metric: A registered metric name or a :class:`Metric` instance.
+        formatter: A formatter identity (``name@version[params]``) or instance.
+        judge: A :class:`Judge`, or a model name for an :class:`OpenAIJudge` configured from
+            the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``); one made here is closed.
+        reference: See :data:`Reference`; anything truthy selects the reference variant.
+        concurrency: Conversations scored at once.
+        max_context_tokens: Skip conversations whose prompt exceeds this (``None``: never).
+        out: Directory for ``results.jsonl`` and ``results.db``; ``None`` stores nothing.
+        run_id: The run id; a new one when ``None``.
+        progress: Show a progress bar on stderr.
+
+    Raises:
+        ConfigError: an unknown metric/formatter name, or no judge endpoint configured.
+        InputError: a reference file that cannot be read.
+
+    """
+    chosen_metric = _metric(metric, reference)
+    chosen_formatter = formatter if isinstance(formatter, Formatter) else get_formatter(formatter)
+    references = _references(reference)
+    chosen_judge, owned = _judge(judge)
+    store = ResultStore(out) if out is not None else None
+    engine = Engine(
+        metric=chosen_metric,
+        formatter=chosen_formatter,
+        judge=chosen_judge,
+        run_id=run_id or new_run_id(),
+        store=store,
+        concurrency=concurrency,
+        max_context_tokens=max_context_tokens,
+        references=references,
+        progress=progress,
+    )
+    try:
+        if store is not None:
+            store.start_run(
+                RunRecord(run_id=engine.run_id, started_at=utc_now(), config=engine.identity())
+            )
+        return await engine.run(traces)
+    finally:
+        if store is not None:
+            store.close()
+        if owned:
+            await chosen_judge.aclose()
+
+
+def score(traces: Iterable[AgentTrace], **options: Any) -> RunSummary:
+    """Blocking :func:`ascore` (same arguments); use :func:`ascore` inside an event loop.
+
+    Raises:
+        RuntimeError: called from a running event loop.
+
+    """
+    return asyncio.run(ascore(traces, **options))

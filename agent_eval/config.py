@@ -1,0 +1,150 @@
+"""Scoring configuration: :class:`ScoreConfig`, from ``agent-eval.toml`` and command-line flags.
+
+Every ``agent-eval score`` flag can be set in the ``[score]`` table of a TOML file (``--config
+FILE``, else ``./agent-eval.toml`` when present); flags given on the command line override it.
+Keys are the flag names with ``-`` or ``_``::
+
+    [score]
+    metric = "goal_accuracy"
+    with-reference = false
+    formatter = "ragas-pretty@1"
+    judge = "gpt-4o-mini"
+    base-url = "http://localhost:11434/v1"   # any OpenAI-compatible server
+    api-key-env = "OPENAI_API_KEY"           # the NAME of the variable; never the key itself
+    mode = "tools"                           # tools | json_schema | json
+    concurrency = 16
+    timeout = 60
+    max-retries = 2
+    max-context-tokens = 128000
+    out = "runs/latest"
+
+Other tables (``[prices]``, rate limits...) belong to other parts and are not read here. An API
+key is never read from the file: ``api-key`` there is an error that says to use ``api-key-env``.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent_eval.errors import ConfigError
+
+__all__ = ["DEFAULT_CONFIG_NAME", "ScoreConfig", "load_config", "read_toml"]
+
+DEFAULT_CONFIG_NAME = "agent-eval.toml"
+
+
+class ScoreConfig(BaseModel):
+    """Everything ``agent-eval score`` needs (defaults shown are the CLI's).
+
+    Attributes:
+        paths: Inputs: files, directories or globs anything ``ingest`` reads.
+        format: Input container, ``auto`` to detect per file.
+        metric: Registered metric name (``goal_accuracy``).
+        with_reference: Compare against references (the trace's, or ``references``').
+        references: JSONL or CSV of ``{conversation_id, reference}``.
+        formatter: ``name@version[params]`` of the formatter.
+        judge: The judge model name; ``None`` means no judge configured (unless a key is set,
+            then :data:`DEFAULT_JUDGE`).
+        base_url: OpenAI-compatible endpoint; ``OPENAI_BASE_URL`` when unset.
+        api_key_env: Name of the environment variable that holds the key.
+        azure_endpoint / azure_api_version: Use Azure OpenAI.
+        mode: Structured-output mode: ``tools``, ``json_schema`` or ``json``.
+        concurrency: Conversations scored at once.
+        timeout: Per-request timeout, seconds.
+        max_retries: Re-asks after an invalid judge reply.
+        transport_retries: Retries of a failed HTTP request (429/5xx/timeouts/connection).
+        max_context_tokens: Skip conversations whose prompt exceeds this (o200k estimate).
+        temperature / seed: Judge sampling parameters.
+        out: Output directory for ``results.jsonl`` and ``results.db``.
+        dry_run: Plan only; call no judge.
+        fail_under: Exit 1 when the mean score is below this (0-1).
+
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    paths: tuple[str, ...] = ()
+    format: str = "auto"
+    metric: str = "goal_accuracy"
+    with_reference: bool = False
+    references: Path | None = None
+    formatter: str = "ragas-pretty@1"
+    judge: str | None = None
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    azure_endpoint: str | None = None
+    azure_api_version: str | None = None
+    mode: Literal["tools", "json_schema", "json"] = "tools"
+    concurrency: int = Field(default=16, ge=1)
+    timeout: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=2, ge=0)
+    transport_retries: int = Field(default=4, ge=0)
+    max_context_tokens: int | None = Field(default=128_000, ge=1)
+    temperature: float | None = 0.0
+    seed: int | None = None
+    out: Path | None = None
+    dry_run: bool = False
+    fail_under: float | None = Field(default=None, ge=0, le=1)
+
+
+DEFAULT_JUDGE = "gpt-4o-mini"
+"""The judge model used when an OpenAI key is set and no ``--judge`` is given."""
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parse a TOML file.
+
+    Raises:
+        ConfigError: the file cannot be read or is not valid TOML (names the file and line).
+
+    """
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+
+
+def _score_table(path: Path) -> dict[str, Any]:
+    table = read_toml(path).get("score", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [score] must be a table of settings")
+    settings = {key.replace("-", "_"): value for key, value in table.items()}
+    if "api_key" in settings:
+        raise ConfigError(
+            f"{path}: [score] api-key: keys are never read from a file; put the key in an "
+            'environment variable and name it with api-key-env = "MY_KEY_VAR"'
+        )
+    return settings
+
+
+def load_config(path: Path | None = None, **overrides: Any) -> ScoreConfig:
+    """The configuration from ``path`` (or ``./agent-eval.toml``), overridden by ``overrides``.
+
+    Args:
+        path: The TOML file; when ``None``, ``./agent-eval.toml`` is read if it exists.
+        **overrides: Settings given on the command line; ``None`` values are ignored.
+
+    Raises:
+        ConfigError: the file is unreadable or a setting is unknown or invalid (names it).
+
+    """
+    if path is None and Path(DEFAULT_CONFIG_NAME).is_file():
+        path = Path(DEFAULT_CONFIG_NAME)
+    settings = _score_table(path) if path is not None else {}
+    settings.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return ScoreConfig.model_validate(settings)
+    except ValidationError as exc:
+        where = f"{path} [score] or the command line" if path else "the command line"
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']} (got {e.get('input')!r})"
+            for e in exc.errors()
+        )
+        raise ConfigError(f"invalid setting in {where}: {problems}") from None

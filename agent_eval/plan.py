@@ -1,0 +1,116 @@
+"""What a scoring run would do, without calling a judge: :class:`RunPlan` (``--dry-run``).
+
+For one metric and formatter: how many conversations there are, how many would be sent and
+how many skipped (and why), the judge calls, the prompt tokens (o200k estimate of every call,
+later stages estimated with the reference or empty outputs), and an estimated cost from the
+price table when the judge model has a known price. Completion tokens are estimated at
+:data:`OUTPUT_TOKENS_PER_CALL` per call: a verdict with a short reason.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.table import Table
+
+from agent_eval.costs import PriceTable
+from agent_eval.engine import build_sample, skip_fields
+from agent_eval.formatting.base import Formatter
+from agent_eval.metrics.base import Metric
+from agent_eval.trace import AgentTrace
+
+__all__ = ["OUTPUT_TOKENS_PER_CALL", "RunPlan", "plan_run"]
+
+OUTPUT_TOKENS_PER_CALL = 80
+"""Estimated completion tokens per judge call (a short reason plus the structured fields)."""
+
+
+@dataclass(kw_only=True)
+class RunPlan:
+    """The plan of one metric x formatter over a set of conversations.
+
+    Attributes:
+        metric / formatter: Identities (``goal_accuracy@1``, ``ragas-pretty@1``).
+        judge_model: The judge model, ``None`` when none is configured.
+        conversations: Conversations in the input.
+        to_score: Conversations that would be sent to the judge.
+        skipped: Conversations that would be skipped, by reason.
+        judge_calls: Judge calls when nothing fails (``to_score`` x calls per conversation).
+        prompt_tokens: Estimated prompt tokens of those calls (o200k).
+        output_tokens: Estimated completion tokens (:data:`OUTPUT_TOKENS_PER_CALL` per call).
+        cost_usd: Estimated USD, ``None`` when the model's price is unknown or no judge is set.
+
+    """
+
+    metric: str
+    formatter: str
+    judge_model: str | None
+    conversations: int = 0
+    to_score: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    judge_calls: int = 0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+
+    def table(self) -> Table:
+        """The plan as a rich table (one row)."""
+        table = Table(title="scoring plan (no judge called)", title_justify="left")
+        for column in ("metric", "formatter", "judge", "conversations", "to score", "skipped"):
+            table.add_column(column)
+        for column in ("judge calls", "prompt tokens", "est. cost"):
+            table.add_column(column, justify="right")
+        skipped = ", ".join(f"{k}: {v}" for k, v in sorted(self.skipped.items())) or "0"
+        cost = "n/a" if self.cost_usd is None else f"${self.cost_usd:.4f}"
+        table.add_row(
+            self.metric,
+            self.formatter,
+            self.judge_model or "(none)",
+            str(self.conversations),
+            str(self.to_score),
+            skipped,
+            str(self.judge_calls),
+            f"{self.prompt_tokens:,}",
+            cost,
+        )
+        return table
+
+
+def plan_run(
+    traces: Iterable[AgentTrace],
+    *,
+    metric: Metric,
+    formatter: Formatter[Any],
+    judge_model: str | None = None,
+    references: Mapping[str, str] | None = None,
+    max_context_tokens: int | None = None,
+    prices: PriceTable | None = None,
+) -> RunPlan:
+    """Plan ``metric`` with ``formatter`` over ``traces`` (renders each; calls no judge).
+
+    A conversation whose rendering fails is counted as skipped (``formatter_error``), as the
+    engine would record it as an error.
+    """
+    plan = RunPlan(metric=metric.id, formatter=formatter.identity, judge_model=judge_model)
+    for trace in traces:
+        plan.conversations += 1
+        try:
+            sample = build_sample(trace, metric, formatter, references or {})
+        except Exception:  # the engine records the same failure as an error row
+            plan.skipped["formatter_error"] += 1
+            continue
+        skip = skip_fields(metric, sample, max_context_tokens)
+        if skip is not None:
+            plan.skipped[skip["error_type"]] += 1
+            continue
+        plan.to_score += 1
+        plan.prompt_tokens += metric.planned_prompt_tokens(sample)
+    plan.judge_calls = plan.to_score * metric.judge_calls
+    plan.output_tokens = plan.judge_calls * OUTPUT_TOKENS_PER_CALL
+    if judge_model is not None:
+        table = prices or PriceTable()
+        plan.cost_usd = table.cost(judge_model, plan.prompt_tokens, plan.output_tokens)
+    return plan

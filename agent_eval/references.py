@@ -1,0 +1,86 @@
+"""Reference goals from a file: ``{conversation_id, reference}`` rows as JSON Lines or CSV.
+
+JSONL: one object per line, ``{"conversation_id": "...", "reference": "..."}``. CSV: a header
+row with ``conversation_id`` and ``reference`` columns (others ignored). The format is taken
+from the suffix (``.jsonl``/``.ndjson``/``.json`` or ``.csv``). A reference given in a file
+takes precedence over the one an AgentTrace carries.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import orjson
+
+from agent_eval.errors import InputError
+
+__all__ = ["load_references"]
+
+_FIELDS = ("conversation_id", "reference")
+
+
+def _check(row: object, path: Path, line: int) -> tuple[str, str]:
+    if not isinstance(row, dict) or not all(isinstance(row.get(f), str) for f in _FIELDS):
+        raise InputError(
+            f'expected {{"conversation_id": "<id>", "reference": "<goal>"}} (both strings), '
+            f"got {row!r}",
+            path=str(path),
+            line=line,
+        )
+    return row["conversation_id"], row["reference"]
+
+
+def _jsonl(path: Path) -> list[tuple[str, str]]:
+    rows = []
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, 1):
+            if line.strip():
+                try:
+                    value = orjson.loads(line)
+                except orjson.JSONDecodeError as exc:
+                    raise InputError(
+                        f"not valid JSON: {exc}", path=str(path), line=number
+                    ) from None
+                rows.append(_check(value, path, number))
+    return rows
+
+
+def _csv(path: Path) -> list[tuple[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        missing = [f for f in _FIELDS if f not in (reader.fieldnames or [])]
+        if missing:
+            raise InputError(
+                f"the CSV header lacks {', '.join(missing)}; it needs conversation_id,reference",
+                path=str(path),
+                line=1,
+            )
+        return [_check(row, path, number) for number, row in enumerate(reader, 2)]
+
+
+def load_references(path: str | Path) -> dict[str, str]:
+    """Read a reference file into ``{conversation_id: reference}``.
+
+    Raises:
+        InputError: the file is missing, of an unknown suffix, has a bad row (names the line)
+            or gives one conversation two different references.
+
+    """
+    source = Path(path)
+    if not source.is_file():
+        raise InputError("reference file not found", path=str(source))
+    suffix = source.suffix.lower()
+    if suffix not in (".jsonl", ".ndjson", ".json", ".csv"):
+        raise InputError(
+            f"unknown reference file type {suffix!r}; use .jsonl or .csv", path=str(source)
+        )
+    rows = _csv(source) if suffix == ".csv" else _jsonl(source)
+    references: dict[str, str] = {}
+    for conversation_id, reference in rows:
+        if references.setdefault(conversation_id, reference) != reference:
+            raise InputError(
+                f"conversation {conversation_id!r} has two different references",
+                path=str(source),
+            )
+    return references
