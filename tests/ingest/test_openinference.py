@@ -173,5 +173,5 @@ def test_chain_span_is_empty_with_reason_and_detect() -> None:
 
 
 def test_bad_token_count_raises_invalid_span() -> None:
-    with pytest.raises(InvalidSpanError, match="llm.token_count.prompt"):
+    with pytest.raises(InvalidSpanError, match=r"llm\.token_count\.prompt"):
         oi.extract(make_span({"openinference.span.kind": "LLM", "llm.token_count.prompt": "lots"}))
