@@ -1,0 +1,134 @@
+"""OpenAI-style chat logs: message lists, ``{"messages": [...]}`` records, or JSON Lines of them.
+
+Accepted shapes (messages in the OpenAI Chat Completions format: ``role``, ``content``,
+assistant ``tool_calls`` with ``function.name``/``function.arguments``, tool ``tool_call_id``):
+
+- a JSON list of messages: one conversation;
+- a JSON object ``{"messages": [...], "conversation_id"?, "reference"?, "labels"?,
+  "metadata"?}``: one conversation;
+- a JSON list of such objects, or JSON Lines with one object (or one message list) per line:
+  one conversation each, streamed.
+
+A conversation without ``conversation_id`` is named after the file: ``<stem>`` for a whole-file
+conversation, ``<stem>/<n>`` for the n-th record (1-based) of a list or JSON Lines file. A record
+that cannot be read is skipped with a reason naming its line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from itertools import chain
+from pathlib import Path
+from typing import Any, ClassVar
+
+from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers._chat import chat_messages, chat_trace
+from agent_eval.ingest.containers._json_stream import JsonStream
+from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.spans import SourceLocation
+from agent_eval.trace import AgentTrace
+
+__all__ = ["OpenAIMessagesContainer"]
+
+_ROLE = rb'"role"\s*:\s*"(system|developer|user|assistant|tool|function)"'
+_MESSAGE_LIST = re.compile(rb"\A\s*\[\s*\{[^{}]*?" + _ROLE)
+_RECORD = re.compile(rb'\A\s*\[?\s*\{\s*"(messages|conversation_id)"\s*:')
+_FOREIGN = (b'"resourceSpans"', b'"resourceLogs"', b'"traj"', b'"simulations"', b'"span_kind"')
+
+
+class OpenAIMessagesContainer(Container):
+    """OpenAI chat message lists, with optional conversation id, reference and labels."""
+
+    name: ClassVar[str] = "openai-messages"
+    description: ClassVar[str] = "OpenAI-style chat messages (a list, {messages}, or JSON Lines)"
+    priority: ClassVar[int] = 120
+
+    def sniff(self, path: str, head: bytes) -> bool:
+        """A list whose first object has a chat ``role``, or records opening with ``messages``."""
+        if any(marker in head for marker in _FOREIGN):
+            return False
+        if _RECORD.match(head) is not None:
+            return re.search(_ROLE, head) is not None
+        return _MESSAGE_LIST.match(head) is not None
+
+    def read(self, path: str) -> Iterator[ContainerItem]:
+        """Yield one AgentTrace per conversation (or a Skipped note per unreadable record).
+
+        Raises:
+            DecodeError: the file is not JSON or JSON Lines (names the line).
+
+        """
+        stem = Path(path).stem
+        with open(path, "rb") as stream:
+            json = JsonStream(stream, path)
+            first = json.peek()
+            if not first:
+                raise DecodeError("the file is empty; expected chat messages", path=path)
+            reader = _read_list if first == "[" else _read_values
+            yield from reader(json, path, stem)
+
+
+def _read_list(json: JsonStream, path: str, stem: str) -> Iterator[AgentTrace | Skipped]:
+    line = json.line
+    items = json.array()
+    first = next(items, None)
+    if first is None or _is_message(first[1]):
+        messages = [] if first is None else [first[1], *(value for _, value in items)]
+        yield _trace({"messages": messages}, path, stem, line)
+        return
+    for number, (item_line, value) in enumerate(chain([first], items), start=1):
+        yield _trace(value, path, f"{stem}/{number}", item_line)
+
+
+def _read_values(json: JsonStream, path: str, stem: str) -> Iterator[AgentTrace | Skipped]:
+    values = json.values()
+    first = next(values)
+    if not json.peek():  # the whole file is one record
+        yield _trace(first[1], path, stem, first[0])
+        return
+    for number, (line, value) in enumerate(chain([first], values), start=1):
+        yield _trace(value, path, f"{stem}/{number}", line)
+
+
+def _is_message(value: Any) -> bool:
+    return isinstance(value, Mapping) and "role" in value and "messages" not in value
+
+
+def _trace(record: Any, path: str, default_id: str, line: int) -> AgentTrace | Skipped:
+    if isinstance(record, list):
+        record = {"messages": record}
+    try:
+        if not isinstance(record, Mapping) or "messages" not in record:
+            raise ValueError("a record is a message list or an object with 'messages'")
+        messages = chat_messages(record["messages"])
+        return chat_trace(
+            conversation_id=str(record.get("conversation_id") or default_id),
+            messages=messages,
+            container="openai-messages",
+            path=path,
+            reference=_optional_str(record, "reference"),
+            labels=_optional_dict(record, "labels"),
+            metadata=_optional_dict(record, "metadata"),
+        )
+    except ValueError as exc:
+        return Skipped(
+            reason="invalid_chat_record",
+            detail=f"{exc}; expected {{messages: [...], conversation_id?, reference?, labels?}}",
+            source=SourceLocation(path, line),
+            spans=0,
+        )
+
+
+def _optional_str(record: Mapping[str, Any], key: str) -> str | None:
+    value = record.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{key!r} must be a string, got {value!r:.80}")
+    return value
+
+
+def _optional_dict(record: Mapping[str, Any], key: str) -> dict[str, Any]:
+    value = record.get(key)
+    if value is not None and not isinstance(value, Mapping):
+        raise ValueError(f"{key!r} must be an object, got {value!r:.80}")
+    return dict(value or {})

@@ -1,0 +1,173 @@
+"""tau2-bench results: ``{timestamp, info, tasks, simulations}``.
+
+The layout is tau2-bench's ``Results`` model (github.com/sierra-research/tau2-bench,
+``src/tau2/data_model/simulation.py``): ``tasks[]`` with ``user_scenario.instructions`` (a
+string, or ``reason_for_call`` / ``known_info`` / ``unknown_info`` / ``task_instructions``),
+and ``simulations[]`` with ``messages`` (assistant ``tool_calls`` of ``{id, name, arguments}``,
+``tool`` results whose ``id`` is the call id), ``reward_info.reward``, ``task_id`` and ``trial``.
+Mapped as:
+
+- ``messages`` -> messages (a tool result's tool name from the call it answers; ``reasoning``
+  kept; the user simulator's own tool calls kept as opaque ``tool_call`` parts);
+- the task's user instructions (joined by ``task_id``) -> ``reference``;
+- ``reward_info.reward`` -> ``labels = {"reward": r, "success": 0|1}``;
+- conversation id: the simulation ``id``; task id, trial, domain, termination reason -> metadata;
+- assistant ``usage`` summed into the agent model's usage (``info.agent_info.llm``).
+
+``tasks`` precede ``simulations`` in tau2-bench's files; the simulations are streamed one by
+one. A simulation of another shape is skipped with a reason naming its line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, ClassVar
+
+from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers._chat import chat_messages, chat_trace, success_labels
+from agent_eval.ingest.containers._json_stream import JsonStream
+from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.spans import SourceLocation
+from agent_eval.trace import AgentTrace, ModelUsage
+
+__all__ = ["Tau2BenchContainer"]
+
+_OBJECT_START = re.compile(rb'\A\s*\{\s*"(timestamp|info|tasks|simulations)"')
+_INSTRUCTION_FIELDS = (
+    ("reason_for_call", "Reason for call"),
+    ("known_info", "Known info"),
+    ("unknown_info", "Unknown info"),
+    ("task_instructions", "Task instructions"),
+)
+
+
+class Tau2BenchContainer(Container):
+    """tau2-bench simulation results, joined to their tasks for references."""
+
+    name: ClassVar[str] = "tau2-bench"
+    description: ClassVar[str] = "tau2-bench results (timestamp, info, tasks, simulations)"
+    priority: ClassVar[int] = 30
+
+    def sniff(self, path: str, head: bytes) -> bool:
+        """An object opening with a results key whose ``info`` names the agent and user."""
+        return (
+            _OBJECT_START.match(head) is not None
+            and b'"agent_info"' in head
+            and b'"user_info"' in head
+            and (b'"tasks"' in head or b'"simulations"' in head)
+        )
+
+    def read(self, path: str) -> Iterator[ContainerItem]:
+        """Yield one AgentTrace per simulation (or a Skipped note for one of another shape).
+
+        Raises:
+            DecodeError: the file is not a JSON object, or its JSON is invalid (names the line).
+
+        """
+        tasks: dict[str, Mapping[str, Any]] = {}
+        info: Mapping[str, Any] = {}
+        with open(path, "rb") as stream:
+            json = JsonStream(stream, path)
+            if json.peek() != "{":
+                raise DecodeError("a tau2-bench results file is a JSON object", path=path, line=1)
+            for key in json.members():
+                if key == "simulations" and json.peek() == "[":
+                    for line, simulation in json.array():
+                        yield _trace(simulation, tasks, info, path, line)
+                    continue
+                value = json.value()
+                if key == "tasks" and isinstance(value, list):
+                    tasks = {str(t.get("id")): t for t in value if isinstance(t, Mapping)}
+                elif key == "info" and isinstance(value, Mapping):
+                    info = value
+
+
+def _trace(
+    simulation: Any,
+    tasks: Mapping[str, Mapping[str, Any]],
+    info: Mapping[str, Any],
+    path: str,
+    line: int,
+) -> AgentTrace | Skipped:
+    try:
+        if not isinstance(simulation, Mapping) or "messages" not in simulation:
+            raise ValueError("a simulation is an object with 'messages'")
+        messages = chat_messages(simulation["messages"])
+    except ValueError as exc:
+        return _skipped(str(exc), path, line)
+    task_id = str(simulation.get("task_id"))
+    reward_info = simulation.get("reward_info")
+    model = _agent_model(info)
+    return chat_trace(
+        conversation_id=str(
+            simulation.get("id") or f"tau2-bench/{task_id}/{simulation.get('trial', 0)}"
+        ),
+        messages=messages,
+        container="tau2-bench",
+        path=path,
+        reference=_reference(tasks.get(task_id)),
+        labels=success_labels(
+            reward_info.get("reward") if isinstance(reward_info, Mapping) else None
+        ),
+        metadata=_metadata(simulation, info),
+        usage=_usage(simulation["messages"], model) if model else (),
+    )
+
+
+def _reference(task: Mapping[str, Any] | None) -> str | None:
+    scenario = task.get("user_scenario") if task else None
+    instructions = scenario.get("instructions") if isinstance(scenario, Mapping) else None
+    if isinstance(instructions, str):
+        return instructions
+    if not isinstance(instructions, Mapping):
+        return None
+    sections = [
+        f"{label}: {instructions[key]}"
+        for key, label in _INSTRUCTION_FIELDS
+        if isinstance(instructions.get(key), str) and instructions[key].strip()
+    ]
+    return "\n".join(sections) or None
+
+
+def _agent_model(info: Mapping[str, Any]) -> str | None:
+    agent = info.get("agent_info")
+    model = agent.get("llm") if isinstance(agent, Mapping) else None
+    return model if isinstance(model, str) else None
+
+
+def _usage(messages: list[Any], model: str) -> tuple[ModelUsage, ...]:
+    calls = inputs = outputs = 0
+    for message in messages:
+        usage = message.get("usage") if message.get("role") == "assistant" else None
+        if isinstance(usage, Mapping):
+            calls += 1
+            inputs += int(usage.get("prompt_tokens") or 0)
+            outputs += int(usage.get("completion_tokens") or 0)
+    return (
+        (ModelUsage(model=model, input_tokens=inputs, output_tokens=outputs, calls=calls),)
+        if calls
+        else ()
+    )
+
+
+def _metadata(simulation: Mapping[str, Any], info: Mapping[str, Any]) -> dict[str, Any]:
+    environment = info.get("environment_info")
+    domain = environment.get("domain_name") if isinstance(environment, Mapping) else None
+    metadata = {
+        "simulation_id": simulation.get("id"),
+        "task_id": simulation.get("task_id"),
+        "trial": simulation.get("trial"),
+        "termination_reason": simulation.get("termination_reason"),
+        "domain": domain,
+    }
+    return {key: value for key, value in metadata.items() if isinstance(value, str | int | float)}
+
+
+def _skipped(reason: str, path: str, line: int) -> Skipped:
+    return Skipped(
+        reason="invalid_tau2_bench_simulation",
+        detail=f"{reason}; expected {{id, task_id, messages: [...], reward_info: {{reward}}}}",
+        source=SourceLocation(path, line),
+        spans=0,
+    )
