@@ -7,7 +7,7 @@ returns plain floats, or ``None`` where the statistic is undefined (never NaN):
 - :func:`kappa_interval`: its 95% confidence interval from the large-sample standard error of
   Fleiss, Cohen & Everitt (1969), "Large sample standard errors of kappa and weighted kappa",
   Psychological Bulletin 72(5), as implemented by statsmodels' ``inter_rater.cohens_kappa``
-  (``kappa ± z_{0.975} · SE``).
+  (``kappa ± z_{0.975} · SE``, clipped to kappa's range [-1, 1]).
 - :func:`mcnemar_p`: the exact McNemar test (a two-sided binomial test on the discordant pairs),
   statsmodels' ``contingency_tables.mcnemar(table, exact=True)``.
 - :func:`wilson_interval`: the Wilson score interval of a proportion (Wilson 1927), statsmodels'
@@ -85,7 +85,7 @@ def kappa_interval(a: Sequence[int], b: Sequence[int]) -> tuple[float, float, fl
     se, low, high = (_finite(v) for v in (res.std_kappa, res.kappa_low, res.kappa_upp))
     if se is None or low is None or high is None:
         return None
-    return se, low, high
+    return se, max(low, -1.0), min(high, 1.0)
 
 
 def mcnemar_p(a: Sequence[int], b: Sequence[int]) -> float:

@@ -1,0 +1,101 @@
+"""Helpers shared by the analysis and report commands: config tables, gates, JSON output.
+
+``agent-eval.toml`` tables read here: ``[prices."<model>"]`` (see :mod:`agent_eval.costs`) and
+``[gates.<name>]`` (see :mod:`agent_eval.analysis.gates`). The config file is the ``--config``
+flag, else ``./agent-eval.toml`` when it exists.
+"""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from agent_eval.analysis.gates import Gate, GateCount, evaluate_gates, load_gates, parse_gate
+from agent_eval.cli.app import EXIT_GATE, err_console
+from agent_eval.costs import PriceTable
+from agent_eval.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_CONFIG",
+    "apply_gates",
+    "config_path",
+    "exit_on_failed_gates",
+    "gates_from",
+    "out_console",
+    "price_table",
+    "write_json",
+]
+
+DEFAULT_CONFIG = Path("agent-eval.toml")
+out_console = Console(highlight=False)
+
+
+def config_path(given: Path | None) -> Path | None:
+    """The config file to read: the given one (must exist) or ``./agent-eval.toml`` if present.
+
+    Raises:
+        ConfigError: ``given`` does not exist.
+
+    """
+    if given is not None:
+        if not given.is_file():
+            raise ConfigError(f"config file {given} not found; fix the --config path")
+        return given
+    return DEFAULT_CONFIG if DEFAULT_CONFIG.is_file() else None
+
+
+def _table(path: Path | None, name: str) -> Mapping[str, Any]:
+    if path is None:
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc}") from exc
+    table = data.get(name, {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [{name}] must be a table")
+    return table
+
+
+def price_table(path: Path | None) -> PriceTable:
+    """Preset prices overridden by the config's ``[prices]`` table."""
+    return PriceTable.from_config(_table(path, "prices"))
+
+
+def gates_from(path: Path | None, flags: Sequence[str]) -> list[Gate]:
+    """Gates from the config's ``[gates.<name>]`` tables, then from ``--gate`` flags."""
+    return [*(load_gates(path) if path else []), *(parse_gate(f) for f in flags)]
+
+
+def apply_gates(gates: Sequence[Gate], counts: Mapping[str, Sequence[GateCount]]) -> list[str]:
+    """Evaluate the gates, print each outcome on stderr, and return the failure messages."""
+    outcomes = evaluate_gates(gates, counts)
+    for outcome in outcomes:
+        style = "green" if outcome.passed else "bold red"
+        err_console.print(f"[{style}]{outcome.message}[/]", highlight=False)
+    for gate in gates:
+        if gate.statistic not in counts:
+            err_console.print(
+                f"gate {gate.name!r} not applicable: this command does not measure "
+                f"{gate.statistic}",
+                highlight=False,
+            )
+    return [o.message for o in outcomes if not o.passed]
+
+
+def exit_on_failed_gates(failures: Sequence[str]) -> None:
+    """Exit with code 1 when any gate failed."""
+    if failures:
+        raise typer.Exit(EXIT_GATE)
+
+
+def write_json(payload: str) -> None:
+    """Write a JSON document to stdout, newline-terminated."""
+    sys.stdout.write(payload.rstrip("\n") + "\n")
+    sys.stdout.flush()

@@ -1,0 +1,85 @@
+"""Stored renderings: the text each conversation was judged on, kept beside a run's results.
+
+``DIR/renderings.jsonl`` holds one JSON object per (conversation, formatter):
+``{"conversation_id": ..., "formatter": "name@version[params]", "text": ...}``. Commands that
+score (``compare``, ``stability``) write it so that ``agent-eval report`` can show each
+conversation exactly as the judge saw it; for a run without it, the report re-renders the run's
+inputs (``--inputs``) with the formatter each result names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import orjson
+
+from agent_eval.errors import StoreError
+from agent_eval.formatting.registry import get_formatter
+from agent_eval.trace import AgentTrace
+
+__all__ = ["RENDERINGS_NAME", "RenderingKey", "read_renderings", "render_all", "write_renderings"]
+
+RENDERINGS_NAME = "renderings.jsonl"
+RenderingKey = tuple[str, str]
+"""``(conversation_id, formatter identity)``."""
+
+
+def render_all(traces: Iterable[AgentTrace], formatters: Iterable[str]) -> dict[RenderingKey, str]:
+    """Render every trace with every formatter identity (``name@version[params]``).
+
+    Raises:
+        ConfigError / UnknownPluginError: A formatter identity is malformed or unknown.
+
+    """
+    built = {identity: get_formatter(identity) for identity in formatters}
+    return {
+        (trace.conversation_id, identity): formatter.render(trace)
+        for trace in traces
+        for identity, formatter in built.items()
+    }
+
+
+def write_renderings(directory: str | Path, renderings: Mapping[RenderingKey, str]) -> Path:
+    """Write ``renderings`` to ``DIR/renderings.jsonl`` (replacing it), sorted by key.
+
+    Raises:
+        StoreError: The file cannot be written.
+
+    """
+    path = Path(directory) / RENDERINGS_NAME
+    lines = (
+        orjson.dumps({"conversation_id": cid, "formatter": fmt, "text": text}) + b"\n"
+        for (cid, fmt), text in sorted(renderings.items())
+    )
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"".join(lines))
+    except OSError as exc:
+        raise StoreError(f"cannot write {path}: {exc}") from exc
+    return path
+
+
+def read_renderings(directory: str | Path) -> dict[RenderingKey, str]:
+    """Read ``DIR/renderings.jsonl``; empty when the file does not exist.
+
+    Raises:
+        StoreError: A line is not a rendering record (names file and line).
+
+    """
+    path = Path(directory) / RENDERINGS_NAME
+    if not path.is_file():
+        return {}
+    out: dict[RenderingKey, str] = {}
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                record = orjson.loads(line)
+                out[(str(record["conversation_id"]), str(record["formatter"]))] = str(
+                    record["text"]
+                )
+            except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+                raise StoreError(f"{path}:{number}: not a rendering record ({exc})") from exc
+    return out

@@ -1,0 +1,116 @@
+"""Rich tables for the terminal: calibration, formatter comparison and stability summaries.
+
+Values from the data (conversation ids, formatter names) are escaped so that rich never reads
+them as console markup.
+"""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.table import Table
+
+from agent_eval.analysis.calibration import Calibration
+from agent_eval.analysis.paired import VariantComparison
+from agent_eval.analysis.stability import Stability
+
+__all__ = ["calibration_table", "comparison_tables", "stability_tables"]
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _usd(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:.4f}"
+
+
+def calibration_table(cal: Calibration) -> Table:
+    """Accuracy, kappa [95% CI], confusion matrix, failure precision/recall, disagreements."""
+    table = Table(title="Calibration against labels", show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column()
+    if cal.identity is not None:
+        table.add_row("applies to", escape(str(cal.identity)))
+    table.add_row("agreement", f"{cal.n_agree} of {cal.n} (accuracy {_num(cal.accuracy)})")
+    table.add_row(
+        "Cohen's kappa [95% CI]",
+        f"{_num(cal.kappa)} [{_num(cal.kappa_ci_low)}, {_num(cal.kappa_ci_high)}]",
+    )
+    (tn, fp), (fn, tp) = cal.confusion
+    table.add_row("confusion (label\\verdict)", f"0: [{tn} {fp}]   1: [{fn} {tp}]")
+    table.add_row(
+        "failure precision / recall",
+        f"{_num(cal.failure_precision)} / {_num(cal.failure_recall)}",
+    )
+    table.add_row("disagreements", escape(", ".join(cal.disagreements)) or "none")
+    if cal.unlabelled or cal.unpredicted:
+        table.add_row(
+            "left out", f"{len(cal.unlabelled)} without label, {len(cal.unpredicted)} unscored"
+        )
+    return table
+
+
+def comparison_tables(cmp: VariantComparison) -> RenderableType:
+    """One table of variants and one of pairs (with the flipped conversation ids)."""
+    variants = Table(title="Variants", title_justify="left")
+    for name in ("variant", "ok", "error", "skipped", "mean [95% CI]", "tokens in/out", "cost"):
+        variants.add_column(name)
+    labelled = any(v.n_labelled for v in cmp.variants)
+    if labelled:
+        variants.add_column("label acc")
+        variants.add_column("label kappa")
+    for v in cmp.variants:
+        cells = [
+            escape(v.variant),
+            str(v.n_ok),
+            str(v.n_error),
+            str(v.n_skipped),
+            f"{_num(v.mean_score)} [{_num(v.ci_low)}, {_num(v.ci_high)}]",
+            f"{v.input_tokens}/{v.output_tokens}",
+            _usd(v.cost_usd),
+        ]
+        if labelled:
+            cells += [_num(v.label_accuracy), _num(v.label_kappa)]
+        variants.add_row(*cells)
+    pairs = Table(title="Pairs", title_justify="left")
+    for name in ("A", "B", "paired", "agree", "1→0", "0→1", "kappa", "McNemar p", "flipped"):
+        pairs.add_column(name)
+    for p in cmp.pairs:
+        pairs.add_row(
+            escape(p.variant_a),
+            escape(p.variant_b),
+            str(p.n_paired),
+            f"{p.n_agree} ({_num(p.agreement, 2)})",
+            str(p.flips_a_pass_b_fail),
+            str(p.flips_a_fail_b_pass),
+            _num(p.kappa),
+            _num(p.mcnemar_p, 4),
+            escape(", ".join(f.conversation_id for f in p.flipped)),
+        )
+    return Group(variants, pairs)
+
+
+def stability_tables(st: Stability) -> RenderableType:
+    """Overall stability line plus one row per conversation."""
+    table = Table(
+        title=(
+            f"Stability over {st.repeats} repeats: flip rate {_num(st.flip_rate)} "
+            f"({st.n_flipping} of {st.n_conversations}), Fleiss' kappa {_num(st.fleiss_kappa)} "
+            f"(n={st.n_fleiss}); starts at goal inference {st.stage_counts['goal_inference']}, "
+            f"at comparison {st.stage_counts['comparison']}"
+        ),
+        title_justify="left",
+    )
+    for name in ("conversation", "1", "0", "not ok", "majority", "varies at"):
+        table.add_column(name)
+    for c in st.conversations:
+        table.add_row(
+            escape(c.conversation_id),
+            str(c.n_pass),
+            str(c.n_fail),
+            str(c.n_not_ok),
+            c.majority or "tie",
+            c.varies_at or "",
+        )
+    return table

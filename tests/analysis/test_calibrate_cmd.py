@@ -1,0 +1,116 @@
+"""``agent-eval calibrate``: external verdicts (the tau2 PR #103 baseline), runs, gates, errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sklearn.metrics import cohen_kappa_score
+from typer.testing import CliRunner
+
+from agent_eval.cli.app import app
+from agent_eval.store import ResultStore
+
+from .conftest import MakeResult
+
+PROMPTS = {"customer_outcome_v1": 20, "quick_triage_v1": 25, "policy_conversation_v1": 34}
+
+
+def _tau2_files(shared_data: Path, prompt: str, tmp: Path) -> tuple[Path, Path, list, list]:
+    summary = (
+        shared_data / "tau2-judge-pr103" / f"airline-multi-judge-full.json.summary_{prompt}.json"
+    )
+    entries = json.loads(summary.read_text())["entries"]
+    predictions, labels = tmp / f"{prompt}.predictions.jsonl", tmp / f"{prompt}.labels.csv"
+    predictions.write_text(
+        "".join(
+            json.dumps({"conversation_id": e["simulation_id"], "verdict": e["judge_verdict"]})
+            + "\n"
+            for e in entries
+        )
+    )
+    labels.write_text(
+        "conversation_id,reward\n"
+        + "".join(f"{e['simulation_id']},{e['tau2_reward']}\n" for e in entries)
+    )
+    truth = [int(float(e["tau2_reward"]) == 1.0) for e in entries]
+    verdicts = [int(e["judge_verdict"] == "pass") for e in entries]
+    return predictions, labels, truth, verdicts
+
+
+@pytest.mark.parametrize(("prompt", "agree"), PROMPTS.items())
+def test_reproduces_tau2_pr103_baseline(
+    shared_data: Path, tmp_path: Path, prompt: str, agree: int
+) -> None:
+    predictions, labels, truth, verdicts = _tau2_files(shared_data, prompt, tmp_path)
+    args = ["calibrate", "--predictions", str(predictions), "--labels", str(labels), "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert (summary["n_agree"], summary["n"]) == (agree, 50)
+    assert summary["kappa"] == pytest.approx(cohen_kappa_score(truth, verdicts))
+    assert summary["kappa_ci_low"] < summary["kappa"] < summary["kappa_ci_high"]
+    assert len(summary["disagreements"]) == 50 - agree
+    assert sum(map(sum, summary["confusion"])) == 50
+
+
+def test_gate_fails_with_exit_1_naming_the_gate(shared_data: Path, tmp_path: Path) -> None:
+    predictions, labels, _, _ = _tau2_files(shared_data, "policy_conversation_v1", tmp_path)
+    base = ["calibrate", "--predictions", str(predictions), "--labels", str(labels)]
+    failed = CliRunner().invoke(app, [*base, "--gate", "human=accuracy>=0.8/50"])
+    assert failed.exit_code == 1
+    assert "gate 'human' (labels) FAILED: accuracy 34 of 50, needs 40 of 50" in failed.output
+    passed = CliRunner().invoke(app, [*base, "--gate", "human=accuracy>=0.68/50"])
+    assert passed.exit_code == 0, passed.output
+
+
+def test_calibrate_a_run_with_config_gate(tmp_path: Path, make_result: MakeResult) -> None:
+    run = tmp_path / "run"
+    with ResultStore(run) as store:
+        for cid, verdict in [("a", "1"), ("b", "0"), ("c", "1"), ("d", None)]:
+            store.add(make_result(cid, verdict))
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        "".join(
+            json.dumps({"conversation_id": c, "label": v}) + "\n"
+            for c, v in [("a", "pass"), ("b", "fail"), ("c", "pass"), ("d", "fail")]
+        )
+    )
+    config = tmp_path / "agent-eval.toml"
+    config.write_text('[gates.three]\nstatistic = "accuracy"\nthreshold = 0.8\nitems = 3\n')
+    args = ["calibrate", str(run), "--labels", str(labels), "--config", str(config), "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["n_agree"] == summary["n"] == 3
+    assert summary["unpredicted"] == ["d"]
+    assert summary["identity"]["formatter"] == "transcript@1"
+    assert "gate 'three' (labels) passed: accuracy 3 of 3" in result.stderr
+
+
+def test_bad_labels_file_exits_2_naming_file_and_line(tmp_path: Path) -> None:
+    predictions = tmp_path / "p.csv"
+    predictions.write_text("conversation_id,verdict\na,pass\n")
+    labels = tmp_path / "l.csv"
+    labels.write_text("conversation_id,label\na,maybe\n")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from agent_eval.cli import main; main()",
+            "calibrate",
+            "--predictions",
+            str(predictions),
+            "--labels",
+            str(labels),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "l.csv:2" in done.stderr and "'maybe'" in done.stderr
+    assert "Traceback" not in done.stderr
