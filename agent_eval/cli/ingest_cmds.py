@@ -1,1 +1,121 @@
-"""agent-eval CLI commands: ingest (filled in by its issue)."""
+"""agent-eval CLI: ``ingest PATH... [--format auto|NAME] [--out FILE] [--json]``.
+
+Writes one AgentTrace JSON per line (to ``--out``, else stdout) as conversations are produced,
+then a summary on stderr: files, spans, log records, conversations and the span accounting,
+``used + ignored = read``, with the reasons. ``--json`` prints the machine summary
+(:meth:`IngestReport.to_json`) on stdout instead; the traces then go only to ``--out``.
+A file that cannot be read is listed as an error and the others are still ingested; when no
+input at all can be read the command exits 2 with the reason, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Annotated, TextIO
+
+import typer
+from rich.markup import escape
+
+from agent_eval.cli.app import EXIT_USAGE, app, err_console
+from agent_eval.errors import AgentEvalError
+from agent_eval.ingest import IngestReport, ingest
+from agent_eval.ingest.containers.base import containers
+
+__all__ = ["ingest_command", "summary_lines"]
+
+MAX_SKIPPED_SHOWN = 10
+"""Skipped items listed with their detail in the stderr summary (all are counted)."""
+
+
+def _reasons(counts: dict[str, int]) -> str:
+    return ", ".join(f"{reason} {n}" for reason, n in sorted(counts.items()))
+
+
+def _accounting(what: str, used: int, ignored: dict[str, int], read: int) -> list[str]:
+    line = f"{what}: {used} used + {sum(ignored.values())} ignored = {read} read"
+    return [line] + ([f"  ignored: {_reasons(ignored)}"] if ignored else [])
+
+
+def summary_lines(report: IngestReport) -> list[str]:
+    """The human summary of an ingest run, one string per line (plain text, no markup)."""
+    failed = sum(1 for f in report.files if f.error)
+    head = f"{len(report.files)} file(s)" + (f", {failed} with errors" if failed else "")
+    lines = [
+        f"ingested {head}: {report.spans_read} spans, {report.logs_read} log records "
+        f"-> {report.conversations} conversations"
+    ]
+    lines += _accounting("spans", report.spans_used, report.spans_ignored, report.spans_read)
+    if report.logs_read:
+        lines += _accounting("logs", report.logs_used, report.logs_ignored, report.logs_read)
+    if report.records_ignored:
+        lines.append(f"records skipped: {_reasons(report.records_ignored)}")
+    if not report.balanced:
+        lines.append("warning: the accounting does not add up (a bug; please report it)")
+    lines += [f"error: {f.error}" for f in report.files if f.error]
+    for item in report.skipped[:MAX_SKIPPED_SHOWN]:
+        ids = "".join(
+            f" {label} {value}"
+            for label, value in (("trace", item.trace_id), ("span", item.span_id))
+            if value
+        )
+        lines.append(f"skipped: {item.source or '?'}{ids}: {item.reason}: {item.detail}")
+    return lines
+
+
+def _write_traces(paths: list[str], fmt: str, out: TextIO | None) -> IngestReport:
+    run = ingest(paths, format=fmt)
+    for trace in run:
+        if out is not None:
+            out.write(trace.model_dump_json())
+            out.write("\n")
+    return run.report
+
+
+def _open_out(stack: ExitStack, out: Path | None, as_json: bool) -> TextIO | None:
+    if out is None:
+        return None if as_json else sys.stdout
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return stack.enter_context(out.open("w", encoding="utf-8"))
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot write {out}: {exc.strerror or exc}") from None
+
+
+def _format_help() -> str:
+    return "auto (detect per file) or a container name: " + ", ".join(_names())
+
+
+def _names() -> Iterable[str]:
+    try:
+        return containers.names()
+    except Exception:  # the help text must never fail
+        return []
+
+
+@app.command("ingest")
+def ingest_command(
+    paths: Annotated[list[str], typer.Argument(help="Files, directories (recursive) or globs.")],
+    format: Annotated[str, typer.Option("--format", "-f", help=_format_help())] = "auto",
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write AgentTrace JSON Lines here.")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the machine summary on stdout instead.")
+    ] = False,
+) -> None:
+    """Read traces and write one AgentTrace JSON per line, with the span accounting."""
+    try:
+        with ExitStack() as stack:
+            report = _write_traces(paths, format, _open_out(stack, out, as_json))
+    except AgentEvalError as exc:
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from None
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
+    else:
+        for line in summary_lines(report):
+            err_console.print(escape(line), highlight=False, soft_wrap=True)

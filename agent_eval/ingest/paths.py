@@ -52,19 +52,34 @@ def is_obvious_non_input(path: Path) -> bool:
     )
 
 
+def _in_skipped_dir(parts: tuple[str, ...]) -> bool:
+    return any(p in SKIPPED_DIRS or (p.startswith(".") and p not in (".", "..")) for p in parts)
+
+
 def _walk(root: Path) -> Iterator[Path]:
     for path in sorted(root.rglob("*")):
-        parts = path.relative_to(root).parts
-        if any(p.startswith(".") or p in SKIPPED_DIRS for p in parts[:-1]):
+        if _in_skipped_dir(path.relative_to(root).parts[:-1]):
             continue
         if path.is_file() and not is_obvious_non_input(path):
             yield path
 
 
-def _matched(path: Path) -> list[Path]:
+def _glob_root(pattern: str) -> Path:
+    """The part of a glob pattern before its first wildcard (the user named it on purpose)."""
+    parts = Path(pattern).parts
+    fixed = parts[: next(i for i, p in enumerate(parts) if _is_magic(p))]
+    return Path(*fixed) if fixed else Path()
+
+
+def _is_magic(text: str) -> bool:
+    return any(c in text for c in "*?[")
+
+
+def _matched(path: Path, root: Path) -> list[Path]:
     if path.is_dir():
         return list(_walk(path))
-    return [path] if path.is_file() and not is_obvious_non_input(path) else []
+    usable = path.is_file() and not is_obvious_non_input(path)
+    return [path] if usable and not _in_skipped_dir(path.relative_to(root).parts[:-1]) else []
 
 
 def _expand_one(raw: str) -> Iterator[InputPath]:
@@ -74,8 +89,10 @@ def _expand_one(raw: str) -> Iterator[InputPath]:
     elif path.is_dir():
         found = [InputPath(str(p)) for p in _walk(path)]
         yield from found or [InputPath(raw, "the directory holds no input files")]
-    elif any(c in raw for c in "*?["):
-        files = [p for m in sorted(glob.glob(raw, recursive=True)) for p in _matched(Path(m))]
+    elif _is_magic(raw):
+        root = _glob_root(raw)
+        matches = sorted(glob.glob(raw, recursive=True))
+        files = [p for m in matches for p in _matched(Path(m), root)]
         yield from [InputPath(str(p)) for p in files] or [
             InputPath(raw, "no input file matches this pattern")
         ]

@@ -1,0 +1,94 @@
+"""``agent-eval ingest``: JSON Lines out, the accounting summary, --json, errors exit 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+from typer.testing import CliRunner
+
+from agent_eval.cli import app
+from agent_eval.testing.otlp import export_request, span
+from agent_eval.trace import AgentTrace
+
+TRACE = "0af7651916cd43dd8448eb211c80319c"
+runner = CliRunner()
+
+
+def otlp_file(tmp_path: Path) -> Path:
+    messages = [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]
+    reply = [{"role": "assistant", "parts": [{"type": "text", "content": "hello"}]}]
+    chat = span(TRACE, "a000000000000001", "chat m", kind=3, attributes={
+        "gen_ai.operation.name": "chat",
+        "gen_ai.input.messages": json.dumps(messages),
+        "gen_ai.output.messages": json.dumps(reply),
+    })  # fmt: skip
+    http = span(
+        TRACE, "a000000000000002", "POST /v1/chat", kind=3, parent_span_id="a000000000000001"
+    )
+    bad = span(TRACE, "zzzz", "broken")
+    path = tmp_path / "spans.json"
+    path.write_bytes(orjson.dumps(export_request([chat, http, bad])))
+    return path
+
+
+def test_writes_traces_to_out_and_the_accounting_to_stderr(tmp_path: Path) -> None:
+    out = tmp_path / "runs" / "traces.jsonl"
+    result = runner.invoke(app, ["ingest", str(otlp_file(tmp_path)), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    (line,) = out.read_text().splitlines()
+    trace = AgentTrace.model_validate_json(line)
+    assert [m.content for m in trace.messages] == ["hi", "hello"]
+    assert result.stdout == ""
+    err = result.stderr
+    assert "1 file(s): 3 spans, 0 log records -> 1 conversations" in err
+    assert "spans: 1 used + 2 ignored = 3 read" in err
+    assert "invalid_span_id 1" in err and "skipped:" in err and "'zzzz'" in err
+
+
+def test_stdout_by_default_and_json_summary(tmp_path: Path) -> None:
+    path = otlp_file(tmp_path)
+    result = runner.invoke(app, ["ingest", str(path)])
+    assert result.exit_code == 0
+    assert AgentTrace.model_validate_json(result.stdout.strip()).conversation_id == TRACE
+    result = runner.invoke(app, ["ingest", str(path), "--json", "--out", str(tmp_path / "o.jsonl")])
+    summary = json.loads(result.stdout)
+    assert summary["spans"] == {"read": 3, "used": 1, "ignored": summary["spans"]["ignored"]}
+    assert sum(summary["spans"]["ignored"].values()) == 2 and summary["balanced"] is True
+    assert summary["files"][0]["container"] == "otlp-json"
+    assert summary["files"][0]["conventions"] == ["genai"]
+    assert (tmp_path / "o.jsonl").read_text().count("\n") == 1
+
+
+def test_input_errors_exit_2_with_the_file_named(tmp_path: Path) -> None:
+    bad = tmp_path / "trunc.json"
+    bad.write_bytes(b'{"resourceSpans": [')
+    result = runner.invoke(app, ["ingest", str(bad)])
+    assert result.exit_code == 2 and "trunc.json" in result.stderr and "line 1" in result.stderr
+    assert "Traceback" not in result.output
+    result = runner.invoke(app, ["ingest", str(tmp_path / "none.json")])
+    assert result.exit_code == 2 and "no such file" in result.stderr
+    result = runner.invoke(app, ["ingest", str(bad), "--format", "nope"])
+    assert result.exit_code == 2 and "otlp-json" in result.stderr
+
+
+def test_partial_failure_still_writes_the_good_files(tmp_path: Path) -> None:
+    (tmp_path / "junk.dat").write_bytes(b"\x00junk")
+    result = runner.invoke(app, ["ingest", str(otlp_file(tmp_path)), str(tmp_path / "junk.dat")])
+    assert result.exit_code == 0
+    assert "error:" in result.stderr and "junk.dat" in result.stderr
+    assert result.stdout.count("\n") == 1
+
+
+def test_console_script_exits_2_without_a_traceback(tmp_path: Path) -> None:
+    script = Path(sys.executable).with_name("agent-eval")
+    proc = subprocess.run(
+        [str(script), "ingest", str(tmp_path / "x.json")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2 and "x.json" in proc.stderr and "Traceback" not in proc.stderr
