@@ -15,52 +15,39 @@ output. Two input shapes are recognised:
   ``previous_response_id``, whose input holds only the new messages) is matched only against the
   messages added since the transcript's last assistant message.
 
-Messages are compared by :func:`message_key`: role plus whitespace-normalised text; assistant
-messages with tool calls by their call ids (or names and arguments); tool results by call id.
-Every sighting adds the span id to the message. Tool runs recorded on their own spans
-(:meth:`add_tool_run`) supply the tool result when the next LLM input lacks it.
+Messages are compared by :func:`~agent_eval.ingest.message_identity.message_key`. Every
+sighting adds the span id to the message. Tool runs recorded on their own spans
+(:meth:`Transcript.add_tool_run`) supply the tool result when the next LLM input lacks it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
-import orjson
 
 from agent_eval.ingest.extraction import ToolExecution
+from agent_eval.ingest.message_identity import (
+    MessageKey,
+    merge_sightings,
+    message_key,
+    tool_result_key,
+    with_speaker,
+)
 from agent_eval.trace import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage
 
-__all__ = ["Transcript", "message_key"]
+__all__ = ["Transcript"]
 
 
 @dataclass(slots=True)
 class _Slot:
     message: Message
     span_ids: list[str] = field(default_factory=list)
+    key: MessageKey = ()
 
+    def __post_init__(self) -> None:
+        self.key = message_key(self.message)
 
-def message_key(message: Message) -> tuple[Any, ...]:
-    """The identity used to recognise a replayed message."""
-    if isinstance(message, AssistantMessage) and message.tool_calls:
-        ids = tuple(c.id for c in message.tool_calls)
-        if all(ids):
-            return ("assistant", "ids", ids)
-        calls = tuple(
-            (c.name, _canonical(c.arguments), c.raw_arguments) for c in message.tool_calls
-        )
-        return ("assistant", _norm(message.content), calls)
-    if isinstance(message, ToolMessage) and message.tool_call_id:
-        return ("tool", "id", message.tool_call_id)
-    return (message.role, _norm(message.content))
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _canonical(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    def replace(self, message: Message) -> None:
+        self.message, self.key = message, message_key(message)
 
 
 class Transcript:
@@ -89,7 +76,7 @@ class Transcript:
         """Add one LLM call: the new part of its input, then its output."""
         after, appended = self._add_inputs(inputs, span_id)
         for output in outputs:
-            message = _label(output, agent_name, model)
+            message = with_speaker(output, agent_name, model)
             found = None if appended else self._find(message_key(message), after)
             if found is None:
                 self._append(message, span_id)
@@ -157,9 +144,10 @@ class Transcript:
                 return i
         return -1
 
-    def _find(self, key: tuple[Any, ...], start: int) -> int | None:
-        for i in range(start, len(self._slots)):
-            if message_key(self._slots[i].message) == key:
+    def _find(self, key: MessageKey, start: int) -> int | None:
+        slots = self._slots
+        for i in range(start, len(slots)):
+            if slots[i].key == key:
                 return i
         return None
 
@@ -173,7 +161,7 @@ class Transcript:
         slot = self._slots[index]
         if span_id and span_id not in slot.span_ids:
             slot.span_ids.append(span_id)
-        slot.message = _enrich(slot.message, message)
+        slot.replace(merge_sightings(slot.message, message))
 
     # Tool runs recorded on their own spans -------------------------------------------------
 
@@ -198,7 +186,7 @@ class Transcript:
         if tool.result is None:
             return
         call_id = tool.call_id or call.id
-        if call_id is not None and (found := self._find(("tool", "id", call_id), 0)) is not None:
+        if call_id is not None and (found := self._find(tool_result_key(call_id), 0)) is not None:
             self._link(
                 found, ToolMessage(content=tool.result, tool_name=call.name or None), span_id
             )
@@ -252,30 +240,4 @@ class Transcript:
         calls[call_index] = call.model_copy(
             update={"arguments": tool.arguments, "raw_arguments": tool.raw_arguments}
         )
-        self._slots[index].message = message.model_copy(update={"tool_calls": tuple(calls)})
-
-
-def _label(message: Message, agent_name: str | None, model: str | None) -> Message:
-    if not isinstance(message, AssistantMessage):
-        return message
-    update = {}
-    if agent_name and not message.agent_name:
-        update["agent_name"] = agent_name
-    if model and not message.model:
-        update["model"] = model
-    return message.model_copy(update=update) if update else message
-
-
-def _enrich(first: Message, other: Message) -> Message:
-    """Fill what the first sighting lacked from a later sighting of the same message."""
-    update: dict[str, Any] = {}
-    if isinstance(first, ToolMessage) and isinstance(other, ToolMessage):
-        if first.tool_name is None and other.tool_name:
-            update["tool_name"] = other.tool_name
-        if not first.content and other.content:
-            update["content"] = other.content
-    if isinstance(first, AssistantMessage) and isinstance(other, AssistantMessage):
-        for name in ("agent_name", "model", "reasoning", "tool_calls"):
-            if getattr(first, name) is None and getattr(other, name) is not None:
-                update[name] = getattr(other, name)
-    return first.model_copy(update=update) if update else first
+        self._slots[index].replace(message.model_copy(update={"tool_calls": tuple(calls)}))
