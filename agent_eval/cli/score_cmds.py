@@ -1,1 +1,287 @@
-"""agent-eval CLI commands: score (filled in by its issue)."""
+"""``agent-eval score PATH...``: score conversations with a metric, a formatter and a judge.
+
+Ingests the inputs, plans the run (conversations, judge calls, prompt tokens, estimated cost),
+and, unless ``--dry-run``, scores every conversation through the engine, writing
+``DIR/results.jsonl`` and ``DIR/results.db`` as results complete. A progress bar goes to stderr;
+the summary table and the line ``scored + skipped + errored = input`` follow.
+
+With no judge configured the plan is shown with how to configure one, and the exit code is 2.
+Exit codes: 0 done; 1 ``--fail-under`` gate failed; 2 usage, configuration or input error.
+Every setting can come from ``agent-eval.toml`` (see :mod:`agent_eval.config`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
+from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config
+from agent_eval.costs import PriceTable
+from agent_eval.engine import Engine, new_run_id, utc_now
+from agent_eval.errors import AgentEvalError, InputError, JudgeNotConfiguredError
+from agent_eval.formatting.registry import get_formatter
+from agent_eval.ingest import ingest
+from agent_eval.judges.base import Judge
+from agent_eval.metrics.base import Metric, metrics
+from agent_eval.plan import RunPlan, plan_run
+from agent_eval.references import load_references
+from agent_eval.store import ResultStore, RunRecord
+from agent_eval.summary import RunSummary
+from agent_eval.trace import AgentTrace
+
+__all__ = ["HOW_TO_CONFIGURE", "build_judge", "judge_model", "redact_argv", "run_score", "score"]
+
+HOW_TO_CONFIGURE = """\
+No judge is configured, so nothing was scored. To score, either:
+  - use OpenAI: export OPENAI_API_KEY=... and run again (judge {default}, or --judge MODEL);
+  - use a local OpenAI-compatible server with --base-url and --judge, e.g.
+      Ollama     --base-url http://localhost:11434/v1 --judge qwen2.5:7b-instruct
+      vLLM       --base-url http://localhost:8000/v1  --judge Qwen/Qwen2.5-7B-Instruct
+      llama.cpp  --base-url http://localhost:8080/v1  --judge local --mode json_schema
+  - or set judge and base-url in the [score] table of agent-eval.toml.
+The key is read from the environment variable named by --api-key-env (default OPENAI_API_KEY),
+never from a flag or a file. --dry-run shows this plan without this message."""
+
+_SECRET_FLAGS = ("--api-key", "--key", "--token", "--password")
+
+
+def redact_argv(argv: list[str], secrets: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """``argv`` with values of secret-looking flags and any of ``secrets`` replaced by ``***``."""
+    redacted: list[str] = []
+    hide_next = False
+    for arg in argv:
+        flag = arg.split("=", 1)[0]
+        if hide_next:
+            redacted.append("***")
+        elif flag in _SECRET_FLAGS and "=" in arg:
+            redacted.append(f"{flag}=***")
+        else:
+            redacted.append(_scrub(arg, secrets))
+        hide_next = arg in _SECRET_FLAGS
+    return tuple(redacted)
+
+
+def _scrub(text: str, secrets: tuple[str, ...]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+def judge_model(cfg: ScoreConfig) -> str | None:
+    """The judge model to use, or ``None`` when no judge endpoint is configured."""
+    has_key = bool(os.environ.get(cfg.api_key_env))
+    endpoint = cfg.base_url or os.environ.get("OPENAI_BASE_URL") or cfg.azure_endpoint
+    if cfg.judge:
+        return cfg.judge if (has_key or endpoint) else None
+    return DEFAULT_JUDGE if has_key and not endpoint else None
+
+
+def build_judge(cfg: ScoreConfig, model: str) -> Judge:
+    """The ``openai`` judge for ``cfg`` (wrappers such as a cache go around it here)."""
+    from agent_eval.judges.openai_judge import OpenAIJudge
+
+    return OpenAIJudge(
+        model,
+        base_url=cfg.base_url,
+        api_key_env=cfg.api_key_env,
+        mode=cfg.mode,
+        timeout=cfg.timeout,
+        max_retries=cfg.max_retries,
+        transport_retries=cfg.transport_retries,
+        azure_endpoint=cfg.azure_endpoint,
+        azure_api_version=cfg.azure_api_version,
+    )
+
+
+def _metric(cfg: ScoreConfig) -> Metric:
+    cls = metrics.get(cfg.metric)
+    options: dict[str, Any] = {"temperature": cfg.temperature, "seed": cfg.seed}
+    if cfg.with_reference:
+        options["with_reference"] = True
+    return cls(**options)
+
+
+def _traces(cfg: ScoreConfig) -> list[AgentTrace]:
+    if not cfg.paths:
+        raise InputError("no input: give PATH... (files, directories or globs) to score")
+    traces = list(ingest(cfg.paths, format=cfg.format))
+    if not traces:
+        raise InputError(f"no conversations found in {', '.join(cfg.paths)}")
+    return traces
+
+
+def run_score(cfg: ScoreConfig, argv: list[str], console: Console | None = None) -> int:
+    """Run ``score`` for ``cfg``; returns the exit code.
+
+    Raises:
+        AgentEvalError: a usage, configuration or input error (the caller exits 2).
+
+    """
+    out = console or Console()
+    traces = _traces(cfg)
+    metric, formatter = _metric(cfg), get_formatter(cfg.formatter)
+    references = load_references(cfg.references) if cfg.references else {}
+    model = judge_model(cfg)
+    plan = plan_run(
+        traces,
+        metric=metric,
+        formatter=formatter,
+        judge_model=model or cfg.judge,
+        references=references,
+        max_context_tokens=cfg.max_context_tokens,
+        prices=PriceTable(),
+    )
+    if cfg.dry_run:
+        out.print(plan.table())
+        return 0
+    if model is None:
+        return _not_configured(out, plan)
+    try:
+        judge = build_judge(cfg, model)
+    except JudgeNotConfiguredError:
+        return _not_configured(out, plan)
+    engine = Engine(
+        metric=metric,
+        formatter=formatter,
+        judge=judge,
+        run_id=new_run_id(),
+        concurrency=cfg.concurrency,
+        max_context_tokens=cfg.max_context_tokens,
+        references=references,
+        progress=True,
+        console=err_console,
+        keep_results=False,
+    )
+    summary = asyncio.run(_score(engine, traces, cfg, argv))
+    out.print(summary.table())
+    out.print(summary.accounting_line, highlight=False)
+    return _gate(summary, cfg.fail_under, out)
+
+
+async def _score(
+    engine: Engine, traces: list[AgentTrace], cfg: ScoreConfig, argv: list[str]
+) -> RunSummary:
+    directory = cfg.out or Path("runs") / engine.run_id
+    secret = os.environ.get(cfg.api_key_env, "")
+    with ResultStore(directory) as store:
+        store.start_run(
+            RunRecord(
+                run_id=engine.run_id,
+                started_at=utc_now(),
+                config=engine.identity() | {"mode": cfg.mode, "base_url": cfg.base_url},
+                argv=redact_argv(argv, (secret,)),
+            )
+        )
+        engine.store = store
+        try:
+            return await engine.run(traces, total=len(traces))
+        finally:
+            await engine.judge.aclose()
+
+
+def _not_configured(out: Console, plan: RunPlan) -> int:
+    out.print(plan.table())
+    err_console.print(HOW_TO_CONFIGURE.format(default=DEFAULT_JUDGE), highlight=False, markup=False)
+    return EXIT_USAGE
+
+
+def _gate(summary: RunSummary, fail_under: float | None, out: Console) -> int:
+    if fail_under is None:
+        return 0
+    mean = summary.mean_score
+    if mean is None or mean < fail_under:
+        shown = "nothing scored" if mean is None else f"mean score {mean:.3f}"
+        err_console.print(f"gate failed: {shown} < --fail-under {fail_under}", highlight=False)
+        return EXIT_GATE
+    out.print(f"gate passed: mean score {mean:.3f} >= {fail_under}", highlight=False)
+    return 0
+
+
+@app.command()
+def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
+    paths: Annotated[
+        list[str] | None,
+        typer.Argument(help="Inputs: files, directories, globs.", show_default=False),
+    ] = None,
+    metric: Annotated[str | None, typer.Option(help="Metric name (default goal_accuracy).")] = None,
+    with_reference: Annotated[
+        bool | None,
+        typer.Option("--with-reference/--without-reference", help="Compare against references."),
+    ] = None,
+    references: Annotated[
+        Path | None, typer.Option(help="JSONL/CSV of {conversation_id, reference}.")
+    ] = None,
+    formatter: Annotated[
+        str | None, typer.Option(help="Formatter NAME@V (default ragas-pretty@1).")
+    ] = None,
+    judge: Annotated[str | None, typer.Option(help="Judge model name.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL.")] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="Env var holding the key (default OPENAI_API_KEY).")
+    ] = None,
+    mode: Annotated[
+        str | None, typer.Option(help="Structured output: tools | json_schema | json.")
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(help="Conversations at once (default 16).")
+    ] = None,
+    timeout: Annotated[
+        float | None, typer.Option(help="Per-request timeout, seconds (default 60).")
+    ] = None,
+    max_retries: Annotated[
+        int | None, typer.Option(help="Re-asks after an invalid reply (default 2).")
+    ] = None,
+    max_context_tokens: Annotated[
+        int | None, typer.Option(help="Skip longer prompts (default 128000).")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Output directory (default runs/RUN_ID).")
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option(help="TOML config (default ./agent-eval.toml).")
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Plan only; call no judge.")] = False,
+    fail_under: Annotated[
+        float | None, typer.Option(help="Exit 1 when the mean score is below this.")
+    ] = None,
+    format: Annotated[
+        str | None, typer.Option("--format", help="Input container, or auto.")
+    ] = None,
+) -> None:
+    """Score conversations with an LLM judge; results go to DIR/results.jsonl and results.db."""
+    logging.getLogger("instructor").setLevel(logging.CRITICAL)  # failures become result rows
+    overrides = {
+        "paths": tuple(paths) if paths else None,
+        "metric": metric,
+        "with_reference": with_reference,
+        "references": references,
+        "formatter": formatter,
+        "judge": judge,
+        "base_url": base_url,
+        "api_key_env": api_key_env,
+        "mode": mode,
+        "concurrency": concurrency,
+        "timeout": timeout,
+        "max_retries": max_retries,
+        "max_context_tokens": max_context_tokens,
+        "out": out,
+        "dry_run": dry_run or None,
+        "fail_under": fail_under,
+        "format": format,
+    }
+    try:
+        code = run_score(load_config(config, **overrides), sys.argv)
+    except AgentEvalError as exc:
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from None
+    raise typer.Exit(code)
