@@ -22,8 +22,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import orjson
-from pydantic import JsonValue
 
+from agent_eval.ingest.conventions.content_parts import (
+    TEXT_PART_TYPES,
+    opaque_parts_of,
+    text_of,
+)
+from agent_eval.ingest.conventions.json_values import decode_json, parse_arguments, to_json_value
 from agent_eval.trace import (
     AssistantMessage,
     Message,
@@ -40,6 +45,7 @@ __all__ = [
     "decode_json",
     "message_from_mapping",
     "messages_from_value",
+    "opaque_parts_of",
     "parse_arguments",
     "text_of",
     "to_json_value",
@@ -60,98 +66,6 @@ ROLE_ALIASES: Mapping[str, str] = {
     "ipython": "tool",
 }
 """Role names seen in the wild -> our four roles (OpenAI, LangChain, Gemini, Llama)."""
-
-_TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
-
-
-def decode_json(value: Any) -> Any:
-    """Parse ``value`` as JSON when it is a string holding a JSON object or array.
-
-    Returns:
-        The parsed value; the input unchanged when it is not a string, does not look like a JSON
-        object/array, or does not parse.
-
-    """
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
-    if not isinstance(value, str):
-        return value
-    stripped = value.lstrip()
-    if not stripped or stripped[0] not in "[{":
-        return value
-    try:
-        return orjson.loads(stripped)
-    except orjson.JSONDecodeError:
-        return value
-
-
-def to_json_value(value: Any) -> JsonValue:
-    """Make ``value`` JSON-safe (bytes become text, tuples lists, other objects their repr)."""
-    if value is None or isinstance(value, str | bool | int | float):
-        return value
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    if isinstance(value, Mapping):
-        return {str(k): to_json_value(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [to_json_value(v) for v in value]
-    return repr(value)
-
-
-def parse_arguments(value: Any) -> tuple[JsonValue, str | None]:
-    """Tool-call arguments as ``(parsed JSON, raw string or None)``.
-
-    A string is parsed as JSON; when it does not parse, ``(None, the string)`` is returned so the
-    caller keeps it verbatim in ``raw_arguments``. Already-structured values pass through.
-    """
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
-    if isinstance(value, str):
-        if not value.strip():
-            return None, None
-        try:
-            return to_json_value(orjson.loads(value)), None
-        except orjson.JSONDecodeError:
-            return None, value
-    return to_json_value(value), None
-
-
-def text_of(content: Any) -> str:
-    """The text of a message content: a string, a list of parts, or a part mapping.
-
-    Text parts (``{"type": "text", "text"|"content": ...}``) are joined with newlines; other parts
-    are skipped here (see :func:`opaque_parts_of`). JSON-ish values without text are dumped.
-    """
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, Mapping):
-        for key in ("text", "content"):
-            if isinstance(content.get(key), str):
-                return str(content[key])
-        return orjson.dumps(to_json_value(content), option=orjson.OPT_SORT_KEYS).decode()
-    if isinstance(content, list | tuple):
-        texts = [text_of(p) for p in content if _is_text_part(p)]
-        return "\n".join(t for t in texts if t)
-    return str(content)
-
-
-def opaque_parts_of(content: Any) -> tuple[OpaquePart, ...]:
-    """The non-text parts of a list-of-parts content, kept verbatim."""
-    if not isinstance(content, list | tuple):
-        return ()
-    return tuple(
-        OpaquePart(type=str(p.get("type", "unknown")), data=to_json_value(p))
-        for p in content
-        if isinstance(p, Mapping) and not _is_text_part(p)
-    )
-
-
-def _is_text_part(part: Any) -> bool:
-    if isinstance(part, str):
-        return True
-    return isinstance(part, Mapping) and part.get("type", "text") in _TEXT_PART_TYPES
 
 
 def tool_call(name: Any, arguments: Any, call_id: Any = None) -> ToolCall:
@@ -264,7 +178,7 @@ def _from_parts(role: Any, parts: Sequence[Any]) -> Message:
             texts.append(text_of(part))
             continue
         kind = part.get("type")
-        if kind in _TEXT_PART_TYPES:
+        if kind in TEXT_PART_TYPES:
             texts.append(text_of(part))
         elif kind == "reasoning":
             reasoning.append(text_of(part))

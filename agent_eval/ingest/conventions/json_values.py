@@ -1,0 +1,68 @@
+"""JSON values inside span attributes: decode JSON held in strings, make values JSON-safe.
+
+Conventions store structured data as JSON text in string attributes (GenAI
+``gen_ai.input.messages``, OpenInference ``input.value``, tool-call arguments); exports may also
+hand over bytes or tuples. These helpers read such values once, without raising on bad JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+from pydantic import JsonValue
+
+__all__ = ["decode_json", "parse_arguments", "to_json_value"]
+
+
+def decode_json(value: Any) -> Any:
+    """Parse ``value`` as JSON when it is a string holding a JSON object or array.
+
+    Returns:
+        The parsed value; the input unchanged when it is not a string, does not look like a JSON
+        object/array, or does not parse.
+
+    """
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if not isinstance(value, str):
+        return value
+    stripped = value.lstrip()
+    if not stripped or stripped[0] not in "[{":
+        return value
+    try:
+        return orjson.loads(stripped)
+    except orjson.JSONDecodeError:
+        return value
+
+
+def to_json_value(value: Any) -> JsonValue:
+    """Make ``value`` JSON-safe (bytes become text, tuples lists, other objects their repr)."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, Mapping):
+        return {str(k): to_json_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_json_value(v) for v in value]
+    return repr(value)
+
+
+def parse_arguments(value: Any) -> tuple[JsonValue, str | None]:
+    """Tool-call arguments as ``(parsed JSON, raw string or None)``.
+
+    A string is parsed as JSON; when it does not parse, ``(None, the string)`` is returned so the
+    caller keeps it verbatim in ``raw_arguments``. Already-structured values pass through.
+    """
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if isinstance(value, str):
+        if not value.strip():
+            return None, None
+        try:
+            return to_json_value(orjson.loads(value)), None
+        except orjson.JSONDecodeError:
+            return None, value
+    return to_json_value(value), None
