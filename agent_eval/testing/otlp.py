@@ -8,10 +8,13 @@ integers as strings, ``AnyValue`` objects. ``export_request(...)`` returns a dic
 from __future__ import annotations
 
 import base64
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 __all__ = ["any_value", "export_request", "key_values", "log_record", "span"]
+
+_NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
 
 def any_value(value: Any) -> dict[str, Any]:  # noqa: PLR0911  (one branch per AnyValue kind)
@@ -20,8 +23,8 @@ def any_value(value: Any) -> dict[str, Any]:  # noqa: PLR0911  (one branch per A
         return {"boolValue": value}
     if isinstance(value, int):
         return {"intValue": str(value)}
-    if isinstance(value, float):
-        return {"doubleValue": value}
+    if isinstance(value, float):  # proto3 JSON spells non-finite doubles as strings
+        return {"doubleValue": value if math.isfinite(value) else _NON_FINITE[str(value)]}
     if isinstance(value, str):
         return {"stringValue": value}
     if isinstance(value, bytes):
