@@ -57,25 +57,28 @@ class RunPlan:
     cost_usd: float | None = None
 
     def table(self) -> Table:
-        """The plan as a rich table (one row)."""
-        table = Table(title="scoring plan (no judge called)", title_justify="left")
-        for column in ("metric", "formatter", "judge", "conversations", "to score", "skipped"):
-            table.add_column(column)
-        for column in ("judge calls", "prompt tokens", "est. cost"):
-            table.add_column(column, justify="right")
-        skipped = ", ".join(f"{k}: {v}" for k, v in sorted(self.skipped.items())) or "0"
-        cost = "n/a" if self.cost_usd is None else f"${self.cost_usd:.4f}"
-        table.add_row(
-            self.metric,
-            self.formatter,
-            self.judge_model or "(none)",
-            str(self.conversations),
-            str(self.to_score),
-            skipped,
-            str(self.judge_calls),
-            f"{self.prompt_tokens:,}",
-            cost,
+        """The plan as a two-column rich table."""
+        table = Table(
+            title="scoring plan (no judge called)", show_header=False, title_justify="left"
         )
+        table.add_column("what", style="bold")
+        table.add_column("value")
+        skipped = ", ".join(f"{k}: {v}" for k, v in sorted(self.skipped.items()))
+        cost = "n/a (no price for this judge)" if self.cost_usd is None else f"${self.cost_usd:.4f}"
+        rows = [
+            ("metric", self.metric),
+            ("formatter", self.formatter),
+            ("judge", self.judge_model or "(none configured)"),
+            ("conversations", str(self.conversations)),
+            ("to score", str(self.to_score)),
+            ("skipped", f"{sum(self.skipped.values())}" + (f" ({skipped})" if skipped else "")),
+            ("judge calls", str(self.judge_calls)),
+            ("prompt tokens", f"{self.prompt_tokens:,} (o200k estimate)"),
+            ("output tokens", f"{self.output_tokens:,} (estimate, {OUTPUT_TOKENS_PER_CALL}/call)"),
+            ("estimated cost", cost),
+        ]
+        for what, value in rows:
+            table.add_row(what, value)
         return table
 
 

@@ -1,0 +1,244 @@
+"""``agent-eval score`` end to end: CLI -> ingest -> engine -> fake server over HTTP -> store."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from agent_eval.cli import app
+from agent_eval.cli.score_cmds import redact_argv
+from agent_eval.store import load_results
+from agent_eval.testing import FakeModelServer, InvalidVerdict
+
+from ..engine.goal_script import script_goal_judge, trace
+
+SECRET = "sk-cli-SECRET-5f3a9c0e7d"
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENT_EVAL_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MY_JUDGE_KEY", SECRET)
+    monkeypatch.chdir(tmp_path)
+
+
+def traces_file(path: Path, *traces: object) -> Path:
+    path.write_text("".join(t.model_dump_json() + "\n" for t in traces))  # type: ignore[attr-defined]
+    return path
+
+
+def sample(tmp_path: Path) -> Path:
+    return traces_file(
+        tmp_path / "traces.jsonl",
+        trace("a", done=True, reference="book a table"),
+        trace("b", done=False, reference="book a table"),
+        trace("c", done=True),
+        trace("d", done=True, reference="IMPOSSIBLE"),
+    )
+
+
+def score(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["score", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def judge_args(server: FakeModelServer, out: Path) -> list[str]:
+    return [
+        "--judge",
+        "fake-model",
+        "--base-url",
+        server.base_url,
+        "--api-key-env",
+        "MY_JUDGE_KEY",
+        "--out",
+        str(out),
+    ]
+
+
+def test_no_judge_shows_the_plan_and_how_to_configure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MY_JUDGE_KEY")
+    code, out, err = score(str(sample(tmp_path)))
+    assert code == 2
+    assert "scoring plan" in out and "goal_accuracy@1" in out and "ragas-pretty@1" in out
+    assert "No judge is configured" in err and "OPENAI_API_KEY" in err and "--base-url" in err
+    assert "Ollama" in err and "vLLM" in err and "llama.cpp" in err
+    assert "Traceback" not in out + err
+
+
+def cell(out: str, what: str) -> str:
+    """The value next to ``what`` in a two-column rich table."""
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.split("│") if c.strip()]
+        if cells and cells[0] == what:
+            return " ".join(cells[1:])
+    raise AssertionError(f"no {what!r} row in:\n{out}")
+
+
+def test_dry_run_plans_calls_tokens_and_cost(tmp_path: Path) -> None:
+    code, out, _ = score(
+        str(sample(tmp_path)), "--dry-run", "--judge", "gpt-4o-mini", "--with-reference"
+    )
+    assert code == 0
+    assert (cell(out, "metric"), cell(out, "formatter"), cell(out, "judge")) == (
+        "goal_accuracy@1",
+        "ragas-pretty@1",
+        "gpt-4o-mini",
+    )
+    assert (cell(out, "conversations"), cell(out, "to score")) == ("4", "3")
+    assert cell(out, "skipped") == "1 (missing_reference: 1)"
+    assert cell(out, "judge calls") == "6"  # 3 conversations x 2 stages
+    assert int(cell(out, "prompt tokens").split()[0].replace(",", "")) > 3 * 400
+    assert cell(out, "estimated cost").startswith("$0.0")
+    assert not list(tmp_path.glob("runs/*")), "a dry run writes no results"
+
+
+def test_full_run_writes_matching_stores_without_the_key(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    fake_server.add_rule(InvalidVerdict("1.0"), contains="IMPOSSIBLE")
+    script_goal_judge(fake_server)
+    out_dir = tmp_path / "run"
+    code, out, err = score(
+        str(sample(tmp_path)), "--with-reference", *judge_args(fake_server, out_dir)
+    )
+    assert code == 0, err
+    assert "scored + skipped + errored = input: 2 + 1 + 1 = 4" in out
+    rows = load_results(out_dir / "results.db")
+    assert rows == load_results(out_dir / "results.jsonl")
+    assert {r.conversation_id: (r.status, r.verdict, r.error_type) for r in rows} == {
+        "a": ("ok", "1", None),
+        "b": ("ok", "0", None),
+        "c": ("skipped", None, "missing_reference"),
+        "d": ("error", None, "invalid_judge_output"),
+    }
+    jsonl_fields = set(orjson.loads((out_dir / "results.jsonl").read_bytes().splitlines()[0]))
+    assert {
+        "run_id",
+        "trace_ids",
+        "formatter_fingerprint",
+        "prompt_sha256",
+        "started_at",
+        "raw_reply",
+    } <= jsonl_fields
+    with sqlite3.connect(out_dir / "results.db") as db:
+        [(argv, config)] = db.execute("SELECT argv, config FROM runs").fetchall()
+    assert orjson.loads(config)["judge_model"] == "fake-model"
+    blobs = [out.encode(), err.encode()] + [p.read_bytes() for p in out_dir.iterdir()]
+    assert not any(SECRET.encode() in blob for blob in blobs)
+    assert not any(SECRET.encode() in orjson.dumps(r.body) for r in fake_server.requests)
+
+
+def test_references_from_jsonl_and_csv_files(fake_server: FakeModelServer, tmp_path: Path) -> None:
+    script_goal_judge(fake_server)
+    inputs = str(sample(tmp_path))
+    (tmp_path / "refs.jsonl").write_text(
+        '{"conversation_id": "a", "reference": "IMPOSSIBLE by file"}\n'
+    )
+    (tmp_path / "refs.csv").write_text('conversation_id,reference\nc,"from csv, quoted"\n')
+    for name, expected in (
+        ("refs.jsonl", {"a": "IMPOSSIBLE by file"}),
+        ("refs.csv", {"c": "from csv, quoted"}),
+    ):
+        out_dir = tmp_path / f"out-{name}"
+        code, _, err = score(
+            inputs,
+            "--with-reference",
+            "--references",
+            str(tmp_path / name),
+            *judge_args(fake_server, out_dir),
+        )
+        assert code == 0, err
+        rows = {r.conversation_id: r for r in load_results(out_dir)}
+        for conversation_id, reference in expected.items():
+            assert rows[conversation_id].reference == reference
+        assert rows["b"].reference == "book a table"  # the trace's own, where the file has none
+    assert {r.conversation_id: r.verdict for r in load_results(tmp_path / "out-refs.jsonl")}["a"] == "0"
+    assert {r.conversation_id: r.status for r in load_results(tmp_path / "out-refs.csv")}["c"] == "ok"
+
+
+def test_config_file_with_flags_overriding(fake_server: FakeModelServer, tmp_path: Path) -> None:
+    script_goal_judge(fake_server)
+    (tmp_path / "agent-eval.toml").write_text(
+        f'[score]\njudge = "fake-model"\nbase-url = "{fake_server.base_url}"\napi-key-env = "MY_JUDGE_KEY"\n'
+        'out = "from-config"\nformatter = "transcript@1"\nwith_reference = true\n'
+    )
+    code, _, err = score(str(sample(tmp_path)), "--formatter", "ragas-pretty@1")
+    assert code == 0, err
+    rows = load_results(tmp_path / "from-config")
+    assert {r.formatter for r in rows} == {"ragas-pretty@1"}
+    assert {r.reference for r in rows if r.conversation_id == "a"} == {"book a table"}
+
+
+def test_config_errors_exit_2_without_traceback(tmp_path: Path) -> None:
+    inputs = str(sample(tmp_path))
+    (tmp_path / "key.toml").write_text('[score]\napi-key = "sk-nope"\n')
+    (tmp_path / "typo.toml").write_text("[score]\nconcurency = 3\n")
+    for args, message in (
+        (["--config", str(tmp_path / "key.toml")], "api-key-env"),
+        (["--config", str(tmp_path / "typo.toml")], "concurency"),
+        (["--metric", "nope"], "unknown metric 'nope'; available: goal_accuracy"),
+        (["--formatter", "nope@9"], "nope@9"),
+        (["--concurrency", "0"], "concurrency"),
+    ):
+        code, out, err = score(inputs, *args)
+        assert code == 2, (args, out, err)
+        assert message in err and "Traceback" not in out + err
+        assert "sk-nope" not in out + err
+    code, _, err = score(str(tmp_path / "missing.jsonl"), "--dry-run")
+    assert code == 2 and "missing.jsonl" in err
+
+
+@pytest.mark.parametrize(("threshold", "expected"), [("0.9", 1), ("0.5", 0)])
+def test_fail_under_gates_on_the_mean_score(
+    fake_server: FakeModelServer, tmp_path: Path, threshold: str, expected: int
+) -> None:
+    script_goal_judge(fake_server)
+    inputs = traces_file(tmp_path / "t.jsonl", trace("a", done=True), trace("b", done=False))
+    code, out, err = score(
+        str(inputs), "--fail-under", threshold, *judge_args(fake_server, tmp_path / threshold)
+    )
+    assert code == expected, out + err
+    assert ("gate failed: mean score 0.500" in err) == (expected == 1)
+
+
+def test_redact_argv_hides_secret_flags_and_values() -> None:
+    argv = ["agent-eval", "score", "--api-key", "k1", "--token=k2", "x", f"--note={SECRET}"]
+    assert redact_argv(argv, (SECRET,)) == (
+        "agent-eval",
+        "score",
+        "--api-key",
+        "***",
+        "--token=***",
+        "x",
+        "--note=***",
+    )
+
+
+@pytest.mark.parametrize("dataset", ["tau-bench", "tau2-bench"])
+def test_tau_datasets_with_instructions_as_references(
+    shared_data: Path, fake_server: FakeModelServer, tmp_path: Path, dataset: str
+) -> None:
+    script_goal_judge(fake_server)
+    out_dir = tmp_path / dataset
+    code, out, err = score(
+        str(shared_data / dataset),
+        "--with-reference",
+        "--concurrency",
+        "8",
+        *judge_args(fake_server, out_dir),
+    )
+    assert code == 0, err
+    rows = load_results(out_dir)
+    assert rows and all(r.status == "ok" and r.reference for r in rows)
+    compare = [r for r in fake_server.requests if r.schema_name == "OutcomeComparison"]
+    assert len(compare) == len(rows)
+    assert any(rows[0].reference.splitlines()[0] in r.text for r in compare)  # type: ignore[union-attr]
+    assert f"scored + skipped + errored = input: {len(rows)} + 0 + 0 = {len(rows)}" in out
