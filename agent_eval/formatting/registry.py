@@ -17,7 +17,14 @@ from agent_eval.formatting.base import Formatter
 from agent_eval.formatting.identity import build_params, parse_identity
 from agent_eval.plugins import Registry
 
-__all__ = ["ENTRY_POINT_GROUP", "formatter_class", "formatters", "get_formatter", "register"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "formatter_class",
+    "formatters",
+    "get_formatter",
+    "new_registry",
+    "register",
+]
 
 ENTRY_POINT_GROUP = "agent_eval.formatters"
 
@@ -32,8 +39,13 @@ def _adapt(name: str, obj: object) -> FormatterClass:
     return obj
 
 
-formatters: Registry[FormatterClass] = Registry("formatter", ENTRY_POINT_GROUP, _adapt)
-"""Every formatter release, by ``name@version``."""
+def new_registry() -> Registry[FormatterClass]:
+    """A fresh registry over the entry-point group (the installed plugins as of now)."""
+    return Registry("formatter", ENTRY_POINT_GROUP, _adapt)
+
+
+formatters: Registry[FormatterClass] = new_registry()
+"""Every formatter release, by ``name@version``; the one :func:`get_formatter` reads."""
 
 
 def register(cls: FormatterClass, *, replace: bool = False) -> None:

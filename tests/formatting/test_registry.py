@@ -1,0 +1,90 @@
+"""The formatter registry: built-ins via entry points, lookups, errors, run-time registration."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_eval.errors import ConfigError, UnknownPluginError
+from agent_eval.formatting import (
+    Formatter,
+    NoParams,
+    formatter_class,
+    formatters,
+    get_formatter,
+    register,
+)
+from agent_eval.formatting.registry import new_registry
+from agent_eval.trace import AgentTrace
+
+BUILT_INS = {"ragas-pretty@1", "transcript@1", "json@1", "xml@1"}
+
+
+def test_built_ins_come_from_the_entry_point_group() -> None:
+    fresh = new_registry()
+    assert set(fresh.names()) >= BUILT_INS
+    assert not BUILT_INS & set(fresh.broken)
+    for name in BUILT_INS:
+        assert fresh.get(name).__module__.startswith("formatters.")
+
+
+def test_one_module_per_released_version() -> None:
+    modules = [formatter_class(name).__module__ for name in BUILT_INS]
+    assert len(set(modules)) == len(modules)
+    assert all(m.endswith("_v1") for m in modules)
+
+
+def test_get_formatter_returns_instance_with_identity() -> None:
+    formatter = get_formatter("transcript@1[max_tool_chars=2000]")
+    assert formatter.name == "transcript" and formatter.version == 1
+    assert formatter.identity == "transcript@1[max_tool_chars=2000]"
+    assert repr(formatter) == "<TranscriptV1 transcript@1[max_tool_chars=2000]>"
+
+
+def test_unknown_version_lists_available() -> None:
+    with pytest.raises(UnknownPluginError) as info:
+        get_formatter("transcript@9")
+    assert "transcript@9" in str(info.value)
+    assert "ragas-pretty@1" in str(info.value) and "transcript@1" in str(info.value)
+
+
+def test_unknown_name_lists_available() -> None:
+    with pytest.raises(UnknownPluginError, match=r"available: .*json@1"):
+        get_formatter("nope@1")
+
+
+def test_missing_version_lists_versions_of_that_name() -> None:
+    with pytest.raises(ConfigError, match=r"needs a version .*available: transcript@1"):
+        get_formatter("transcript")
+
+
+class _Echo(Formatter[NoParams]):
+    name = "echo-test"
+    version = 3
+    description = "test formatter"
+
+    def render(self, trace: AgentTrace) -> str:
+        return trace.conversation_id
+
+
+def test_register_at_run_time_and_conflicts() -> None:
+    register(_Echo)
+    try:
+        assert get_formatter("echo-test@3").render(AgentTrace(conversation_id="c")) == "c"
+        register(_Echo)  # the same class again is a no-op
+
+        class Other(_Echo):
+            pass
+
+        with pytest.raises(ValueError, match="already registered"):
+            register(Other)
+    finally:
+        formatters.unregister("echo-test@3")
+    assert "echo-test@3" not in formatters
+
+
+def test_entry_point_declaring_another_release_is_broken() -> None:
+    fresh = new_registry()
+    with pytest.raises(ValueError, match="declares itself 'echo-test@3'"):
+        fresh.register("echo-test@4", _Echo)
+    with pytest.raises(TypeError, match="Formatter subclass"):
+        fresh.register("x@1", object())
