@@ -127,6 +127,28 @@ def test_tool_span() -> None:
     )
 
 
+def test_langchain_tool_span_output_is_the_tool_message_content() -> None:
+    # openinference-instrumentation-langchain dumps the returned ToolMessage as output.value
+    message = {
+        "type": "tool",
+        "data": {
+            "content": '{"temp_c": 18}',
+            "tool_call_id": "call_9",
+            "name": "get_weather",
+            "type": "tool",
+        },
+    }
+    attrs = {
+        "openinference.span.kind": "TOOL",
+        "tool.name": "get_weather",
+        "input.value": "Paris",
+        "output.value": json.dumps(message),
+    }
+    ex = oi.extract(make_span(attrs))
+    assert ex.tool is not None
+    assert (ex.tool.call_id, ex.tool.result) == ("call_9", '{"temp_c": 18}')
+
+
 def test_retriever_span_documents() -> None:
     d = "retrieval.documents"
     ex = oi.extract(

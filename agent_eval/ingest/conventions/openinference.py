@@ -30,6 +30,7 @@ from agent_eval.ingest.conventions.messages import (
     message_from_mapping,
     messages_from_value,
     parse_arguments,
+    text_of,
     to_json_value,
     tool_call,
 )
@@ -163,14 +164,31 @@ def _tool_calls(flat: Mapping[str, Any]) -> list[ToolCall] | None:
 def _tool(attrs: Mapping[str, Any]) -> ToolExecution:
     raw = attrs.get(k.TOOL_CALL_FUNCTION_ARGUMENTS, attrs.get(k.INPUT_VALUE))
     arguments, raw_arguments = parse_arguments(raw)
-    result = attrs.get(k.OUTPUT_VALUE)
+    result, result_call_id = _tool_output(attrs.get(k.OUTPUT_VALUE))
     return ToolExecution(
         name=_str(attrs.get(k.TOOL_NAME)) or _str(attrs.get(k.TOOL_CALL_FUNCTION_NAME)),
-        call_id=_str(attrs.get(k.TOOL_CALL_ID)),
+        call_id=_str(attrs.get(k.TOOL_CALL_ID)) or result_call_id,
         arguments=arguments,
         raw_arguments=raw_arguments,
-        result=None if result is None else str(result),
+        result=result,
     )
+
+
+def _tool_output(value: Any) -> tuple[str | None, str | None]:
+    """A TOOL span's result text and call id, from its ``output.value``.
+
+    openinference-instrumentation-langchain writes the LangChain ``ToolMessage`` a tool returned,
+    serialized as ``{"type": "tool", "data": {"content", "tool_call_id", ...}}``: the result is
+    its content. Any other value is the result verbatim.
+    """
+    if value is None:
+        return None, None
+    decoded = decode_json(value)
+    is_message = isinstance(decoded, Mapping) and decoded.get("type") == "tool"
+    data = decoded.get("data") if is_message else None
+    if not isinstance(data, Mapping) or "content" not in data:
+        return str(value), None
+    return text_of(data["content"]), _str(data.get("tool_call_id"))
 
 
 def _documents(attrs: Mapping[str, Any]) -> tuple[RetrievedDocument, ...]:
