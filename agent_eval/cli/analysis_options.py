@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import sys
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from agent_eval.analysis.gates import Gate, GateCount, evaluate_gates, load_gates, parse_gate
-from agent_eval.cli.app import EXIT_GATE, err_console
+from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, err_console
 from agent_eval.costs import PriceTable
-from agent_eval.errors import ConfigError
+from agent_eval.errors import AgentEvalError, ConfigError
 
 __all__ = [
     "DEFAULT_CONFIG",
@@ -29,6 +31,7 @@ __all__ = [
     "gates_from",
     "out_console",
     "price_table",
+    "usage_errors",
     "write_json",
 ]
 
@@ -99,3 +102,13 @@ def write_json(payload: str) -> None:
     """Write a JSON document to stdout, newline-terminated."""
     sys.stdout.write(payload.rstrip("\n") + "\n")
     sys.stdout.flush()
+
+
+@contextmanager
+def usage_errors() -> Iterator[None]:
+    """Turn an :class:`AgentEvalError` into its one-line message on stderr and exit code 2."""
+    try:
+        yield
+    except AgentEvalError as exc:
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from None

@@ -1,0 +1,127 @@
+"""Scoring for the analyses: the same conversations under several formatters, or K times.
+
+:func:`score_variants` scores every trace once per formatter through the scoring API
+(:func:`agent_eval.api.ascore`), all variants under one run id in one output directory and with
+one judge, so a judge-call cache wrapped around it is shared by the variants.
+:func:`score_repeats` scores every trace K times with one formatter (result ``repeat`` 0..K-1):
+repeat 0 may answer from the cache, repeats 1..K-1 always bypass it, so each is a fresh judge
+call at the configured temperature. Both also store the renderings the judge saw
+(:mod:`agent_eval.report.renderings`) for the HTML report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from agent_eval.api import ascore
+from agent_eval.cache import CachedJudge, CacheMode, JudgeCache
+from agent_eval.engine import Engine, utc_now
+from agent_eval.formatting.registry import get_formatter
+from agent_eval.judges.base import Judge
+from agent_eval.metrics.base import Metric
+from agent_eval.report.renderings import render_all, write_renderings
+from agent_eval.result import MetricResult
+from agent_eval.store import ResultStore, RunRecord, load_results
+from agent_eval.trace import AgentTrace
+
+__all__ = ["score_repeats", "score_variants"]
+
+
+async def score_variants(
+    traces: Sequence[AgentTrace],
+    *,
+    formatters: Sequence[str],
+    metric: Metric,
+    judge: Judge,
+    out: Path,
+    run_id: str,
+    concurrency: int,
+    max_context_tokens: int | None,
+    references: Mapping[str, str] | None = None,
+) -> list[MetricResult]:
+    """Score ``traces`` under each formatter; returns this run's rows, formatters in order given.
+
+    Raises:
+        ConfigError / UnknownPluginError: A formatter identity is malformed or unknown
+            (checked for all before any judge call).
+
+    """
+    built = [get_formatter(f) for f in formatters]
+    write_renderings(out, render_all(traces, [f.identity for f in built]))
+    for formatter in built:
+        await ascore(
+            traces,
+            metric=metric,
+            formatter=formatter,
+            judge=judge,
+            reference=dict(references) if references else None,
+            concurrency=concurrency,
+            max_context_tokens=max_context_tokens,
+            out=out,
+            run_id=run_id,
+            progress=True,
+        )
+    order = {f.identity: i for i, f in enumerate(built)}
+    rows = [r for r in load_results(out) if r.run_id == run_id]
+    return sorted(rows, key=lambda r: order.get(r.formatter, len(order)))  # stable: as given
+
+
+async def score_repeats(
+    traces: Sequence[AgentTrace],
+    *,
+    repeats: int,
+    formatter: str,
+    metric: Metric,
+    judge: Judge,
+    cache: JudgeCache | None,
+    out: Path,
+    run_id: str,
+    concurrency: int,
+    max_context_tokens: int | None,
+    references: Mapping[str, str] | None = None,
+) -> list[MetricResult]:
+    """Score ``traces`` ``repeats`` times with one formatter; returns this run's rows.
+
+    Args:
+        traces: The conversations.
+        repeats: K, at least 2.
+        formatter: The formatter identity, ``name@version[params]``.
+        metric: The metric (its temperature is the judge's sampling temperature).
+        judge: The uncached judge; the cache (when given) is put around it for repeat 0 only.
+        cache: The judge-call cache, or ``None`` to bypass it for every repeat.
+        out: Output directory (results store and renderings).
+        run_id: The run id all repeats share.
+        concurrency: Conversations in flight at once, per repeat.
+        max_context_tokens: Skip longer prompts (``None``: never).
+        references: Reference goals by conversation id, for the reference variant.
+
+    Raises:
+        ValueError: ``repeats`` is below 2.
+
+    """
+    if repeats < 2:
+        raise ValueError(f"stability needs at least 2 repeats, got {repeats}")
+    chosen = get_formatter(formatter)
+    write_renderings(out, render_all(traces, [chosen.identity]))
+    with ResultStore(out) as store:
+        for k in range(repeats):
+            mode: CacheMode = "use" if k == 0 and cache is not None else "off"
+            engine = Engine(
+                metric=metric,
+                formatter=chosen,
+                judge=CachedJudge(judge, cache if mode == "use" else None, mode=mode),
+                run_id=run_id,
+                store=store,
+                concurrency=concurrency,
+                max_context_tokens=max_context_tokens,
+                references=references,
+                repeat=k,
+                progress=True,
+            )
+            if k == 0:
+                store.start_run(
+                    RunRecord(run_id=run_id, started_at=utc_now(), config=engine.identity())
+                )
+            await engine.run(traces, total=len(traces))
+        return store.results(run_id)
