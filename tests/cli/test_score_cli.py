@@ -131,6 +131,7 @@ def test_full_run_writes_matching_stores_without_the_key(
     with sqlite3.connect(out_dir / "results.db") as db:
         [(argv, config)] = db.execute("SELECT argv, config FROM runs").fetchall()
     assert orjson.loads(config)["judge_model"] == "fake-model"
+    assert SECRET not in argv
     blobs = [out.encode(), err.encode()] + [p.read_bytes() for p in out_dir.iterdir()]
     assert not any(SECRET.encode() in blob for blob in blobs)
     assert not any(SECRET.encode() in orjson.dumps(r.body) for r in fake_server.requests)
@@ -160,14 +161,16 @@ def test_references_from_jsonl_and_csv_files(fake_server: FakeModelServer, tmp_p
         for conversation_id, reference in expected.items():
             assert rows[conversation_id].reference == reference
         assert rows["b"].reference == "book a table"  # the trace's own, where the file has none
-    assert {r.conversation_id: r.verdict for r in load_results(tmp_path / "out-refs.jsonl")}["a"] == "0"
-    assert {r.conversation_id: r.status for r in load_results(tmp_path / "out-refs.csv")}["c"] == "ok"
+    by_jsonl = {r.conversation_id: r for r in load_results(tmp_path / "out-refs.jsonl")}
+    by_csv = {r.conversation_id: r for r in load_results(tmp_path / "out-refs.csv")}
+    assert (by_jsonl["a"].verdict, by_csv["c"].status) == ("0", "ok")
 
 
 def test_config_file_with_flags_overriding(fake_server: FakeModelServer, tmp_path: Path) -> None:
     script_goal_judge(fake_server)
     (tmp_path / "agent-eval.toml").write_text(
-        f'[score]\njudge = "fake-model"\nbase-url = "{fake_server.base_url}"\napi-key-env = "MY_JUDGE_KEY"\n'
+        f'[score]\njudge = "fake-model"\nbase-url = "{fake_server.base_url}"\n'
+        'api-key-env = "MY_JUDGE_KEY"\n'
         'out = "from-config"\nformatter = "transcript@1"\nwith_reference = true\n'
     )
     code, _, err = score(str(sample(tmp_path)), "--formatter", "ragas-pretty@1")
