@@ -47,6 +47,7 @@ __all__ = [
     "messages_from_value",
     "opaque_parts_of",
     "parse_arguments",
+    "split_tool_responses",
     "text_of",
     "to_json_value",
     "tool_call",
@@ -223,10 +224,36 @@ def messages_from_value(value: Any, default_role: str | None = None) -> list[Mes
     if isinstance(value, Mapping):
         value = [value]
     if isinstance(value, list):
-        return [message_from_mapping(m, default_role) for m in value if isinstance(m, Mapping)]
+        return [
+            message_from_mapping(one, default_role)
+            for m in value
+            if isinstance(m, Mapping)
+            for one in split_tool_responses(m)
+        ]
     if isinstance(value, str) and value and default_role:
         return [build_message(default_role, value)]
     return []
+
+
+def split_tool_responses(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """One ``tool`` message per ``tool_call_response`` part of a parts-shaped message.
+
+    GenAI v1.37 lets one message carry several parts: .NET Microsoft.Extensions.AI and Microsoft
+    Agent Framework put the results of parallel tool calls in one ``tool`` message, pydantic-ai
+    puts tool results in a ``user`` message. Each result becomes its own message (in part
+    order), followed by the message's other parts, if any.
+    """
+    parts = data.get("parts")
+    if not isinstance(parts, list):
+        return [data]
+    responses = [
+        p for p in parts if isinstance(p, Mapping) and p.get("type") == "tool_call_response"
+    ]
+    if not responses or (len(parts) == 1 and data.get("role") == "tool"):
+        return [data]
+    rest = [p for p in parts if p not in responses]
+    split: list[Mapping[str, Any]] = [{"role": "tool", "parts": [p]} for p in responses]
+    return [*split, {**data, "parts": rest}] if rest else split
 
 
 def _str_or_none(value: Any) -> str | None:
