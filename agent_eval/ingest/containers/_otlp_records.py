@@ -97,37 +97,37 @@ def _event(event: object) -> SpanEvent:
     )
 
 
+_CAMEL = ("traceId", "spanId", "parentSpanId", "startTimeUnixNano", "endTimeUnixNano")
+_SNAKE = ("trace_id", "span_id", "parent_span_id", "start_time_unix_nano", "end_time_unix_nano")
+
+
 def decode_span(
     span: Mapping[str, Any],
     resource: Attributes,
     scope: tuple[str, str],
     source: SourceLocation | None,
 ) -> SpanRecord:
-    """Decode one OTLP JSON ``Span`` object.
+    """Decode one OTLP JSON ``Span`` object (camelCase or snake_case keys).
 
     Raises:
         BadValue: any field breaks the OTLP data model (the reason names which).
 
     """
-    trace_id = decode_id(field(span, "traceId", "trace_id"), TRACE_ID_BYTES, "trace_id")
-    span_id = decode_id(field(span, "spanId", "span_id"), SPAN_ID_BYTES, "span_id")
-    parent = field(span, "parentSpanId", "parent_span_id")
+    trace_key, span_key, parent_key, start_key, end_key = _CAMEL if "spanId" in span else _SNAKE
     events = span.get("events")
     if events is not None and type(events) is not list:
         raise BadValue("invalid_event", "span events are not a list")
     status_code, status_message = decode_status(span.get("status"))
     return SpanRecord(
-        trace_id=trace_id or "",
-        span_id=span_id or "",
-        parent_span_id=decode_id(parent, SPAN_ID_BYTES, "parent_span_id", optional=True),
+        trace_id=decode_id(span.get(trace_key), TRACE_ID_BYTES, "trace_id") or "",
+        span_id=decode_id(span.get(span_key), SPAN_ID_BYTES, "span_id") or "",
+        parent_span_id=decode_id(
+            span.get(parent_key), SPAN_ID_BYTES, "parent_span_id", optional=True
+        ),
         name=_string(span, "name", "span_name"),
         kind=decode_kind(span.get("kind")),
-        start_time_unix_nano=decode_uint64(
-            field(span, "startTimeUnixNano", "start_time_unix_nano"), "start time"
-        ),
-        end_time_unix_nano=decode_uint64(
-            field(span, "endTimeUnixNano", "end_time_unix_nano"), "end time"
-        ),
+        start_time_unix_nano=decode_uint64(span.get(start_key), "start time"),
+        end_time_unix_nano=decode_uint64(span.get(end_key), "end time"),
         attributes=decode_attributes(span.get("attributes")),
         events=tuple(_event(e) for e in events) if events else (),
         status_code=status_code,

@@ -37,6 +37,7 @@ __all__ = [
 TRACE_ID_BYTES = 16
 SPAN_ID_BYTES = 8
 _HEX = frozenset("0123456789abcdefABCDEF")
+_ZEROS = {TRACE_ID_BYTES: "0" * 32, SPAN_ID_BYTES: "0" * 16}
 
 SPAN_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 """OTLP ``Span.SpanKind`` values by number."""
@@ -81,6 +82,13 @@ def decode_id(value: object, size: int, what: str, *, optional: bool = False) ->
         BadValue: not a string, wrong length, not hex/base64, or absent/all zeros when required.
 
     """
+    canonical = type(value) is str and len(value) == 2 * size and _HEX.issuperset(value)
+    if canonical and value != _ZEROS[size]:  # the common case, first
+        return str(value).lower()
+    return _decode_id_slow(value, size, what, optional)
+
+
+def _decode_id_slow(value: object, size: int, what: str, optional: bool) -> str | None:
     label = what.replace("_", " ")
     if value is None or value == "":
         if optional:
@@ -98,7 +106,7 @@ def decode_id(value: object, size: int, what: str, *, optional: bool = False) ->
             f"{label} {_short(value)} is neither {2 * size} hex characters "
             f"nor base64 of {size} bytes",
         )
-    if hex_id.count("0") == 2 * size:
+    if hex_id == _ZEROS[size]:
         if optional:
             return None
         raise BadValue(f"invalid_{what}", f"{label} is all zeros, which OTLP defines as invalid")

@@ -86,7 +86,7 @@ def _first_line(stream: IO[bytes], path: str) -> tuple[int, bytes]:
 def _read_lines(stream: IO[bytes], path: str, after: int) -> Iterator[ContainerItem]:
     """The remaining JSON Lines; a line that is not JSON is one skipped record."""
     for number, line in enumerate(stream, start=after + 1):
-        if not line.strip():
+        if not line or line.isspace():  # (strip() would copy a long line)
             continue
         source = SourceLocation(path, number)
         try:

@@ -1,0 +1,234 @@
+"""Ingest throughput: OTLP/JSON decode and the full pipeline against ``orjson.loads`` of the same bytes.
+
+Generates a Collector-style OTLP/JSON Lines file of realistic GenAI agent spans (v1.37
+``gen_ai.input.messages`` replaying the growing history on every chat span, tool calls with
+``execute_tool`` spans, an ``invoke_agent`` root and an HTTP client span per call), then measures,
+each in a fresh process (best of ``--repeats``):
+
+- baseline: ``orjson.loads`` of every line (the floor for any Python JSON ingest);
+- decode: the ``otlp-json`` container, bytes -> SpanRecords;
+- pipeline: ``ingest()`` end to end, bytes -> AgentTraces (decode + conventions + assembly);
+
+and prints spans/s, each ratio to the baseline, and the peak RSS of each process.
+
+    python bench/ingest.py [--spans 200000] [--repeats 3] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agent_eval.testing.otlp import export_request, span
+
+BATCH = 512
+"""Spans per line, like the Collector's batch processor default (8192 is its max)."""
+WORDS = "the flight to paris was rebooked because the customer asked for an aisle seat and a refund".split()
+
+
+def _text(seed: int, words: int) -> str:
+    return " ".join(WORDS[(seed * 7 + i) % len(WORDS)] for i in range(words))
+
+
+def _conversation(conv: int, turns: int) -> list[dict[str, Any]]:
+    """One conversation as one trace: root, and per turn a chat, an HTTP and a tool span."""
+    trace_id = f"{conv + 1:032x}"
+    root_id = f"{conv + 1:08x}00000000"
+    t0 = 1_700_000_000_000_000_000 + conv * 10**12
+    spans = [
+        span(
+            trace_id,
+            root_id,
+            "invoke_agent support",
+            start=t0,
+            attributes={
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": "support",
+                "gen_ai.conversation.id": f"conv-{conv}",
+            },
+        )
+    ]
+    history: list[dict[str, Any]] = [
+        {"role": "system", "parts": [{"type": "text", "content": _text(conv, 30)}]}
+    ]
+    for turn in range(turns):
+        history.append({"role": "user", "parts": [{"type": "text", "content": _text(turn, 25)}]})
+        call_id = f"call_{conv}_{turn}"
+        call = {
+            "role": "assistant",
+            "parts": [
+                {
+                    "type": "tool_call",
+                    "id": call_id,
+                    "name": "lookup",
+                    "arguments": {"booking": conv, "turn": turn},
+                }
+            ],
+        }
+        span_id = f"{conv + 1:08x}{turn + 1:04x}0001"
+        start = t0 + (turn + 1) * 10**9
+        spans.append(
+            span(
+                trace_id,
+                span_id,
+                "chat gpt-4o",
+                kind=3,
+                start=start,
+                parent_span_id=root_id,
+                attributes={
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.request.model": "gpt-4o",
+                    "gen_ai.conversation.id": f"conv-{conv}",
+                    "gen_ai.usage.input_tokens": 100 + turn,
+                    "gen_ai.usage.output_tokens": 20,
+                    "gen_ai.input.messages": json.dumps(history),
+                    "gen_ai.output.messages": json.dumps([call]),
+                },
+            )
+        )
+        spans.append(
+            span(
+                trace_id,
+                f"{conv + 1:08x}{turn + 1:04x}0002",
+                "POST",
+                kind=3,
+                start=start + 1000,
+                parent_span_id=span_id,
+                attributes={"http.request.method": "POST", "server.address": "api.openai.com"},
+            )
+        )
+        result = _text(turn + conv, 20)
+        spans.append(
+            span(
+                trace_id,
+                f"{conv + 1:08x}{turn + 1:04x}0003",
+                "execute_tool lookup",
+                start=start + 5 * 10**8,
+                parent_span_id=root_id,
+                attributes={
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": "lookup",
+                    "gen_ai.tool.call.id": call_id,
+                    "gen_ai.tool.call.result": result,
+                },
+            )
+        )
+        history += [
+            call,
+            {
+                "role": "tool",
+                "parts": [{"type": "tool_call_response", "id": call_id, "response": result}],
+            },
+        ]
+    return spans
+
+
+def generate(path: Path, n_spans: int, turns: int = 6) -> int:
+    """Write about ``n_spans`` spans as OTLP/JSON Lines; return the exact span count."""
+    written, conv, batch = 0, 0, []
+    with path.open("wb") as out:
+        while written < n_spans:
+            spans = _conversation(conv, turns)
+            batch += spans
+            written += len(spans)
+            conv += 1
+            if len(batch) >= BATCH:
+                out.write(orjson.dumps(export_request(batch)) + b"\n")
+                batch = []
+        if batch:
+            out.write(orjson.dumps(export_request(batch)) + b"\n")
+    return written
+
+
+def _measure(kind: str, path: str, repeats: int) -> dict[str, Any]:
+    """Run one measurement in this (fresh) process."""
+    from agent_eval.ingest import ingest
+    from agent_eval.ingest.containers.otlp_json import OtlpJsonContainer
+
+    def baseline() -> int:
+        with open(path, "rb") as stream:
+            return sum(len(orjson.loads(line)["resourceSpans"]) for line in stream)
+
+    def decode() -> int:
+        return sum(1 for _ in OtlpJsonContainer().read(path))
+
+    def pipeline() -> int:
+        run = ingest(path)
+        conversations = sum(1 for _ in run)
+        assert run.report.balanced
+        return conversations
+
+    fn = {"baseline": baseline, "decode": decode, "pipeline": pipeline}[kind]
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        count = fn()
+        best = min(best, time.perf_counter() - start)
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"seconds": best, "count": count, "peak_mib": peak_kib / 1024}
+
+
+def _child(kind: str, path: Path, repeats: int) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, __file__, "--measure", kind, str(path), "--repeats", str(repeats)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
+def _profile(path: Path) -> None:
+    import cProfile
+    import pstats
+
+    from agent_eval.ingest import ingest
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    sum(1 for _ in ingest(path))
+    profiler.disable()
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(15)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spans", type=int, default=200_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--profile", action="store_true", help="cProfile the pipeline once")
+    parser.add_argument("--measure", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(_measure(args.measure[0], args.measure[1], args.repeats)))
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "spans.otlp.jsonl"
+        n = generate(path, args.spans)
+        size = path.stat().st_size / 2**20
+        print(f"generated {n} spans, {size:.0f} MiB of OTLP/JSON Lines ({BATCH} spans per line)")
+        results = {
+            kind: _child(kind, path, args.repeats) for kind in ("baseline", "decode", "pipeline")
+        }
+        base = results["baseline"]["seconds"]
+        for kind, r in results.items():
+            print(
+                f"{kind:9} {r['seconds']:7.2f} s  {n / r['seconds']:>10,.0f} spans/s  "
+                f"{r['seconds'] / base:5.2f}x orjson.loads  peak RSS {r['peak_mib']:6.0f} MiB"
+            )
+        print(f"pipeline conversations: {results['pipeline']['count']}")
+        if args.profile:
+            _profile(path)
+
+
+if __name__ == "__main__":
+    main()
