@@ -1,4 +1,4 @@
-"""Ingest throughput: OTLP/JSON decode and the full pipeline against ``orjson.loads`` of the same bytes.
+"""Ingest throughput: OTLP/JSON decode and the whole pipeline against ``orjson.loads``.
 
 Generates a Collector-style OTLP/JSON Lines file of realistic GenAI agent spans (v1.37
 ``gen_ai.input.messages`` replaying the growing history on every chat span, tool calls with
@@ -32,7 +32,10 @@ from agent_eval.testing.otlp import export_request, span
 
 BATCH = 512
 """Spans per line, like the Collector's batch processor default (8192 is its max)."""
-WORDS = "the flight to paris was rebooked because the customer asked for an aisle seat and a refund".split()
+SENTENCE = (
+    "the flight to paris was rebooked because the customer asked for an aisle seat and a refund"
+)
+WORDS = SENTENCE.split()
 
 
 def _text(seed: int, words: int) -> str:
