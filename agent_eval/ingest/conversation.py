@@ -91,13 +91,16 @@ class ConversationBuilder:
             return MAYBE_AGENT if ex.agent_name else "duplicate_of_child_llm_span"
         if entry.has_messages:
             agent = self._agent_name(entry)
-            self.transcript.add_call(
+            new_call = self.transcript.add_call(
                 ex.input_messages,
                 ex.output_messages,
                 entry.span_id,
                 agent_name=agent,
                 model=ex.model,
             )
+            if not new_call:  # the same call seen on a sibling span: its usage is counted once
+                self._note_shadowed(entry)
+                return None
         elif ex.tool is not None:
             self.transcript.add_tool_run(ex.tool, entry.span_id, self._agent_name(entry))
         elif ex.documents:
@@ -112,8 +115,12 @@ class ConversationBuilder:
         elif not is_llm_call(entry):
             return MAYBE_AGENT if ex.agent_name else (ex.ignored_reason or "no_genai_content")
         self._count_usage(entry)
-        self.shadowed.update((entry.extraction.convention, s) for s in entry.shadowed)  # type: ignore[union-attr]
+        self._note_shadowed(entry)
         return None
+
+    def _note_shadowed(self, entry: SpanEntry) -> None:
+        if entry.extraction is not None:
+            self.shadowed.update((entry.extraction.convention, s) for s in entry.shadowed)
 
     def _agent_name(self, entry: SpanEntry) -> str | None:
         for candidate in (entry, *self.conversation.ancestors(entry)):

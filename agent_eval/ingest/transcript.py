@@ -49,6 +49,12 @@ class _Slot:
     def replace(self, message: Message) -> None:
         self.message, self.key = message, message_key(message)
 
+    def link(self, message: Message, span_id: str | None) -> None:
+        """Record another sighting: add the span id, fill what this message lacked."""
+        if span_id and span_id not in self.span_ids:
+            self.span_ids.append(span_id)
+        self.replace(merge_sightings(self.message, message))
+
 
 class Transcript:
     """A growing, deduplicated list of messages with the span ids each came from."""
@@ -56,6 +62,7 @@ class Transcript:
     def __init__(self) -> None:
         self._slots: list[_Slot] = []
         self.notes: list[str] = []
+        self._calls: dict[tuple[tuple[MessageKey, ...], ...], list[_Slot]] = {}
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -72,17 +79,32 @@ class Transcript:
         *,
         agent_name: str | None = None,
         model: str | None = None,
-    ) -> None:
-        """Add one LLM call: the new part of its input, then its output."""
+    ) -> bool:
+        """Add one LLM call: the new part of its input, then its output.
+
+        Returns:
+            ``False`` when the very same call (same input and output messages) was added before,
+            e.g. recorded by two instrumentations on sibling spans; its messages then only gain
+            the span id.
+
+        """
+        outputs = tuple(with_speaker(m, agent_name, model) for m in outputs)
+        signature = (tuple(map(message_key, inputs)), tuple(map(message_key, outputs)))
+        seen = self._calls.get(signature)
+        if seen is not None:
+            for slot, message in zip(seen, (*inputs, *outputs), strict=False):
+                slot.link(message, span_id)
+            return False
         after, appended = self._add_inputs(inputs, span_id)
-        for output in outputs:
-            message = with_speaker(output, agent_name, model)
+        for message in outputs:
             found = None if appended else self._find(message_key(message), after)
             if found is None:
                 self._append(message, span_id)
             else:
                 self._link(found, message, span_id)
                 after = found + 1
+        self._calls[signature] = [slot for slot in self._slots if span_id in slot.span_ids]
+        return True
 
     def _add_inputs(self, inputs: tuple[Message, ...], span_id: str) -> tuple[int, bool]:
         """Align the input with the transcript; returns (position after it, whether it grew)."""
@@ -158,10 +180,7 @@ class Transcript:
         self._slots.insert(at, _Slot(message, [span_id]))
 
     def _link(self, index: int, message: Message, span_id: str | None) -> None:
-        slot = self._slots[index]
-        if span_id and span_id not in slot.span_ids:
-            slot.span_ids.append(span_id)
-        slot.replace(merge_sightings(slot.message, message))
+        self._slots[index].link(message, span_id)
 
     # Tool runs recorded on their own spans -------------------------------------------------
 

@@ -498,3 +498,44 @@ def test_assembler_is_reusable_after_finish() -> None:
     run.spans(llm(2, [user("c")], [say("d")], start=1, trace=T2))
     [trace] = run.finish()
     assert trace.trace_ids == (T2,)
+
+
+def test_same_call_on_sibling_spans_is_one_call() -> None:
+    # LangChain's ChatOpenAI span and the OpenAI client span are siblings under the agent span
+    # when both instrumentations run; the call must appear, and be counted, once.
+    inputs, outputs = [sys("S"), user("weather?")], [call("w", {"c": "P"}, "c1")]
+    run = Run().spans(
+        plain(1, {"gen_ai.operation.name": "invoke_agent"}, start=0),
+        llm(
+            2,
+            inputs,
+            outputs,
+            start=1,
+            parent=1,
+            gen_ai__request__model="m",
+            gen_ai__usage__input_tokens=5,
+        ),
+        llm(
+            3,
+            inputs,
+            outputs,
+            start=2,
+            parent=1,
+            gen_ai__request__model="m",
+            gen_ai__usage__input_tokens=5,
+        ),
+        llm(4, [*inputs, *outputs, result("rain", "c1")], [say("Rain.")], start=3, parent=1),
+    )
+    [trace] = run.finish()
+    assert transcript(trace) == [
+        ("system", "S"),
+        ("user", "weather?"),
+        ("assistant", "|w:c1"),
+        ("tool", "rain|c1:w"),
+        ("assistant", "Rain."),
+    ]
+    assert trace.messages[1].span_ids == (sid(2), sid(3), sid(4))
+    assert [(u.model, u.input_tokens, u.calls) for u in trace.usage] == [
+        ("m", 5, 1),
+        ("unknown", 0, 1),
+    ]
