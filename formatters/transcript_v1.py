@@ -72,6 +72,14 @@ def _retrieval(retrieval: Retrieval) -> str:
     return "\n".join(lines)
 
 
+def _by_position(trace: AgentTrace) -> dict[int, list[Retrieval]]:
+    """Retrievals by the number of messages before them (past the end: after the last)."""
+    placed: dict[int, list[Retrieval]] = {}
+    for retrieval in trace.retrievals:
+        placed.setdefault(min(retrieval.after_message, len(trace.messages)), []).append(retrieval)
+    return placed
+
+
 class TranscriptV1(Formatter[TranscriptParams]):
     """A numbered, labelled transcript (see the module docstring)."""
 
@@ -90,10 +98,11 @@ class TranscriptV1(Formatter[TranscriptParams]):
             for call in message.tool_calls or ()
             if call.id is not None
         }
+        retrievals = _by_position(trace)
         blocks: list[str] = []
         number = 0
         for index in range(len(trace.messages) + 1):
-            blocks += [_retrieval(r) for r in trace.retrievals if self._placed(r, index, trace)]
+            blocks += [_retrieval(r) for r in retrievals.get(index, ())]
             if index < len(trace.messages) and self._shown(trace.messages[index]):
                 number += 1
                 blocks.append(f"[{number}] {self._body(trace.messages[index], tool_names)}")
@@ -101,10 +110,6 @@ class TranscriptV1(Formatter[TranscriptParams]):
 
     def _shown(self, message: Message) -> bool:
         return self.params.system or message.role != "system"
-
-    @staticmethod
-    def _placed(retrieval: Retrieval, index: int, trace: AgentTrace) -> bool:
-        return min(retrieval.after_message, len(trace.messages)) == index
 
     def _body(self, message: Message, tool_names: dict[str, str]) -> str:
         lines = [self._header(message, tool_names)]

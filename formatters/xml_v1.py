@@ -43,27 +43,27 @@ from agent_eval.trace import AgentTrace, AssistantMessage, Message, Retrieval, T
 __all__ = ["XmlV1"]
 
 _FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
-_TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;"})
-_ATTRIBUTE = str.maketrans(
-    {
-        "&": "&amp;",
-        "<": "&lt;",
-        ">": "&gt;",
-        '"': "&quot;",
-        "\r": "&#13;",
-        "\n": "&#10;",
-        "\t": "&#9;",
-    }
-)
+_TEXT = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("\r", "&#13;"))
+"""(character, entity) pairs applied in order; ``&`` first so entities are not escaped twice."""
+_ATTRIBUTE = (*_TEXT, ('"', "&quot;"), ("\n", "&#10;"), ("\t", "&#9;"))
+
+
+def _escape(value: str, escapes: tuple[tuple[str, str], ...]) -> str:
+    if _FORBIDDEN.search(value):
+        value = _FORBIDDEN.sub("\ufffd", value)
+    for char, entity in escapes:
+        if char in value:
+            value = value.replace(char, entity)
+    return value
 
 
 def _text(value: str) -> str:
-    return _FORBIDDEN.sub("\ufffd", value).translate(_TEXT)
+    return _escape(value, _TEXT)
 
 
 def _attributes(**values: str | int | float | None) -> str:
     return "".join(
-        f' {key}="{_FORBIDDEN.sub(chr(0xFFFD), str(value)).translate(_ATTRIBUTE)}"'
+        f' {key}="{_escape(str(value), _ATTRIBUTE)}"'
         for key, value in values.items()
         if value is not None
     )
@@ -114,10 +114,11 @@ class XmlV1(Formatter[NoParams]):
         """Render ``trace`` as one ``<conversation>`` element."""
         parts = ["<conversation>"]
         count = len(trace.messages)
+        placed: dict[int, list[str]] = {}
+        for retrieval in trace.retrievals:
+            placed.setdefault(min(retrieval.after_message, count), []).append(_retrieval(retrieval))
         for index in range(count + 1):
-            parts += [
-                _retrieval(r) for r in trace.retrievals if min(r.after_message, count) == index
-            ]
+            parts += placed.get(index, [])
             if index < count:
                 parts.append(_message(index + 1, trace.messages[index]))
         return "\n".join([*parts, "</conversation>"])
