@@ -135,6 +135,8 @@ class ConversationBuilder:
         ex = entry.extraction
         if ex is None or not is_llm_call(entry):
             return
+        if ex.model is None and ex.input_tokens is None and ex.output_tokens is None:
+            return  # nothing recorded about the call's model or tokens
         model = ex.model or "unknown"
         old = self.usage.get(model, ModelUsage(model=model))
         self.usage[model] = ModelUsage(
