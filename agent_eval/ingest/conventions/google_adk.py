@@ -21,6 +21,7 @@ wrapper as ``x``, anything else as JSON.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from agent_eval.ingest.conventions._values import (
@@ -33,9 +34,16 @@ from agent_eval.ingest.conventions._values import (
     tool_execution,
 )
 from agent_eval.ingest.conventions.base import Convention
-from agent_eval.ingest.extraction import SpanExtraction
+from agent_eval.ingest.extraction import SpanExtraction, ToolExecution
 from agent_eval.ingest.spans import LogRecord, SpanRecord
-from agent_eval.trace import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
+from agent_eval.trace import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 
 __all__ = ["GoogleADKConvention"]
 
@@ -150,7 +158,7 @@ def _content_messages(content: Any) -> list[Message]:
     return messages
 
 
-def _call(call: Mapping[str, Any]) -> Any:
+def _call(call: Mapping[str, Any]) -> ToolCall:
     return tool_call(call.get("id"), call.get("name"), call.get("args"))
 
 
@@ -177,7 +185,7 @@ def _response_text(value: Any) -> str:
     return text_of(value)
 
 
-def _tool(attributes: Mapping[str, Any]) -> Any:
+def _tool(attributes: Mapping[str, Any]) -> ToolExecution:
     execution = tool_execution(
         attributes.get(TOOL_NAME),
         attributes.get(TOOL_CALL_ID),
@@ -186,10 +194,4 @@ def _tool(attributes: Mapping[str, Any]) -> Any:
     )
     if TOOL_RESPONSE not in attributes:
         return execution
-    return type(execution)(
-        name=execution.name,
-        call_id=execution.call_id,
-        arguments=execution.arguments,
-        raw_arguments=execution.raw_arguments,
-        result=_response_text(attributes[TOOL_RESPONSE]),
-    )
+    return replace(execution, result=_response_text(attributes[TOOL_RESPONSE]))

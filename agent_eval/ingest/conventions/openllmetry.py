@@ -87,7 +87,7 @@ class OpenLLMetryConvention(Convention):
 
     name: ClassVar[str] = "openllmetry"
     semconv: ClassVar[str] = "OpenLLMetry (Traceloop) semantic conventions, 0.2x-0.4x"
-    priority: ClassVar[int] = 50
+    priority: ClassVar[int] = 45
 
     def detect(self, span: SpanRecord) -> bool:
         """Any flattened prompt/completion/function key, or a Traceloop span kind."""
