@@ -8,10 +8,8 @@ gates (exit code 1 when one fails).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-from collections.abc import Coroutine
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,10 +19,8 @@ from pydantic import BaseModel
 from agent_eval.analysis.calibration import Calibration, calibrate, calibrate_results
 from agent_eval.analysis.gates import GateCount
 from agent_eval.analysis.labels import labels_from_traces, read_binary_file
-from agent_eval.analysis.paired import VariantComparison, compare_formatters
-from agent_eval.analysis.scoring import score_repeats, score_variants
+from agent_eval.analysis.paired import compare_formatters
 from agent_eval.analysis.stability import stability
-from agent_eval.cache import CACHE_FILENAME, CachedJudge, JudgeCache
 from agent_eval.cli.analysis_options import (
     apply_gates,
     config_path,
@@ -35,19 +31,19 @@ from agent_eval.cli.analysis_options import (
     usage_errors,
     write_json,
 )
+from agent_eval.cli.analysis_runs import (
+    labels_for,
+    run_compare,
+    run_repeats,
+    scoring_config,
+    variant_counts,
+)
 from agent_eval.cli.app import app
-from agent_eval.cli.score_cmds import HOW_TO_CONFIGURE, build_judge, judge_model
-from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config
-from agent_eval.engine import new_run_id
-from agent_eval.errors import ConfigError, InputError, JudgeNotConfiguredError
+from agent_eval.errors import ConfigError
 from agent_eval.ingest.pipeline import ingest
-from agent_eval.judges.base import Judge
-from agent_eval.metrics.base import Metric, metrics
-from agent_eval.references import load_references
 from agent_eval.report.terminal import calibration_table, comparison_tables, stability_tables
 from agent_eval.result import MetricResult
 from agent_eval.store import load_results
-from agent_eval.trace import AgentTrace
 
 __all__ = ["calibrate_cmd", "compare_cmd", "stability_cmd"]
 
@@ -170,95 +166,6 @@ NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Call the judge for
 FormatOpt = Annotated[str | None, typer.Option("--format", help="Input container, or auto.")]
 
 
-def _scoring_config(config: Path | None, **overrides: Any) -> ScoreConfig:
-    cfg = load_config(config, **overrides)
-    if not cfg.paths:
-        raise InputError("no input: give PATH... (files, directories or globs)")
-    return cfg
-
-
-def _traces(cfg: ScoreConfig) -> list[AgentTrace]:
-    traces = list(ingest(cfg.paths, format=cfg.format))
-    if not traces:
-        raise InputError(f"no conversations found in {', '.join(cfg.paths)}")
-    return traces
-
-
-def _metric(cfg: ScoreConfig) -> Metric:
-    options: dict[str, Any] = {"temperature": cfg.temperature, "seed": cfg.seed}
-    if cfg.with_reference:
-        options["with_reference"] = True
-    return metrics.get(cfg.metric)(**options)
-
-
-def _judge(cfg: ScoreConfig) -> Judge:
-    model = judge_model(cfg)
-    if model is None:
-        raise JudgeNotConfiguredError(HOW_TO_CONFIGURE.format(default=DEFAULT_JUDGE))
-    return build_judge(cfg, model)
-
-
-def _variant_counts(cmp: VariantComparison) -> dict[str, list[GateCount]]:
-    counts: dict[str, list[GateCount]] = {
-        "mean_score": [
-            GateCount(subject=v.variant, successes=v.n_pass, n=v.n_ok) for v in cmp.variants
-        ],
-        "agreement": [
-            GateCount(subject=f"{p.variant_a} vs {p.variant_b}", successes=p.n_agree, n=p.n_paired)
-            for p in cmp.pairs
-        ],
-    }
-    if any(v.n_labelled for v in cmp.variants):
-        counts["accuracy"] = [
-            GateCount(subject=v.variant, successes=v.label_agree, n=v.n_labelled)
-            for v in cmp.variants
-        ]
-    return counts
-
-
-def _cache(out: Path, cache: Path | None, no_cache: bool) -> JudgeCache | None:
-    return None if no_cache else JudgeCache(cache or out / CACHE_FILENAME)
-
-
-def _run_dir(cfg: ScoreConfig) -> tuple[str, Path]:
-    run_id = new_run_id()
-    return run_id, cfg.out or Path("runs") / run_id
-
-
-def _labels_for(labels: dict[str, int] | None, traces: list[AgentTrace]) -> dict[str, int] | None:
-    return labels if labels is not None else (labels_from_traces(traces) or None)
-
-
-async def _closing(
-    judge: Judge, work: Coroutine[Any, Any, list[MetricResult]]
-) -> list[MetricResult]:
-    try:
-        return await work
-    finally:
-        await judge.aclose()
-
-
-def _run_compare(
-    cfg: ScoreConfig, formatters: list[str], cache_opts: tuple[Path | None, bool]
-) -> tuple[str, Path, list[AgentTrace], list[MetricResult]]:
-    traces = _traces(cfg)
-    run_id, out = _run_dir(cfg)
-    references = load_references(cfg.references) if cfg.references else None
-    inner = _judge(cfg)
-    cache = _cache(out, *cache_opts)
-    judge = CachedJudge(inner, cache, parameters={"mode": cfg.mode}) if cache is not None else inner
-    work = score_variants(
-        traces, formatters=formatters, metric=_metric(cfg), judge=judge, out=out,
-        run_id=run_id, concurrency=cfg.concurrency, max_context_tokens=cfg.max_context_tokens,
-        references=references,
-    )  # fmt: skip
-    try:
-        return run_id, out, traces, asyncio.run(_closing(inner, work))
-    finally:
-        if cache is not None:
-            cache.close()
-
-
 @app.command("compare")
 def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     paths: PathsArg,
@@ -290,7 +197,7 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         names = [f.strip() for f in formatters.split(",") if f.strip()]
         if len(names) < 2 or len(set(names)) != len(names):
             raise ConfigError(f"--formatters needs two or more distinct formatters, got {names}")
-        cfg = _scoring_config(
+        cfg = scoring_config(
             config, paths=tuple(paths), metric=metric, judge=judge, base_url=base_url,
             api_key_env=api_key_env, mode=mode, concurrency=concurrency,
             with_reference=with_reference, references=references, temperature=temperature,
@@ -298,15 +205,15 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         )  # fmt: skip
         gates = gates_from(config_path(config), gate or [])
         truth = read_binary_file(labels, field=label_field) if labels else None
-        run_id, directory, traces, results = _run_compare(cfg, names, (cache, no_cache))
+        run_id, directory, traces, results = run_compare(cfg, names, (cache, no_cache))
         cmp = compare_formatters(
             results,
-            labels=_labels_for(truth, traces),
+            labels=labels_for(truth, traces),
             pricing=price_table(config_path(config)).cost,
         )
         (directory / "comparison.json").write_text(cmp.model_dump_json(indent=2), "utf-8")
     _emit(as_json, run_id, directory, name="comparison", model=cmp, table=comparison_tables(cmp))
-    exit_on_failed_gates(apply_gates(gates, _variant_counts(cmp)))
+    exit_on_failed_gates(apply_gates(gates, variant_counts(cmp)))
 
 
 def _emit(
@@ -318,26 +225,6 @@ def _emit(
     else:
         out_console.print(table)
         out_console.print(f"results in {directory} (run {run_id})", highlight=False)
-
-
-def _run_repeats(
-    cfg: ScoreConfig, repeats: int, cache_opts: tuple[Path | None, bool]
-) -> tuple[str, Path, list[MetricResult]]:
-    traces = _traces(cfg)
-    run_id, out = _run_dir(cfg)
-    references = load_references(cfg.references) if cfg.references else None
-    inner = _judge(cfg)
-    cache = _cache(out, *cache_opts)
-    work = score_repeats(
-        traces, repeats=repeats, formatter=cfg.formatter, metric=_metric(cfg), judge=inner,
-        cache=cache, out=out, run_id=run_id, concurrency=cfg.concurrency,
-        max_context_tokens=cfg.max_context_tokens, references=references,
-    )  # fmt: skip
-    try:
-        return run_id, out, asyncio.run(_closing(inner, work))
-    finally:
-        if cache is not None:
-            cache.close()
 
 
 @app.command("stability")
@@ -367,14 +254,14 @@ def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     """Judge each conversation K times (cache bypassed for repeats) and measure agreement."""
     logging.getLogger("instructor").setLevel(logging.CRITICAL)  # failures become result rows
     with usage_errors():
-        cfg = _scoring_config(
+        cfg = scoring_config(
             config, paths=tuple(paths), formatter=formatter, metric=metric, judge=judge,
             base_url=base_url, api_key_env=api_key_env, mode=mode, concurrency=concurrency,
             with_reference=with_reference, references=references, temperature=temperature,
             out=out, format=input_format,
         )  # fmt: skip
         gates = gates_from(config_path(config), gate or [])
-        run_id, directory, results = _run_repeats(cfg, repeats, (cache, no_cache))
+        run_id, directory, results = run_repeats(cfg, repeats, (cache, no_cache))
         st = stability(results)
         (directory / "stability.json").write_text(st.model_dump_json(indent=2), "utf-8")
     _emit(as_json, run_id, directory, name="stability", model=st, table=stability_tables(st))
