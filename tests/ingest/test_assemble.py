@@ -537,5 +537,4 @@ def test_same_call_on_sibling_spans_is_one_call() -> None:
     assert trace.messages[1].span_ids == (sid(2), sid(3), sid(4))
     assert [(u.model, u.input_tokens, u.calls) for u in trace.usage] == [
         ("m", 5, 1),
-        ("unknown", 0, 1),
     ]
