@@ -123,10 +123,10 @@ def feed_items(
     conversations are yielded.
     """
     for item in items:
-        if type(item) is SpanRecord:
+        if isinstance(item, SpanRecord):
             file.spans_read += 1
             assembler.add_span(item, file)
-        elif type(item) is LogRecord:
+        elif isinstance(item, LogRecord):
             file.logs_read += 1
             assembler.add_log(item, file)
         elif isinstance(item, Skipped):

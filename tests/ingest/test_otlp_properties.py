@@ -19,12 +19,33 @@ from agent_eval.ingest.containers._otlp_values import BadValue, decode_any_value
 from agent_eval.ingest.containers.base import Container, Skipped
 from agent_eval.ingest.containers.otlp_json import OtlpJsonContainer
 from agent_eval.ingest.containers.otlp_proto import OtlpProtoContainer
+from agent_eval.ingest.pipeline import ingest
 from agent_eval.ingest.spans import LogRecord, SpanRecord
 from agent_eval.testing.otlp import any_value, export_request, log_record, span
+from agent_eval.trace import AgentTrace
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 HEX = set("0123456789abcdef")
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+HISTORY = [
+    {"role": "user", "parts": [{"type": "text", "content": "hi"}]},
+    {
+        "role": "assistant",
+        "parts": [{"type": "tool_call", "id": "c1", "name": "f", "arguments": {}}],
+    },
+    {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "ok"}]},
+]
+
+
+CHAT_ATTRIBUTES = {
+    "gen_ai.operation.name": "chat",
+    "gen_ai.conversation.id": "c",
+    "gen_ai.input.messages": json.dumps(HISTORY),
+    "gen_ai.output.messages": json.dumps(HISTORY[-1:]),
+    "gen_ai.usage.input_tokens": 4,
+}
 
 
 def base_request() -> dict[str, Any]:
@@ -39,7 +60,9 @@ def base_request() -> dict[str, Any]:
             events=[("gen_ai.content.prompt", 5, {"gen_ai.prompt": "hi"})],
         ),
         span(TRACE, "00f067aa0ba902b7", "tool", parent_span_id="b7ad6b7169203331"),
-    ]
+        span(TRACE, "10f067aa0ba902b7", "chat 2", kind=3, parent_span_id="00f067aa0ba902b7",
+             attributes=CHAT_ATTRIBUTES),
+    ]  # fmt: skip
     logs = [
         log_record(
             "gen_ai.user.message", {"content": "hi"}, trace_id=TRACE, span_id="b7ad6b7169203331"
@@ -221,3 +244,22 @@ def test_decode_any_value_accepts_or_raises_bad_value(value: Any) -> None:
         decode_any_value(value)
     except BadValue as exc:
         assert exc.reason == "invalid_attribute" and exc.detail
+
+
+@SETTINGS
+@given(
+    path=st.sampled_from(PATHS),
+    action=st.sampled_from(["replace", "delete"]),
+    value=json_values,
+)
+def test_mutated_request_through_the_whole_pipeline_stays_accounted(
+    path: tuple[Any, ...], action: str, value: Any
+) -> None:
+    tree = mutate(BASE, path, action, value)
+    with tempfile.TemporaryDirectory() as folder:
+        file = Path(folder) / "m.jsonl"
+        file.write_bytes(_dumps(tree) + b"\n" + orjson.dumps(BASE) + b"\n")
+        run = ingest(file, format="otlp-json")
+        traces = list(run)
+    assert all(isinstance(t, AgentTrace) for t in traces)
+    assert run.report.balanced, run.report.to_json()
