@@ -130,3 +130,10 @@ def test_traceloop_entities_tool_and_agent() -> None:
 
 def test_gen_ai_prompt_without_index_is_not_openllmetry() -> None:
     assert not CONVENTION.detect(span({"gen_ai.prompt": "[]", "gen_ai.system": "openai"}))
+
+
+def test_session_id_next_to_genai_messages_gives_the_conversation() -> None:
+    attrs = {"traceloop.association.properties.session_id": "s-9", "gen_ai.input.messages": "[]"}
+    assert CONVENTION.detect(span(attrs))
+    ex = CONVENTION.extract(span(attrs))
+    assert (ex.conversation_id, ex.is_empty) == ("s-9", True)

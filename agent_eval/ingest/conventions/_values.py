@@ -20,7 +20,7 @@ from agent_eval.trace import ToolCall
 __all__ = [
     "as_int",
     "as_str",
-    "grouped",
+    "first",
     "indexed",
     "maybe_json",
     "parse_arguments",
@@ -126,11 +126,6 @@ def indexed(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
             if match:
                 groups.setdefault(int(match.group(1)), {})[match.group(2)] = value
     return [groups[i] for i in sorted(groups)]
-
-
-def grouped(fields: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
-    """:func:`indexed` over an already grouped mapping (e.g. ``tool_calls.{j}.name``)."""
-    return indexed(fields, prefix)
 
 
 def first(attributes: Mapping[str, Any], keys: Iterable[str]) -> Any:

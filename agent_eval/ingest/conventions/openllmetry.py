@@ -15,7 +15,9 @@ predate OTel GenAI semantic conventions v1.28 and flatten each message into inde
   (``[{"id", "type": "function", "function": {"name", "arguments"}}]``), which is read as the
   assistant's tool calls whatever role was recorded (Koog records each parallel call of one
   response as its own completion; they are kept as recorded, one assistant turn each);
-- ``traceloop.association.properties.session_id`` (conversation id),
+- ``traceloop.association.properties.session_id`` (conversation id; also read on spans whose
+  messages are in GenAI ``gen_ai.input.messages``, which recent OpenLLMetry releases write and
+  the ``genai`` convention reads),
   ``traceloop.span.kind`` (``workflow``, ``task``, ``agent``, ``tool``) with
   ``traceloop.entity.name`` / ``.input`` / ``.output`` (decorated functions; a tool's input is
   ``{"args": [...], "kwargs": {...}}``);
@@ -32,7 +34,6 @@ from agent_eval.ingest.conventions._values import (
     as_int,
     as_str,
     first,
-    grouped,
     indexed,
     maybe_json,
     text_of,
@@ -90,8 +91,8 @@ class OpenLLMetryConvention(Convention):
     priority: ClassVar[int] = 45
 
     def detect(self, span: SpanRecord) -> bool:
-        """Any flattened prompt/completion/function key, or a Traceloop span kind."""
-        if SPAN_KIND in span.attributes:
+        """Any flattened prompt/completion/function key, a Traceloop span kind or session id."""
+        if SPAN_KIND in span.attributes or SESSION_ID in span.attributes:
             return True
         return any(_is_indexed(key) for key in span.attributes)
 
@@ -161,7 +162,7 @@ def _message(entry: Mapping[str, Any], completion: bool) -> Message | None:
 def _tool_calls(entry: Mapping[str, Any]) -> list[ToolCall]:
     calls = [
         tool_call(c.get("id"), c.get("name"), c.get("arguments"))
-        for c in grouped(entry, TOOL_CALLS_PREFIX)
+        for c in indexed(entry, TOOL_CALLS_PREFIX)
         if c.get("name")
     ]
     if not calls and entry.get(FUNCTION_CALL_NAME):
