@@ -16,8 +16,9 @@ Arguments Ragas cannot hold are handled deterministically: arguments that were n
 (``ToolCall.raw_arguments``) render as ``{'raw_arguments': '<the string verbatim>'}``, the dict a
 converter wrapping the string would pass to Ragas; valid JSON that is not an object (a list,
 string or number) renders as Python's ``str()`` of that value; no recorded arguments render as
-``{}``. ``str()`` of the parsed JSON is the same on every platform (shortest float ``repr``,
-non-ASCII printable characters kept).
+``{}``. ``str()`` of the parsed JSON is the same on every platform (shortest float ``repr``;
+printable non-ASCII characters kept, non-printable ones escaped, by Python's Unicode database,
+exactly as in Ragas).
 """
 
 from __future__ import annotations

@@ -18,7 +18,6 @@ import difflib
 import json
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -29,16 +28,23 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
+from agent_eval.cli.app import EXIT_GATE, app, err_console
 from agent_eval.cli.conversation_view import conversation_view
-from agent_eval.errors import AgentEvalError, ConfigError, FormatterLockError
+from agent_eval.cli.formatter_options import (
+    Conversation,
+    FormatterPath,
+    InputFormat,
+    load_formatter_paths,
+    read_traces,
+    usage_errors,
+)
+from agent_eval.errors import ConfigError, FormatterLockError
 from agent_eval.formatting import (
     PROBE_SET_VERSION,
     Formatter,
     fingerprint,
     formatters,
     get_formatter,
-    load_formatters,
     probe_renderings,
     update_lock,
     verify_lock,
@@ -61,51 +67,6 @@ formatters_app = typer.Typer(
 )
 app.add_typer(formatters_app, name="formatters")
 console = Console(highlight=False)
-
-FormatterPath = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--formatter-path",
-        help="Load formatters from a directory, .py file or module path (repeatable).",
-    ),
-]
-InputFormat = Annotated[
-    str, typer.Option("--format", help="Input container: auto, or a registered container name.")
-]
-Conversation = Annotated[
-    str | None, typer.Option("--conversation", help="Only the conversation with this id.")
-]
-
-
-@contextmanager
-def _usage_errors() -> Iterator[None]:
-    try:
-        yield
-    except AgentEvalError as exc:
-        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
-        raise typer.Exit(EXIT_USAGE) from None
-
-
-def _load(paths: list[str] | None) -> None:
-    for location in paths or ():
-        load_formatters(location)
-
-
-def _traces(paths: list[str], fmt: str, conversation: str | None) -> Iterator[AgentTrace]:
-    from agent_eval.ingest.pipeline import ingest
-
-    run = ingest(paths, format=fmt)
-    seen: list[str] = []
-    for trace in run:
-        seen.append(trace.conversation_id)
-        if conversation is None or trace.conversation_id == conversation:
-            yield trace
-    for file in run.report.files:
-        if file.error is not None:
-            err_console.print(f"skipped {escape(file.path)}: {escape(file.error)}", highlight=False)
-    if conversation is not None and conversation not in seen:
-        listed = ", ".join(seen[:20]) + (" ..." if len(seen) > 20 else "")
-        raise ConfigError(f"no conversation {conversation!r} in the input; conversations: {listed}")
 
 
 def _row(cls: FormatterClass, locked: dict[str, str]) -> dict[str, Any]:
@@ -130,8 +91,8 @@ def list_formatters(
     formatter_path: FormatterPath = None,
 ) -> None:
     """List every registered formatter version with its fingerprint and probe-set tokens."""
-    with _usage_errors():
-        _load(formatter_path)
+    with usage_errors():
+        load_formatter_paths(formatter_path)
         lock = read_lock()
         rows = [_row(cls, lock.fingerprints) for _, cls in formatters]
     if json_output:
@@ -178,10 +139,10 @@ def diff(
     formatter_path: FormatterPath = None,
 ) -> None:
     """Show where two formatters' renderings of the same conversations differ."""
-    with _usage_errors():
-        _load(formatter_path)
+    with usage_errors():
+        load_formatter_paths(formatter_path)
         a, b = get_formatter(first), get_formatter(second)
-        results = [_print_diff(a, b, trace) for trace in _traces(paths, fmt, conversation)]
+        results = [_print_diff(a, b, trace) for trace in read_traces(paths, fmt, conversation)]
     console.print(f"{len(results)} conversations, {sum(results)} rendered differently")
 
 
@@ -192,8 +153,8 @@ def lock(
     formatter_path: FormatterPath = None,
 ) -> None:
     """Add lock entries for new formatter versions, or verify the lock with --check."""
-    with _usage_errors():
-        _load(formatter_path)
+    with usage_errors():
+        load_formatter_paths(formatter_path)
         report = verify_lock(lock_path)
     for problem in report.problems():
         err_console.print(f"[bold red]error:[/] {escape(problem)}", highlight=False)
@@ -258,10 +219,10 @@ def show(
     formatter_path: FormatterPath = None,
 ) -> None:
     """Show conversations: readable in the terminal, or exactly as a formatter renders them."""
-    with _usage_errors():
-        _load(formatter_path)
+    with usage_errors():
+        load_formatter_paths(formatter_path)
         chosen = get_formatter(formatter or DEFAULT_RAW_FORMATTER) if formatter or raw else None
-        traces = _traces(paths, fmt, conversation)
+        traces = read_traces(paths, fmt, conversation)
         if raw and chosen is not None:
             _write_raw(chosen, traces)
             return

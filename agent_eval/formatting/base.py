@@ -54,6 +54,9 @@ class Formatter(ABC, Generic[P]):
     Args:
         params: The parameter values; ``None`` means every default.
 
+    Raises:
+        TypeError: ``params`` is not an instance of the class's ``Params`` model.
+
     """
 
     name: ClassVar[str]
@@ -63,7 +66,10 @@ class Formatter(ABC, Generic[P]):
     lock_variants: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, params: P | None = None) -> None:
-        self.params: P = params if params is not None else cast(P, type(self).Params())
+        model = type(self).Params
+        if params is not None and not isinstance(params, model):
+            raise TypeError(f"{self.release()} takes {model.__name__}, not {type(params).__name__}")
+        self.params: P = params if params is not None else cast(P, model())
 
     @abstractmethod
     def render(self, trace: AgentTrace) -> str:

@@ -88,3 +88,11 @@ def test_entry_point_declaring_another_release_is_broken() -> None:
         fresh.register("echo-test@4", _Echo)
     with pytest.raises(TypeError, match="Formatter subclass"):
         fresh.register("x@1", object())
+
+
+def test_wrong_parameter_model_is_rejected() -> None:
+    from agent_eval.formatting import NoParams as Plain
+    from formatters.transcript_v1 import TranscriptV1
+
+    with pytest.raises(TypeError, match="transcript@1 takes TranscriptParams, not NoParams"):
+        TranscriptV1(Plain())

@@ -1,0 +1,86 @@
+"""Options and helpers shared by the commands that render conversations (``show``, ``diff``).
+
+``read_traces`` streams conversations from ``agent_eval.ingest.pipeline.ingest``, reports files
+it had to skip on stderr, and fails with the conversation ids it saw when ``--conversation``
+matched none; ``usage_errors`` turns any agent-eval error into a message and exit code 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from agent_eval.cli.app import EXIT_USAGE, err_console
+from agent_eval.errors import AgentEvalError, ConfigError
+from agent_eval.formatting import load_formatters
+from agent_eval.trace import AgentTrace
+
+__all__ = [
+    "Conversation",
+    "FormatterPath",
+    "InputFormat",
+    "load_formatter_paths",
+    "read_traces",
+    "usage_errors",
+]
+
+FormatterPath = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--formatter-path",
+        help="Load formatters from a directory, .py file or module path (repeatable).",
+    ),
+]
+InputFormat = Annotated[
+    str, typer.Option("--format", help="Input container: auto, or a registered container name.")
+]
+Conversation = Annotated[
+    str | None, typer.Option("--conversation", help="Only the conversation with this id.")
+]
+
+
+@contextmanager
+def usage_errors() -> Iterator[None]:
+    """Print an :class:`AgentEvalError` as one line on stderr and exit with code 2."""
+    try:
+        yield
+    except AgentEvalError as exc:
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from None
+
+
+def load_formatter_paths(paths: list[str] | None) -> None:
+    """Register the formatters of every ``--formatter-path`` location (see ``load_formatters``)."""
+    for location in paths or ():
+        load_formatters(location)
+
+
+def read_traces(paths: list[str], fmt: str, conversation: str | None) -> Iterator[AgentTrace]:
+    """Stream the conversations of ``paths`` (only ``conversation`` when given).
+
+    Raises:
+        ConfigError: ``conversation`` matched nothing; lists the ids seen.
+        InputError: no input could be read at all.
+
+    """
+    from agent_eval.ingest.pipeline import ingest
+
+    run = ingest(paths, format=fmt)
+    seen: list[str] = []  # the first ids only, for the error message (memory stays bounded)
+    found = False
+    for trace in run:
+        if len(seen) <= 20:
+            seen.append(trace.conversation_id)
+        if conversation is None or trace.conversation_id == conversation:
+            found = True
+            yield trace
+    for file in run.report.files:
+        if file.error is not None:
+            err_console.print(f"skipped {escape(file.path)}: {escape(file.error)}", highlight=False)
+    if conversation is not None and not found:
+        listed = ", ".join(seen[:20]) + (" ..." if len(seen) > 20 else "")
+        raise ConfigError(f"no conversation {conversation!r} in the input; conversations: {listed}")
