@@ -17,7 +17,7 @@ from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers.base import Skipped
 from agent_eval.ingest.spans import SourceLocation
 
-__all__ = ["read_records"]
+__all__ = ["as_list", "as_mapping", "read_records"]
 
 
 def read_records(
@@ -65,3 +65,13 @@ def _json_lines(path: str, data: bytes) -> Iterator[tuple[int | None, Any] | Ski
                 detail=f"line {number} is not valid JSON ({exc}); fix or remove the line",
                 source=SourceLocation(path, number),
             )
+
+
+def as_list(value: Any) -> list[Any]:
+    """``value`` when it is a list, else ``[]`` (an optional list field of the wrong type)."""
+    return value if isinstance(value, list) else []
+
+
+def as_mapping(value: Any) -> dict[str, Any]:
+    """``value`` when it is an object, else ``{}`` (an optional object field of the wrong type)."""
+    return value if isinstance(value, dict) else {}

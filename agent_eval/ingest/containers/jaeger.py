@@ -23,6 +23,7 @@ import orjson
 
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers._ids import SPAN_ID_HEX, TRACE_ID_HEX, normalize_id
+from agent_eval.ingest.containers._records import as_list, as_mapping
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
 from agent_eval.ingest.spans import SourceLocation, SpanEvent, SpanRecord
 
@@ -102,9 +103,9 @@ def _traces(document: Any, path: str) -> list[Mapping[str, Any]]:
 
 
 def _read_trace(trace: Mapping[str, Any], path: str) -> Iterator[ContainerItem]:
-    processes = trace.get("processes") or {}
+    processes = as_mapping(trace.get("processes"))
     source = SourceLocation(path)
-    for raw in trace.get("spans") or ():
+    for raw in as_list(trace.get("spans")):
         if not isinstance(raw, Mapping):
             yield Skipped(reason="invalid_span", detail=f"span is not an object: {raw!r:.80}")
             continue
@@ -127,7 +128,7 @@ def _span(
         )
     tags = _tags(raw.get("tags"))
     start = _int(raw.get("startTime")) * US_TO_NS
-    process = processes.get(str(raw.get("processID"))) or raw.get("process") or {}
+    process = processes.get(str(raw.get("processID"))) or raw.get("process")
     status_code, status_message = _status(tags)
     return SpanRecord(
         trace_id=trace_id,
@@ -138,7 +139,7 @@ def _span(
         start_time_unix_nano=start,
         end_time_unix_nano=start + _int(raw.get("duration")) * US_TO_NS,
         attributes={k: v for k, v in tags.items() if k not in _MAPPED_TAGS},
-        events=tuple(_event(log) for log in raw.get("logs") or () if isinstance(log, Mapping)),
+        events=tuple(_event(log) for log in as_list(raw.get("logs")) if isinstance(log, Mapping)),
         status_code=status_code,
         status_message=status_message,
         resource=_resource(process),
@@ -149,7 +150,7 @@ def _span(
 
 
 def _parent(raw: Mapping[str, Any]) -> str | None:
-    references = [r for r in raw.get("references") or () if isinstance(r, Mapping)]
+    references = [r for r in as_list(raw.get("references")) if isinstance(r, Mapping)]
     own_trace = raw.get("traceID")
     ordered = sorted(references, key=lambda r: r.get("refType") != "CHILD_OF")
     for ref in ordered:
@@ -162,7 +163,7 @@ def _parent(raw: Mapping[str, Any]) -> str | None:
 
 def _tags(tags: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for tag in tags or ():
+    for tag in as_list(tags):
         if isinstance(tag, Mapping) and isinstance(tag.get("key"), str):
             out[tag["key"]] = _tag_value(tag.get("type"), tag.get("value"))
     return out

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 from agent_eval.ingest.containers._ids import SPAN_ID_HEX, TRACE_ID_HEX, normalize_id
-from agent_eval.ingest.containers._records import read_records
+from agent_eval.ingest.containers._records import as_list, read_records
 from agent_eval.ingest.containers._time import to_unix_nano
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
 from agent_eval.ingest.spans import SourceLocation, SpanEvent, SpanRecord
@@ -78,7 +78,7 @@ def _span(raw: Any, source: SourceLocation) -> SpanRecord | Skipped:
         start_time_unix_nano=to_unix_nano(raw.get("start_time")),
         end_time_unix_nano=to_unix_nano(raw.get("end_time")),
         attributes=attributes,
-        events=tuple(_event(e) for e in raw.get("events") or () if isinstance(e, Mapping)),
+        events=tuple(_event(e) for e in as_list(raw.get("events")) if isinstance(e, Mapping)),
         status_code=_STATUS.get(str(raw.get("status_code") or "").upper(), "UNSET"),
         status_message=str(raw.get("status_message") or ""),
         source=source,

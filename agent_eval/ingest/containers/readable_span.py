@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 from agent_eval.ingest.containers._ids import SPAN_ID_HEX, TRACE_ID_HEX, normalize_id
-from agent_eval.ingest.containers._records import read_records
+from agent_eval.ingest.containers._records import as_list, as_mapping, read_records
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
 from agent_eval.ingest.spans import SourceLocation, SpanEvent, SpanRecord
 
@@ -90,8 +90,8 @@ def _span(raw: Any, source: SourceLocation) -> SpanRecord | Skipped:
         kind=_enum(raw.get("kind"), JS_SPAN_KINDS, "INTERNAL"),
         start_time_unix_nano=start,
         end_time_unix_nano=end,
-        attributes=dict(raw.get("attributes") or {}),
-        events=tuple(_event(e) for e in raw.get("events") or () if isinstance(e, Mapping)),
+        attributes=as_mapping(raw.get("attributes")),
+        events=tuple(_event(e) for e in as_list(raw.get("events")) if isinstance(e, Mapping)),
         status_code=_enum(status.get("code"), JS_STATUS_CODES, "UNSET"),
         status_message=str(status.get("message") or ""),
         resource=_resource(raw.get("resource")),
@@ -143,7 +143,7 @@ def _event(raw: Mapping[str, Any]) -> SpanEvent:
     return SpanEvent(
         name=str(raw.get("name") or ""),
         time_unix_nano=hrtime_to_nanos(raw.get("time")),
-        attributes=dict(raw.get("attributes") or {}),
+        attributes=as_mapping(raw.get("attributes")),
     )
 
 

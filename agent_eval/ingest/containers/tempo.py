@@ -27,6 +27,7 @@ from agent_eval.ingest.containers._otlp_values import (
     decode_status,
     decode_uint64,
 )
+from agent_eval.ingest.containers._records import as_list
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
 from agent_eval.ingest.spans import SourceLocation, SpanEvent, SpanRecord
 
@@ -59,7 +60,7 @@ class TempoContainer(Container):
             resource = _resource(batch)
             for scope_spans in _scope_spans(batch):
                 scope = _scope(scope_spans)
-                for raw in scope_spans.get("spans") or ():
+                for raw in as_list(scope_spans.get("spans")):
                     yield _span(raw, resource, scope, source)
 
 
@@ -93,7 +94,7 @@ def _resource(batch: Mapping[str, Any]) -> dict[str, Any]:
 
 def _scope_spans(batch: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
     for key in _SCOPE_SPANS_KEYS:
-        for scope_spans in batch.get(key) or ():
+        for scope_spans in as_list(batch.get(key)):
             if isinstance(scope_spans, Mapping):
                 yield scope_spans
 
@@ -138,7 +139,7 @@ def _decode(
         start_time_unix_nano=decode_uint64(raw.get("startTimeUnixNano"), "startTimeUnixNano"),
         end_time_unix_nano=decode_uint64(raw.get("endTimeUnixNano"), "endTimeUnixNano"),
         attributes=decode_attributes(raw.get("attributes")),
-        events=tuple(_event(e) for e in raw.get("events") or () if isinstance(e, dict)),
+        events=tuple(_event(e) for e in as_list(raw.get("events")) if isinstance(e, dict)),
         status_code=status_code,
         status_message=status_message,
         resource=resource,
