@@ -209,6 +209,7 @@ class ResultStore:
 
     def _repair_jsonl(self) -> None:
         path = self.directory / JSONL_NAME
+        _drop_partial_line(path)
         in_file = {result_key(r): r for r in _read_jsonl(path)} if path.exists() else {}
         missing = [r for r in self.results() if in_file.get(result_key(r)) != r]
         if missing:
@@ -226,6 +227,17 @@ class ResultStore:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _drop_partial_line(path: Path) -> None:
+    """Cut a last line left without its newline by a killed run (SQLite still has the row)."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb+") as handle:
+        handle.seek(-1, 2)
+        if handle.read(1) != b"\n":  # rare: only after a kill, so reading it all is fine
+            handle.seek(0)
+            handle.truncate(handle.read().rfind(b"\n") + 1)
 
 
 def _read_jsonl(path: Path) -> list[MetricResult]:

@@ -1,0 +1,108 @@
+"""The results store: SQLite and JSONL in step, keys for resuming, repair, runs table."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agent_eval.errors import StoreError
+from agent_eval.result import MetricResult
+from agent_eval.store import JSONL_NAME, ResultStore, RunRecord, load_results, result_key
+
+
+def row(conversation_id: str, status: str = "ok", **fields: object) -> MetricResult:
+    data: dict[str, object] = {
+        "run_id": "r1",
+        "conversation_id": conversation_id,
+        "trace_ids": ("a" * 32,),
+        "metric": "goal_accuracy@1",
+        "formatter": "ragas-pretty@1",
+        "formatter_fingerprint": "f" * 64,
+        "prompt_sha256": "p" * 64,
+        "judge_model": "m",
+        "status": status,
+        "started_at": "2026-11-30T05:00:00.000+00:00",
+    }
+    if status == "ok":
+        data |= {"verdict": "1", "score": 1.0, "reason": "fine", "user_goal": "g", "end_state": "e"}
+    else:
+        data |= {
+            "error_type": "invalid_judge_output",
+            "error_message": "bad",
+            "raw_reply": '{"verdict": 1}',
+        }
+    data |= fields
+    return MetricResult.model_validate(data)
+
+
+def test_sqlite_and_jsonl_hold_the_same_rows(tmp_path: Path) -> None:
+    rows = [row("b"), row("a", "error", attempts=3, input_tokens=10), row("c", latency_ms=12.5)]
+    with ResultStore(tmp_path) as store:
+        for r in rows:
+            store.add(r)
+        assert store.results("r1") == sorted(rows, key=result_key)
+    assert (
+        load_results(tmp_path / "results.db")
+        == load_results(tmp_path / JSONL_NAME)
+        == sorted(rows, key=result_key)
+    )
+    assert load_results(tmp_path) == sorted(rows, key=result_key)
+    with sqlite3.connect(tmp_path / "results.db") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        columns = [c[1] for c in db.execute("PRAGMA table_info(results)")]
+    assert columns == list(MetricResult.model_fields)
+
+
+def test_rewriting_a_key_replaces_it_in_both(tmp_path: Path) -> None:
+    with ResultStore(tmp_path) as store:
+        store.add(row("a", "error"))
+        store.add(row("a"))
+    assert [r.status for r in load_results(tmp_path / "results.db")] == ["ok"]
+    assert [r.status for r in load_results(tmp_path / JSONL_NAME)] == ["ok"]
+    assert len((tmp_path / JSONL_NAME).read_bytes().splitlines()) == 2
+
+
+def test_finished_keys_for_resuming(tmp_path: Path) -> None:
+    with ResultStore(tmp_path) as store:
+        store.add(row("a"))
+        store.add(row("b", "error"))
+        store.add(row("c", run_id="other"))
+        assert store.finished_keys("r1") == {result_key(row("a")), result_key(row("b", "error"))}
+        assert store.finished_keys("r1", statuses=("ok",)) == {result_key(row("a"))}
+
+
+def test_reopening_repairs_a_jsonl_that_missed_rows(tmp_path: Path) -> None:
+    with ResultStore(tmp_path) as store:
+        store.add(row("a"))
+        store.add(row("b"))
+    lines = (tmp_path / JSONL_NAME).read_bytes().splitlines(keepends=True)
+    (tmp_path / JSONL_NAME).write_bytes(lines[0] + lines[1][:20])  # killed mid-line
+    assert [r.conversation_id for r in load_results(tmp_path / JSONL_NAME)] == ["a"]
+    ResultStore(tmp_path).close()
+    assert load_results(tmp_path / JSONL_NAME) == load_results(tmp_path / "results.db")
+
+
+def test_runs_table_keeps_the_first_record(tmp_path: Path) -> None:
+    first = RunRecord(
+        run_id="r1", started_at="t1", config={"judge_model": "m"}, argv=("agent-eval", "score")
+    )
+    with ResultStore(tmp_path) as store:
+        store.start_run(first)
+        store.start_run(RunRecord(run_id="r1", started_at="t2", config={}))
+        assert store.runs() == [first]
+
+
+def test_unreadable_inputs_are_store_errors(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="no results at"):
+        load_results(tmp_path / "nothing")
+    (tmp_path / JSONL_NAME).write_text('{"not": "a result"}\n')
+    with pytest.raises(StoreError, match=f"{JSONL_NAME}:1"):
+        load_results(tmp_path / JSONL_NAME)
+    (tmp_path / "x.db").write_text("not sqlite at all" * 100)
+    with pytest.raises(StoreError):
+        load_results(tmp_path / "x.db")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(StoreError):
+        ResultStore(tmp_path / "file")
