@@ -36,7 +36,14 @@ Pricing = Callable[[str, int, int], float | None]
 
 
 class VariantSummary(BaseModel):
-    """One variant's results: counts, mean score (95% Wilson interval), tokens, cost, labels."""
+    """One variant's results: counts, mean score (95% Wilson interval), tokens, cost, labels.
+
+    ``input_tokens``/``output_tokens``/``cost_usd`` are what the judge calls of this run cost:
+    a reply from the judge-call cache costs nothing, so a variant scored after another that
+    shared its cache can look cheaper. ``rendered_tokens`` (o200k tokens of the conversations
+    as this variant's formatter renders them, when known) compares the variants' prompt sizes
+    independently of the cache.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -54,6 +61,7 @@ class VariantSummary(BaseModel):
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
+    rendered_tokens: int | None = None
     n_labelled: int = 0
     label_agree: int = 0
     label_accuracy: float | None = None
@@ -108,8 +116,12 @@ def summarize_variant(
     *,
     labels: Mapping[str, int] | None = None,
     pricing: Pricing | None = None,
+    rendered_tokens: Mapping[str, int] | None = None,
 ) -> VariantSummary:
-    """Summarize one variant's result rows (repeat 0 only)."""
+    """Summarize one variant's result rows (repeat 0 only).
+
+    ``rendered_tokens`` maps a formatter identity to its rendered-conversation token total.
+    """
     rows = [r for r in results if r.repeat == 0]
     scored = verdicts(rows)
     n_pass = sum(scored.values())
@@ -132,6 +144,7 @@ def summarize_variant(
         input_tokens=tokens_in,
         output_tokens=tokens_out,
         cost_usd=_cost(rows, pricing),
+        rendered_tokens=(rendered_tokens or {}).get(first.formatter) if first else None,
     )
     return _with_labels(summary, scored, labels) if labels else summary
 
@@ -206,6 +219,7 @@ def compare_variants(
     *,
     labels: Mapping[str, int] | None = None,
     pricing: Pricing | None = None,
+    rendered_tokens: Mapping[str, int] | None = None,
 ) -> VariantComparison:
     """Summarize every variant and compare every pair.
 
@@ -213,11 +227,15 @@ def compare_variants(
         groups: ``{variant name: its result rows}``, e.g. rows grouped by formatter.
         labels: Optional ``{conversation_id: 0|1}`` for accuracy and kappa against labels.
         pricing: Optional price function for the cost per variant.
+        rendered_tokens: Optional ``{formatter identity: rendered-conversation tokens}``.
 
     """
     return VariantComparison(
         variants=[
-            summarize_variant(n, rows, labels=labels, pricing=pricing) for n, rows in groups.items()
+            summarize_variant(
+                n, rows, labels=labels, pricing=pricing, rendered_tokens=rendered_tokens
+            )
+            for n, rows in groups.items()
         ],
         pairs=[compare_pair(a, groups[a], b, groups[b]) for a, b in combinations(groups, 2)],
     )
@@ -228,8 +246,12 @@ def compare_formatters(
     *,
     labels: Mapping[str, int] | None = None,
     pricing: Pricing | None = None,
+    rendered_tokens: Mapping[str, int] | None = None,
 ) -> VariantComparison:
     """:func:`compare_variants` with the rows grouped by formatter (``name@version[params]``)."""
     return compare_variants(
-        group_by(results, lambda r: r.formatter), labels=labels, pricing=pricing
+        group_by(results, lambda r: r.formatter),
+        labels=labels,
+        pricing=pricing,
+        rendered_tokens=rendered_tokens,
     )

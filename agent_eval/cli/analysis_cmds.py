@@ -41,6 +41,7 @@ from agent_eval.cli.analysis_runs import (
 from agent_eval.cli.app import app
 from agent_eval.errors import ConfigError
 from agent_eval.ingest.pipeline import ingest
+from agent_eval.report.renderings import read_renderings, tokens_by_formatter
 from agent_eval.report.terminal import calibration_table, comparison_tables, stability_tables
 from agent_eval.result import MetricResult
 from agent_eval.store import load_results
@@ -210,6 +211,7 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
             results,
             labels=labels_for(truth, traces),
             pricing=price_table(config_path(config)).cost,
+            rendered_tokens=tokens_by_formatter(read_renderings(directory)),
         )
         (directory / "comparison.json").write_text(cmp.model_dump_json(indent=2), "utf-8")
     _emit(as_json, run_id, directory, name="comparison", model=cmp, table=comparison_tables(cmp))

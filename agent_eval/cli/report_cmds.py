@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from agent_eval.analysis.labels import labels_from_traces, read_binary_file
-from agent_eval.cli.analysis_options import config_path, out_console, price_table
+from agent_eval.cli.analysis_options import config_path, out_console, price_table, usage_errors
 from agent_eval.cli.app import app
 from agent_eval.ingest.pipeline import ingest
 from agent_eval.report.html import write_html
@@ -54,23 +54,24 @@ def report_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     config: Annotated[Path | None, typer.Option("--config")] = None,
 ) -> None:
     """Write one self-contained HTML report: summary, provenance, conversations and analyses."""
-    results = load_results(run)
-    renderings = read_renderings(_run_dir(run))
-    if compare is not None:
-        results += load_results(compare)
-        renderings = {**read_renderings(_run_dir(compare)), **renderings}
-    traces = list(ingest(inputs)) if inputs else []
-    if traces:
-        renderings = _rerender(traces, results, renderings)
-    truth = read_binary_file(labels, field=label_field) if labels else None
-    if truth is None and traces:
-        truth = labels_from_traces(traces, field=label_field) or None
-    data = build_report(
-        results,
-        renderings=renderings,
-        labels=truth,
-        pricing=price_table(config_path(config)).cost,
-        title=title,
-    )
-    path = write_html(data, html)
+    with usage_errors():
+        results = load_results(run)
+        renderings = read_renderings(_run_dir(run))
+        if compare is not None:
+            results += load_results(compare)
+            renderings = {**read_renderings(_run_dir(compare)), **renderings}
+        traces = list(ingest(inputs)) if inputs else []
+        if traces:
+            renderings = _rerender(traces, results, renderings)
+        truth = read_binary_file(labels, field=label_field) if labels else None
+        if truth is None and traces:
+            truth = labels_from_traces(traces, field=label_field) or None
+        data = build_report(
+            results,
+            renderings=renderings,
+            labels=truth,
+            pricing=price_table(config_path(config)).cost,
+            title=title,
+        )
+        path = write_html(data, html)
     out_console.print(f"wrote {path} ({len(data.rows)} results)")

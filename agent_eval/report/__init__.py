@@ -6,6 +6,7 @@ from agent_eval.report.renderings import (
     RENDERINGS_NAME,
     read_renderings,
     render_all,
+    tokens_by_formatter,
     write_renderings,
 )
 
@@ -19,6 +20,7 @@ __all__ = [
     "read_renderings",
     "render_all",
     "render_html",
+    "tokens_by_formatter",
     "write_html",
     "write_renderings",
 ]

@@ -23,7 +23,7 @@ from agent_eval.analysis.calibration import Calibration, calibrate_results
 from agent_eval.analysis.paired import Pricing, VariantComparison, compare_variants
 from agent_eval.analysis.selection import ConfigurationIdentity, group_by
 from agent_eval.analysis.stability import Stability, stability
-from agent_eval.report.renderings import RenderingKey
+from agent_eval.report.renderings import RenderingKey, tokens_by_formatter
 from agent_eval.result import MetricResult
 
 __all__ = ["ConversationRow", "ReportData", "RunSummary", "build_report", "variant_key"]
@@ -104,6 +104,18 @@ def _summary(rows: Sequence[MetricResult], pricing: Pricing | None) -> RunSummar
     )
 
 
+def _rendered_tokens(
+    texts: Mapping[RenderingKey, str], rows: Sequence[ConversationRow]
+) -> dict[str, int]:
+    """Token totals per formatter, only for formatters whose every row has a rendering."""
+    complete = {r.result.formatter for r in rows} - {
+        r.result.formatter for r in rows if r.rendering is None
+    }
+    wanted = {(r.result.conversation_id, r.result.formatter) for r in rows}
+    totals = tokens_by_formatter({k: v for k, v in texts.items() if k in wanted})
+    return {f: n for f, n in totals.items() if f in complete}
+
+
 def build_report(
     results: Sequence[MetricResult],
     *,
@@ -136,7 +148,9 @@ def build_report(
         title=title,
         summary=_summary(results, pricing),
         rows=rows,
-        comparison=compare_variants(groups, labels=labels, pricing=pricing)
+        comparison=compare_variants(
+            groups, labels=labels, pricing=pricing, rendered_tokens=_rendered_tokens(texts, rows)
+        )
         if len(groups) > 1
         else None,
         stability={v: stability(g) for v, g in groups.items() if any(r.repeat for r in g)},

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from agent_eval.analysis.paired import PairComparison, VariantSummary
 from agent_eval.analysis.stability import Stability
@@ -68,6 +69,7 @@ def flips_plot(pairs: Sequence[PairComparison]) -> str:
     ax.set_yticks(list(rows), names, fontsize=8, parse_math=False)
     ax.invert_yaxis()
     ax.set_xlabel("flipped conversations")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(fontsize=8)
     return _data_uri(fig)
 
@@ -82,25 +84,20 @@ def cost_plot(variants: Sequence[VariantSummary]) -> str:
     ax.set_yticks(range(len(variants)), [v.variant for v in variants], fontsize=8, parse_math=False)
     ax.invert_yaxis()
     ax.set_xlabel("judge cost (USD)" if priced else "judge tokens (no price known)")
+    ax.xaxis.set_major_locator(MaxNLocator(4))
     return _data_uri(fig)
 
 
 def stability_plot(result: Stability) -> str:
-    """Per conversation, the verdict-1 and verdict-0 counts over the repeats (stacked bars)."""
-    convs = result.conversations
-    fig = Figure(figsize=(6.0, 0.6 + 0.3 * len(convs)))
+    """Conversations by how many of the K repeats gave verdict 1 (0..K); the ends are unanimous."""
+    k = result.repeats
+    counts = [sum(c.n_pass == j for c in result.conversations) for j in range(k + 1)]
+    colours = [_FAIL, *["#ef6c00"] * (k - 1), _PASS] if k >= 1 else [_FAIL]
+    fig = Figure(figsize=(5.0, 2.8))
     ax = fig.add_subplot()
-    rows = range(len(convs))
-    ax.barh(rows, [c.n_pass for c in convs], color=_PASS, label="verdict 1")
-    ax.barh(
-        rows,
-        [c.n_fail for c in convs],
-        left=[c.n_pass for c in convs],
-        color=_FAIL,
-        label="verdict 0",
-    )
-    ax.set_yticks(list(rows), [c.conversation_id[:24] for c in convs], fontsize=7, parse_math=False)
-    ax.invert_yaxis()
-    ax.set_xlabel("repeats")
-    ax.legend(fontsize=8)
+    ax.bar(range(k + 1), counts, color=colours[: k + 1])
+    ax.set_xticks(range(k + 1))
+    ax.set_xlabel(f"repeats with verdict 1 (of {k})")
+    ax.set_ylabel("conversations")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     return _data_uri(fig)

@@ -16,9 +16,17 @@ import orjson
 
 from agent_eval.errors import StoreError
 from agent_eval.formatting.registry import get_formatter
+from agent_eval.tokens import count_tokens
 from agent_eval.trace import AgentTrace
 
-__all__ = ["RENDERINGS_NAME", "RenderingKey", "read_renderings", "render_all", "write_renderings"]
+__all__ = [
+    "RENDERINGS_NAME",
+    "RenderingKey",
+    "read_renderings",
+    "render_all",
+    "tokens_by_formatter",
+    "write_renderings",
+]
 
 RENDERINGS_NAME = "renderings.jsonl"
 RenderingKey = tuple[str, str]
@@ -83,3 +91,21 @@ def read_renderings(directory: str | Path) -> dict[RenderingKey, str]:
             except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
                 raise StoreError(f"{path}:{number}: not a rendering record ({exc})") from exc
     return out
+
+
+def tokens_by_formatter(
+    renderings: Mapping[RenderingKey, str], conversation_ids: Iterable[str] | None = None
+) -> dict[str, int]:
+    """o200k token totals of the renderings per formatter identity.
+
+    Args:
+        renderings: ``{(conversation_id, formatter): text}``.
+        conversation_ids: Count only these conversations (default: all).
+
+    """
+    wanted = None if conversation_ids is None else set(conversation_ids)
+    totals: dict[str, int] = {}
+    for (cid, formatter), text in renderings.items():
+        if wanted is None or cid in wanted:
+            totals[formatter] = totals.get(formatter, 0) + count_tokens(text)
+    return totals

@@ -54,7 +54,8 @@ def calibration_table(cal: Calibration) -> Table:
 def comparison_tables(cmp: VariantComparison) -> RenderableType:
     """One table of variants and one of pairs (with the flipped conversation ids)."""
     variants = Table(title="Variants", title_justify="left")
-    for name in ("variant", "ok", "error", "skipped", "mean [95% CI]", "tokens in/out", "cost"):
+    columns = ("variant", "ok", "error", "skipped", "mean [95% CI]", "tokens in/out", "cost")
+    for name in (*columns, "rendered tokens"):
         variants.add_column(name)
     labelled = any(v.n_labelled for v in cmp.variants)
     if labelled:
@@ -69,6 +70,7 @@ def comparison_tables(cmp: VariantComparison) -> RenderableType:
             f"{_num(v.mean_score)} [{_num(v.ci_low)}, {_num(v.ci_high)}]",
             f"{v.input_tokens}/{v.output_tokens}",
             _usd(v.cost_usd),
+            "n/a" if v.rendered_tokens is None else str(v.rendered_tokens),
         ]
         if labelled:
             cells += [_num(v.label_accuracy), _num(v.label_kappa)]

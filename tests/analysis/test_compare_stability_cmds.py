@@ -9,8 +9,11 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_eval.cli.app import app
+from agent_eval.ingest.pipeline import ingest
+from agent_eval.report.renderings import render_all
 from agent_eval.store import load_results
 from agent_eval.testing import FakeModelServer
+from agent_eval.tokens import count_tokens
 
 from . import judge_script
 
@@ -60,6 +63,11 @@ def test_compare_pairs_flips_labels_and_shared_cache(
     assert (by["transcript@1"]["label_agree"], by["json@1"]["label_agree"]) == (4, 4)
     assert by["transcript@1"]["cost_usd"] is None  # fake-model has no price
     assert by["transcript@1"]["input_tokens"] == 6 * 150
+    rendered = render_all(list(ingest(traces)), ["transcript@1", "json@1"])
+    for name in ("transcript@1", "json@1"):
+        expected = sum(count_tokens(t) for (_, f), t in rendered.items() if f == name)
+        assert by[name]["rendered_tokens"] == expected
+    assert by["json@1"]["rendered_tokens"] > by["transcript@1"]["rendered_tokens"]
     calls = len(fake_server.requests)
     # the variants share the cache: stage 2 of c0 c1 c4 c5 asks the same question under json@1
     assert calls == 2 * 2 * 6 - 4

@@ -96,7 +96,7 @@ def test_comparison_stability_and_calibration_views_with_plots(make_result: Make
     assert plots == [
         "Flips per formatter pair",
         "Cost per variant",
-        "Verdicts per conversation over repeats",
+        "Conversations by verdict-1 count over repeats",
         "Confusion matrix",
         "Confusion matrix",
     ]

@@ -1,0 +1,81 @@
+"""``agent-eval report``: renderings from --inputs, --compare, --labels, errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from agent_eval.cli.app import app
+from agent_eval.result import MetricResult
+from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
+
+MakeResult = Callable[..., MetricResult]
+WriteRun = Callable[[str, Sequence[MetricResult]], Path]
+
+
+def _inputs(tmp_path: Path) -> Path:
+    path = tmp_path / "traces.jsonl"
+    traces = [
+        AgentTrace(
+            conversation_id=cid,
+            messages=(UserMessage(content=f"question {cid}"), AssistantMessage(content="answer")),
+            labels={"reward": reward},
+        )
+        for cid, reward in [("c1", 1.0), ("c2", 0.0)]
+    ]
+    path.write_text("".join(t.model_dump_json() + "\n" for t in traces))
+    return path
+
+
+def _report(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["report", *args])
+    return result.exit_code, result.output
+
+
+def test_inputs_rerender_and_carry_labels(
+    tmp_path: Path, make_result: MakeResult, write_run: WriteRun
+) -> None:
+    run = write_run("run", [make_result("c1", "1"), make_result("c2", "1")])
+    out = tmp_path / "r.html"
+    code, output = _report(str(run), "--html", str(out), "--inputs", str(_inputs(tmp_path)))
+    assert code == 0, output
+    html = out.read_text()
+    assert "[1] USER\nquestion c1" in html  # transcript@1, as the run's rows name it
+    assert "No rendering stored" not in html
+    assert "Calibration: transcript@1" in html  # rewards carried by the traces
+    assert "1 of 2 (accuracy 0.500)" in html
+
+
+def test_compare_two_runs_and_labels_file(
+    tmp_path: Path, make_result: MakeResult, write_run: WriteRun
+) -> None:
+    run_a = write_run("a", [make_result("c1", "1"), make_result("c2", "1")])
+    rows_b = [
+        make_result(c, v, run_id="run-2", judge_model="gpt-4o")
+        for c, v in [("c1", "1"), ("c2", "0")]
+    ]
+    run_b = write_run("b", rows_b)
+    labels = tmp_path / "labels.csv"
+    labels.write_text("conversation_id,label\nc1,pass\nc2,fail\n")
+    out = tmp_path / "r.html"
+    code, output = _report(
+        str(run_a), "--compare", str(run_b), "--html", str(out), "--labels", str(labels)
+    )
+    assert code == 0, output
+    html = out.read_text()
+    assert "transcript@1 · gpt-4o-mini · run-1" in html
+    assert "transcript@1 · gpt-4o · run-2" in html
+    assert html.count("Calibration:") == 2
+    # list prices per 1M tokens, 2000 in and 100 out: gpt-4o-mini 0.15/0.60, gpt-4o 2.50/10.00
+    assert "$0.0004" in html and "$0.0060" in html
+
+
+def test_missing_run_is_a_clean_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["report", str(tmp_path / "nothing"), "--html", str(tmp_path / "r.html")]
+    )
+    assert result.exit_code == 2
+    assert "no results at" in result.stderr
+    assert not (tmp_path / "r.html").exists()
