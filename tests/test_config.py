@@ -1,0 +1,72 @@
+"""ScoreConfig from agent-eval.toml with flag overrides; secrets never read from the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_eval.config import ScoreConfig, load_config
+from agent_eval.errors import ConfigError
+
+
+def test_defaults_without_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    config = load_config()
+    assert config == ScoreConfig()
+    assert (config.metric, config.formatter, config.concurrency, config.max_retries) == (
+        "goal_accuracy",
+        "ragas-pretty@1",
+        16,
+        2,
+    )
+
+
+def test_file_then_flags(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(
+        '[score]\njudge = "m1"\nbase-url = "http://localhost:11434/v1"\nconcurrency = 4\n'
+        'with_reference = true\npaths = ["a.jsonl"]\n[prices."m1"]\ninput = 1\noutput = 2\n'
+    )
+    config = load_config(path, concurrency=8, judge=None, mode="json")
+    assert (config.judge, config.base_url, config.concurrency, config.mode) == (
+        "m1",
+        "http://localhost:11434/v1",
+        8,
+        "json",
+    )
+    assert config.with_reference and config.paths == ("a.jsonl",)
+
+
+def test_agent_eval_toml_in_the_working_directory_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "agent-eval.toml").write_text('[score]\nformatter = "transcript@1"\n')
+    assert load_config().formatter == "transcript@1"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[score]\napi-key = "sk-1234"\n', "api-key-env"),
+        ("[score]\nconcurency = 2\n", "concurency"),
+        ('[score]\nmode = "xml"\n', "mode"),
+        ("[score]\nconcurrency = 0\n", "concurrency"),
+        ("[score]\nfail-under = 2\n", "fail_under"),
+        ("[score\n", "not valid TOML"),
+        ('score = "x"\n', "[score] must be a table"),
+    ],
+)
+def test_bad_settings_name_the_problem(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=None) as caught:
+        load_config(path)
+    assert message in str(caught.value)
+    assert "sk-1234" not in str(caught.value)
+
+
+def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        load_config(tmp_path / "nope.toml")
