@@ -56,6 +56,8 @@ def summary_lines(report: IngestReport) -> list[str]:
     if not report.balanced:
         lines.append("warning: the accounting does not add up (a bug; please report it)")
     lines += [f"error: {f.error}" for f in report.files if f.error]
+    if failed:
+        lines.append(f"known formats (--format): {', '.join(_names())}")
     for item in report.skipped[:MAX_SKIPPED_SHOWN]:
         ids = "".join(
             f" {label} {value}"

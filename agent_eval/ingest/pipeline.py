@@ -159,11 +159,8 @@ def detect_container(path: str) -> Container:
     for container in _by_priority():
         if _sniffs(container, path, head):
             return container
-    names = ", ".join(c.name for c in _by_priority())
     raise UnknownFormatError(
-        f"no container recognises this file (tried {names}); "
-        "name one with --format NAME if you know the format",
-        path=path,
+        "no container recognises this file; force one with --format NAME", path=path
     )
 
 
@@ -179,10 +176,14 @@ def _sniffs(container: Container, path: str, head: bytes) -> bool:
 
 
 def _all_failed(failures: list[InputError]) -> InputError:
+    if all(isinstance(exc, UnknownFormatError) for exc in failures):
+        names = ", ".join(c.name for c in _by_priority())
+        files = ", ".join(exc.path or "?" for exc in failures)
+        return UnknownFormatError(
+            f"no container recognises {files}; the registered containers are: {names} "
+            "(force one with --format NAME)"
+        )
     if len(failures) == 1:
         return failures[0]
     lines = "\n".join(f"  {exc}" for exc in failures)
-    if all(isinstance(exc, UnknownFormatError) for exc in failures):
-        names = ", ".join(c.name for c in _by_priority())
-        return UnknownFormatError(f"no input could be read (containers tried: {names}):\n{lines}")
     return InputError(f"no input could be read:\n{lines}")

@@ -80,6 +80,7 @@ def test_partial_failure_still_writes_the_good_files(tmp_path: Path) -> None:
     result = runner.invoke(app, ["ingest", str(otlp_file(tmp_path)), str(tmp_path / "junk.dat")])
     assert result.exit_code == 0
     assert "error:" in result.stderr and "junk.dat" in result.stderr
+    assert "known formats (--format): " in result.stderr and "otlp-proto" in result.stderr
     assert result.stdout.count("\n") == 1
 
 

@@ -113,7 +113,7 @@ def test_unrecognised_file_is_a_per_file_error_and_the_rest_is_used(tmp_path: Pa
     errors = {Path(f.path).name: f.error for f in run.report.files}
     assert errors["conv.json"] is None
     assert "no container recognises" in (errors["mystery.dat"] or "")
-    assert "otlp-json" in (errors["mystery.dat"] or "")
+    assert "--format NAME" in (errors["mystery.dat"] or "")
     assert "no such file" in (errors["missing.json"] or "")
 
 
