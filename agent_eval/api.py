@@ -3,9 +3,10 @@
 Example::
 
     import agent_eval
+    from agent_eval.ingest import ingest
     from agent_eval.judges.openai_judge import OpenAIJudge
 
-    traces = agent_eval.ingest("traces/")
+    traces = ingest("traces/")
     summary = agent_eval.score(
         traces,
         metric="goal_accuracy",
@@ -80,7 +81,7 @@ async def ascore(
     """Score ``traces`` and return the run summary (its ``results`` hold every row).
 
     Args:
-        traces: AgentTraces, e.g. from :func:`agent_eval.ingest`.
+        traces: AgentTraces, e.g. from :func:`agent_eval.ingest.ingest`.
         metric: A registered metric name or a :class:`Metric` instance.
         formatter: A formatter identity (``name@version[params]``) or instance.
         judge: A :class:`Judge`, or a model name for an :class:`OpenAIJudge` configured from
