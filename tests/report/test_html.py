@@ -6,6 +6,8 @@ import re
 from collections.abc import Callable
 from html.parser import HTMLParser
 
+from syrupy.assertion import SnapshotAssertion
+
 from agent_eval.report.html import content_security_policy, render_html
 from agent_eval.report.model import build_report
 from agent_eval.result import MetricResult
@@ -112,3 +114,15 @@ def test_compare_two_runs_names_variants_by_run(make_result: MakeResult) -> None
         "transcript@1 · run-1",
         "transcript@1 · run-2",
     ]
+
+
+def test_html_snapshot(make_result: MakeResult, snapshot: SnapshotAssertion) -> None:
+    rows = [
+        make_result("c1", "1", reason="booked <b>as asked</b>"),
+        make_result("c2", None),
+        make_result(
+            "c3", None, status="skipped", error_type="context_overflow", error_message="too long"
+        ),
+    ]
+    data = build_report(rows, renderings={("c1", "transcript@1"): "[1] USER\nbook & pay"})
+    assert render_html(data) == snapshot
