@@ -36,16 +36,16 @@ def _title(number: int, message: Message) -> str:
 
 
 def _body(message: Message) -> Text:
-    text = Text(message.content) if message.content else Text("(no content)", style="dim")
-    for part in message.parts:
-        text.append(f"\n[{part.type} part]", style="dim")
+    lines: list[Text] = [Text(message.content)] if message.content else []
+    lines += [Text(f"[{part.type} part]", style="dim") for part in message.parts]
     if isinstance(message, AssistantMessage):
         if message.reasoning:
-            text.append(f"\nreasoning: {message.reasoning}", style="dim italic")
+            lines.append(Text(f"reasoning: {message.reasoning}", style="dim italic"))
         for call in message.tool_calls or ():
-            text.append(f"\n→ {call.name}", style="bold")
-            text.append(f" ({call.id or 'no call id'}) {_arguments(call)}")
-    return text
+            line = Text(f"→ {call.name}", style="bold")
+            line.append(f" ({call.id or 'no call id'}) {_arguments(call)}", style="not bold")
+            lines.append(line)
+    return Text("\n").join(lines) if lines else Text("(no content)", style="dim")
 
 
 def _retrieval(retrieval: Retrieval) -> Panel:
