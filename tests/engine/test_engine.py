@@ -27,7 +27,7 @@ def engine(server: FakeModelServer, *, with_reference: bool = False, **options: 
         "fake-model",
         base_url=server.base_url,
         api_key="sk-engine-SECRET-42",
-        timeout=2,
+        timeout=15,
         transport_retries=1,
     )
     _judges.append(judge)

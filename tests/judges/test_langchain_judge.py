@@ -31,7 +31,7 @@ def judge(server: FakeModelServer, method: str | None = None, **kwargs: object) 
         base_url=server.base_url,
         api_key="sk-lc-SECRET",
         max_retries=1,
-        timeout=2,
+        timeout=15,
     )  # type: ignore[call-arg]
     return LangChainJudge(chat, method=method, **kwargs)  # type: ignore[arg-type]
 

@@ -103,7 +103,7 @@ def test_reference_variant_skips_samples_without_reference() -> None:
 
 @pytest.fixture
 async def judge(fake_server: FakeModelServer) -> AsyncIterator[OpenAIJudge]:
-    judge = OpenAIJudge("fake-model", base_url=fake_server.base_url, api_key="sk-x", timeout=2)
+    judge = OpenAIJudge("fake-model", base_url=fake_server.base_url, api_key="sk-x", timeout=15)
     yield judge
     await judge.aclose()
 
