@@ -36,6 +36,9 @@ def _adapt(name: str, obj: object) -> FormatterClass:
         raise TypeError(f"formatter {name!r} must be a Formatter subclass, got {obj!r}")
     if obj.release() != name:
         raise ValueError(f"formatter registered as {name!r} declares itself {obj.release()!r}")
+    spec = parse_identity(name)
+    if spec.version is None or spec.params or not isinstance(obj.version, int):
+        raise ValueError(f"formatter {name!r} must be named NAME@VERSION (VERSION an integer)")
     return obj
 
 

@@ -96,3 +96,17 @@ def test_wrong_parameter_model_is_rejected() -> None:
 
     with pytest.raises(TypeError, match="transcript@1 takes TranscriptParams, not NoParams"):
         TranscriptV1(Plain())
+
+
+def test_badly_named_formatter_is_refused() -> None:
+    class Upper(_Echo):
+        name = "Upper"
+
+    class NoVersion(_Echo):
+        version = "one"  # type: ignore[assignment]
+
+    fresh = new_registry()
+    with pytest.raises(ConfigError, match="bad formatter 'Upper@3'"):
+        fresh.register("Upper@3", Upper)
+    with pytest.raises(ConfigError, match="bad formatter 'echo-test@one'"):
+        fresh.register("echo-test@one", NoVersion)
