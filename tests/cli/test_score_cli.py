@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from pathlib import Path
 
@@ -101,8 +102,9 @@ def test_dry_run_plans_calls_tokens_and_cost(tmp_path: Path) -> None:
 
 
 def test_full_run_writes_matching_stores_without_the_key(
-    fake_server: FakeModelServer, tmp_path: Path
+    fake_server: FakeModelServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.DEBUG)  # openai, httpx and instructor log requests at DEBUG
     fake_server.add_rule(InvalidVerdict("1.0"), contains="IMPOSSIBLE")
     script_goal_judge(fake_server)
     out_dir = tmp_path / "run"
@@ -132,7 +134,9 @@ def test_full_run_writes_matching_stores_without_the_key(
         [(argv, config)] = db.execute("SELECT argv, config FROM runs").fetchall()
     assert orjson.loads(config)["judge_model"] == "fake-model"
     assert SECRET not in argv
-    blobs = [out.encode(), err.encode()] + [p.read_bytes() for p in out_dir.iterdir()]
+    blobs = [out.encode(), err.encode(), caplog.text.encode()]
+    blobs += [p.read_bytes() for p in out_dir.iterdir()]
+    assert "chat/completions" in caplog.text  # the logs were captured
     assert not any(SECRET.encode() in blob for blob in blobs)
     assert not any(SECRET.encode() in orjson.dumps(r.body) for r in fake_server.requests)
 
@@ -236,6 +240,7 @@ def test_tau_datasets_with_instructions_as_references(
         "--with-reference",
         "--concurrency",
         "8",
+        "--no-cache",  # identical requests would be answered once from the judge-call cache
         *judge_args(fake_server, out_dir),
     )
     assert code == 0, err
