@@ -28,7 +28,8 @@ class Rule:
         match: A predicate on the request's JSON body.
         contains: A substring that must occur in the messages' text.
         schema: The response schema name (instructor's function name in tools mode, the
-            ``json_schema.name`` in json_schema mode).
+            ``json_schema.name`` in json_schema mode); ``Partial<schema>``, the name instructor
+            gives the model when it streams partial objects, matches too.
         model: The requested model name.
         times: How many requests it answers; ``None`` for always.
         latency: Seconds to wait before answering; the server's latency when ``None``.
@@ -48,7 +49,9 @@ class Rule:
         """Whether every condition the rule sets holds for ``request``."""
         return (
             (self.contains is None or self.contains in request.text)
-            and (self.schema is None or self.schema == request.schema_name)
+            and (
+                self.schema is None or request.schema_name in (self.schema, f"Partial{self.schema}")
+            )
             and (self.model is None or self.model == request.model)
             and (self.match is None or bool(self.match(request.body)))
         )

@@ -9,8 +9,9 @@ whole client stack runs, retries and parsing included::
         ...
         assert server.requests[0].mode == "tools"
 
-Endpoints: ``POST /v1/chat/completions`` (non-streaming) and ``GET /v1/models``. The aiohttp
-server runs its own event loop in a background thread, so sync and async clients both work.
+Endpoints: ``POST /v1/chat/completions`` (plain, or server-sent events for ``"stream": true``)
+and ``GET /v1/models``. The aiohttp server runs its own event loop in a background thread, so
+sync and async clients both work.
 A request no rule answers gets a 400 error saying so (or the ``default`` reply when set).
 
 Run it as a process with ``python -m agent_eval.testing.fake_server`` (see that module).
@@ -45,6 +46,7 @@ from agent_eval.testing.replies import (
     Structured,
 )
 from agent_eval.testing.rules import Rule, RuleBook
+from agent_eval.testing.streaming import sse_events
 
 __all__ = ["FakeModelServer"]
 
@@ -226,26 +228,22 @@ class FakeModelServer:
         recorded = RecordedRequest(request.path, request.method, body, arrived)
         index = self._record(recorded)
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-            return self._finish(
-                index, None, None, _error(400, "body must be a JSON object with messages")
-            )
-        if body.get("stream"):
-            return self._finish(
-                index, None, None, _error(400, "fake server: streaming is not supported")
-            )
+            error = _error(400, "body must be a JSON object with messages")
+            return self._finish(index, None, None, error)
         rule_index, reply, fault, latency = self._choose(recorded)
         try:
             await asyncio.sleep(latency)
-            response = await self._respond(reply, recorded)
+            outcome = await self._respond(reply, recorded)
+            response = await self._send(request, outcome, body)
         except asyncio.CancelledError:  # the client gave up (e.g. timed out during a hang)
             self._finish(index, rule_index, fault, web.Response(status=_CLIENT_CLOSED))
             raise
         return self._finish(index, rule_index, fault, response)
 
     def _choose(
-        self, request: RecordedRequest
+        self, request: RecordedRequest, allow_fault: bool = True
     ) -> tuple[int | None, Reply | None, Fault | None, float]:
-        fault = self._draw_fault()
+        fault = self._draw_fault() if allow_fault else None
         found = self._rules.find(request) if fault is not None else self._rules.take(request)
         rule_index, rule = found if found is not None else (None, None)
         reply: Reply | None = None
@@ -254,26 +252,17 @@ class FakeModelServer:
         elif self.default is not None:
             reply = self.default(request) if callable(self.default) else self.default
         if isinstance(fault, InvalidVerdict):
-            if not isinstance(reply, Structured):
-                return self._choose_unfaulted(request)
+            if not isinstance(reply, Structured):  # only structured replies can be spoiled
+                return self._choose(request, allow_fault=False)
             reply = Structured(fault.spoil(reply.as_dict()))
         elif fault is not None:
             reply = fault
         latency = self.latency if rule is None or rule.latency is None else rule.latency
         with self._lock:
             latency += self._jitter_rng.uniform(0, self.jitter) if self.jitter else 0.0
-        if fault is None and isinstance(reply, (HttpError, Hang, MalformedJSON, InvalidVerdict)):
+        if fault is None and isinstance(reply, HttpError | Hang | MalformedJSON | InvalidVerdict):
             fault = reply
         return rule_index, reply, fault, latency
-
-    def _choose_unfaulted(
-        self, request: RecordedRequest
-    ) -> tuple[int | None, Reply | None, Fault | None, float]:
-        saved, self.fault_rate = self.fault_rate, 0.0
-        try:
-            return self._choose(request)
-        finally:
-            self.fault_rate = saved
 
     def _draw_fault(self) -> Fault | None:
         if self.fault_rate <= 0 or not self.faults:
@@ -283,7 +272,10 @@ class FakeModelServer:
                 return None
             return self._fault_rng.choice(self.faults)
 
-    async def _respond(self, reply: Reply | None, request: RecordedRequest) -> web.Response:
+    async def _respond(
+        self, reply: Reply | None, request: RecordedRequest
+    ) -> web.Response | MalformedJSON | dict[str, Any]:
+        """An error response, a malformed body, or the completion body to send."""
         if reply is None:
             return _error(400, _no_rule_message(request))
         if isinstance(reply, InvalidVerdict):
@@ -292,14 +284,34 @@ class FakeModelServer:
             return _error(reply.status, reply.message, reply.retry_after)
         if isinstance(reply, Hang):
             await asyncio.sleep(reply.seconds)
-            return await self._respond(
-                reply.then or HttpError(504, message="fake server: hung"), request
-            )
+            then = reply.then or HttpError(504, message="fake server: hung")
+            return await self._respond(then, request)
         if isinstance(reply, MalformedJSON):
-            return web.Response(body=reply.body, content_type="application/json")
-        return web.Response(
-            body=orjson.dumps(self._builder.build(reply, request)), content_type="application/json"
-        )
+            return reply
+        return self._builder.build(reply, request)
+
+    async def _send(
+        self,
+        request: web.Request,
+        outcome: web.Response | MalformedJSON | dict[str, Any],
+        body: dict[str, Any],
+    ) -> web.StreamResponse:
+        if isinstance(outcome, web.Response):
+            return outcome
+        if not body.get("stream"):
+            data = outcome.body if isinstance(outcome, MalformedJSON) else orjson.dumps(outcome)
+            return web.Response(body=data, content_type="application/json")
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        if isinstance(outcome, MalformedJSON):
+            await response.write(b"data: " + outcome.body + b"\n\n")
+        else:
+            options = body.get("stream_options")
+            include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
+            for frame in sse_events(outcome, include_usage):
+                await response.write(frame)
+        await response.write_eof()
+        return response
 
     def _record(self, request: RecordedRequest) -> int:
         with self._lock:
@@ -307,8 +319,8 @@ class FakeModelServer:
             return len(self._requests) - 1
 
     def _finish(
-        self, index: int, rule: int | None, fault: Fault | None, response: web.Response
-    ) -> web.Response:
+        self, index: int, rule: int | None, fault: Fault | None, response: web.StreamResponse
+    ) -> web.StreamResponse:
         with self._lock:
             if index < len(self._requests):
                 self._requests[index] = dataclasses.replace(

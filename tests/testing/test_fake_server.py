@@ -354,3 +354,46 @@ def test_bad_script_names_the_rule(tmp_path: Path) -> None:
     path.write_text(json.dumps({"rules": [{"reply": {"text": "x"}}, {"reply": {"nope": 1}}]}))
     with pytest.raises(ConfigError, match=r"rules\[1\]"):
         load_script(path, FakeModelServer())
+
+
+async def test_streamed_text_with_usage(fake_server: FakeModelServer) -> None:
+    text = "A fairly long answer, streamed in several pieces, with ünïcode."
+    fake_server.add_rule(Text(text, usage=Usage(9, 4)))
+    stream = await client(fake_server).chat.completions.create(
+        model="m", messages=USER, stream=True, stream_options={"include_usage": True}
+    )
+    chunks = [chunk async for chunk in stream]
+    pieces = [c.choices[0].delta.content or "" for c in chunks if c.choices]
+    assert "".join(pieces) == text and len(pieces) > 3
+    assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == 4
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
+
+
+async def test_streamed_tool_calls_and_structured_reply(fake_server: FakeModelServer) -> None:
+    fake_server.add_rule(
+        ToolCalls((ToolCall("lookup", {"query": "a long query string"}, id="c1"), ToolCall("b"))),
+        times=1,
+    )
+    fake_server.add_rule(Structured({"reason": "because", "verdict": "1"}), schema="Verdict")
+    stream = await client(fake_server).chat.completions.create(
+        model="m", messages=USER, stream=True
+    )
+    calls: dict[int, dict[str, str]] = {}
+    async for chunk in stream:
+        for delta in chunk.choices[0].delta.tool_calls or () if chunk.choices else ():
+            call = calls.setdefault(delta.index, {"id": "", "name": "", "arguments": ""})
+            call["id"] += delta.id or ""
+            call["name"] += (delta.function and delta.function.name) or ""
+            call["arguments"] += (delta.function and delta.function.arguments) or ""
+    assert calls[0] == {
+        "id": "c1",
+        "name": "lookup",
+        "arguments": '{"query":"a long query string"}',
+    }
+    assert calls[1]["name"] == "b" and calls[1]["arguments"] == "{}"
+    judge = instructor.from_openai(client(fake_server), mode=instructor.Mode.TOOLS)
+    partials = judge.chat.completions.create_partial(
+        model="m", response_model=Verdict, messages=USER
+    )
+    last = [p async for p in partials][-1]
+    assert last.model_dump() == {"reason": "because", "verdict": "1"}
