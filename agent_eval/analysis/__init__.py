@@ -1,49 +1,65 @@
 """Paired formatter comparison, judge stability, calibration against labels, and CI gates.
 
-Each concept lives in its own module; this package re-exports the public names.
+Each concept lives in its own module; this package re-exports the public names, importing a
+module only when one of its names is first used (scikit-learn and statsmodels load slowly).
 """
 
-from agent_eval.analysis.binary_stats import (
-    cohen_kappa,
-    kappa_interval,
-    mcnemar_p,
-    table_2x2,
-    wilson_interval,
-)
-from agent_eval.analysis.calibration import Calibration, calibrate, calibrate_results
-from agent_eval.analysis.gates import (
-    Gate,
-    GateCount,
-    GateOutcome,
-    GateStatistic,
-    evaluate_gates,
-    load_gates,
-    parse_gate,
-)
-from agent_eval.analysis.labels import (
-    VALUE_FIELDS,
-    labels_from_traces,
-    parse_binary,
-    read_binary_file,
-)
-from agent_eval.analysis.paired import (
-    FlippedConversation,
-    PairComparison,
-    Pricing,
-    VariantComparison,
-    VariantSummary,
-    compare_formatters,
-    compare_pair,
-    compare_variants,
-    summarize_variant,
-)
-from agent_eval.analysis.selection import ConfigurationIdentity, group_by, identity_of, verdicts
-from agent_eval.analysis.stability import (
-    ConversationStability,
-    Stability,
-    VariationStage,
-    stability,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_eval.analysis.binary_stats import (
+        cohen_kappa,
+        kappa_interval,
+        mcnemar_p,
+        table_2x2,
+        wilson_interval,
+    )
+    from agent_eval.analysis.calibration import (
+        Calibration,
+        calibrate,
+        calibrate_results,
+    )
+    from agent_eval.analysis.gates import (
+        Gate,
+        GateCount,
+        GateOutcome,
+        GateStatistic,
+        evaluate_gates,
+        load_gates,
+        parse_gate,
+    )
+    from agent_eval.analysis.labels import (
+        VALUE_FIELDS,
+        labels_from_traces,
+        parse_binary,
+        read_binary_file,
+    )
+    from agent_eval.analysis.paired import (
+        FlippedConversation,
+        PairComparison,
+        Pricing,
+        VariantComparison,
+        VariantSummary,
+        compare_formatters,
+        compare_pair,
+        compare_variants,
+        summarize_variant,
+    )
+    from agent_eval.analysis.selection import (
+        ConfigurationIdentity,
+        group_by,
+        identity_of,
+        verdicts,
+    )
+    from agent_eval.analysis.stability import (
+        ConversationStability,
+        Stability,
+        VariationStage,
+        stability,
+    )
 
 __all__ = [
     "VALUE_FIELDS",
@@ -83,3 +99,49 @@ __all__ = [
     "verdicts",
     "wilson_interval",
 ]
+
+_HOME = {
+    "Calibration": "agent_eval.analysis.calibration",
+    "ConfigurationIdentity": "agent_eval.analysis.selection",
+    "ConversationStability": "agent_eval.analysis.stability",
+    "FlippedConversation": "agent_eval.analysis.paired",
+    "Gate": "agent_eval.analysis.gates",
+    "GateCount": "agent_eval.analysis.gates",
+    "GateOutcome": "agent_eval.analysis.gates",
+    "GateStatistic": "agent_eval.analysis.gates",
+    "PairComparison": "agent_eval.analysis.paired",
+    "Pricing": "agent_eval.analysis.paired",
+    "Stability": "agent_eval.analysis.stability",
+    "VALUE_FIELDS": "agent_eval.analysis.labels",
+    "VariantComparison": "agent_eval.analysis.paired",
+    "VariantSummary": "agent_eval.analysis.paired",
+    "VariationStage": "agent_eval.analysis.stability",
+    "calibrate": "agent_eval.analysis.calibration",
+    "calibrate_results": "agent_eval.analysis.calibration",
+    "cohen_kappa": "agent_eval.analysis.binary_stats",
+    "compare_formatters": "agent_eval.analysis.paired",
+    "compare_pair": "agent_eval.analysis.paired",
+    "compare_variants": "agent_eval.analysis.paired",
+    "evaluate_gates": "agent_eval.analysis.gates",
+    "group_by": "agent_eval.analysis.selection",
+    "identity_of": "agent_eval.analysis.selection",
+    "kappa_interval": "agent_eval.analysis.binary_stats",
+    "labels_from_traces": "agent_eval.analysis.labels",
+    "load_gates": "agent_eval.analysis.gates",
+    "mcnemar_p": "agent_eval.analysis.binary_stats",
+    "parse_binary": "agent_eval.analysis.labels",
+    "parse_gate": "agent_eval.analysis.gates",
+    "read_binary_file": "agent_eval.analysis.labels",
+    "stability": "agent_eval.analysis.stability",
+    "summarize_variant": "agent_eval.analysis.paired",
+    "table_2x2": "agent_eval.analysis.binary_stats",
+    "verdicts": "agent_eval.analysis.selection",
+    "wilson_interval": "agent_eval.analysis.binary_stats",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first use (PEP 562)."""
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(_HOME[name]), name)

@@ -1,50 +1,31 @@
 """agent-eval CLI commands: ``calibrate``, ``compare`` and ``stability``.
 
 ``calibrate`` reads a run (or an external predictions file) and labels; ``compare`` and
-``stability`` score conversations through :mod:`agent_eval.cli.scoring` and then analyse the
+``stability`` score conversations (:mod:`agent_eval.analysis.scoring`) and then analyse the
 results. Each prints rich tables, or a JSON summary with ``--json``, and evaluates the declared
-gates (exit code 1 when one fails).
+gates (exit code 1 when one fails). The work lives in :mod:`agent_eval.cli.analysis_runs`,
+imported when a command runs, so that the statistics and plotting libraries do not slow down
+every ``agent-eval`` command.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from pydantic import BaseModel
 
-from agent_eval.analysis.calibration import Calibration, calibrate, calibrate_results
 from agent_eval.analysis.gates import GateCount
-from agent_eval.analysis.labels import labels_from_traces, read_binary_file
-from agent_eval.analysis.paired import compare_formatters
-from agent_eval.analysis.stability import stability
 from agent_eval.cli.analysis_options import (
     apply_gates,
     config_path,
     exit_on_failed_gates,
     gates_from,
-    out_console,
-    price_table,
     usage_errors,
-    write_json,
-)
-from agent_eval.cli.analysis_runs import (
-    labels_for,
-    run_compare,
-    run_repeats,
-    scoring_config,
-    variant_counts,
 )
 from agent_eval.cli.app import app
 from agent_eval.errors import ConfigError
-from agent_eval.ingest.pipeline import ingest
-from agent_eval.report.renderings import read_renderings, tokens_by_formatter
-from agent_eval.report.terminal import calibration_table, comparison_tables, stability_tables
-from agent_eval.result import MetricResult
-from agent_eval.store import load_results
 
 __all__ = ["calibrate_cmd", "compare_cmd", "stability_cmd"]
 
@@ -60,44 +41,6 @@ LabelsOpt = Annotated[
 LabelFieldOpt = Annotated[
     str | None, typer.Option("--label-field", help="Column holding the label (default: auto).")
 ]
-
-
-def _metric_matches(row_metric: str, wanted: str | None) -> bool:
-    if wanted is None:
-        return True
-    return row_metric == wanted if "@" in wanted else row_metric.partition("@")[0] == wanted
-
-
-def _select(
-    results: list[MetricResult], metric: str | None, formatter: str | None
-) -> list[MetricResult]:
-    rows = [
-        r for r in results if _metric_matches(r.metric, metric) and formatter in (None, r.formatter)
-    ]
-    if results and not rows:
-        have = sorted({f"{r.metric} {r.formatter}" for r in results})
-        raise ConfigError(f"no results match --metric/--formatter; the run has: {'; '.join(have)}")
-    return rows
-
-
-def _labels(labels: Path | None, inputs: list[Path] | None, field: str | None) -> dict[str, int]:
-    if labels is not None:
-        return read_binary_file(labels, field=field)
-    if inputs:
-        found = labels_from_traces(ingest(inputs), field=field)
-        if found:
-            return found
-        raise ConfigError("the --inputs traces carry no labels; give --labels FILE")
-    raise ConfigError(
-        "calibrate needs labels: --labels FILE, or --inputs PATH with labelled traces"
-    )
-
-
-def _show(cal: Calibration, as_json: bool) -> None:
-    if as_json:
-        write_json(cal.model_dump_json(indent=2))
-    else:
-        out_console.print(calibration_table(cal))
 
 
 @app.command("calibrate")
@@ -130,19 +73,16 @@ def calibrate_cmd(  # noqa: PLR0917  (one parameter per CLI option)
 ) -> None:
     """Agreement of judge verdicts with labels: accuracy, Cohen's kappa [95% CI], confusion."""
     with usage_errors():
+        from agent_eval.cli import analysis_runs as runs
+
         gates = gates_from(config_path(config), gate or [])
-        truth = _labels(labels, inputs, label_field)
-        if predictions is not None:
-            if run is not None:
-                raise ConfigError("give either a RUN or --predictions FILE, not both")
-            cal = calibrate(read_binary_file(predictions, field=prediction_field), truth)
-        elif run is not None:
-            cal = calibrate_results(_select(load_results(run), metric, formatter), truth)
-        else:
-            raise ConfigError("calibrate needs a RUN directory or --predictions FILE")
-        _show(cal, as_json)
+        cal = runs.calibration_for(
+            run, labels, predictions, inputs=inputs, label_field=label_field,
+            prediction_field=prediction_field, metric=metric, formatter=formatter,
+        )  # fmt: skip
+        runs.show_calibration(cal, as_json)
         counts = {"accuracy": [GateCount(subject="labels", successes=cal.n_agree, n=cal.n)]}
-        exit_on_failed_gates(apply_gates(gates, counts))
+    exit_on_failed_gates(apply_gates(gates, counts))
 
 
 # -- compare and stability: scoring options shared with `agent-eval score` -----------------
@@ -198,35 +138,21 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         names = [f.strip() for f in formatters.split(",") if f.strip()]
         if len(names) < 2 or len(set(names)) != len(names):
             raise ConfigError(f"--formatters needs two or more distinct formatters, got {names}")
-        cfg = scoring_config(
+        from agent_eval.cli import analysis_runs as runs
+
+        cfg = runs.scoring_config(
             config, paths=tuple(paths), metric=metric, judge=judge, base_url=base_url,
             api_key_env=api_key_env, mode=mode, concurrency=concurrency,
             with_reference=with_reference, references=references, temperature=temperature,
             out=out, format=input_format,
         )  # fmt: skip
         gates = gates_from(config_path(config), gate or [])
-        truth = read_binary_file(labels, field=label_field) if labels else None
-        run_id, directory, traces, results = run_compare(cfg, names, (cache, no_cache))
-        cmp = compare_formatters(
-            results,
-            labels=labels_for(truth, traces),
-            pricing=price_table(config_path(config)).cost,
-            rendered_tokens=tokens_by_formatter(read_renderings(directory)),
+        run_id, directory, cmp = runs.compare_for(
+            cfg, names, (cache, no_cache), labels=labels, label_field=label_field, config=config
         )
-        (directory / "comparison.json").write_text(cmp.model_dump_json(indent=2), "utf-8")
-    _emit(as_json, run_id, directory, name="comparison", model=cmp, table=comparison_tables(cmp))
-    exit_on_failed_gates(apply_gates(gates, variant_counts(cmp)))
-
-
-def _emit(
-    as_json: bool, run_id: str, directory: Path, *, name: str, model: BaseModel, table: Any
-) -> None:
-    if as_json:
-        payload = {"run_id": run_id, "out": str(directory), name: model.model_dump(mode="json")}
-        write_json(json.dumps(payload, indent=2))
-    else:
-        out_console.print(table)
-        out_console.print(f"results in {directory} (run {run_id})", highlight=False)
+        runs.emit(as_json, run_id, directory, name="comparison", model=cmp)
+        counts = runs.variant_counts(cmp)
+    exit_on_failed_gates(apply_gates(gates, counts))
 
 
 @app.command("stability")
@@ -256,19 +182,17 @@ def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     """Judge each conversation K times (cache bypassed for repeats) and measure agreement."""
     logging.getLogger("instructor").setLevel(logging.CRITICAL)  # failures become result rows
     with usage_errors():
-        cfg = scoring_config(
+        from agent_eval.cli import analysis_runs as runs
+
+        cfg = runs.scoring_config(
             config, paths=tuple(paths), formatter=formatter, metric=metric, judge=judge,
             base_url=base_url, api_key_env=api_key_env, mode=mode, concurrency=concurrency,
             with_reference=with_reference, references=references, temperature=temperature,
             out=out, format=input_format,
         )  # fmt: skip
         gates = gates_from(config_path(config), gate or [])
-        run_id, directory, results = run_repeats(cfg, repeats, (cache, no_cache))
-        st = stability(results)
-        (directory / "stability.json").write_text(st.model_dump_json(indent=2), "utf-8")
-    _emit(as_json, run_id, directory, name="stability", model=st, table=stability_tables(st))
-    unanimous = st.n_conversations - st.n_flipping
-    counts = {
-        "unanimity": [GateCount(subject="repeats", successes=unanimous, n=st.n_conversations)]
-    }
-    exit_on_failed_gates(apply_gates(gates, counts))
+        run_id, directory, st = runs.stability_for(cfg, repeats, (cache, no_cache))
+        runs.emit(as_json, run_id, directory, name="stability", model=st)
+        unanimous = st.n_conversations - st.n_flipping
+        count = GateCount(subject="repeats", successes=unanimous, n=st.n_conversations)
+    exit_on_failed_gates(apply_gates(gates, {"unanimity": [count]}))

@@ -1,4 +1,4 @@
-"""The scoring side of ``compare`` and ``stability``: configuration, judge, cache, runs.
+"""The work behind ``calibrate``, ``compare`` and ``stability``: scoring, analysis, output.
 
 Settings come from the ``[score]`` table of ``agent-eval.toml`` and the flags, exactly as for
 ``agent-eval score`` (:func:`agent_eval.config.load_config`); the judge is built the same way
@@ -9,27 +9,48 @@ Settings come from the ``[score]`` table of ``agent-eval.toml`` and the flags, e
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+import json
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+from rich.console import RenderableType
+
+from agent_eval.analysis.calibration import Calibration, calibrate, calibrate_results
 from agent_eval.analysis.gates import GateCount
-from agent_eval.analysis.labels import labels_from_traces
-from agent_eval.analysis.paired import VariantComparison
+from agent_eval.analysis.labels import labels_from_traces, read_binary_file
+from agent_eval.analysis.paired import VariantComparison, compare_formatters
 from agent_eval.analysis.scoring import score_repeats, score_variants
+from agent_eval.analysis.stability import Stability, stability
 from agent_eval.cache import CACHE_FILENAME, CachedJudge, JudgeCache
+from agent_eval.cli.analysis_options import config_path, out_console, price_table, write_json
 from agent_eval.cli.score_cmds import HOW_TO_CONFIGURE, build_judge, judge_model
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config
 from agent_eval.engine import new_run_id
-from agent_eval.errors import InputError, JudgeNotConfiguredError
+from agent_eval.errors import ConfigError, InputError, JudgeNotConfiguredError
 from agent_eval.ingest.pipeline import ingest
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric, metrics
 from agent_eval.references import load_references
+from agent_eval.report.renderings import read_renderings, tokens_by_formatter
+from agent_eval.report.terminal import calibration_table, comparison_tables, stability_tables
 from agent_eval.result import MetricResult
+from agent_eval.store import load_results
 from agent_eval.trace import AgentTrace
 
-__all__ = ["labels_for", "run_compare", "run_repeats", "scoring_config", "variant_counts"]
+__all__ = [
+    "calibration_for",
+    "compare_for",
+    "emit",
+    "labels_for",
+    "run_compare",
+    "run_repeats",
+    "scoring_config",
+    "show_calibration",
+    "stability_for",
+    "variant_counts",
+]
 
 
 def scoring_config(config: Path | None, **overrides: Any) -> ScoreConfig:
@@ -170,3 +191,128 @@ def run_repeats(
     finally:
         if cache is not None:
             cache.close()
+
+
+def _metric_matches(row_metric: str, wanted: str | None) -> bool:
+    if wanted is None:
+        return True
+    return row_metric == wanted if "@" in wanted else row_metric.partition("@")[0] == wanted
+
+
+def _select(
+    results: list[MetricResult], metric: str | None, formatter: str | None
+) -> list[MetricResult]:
+    rows = [
+        r for r in results if _metric_matches(r.metric, metric) and formatter in (None, r.formatter)
+    ]
+    if results and not rows:
+        have = sorted({f"{r.metric} {r.formatter}" for r in results})
+        raise ConfigError(f"no results match --metric/--formatter; the run has: {'; '.join(have)}")
+    return rows
+
+
+def _labels(labels: Path | None, inputs: list[Path] | None, field: str | None) -> dict[str, int]:
+    if labels is not None:
+        return read_binary_file(labels, field=field)
+    if inputs:
+        found = labels_from_traces(ingest(inputs), field=field)
+        if found:
+            return found
+        raise ConfigError("the --inputs traces carry no labels; give --labels FILE")
+    raise ConfigError(
+        "calibrate needs labels: --labels FILE, or --inputs PATH with labelled traces"
+    )
+
+
+def show_calibration(cal: Calibration, as_json: bool) -> None:
+    """Print the calibration as a rich table, or JSON on stdout."""
+    if as_json:
+        write_json(cal.model_dump_json(indent=2))
+    else:
+        out_console.print(calibration_table(cal))
+
+
+def calibration_for(
+    run: Path | None,
+    labels: Path | None,
+    predictions: Path | None,
+    *,
+    inputs: list[Path] | None,
+    label_field: str | None,
+    prediction_field: str | None,
+    metric: str | None,
+    formatter: str | None,
+) -> Calibration:
+    """Calibrate a run's verdicts, or an external predictions file, against labels.
+
+    Raises:
+        ConfigError: Neither or both of ``run`` and ``predictions``; no labels.
+        InputError / StoreError: Unreadable labels, predictions or results.
+
+    """
+    truth = _labels(labels, inputs, label_field)
+    if predictions is not None:
+        if run is not None:
+            raise ConfigError("give either a RUN or --predictions FILE, not both")
+        return calibrate(read_binary_file(predictions, field=prediction_field), truth)
+    if run is None:
+        raise ConfigError("calibrate needs a RUN directory or --predictions FILE")
+    return calibrate_results(_select(load_results(run), metric, formatter), truth)
+
+
+def compare_for(
+    cfg: ScoreConfig,
+    names: list[str],
+    cache_opts: tuple[Path | None, bool],
+    *,
+    labels: Path | None,
+    label_field: str | None,
+    config: Path | None,
+) -> tuple[str, Path, VariantComparison]:
+    """Score under each formatter and compare; writes ``OUT/comparison.json``.
+
+    Returns:
+        ``(run_id, output directory, comparison)``.
+
+    """
+    truth = read_binary_file(labels, field=label_field) if labels else None
+    run_id, directory, traces, results = run_compare(cfg, names, cache_opts)
+    cmp = compare_formatters(
+        results,
+        labels=labels_for(truth, traces),
+        pricing=price_table(config_path(config)).cost,
+        rendered_tokens=tokens_by_formatter(read_renderings(directory)),
+    )
+    (directory / "comparison.json").write_text(cmp.model_dump_json(indent=2), "utf-8")
+    return run_id, directory, cmp
+
+
+def stability_for(
+    cfg: ScoreConfig, repeats: int, cache_opts: tuple[Path | None, bool]
+) -> tuple[str, Path, Stability]:
+    """Score K times and measure stability; writes ``OUT/stability.json``.
+
+    Returns:
+        ``(run_id, output directory, stability)``.
+
+    """
+    run_id, directory, results = run_repeats(cfg, repeats, cache_opts)
+    st = stability(results)
+    (directory / "stability.json").write_text(st.model_dump_json(indent=2), "utf-8")
+    return run_id, directory, st
+
+
+_TABLES: dict[str, Callable[[Any], RenderableType]] = {
+    "comparison": comparison_tables,
+    "stability": stability_tables,
+}
+
+
+def emit(as_json: bool, run_id: str, directory: Path, *, name: str, model: BaseModel) -> None:
+    """Print a comparison or stability summary: rich tables, or JSON with run id and directory."""
+    if as_json:
+        payload = {"run_id": run_id, "out": str(directory), name: model.model_dump(mode="json")}
+        write_json(json.dumps(payload, indent=2))
+    else:
+        out_console.print(_TABLES[name](model))
+        out_console.print(f"results in {directory} (run {run_id})", highlight=False)

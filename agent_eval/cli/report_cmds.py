@@ -1,22 +1,22 @@
-"""agent-eval CLI command ``report``: one self-contained HTML file for a run (or two)."""
+"""agent-eval CLI command ``report``: one self-contained HTML file for a run (or two).
+
+The report modules (matplotlib, statistics) are imported when the command runs.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agent_eval.analysis.labels import labels_from_traces, read_binary_file
 from agent_eval.cli.analysis_options import config_path, out_console, price_table, usage_errors
 from agent_eval.cli.app import app
-from agent_eval.ingest.pipeline import ingest
-from agent_eval.report.html import write_html
-from agent_eval.report.model import build_report
 from agent_eval.report.renderings import RenderingKey, read_renderings, render_all
-from agent_eval.result import MetricResult
-from agent_eval.store import load_results
-from agent_eval.trace import AgentTrace
+
+if TYPE_CHECKING:
+    from agent_eval.result import MetricResult
+    from agent_eval.trace import AgentTrace
 
 __all__ = ["report_cmd"]
 
@@ -55,6 +55,12 @@ def report_cmd(  # noqa: PLR0917  (one parameter per CLI option)
 ) -> None:
     """Write one self-contained HTML report: summary, provenance, conversations and analyses."""
     with usage_errors():
+        from agent_eval.analysis.labels import labels_from_traces, read_binary_file
+        from agent_eval.ingest.pipeline import ingest
+        from agent_eval.report.html import write_html  # matplotlib: imported when needed
+        from agent_eval.report.model import build_report
+        from agent_eval.store import load_results
+
         results = load_results(run)
         renderings = read_renderings(_run_dir(run))
         if compare is not None:

@@ -1,14 +1,32 @@
-"""Reports: the self-contained HTML report of a run, its plots and stored renderings."""
+"""Reports: the self-contained HTML report of a run, its plots and stored renderings.
 
-from agent_eval.report.html import content_security_policy, render_html, write_html
-from agent_eval.report.model import ConversationRow, ReportData, RunSummary, build_report
-from agent_eval.report.renderings import (
-    RENDERINGS_NAME,
-    read_renderings,
-    render_all,
-    tokens_by_formatter,
-    write_renderings,
-)
+Public names are imported on first use (matplotlib loads slowly).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_eval.report.html import (
+        content_security_policy,
+        render_html,
+        write_html,
+    )
+    from agent_eval.report.model import (
+        ConversationRow,
+        ReportData,
+        RunSummary,
+        build_report,
+    )
+    from agent_eval.report.renderings import (
+        RENDERINGS_NAME,
+        read_renderings,
+        render_all,
+        tokens_by_formatter,
+        write_renderings,
+    )
 
 __all__ = [
     "RENDERINGS_NAME",
@@ -24,3 +42,25 @@ __all__ = [
     "write_html",
     "write_renderings",
 ]
+
+_HOME = {
+    "ConversationRow": "agent_eval.report.model",
+    "RENDERINGS_NAME": "agent_eval.report.renderings",
+    "ReportData": "agent_eval.report.model",
+    "RunSummary": "agent_eval.report.model",
+    "build_report": "agent_eval.report.model",
+    "content_security_policy": "agent_eval.report.html",
+    "read_renderings": "agent_eval.report.renderings",
+    "render_all": "agent_eval.report.renderings",
+    "render_html": "agent_eval.report.html",
+    "tokens_by_formatter": "agent_eval.report.renderings",
+    "write_html": "agent_eval.report.html",
+    "write_renderings": "agent_eval.report.renderings",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first use (PEP 562)."""
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(_HOME[name]), name)

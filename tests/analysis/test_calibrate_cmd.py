@@ -114,3 +114,15 @@ def test_bad_labels_file_exits_2_naming_file_and_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "l.csv:2" in done.stderr and "'maybe'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_labels_carried_by_ingested_tau2_traces(shared_data: Path, tmp_path: Path) -> None:
+    """The same baseline with the labels read from the tau2 run itself (rewards at ingest)."""
+    predictions, _, _, _ = _tau2_files(shared_data, "quick_triage_v1", tmp_path)
+    run = shared_data / "tau2-judge-pr103" / "azure-airline-full.json"
+    args = ["calibrate", "--predictions", str(predictions), "--inputs", str(run), "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert (summary["n_agree"], summary["n"]) == (25, 50)
+    assert summary["confusion"][1][0] + summary["confusion"][1][1] == 23  # 23 rewards of 1
