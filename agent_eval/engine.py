@@ -221,7 +221,8 @@ class Engine:
         try:
             outcome = await self.metric.evaluate(sample, self.judge, tally)
         except JudgeError as exc:
-            return self._row(trace, started_at, tally, {**fields, **_judge_failure(exc)})
+            failure = {**fields, **tally.details, **_judge_failure(exc)}
+            return self._row(trace, started_at, tally, failure)
         except Exception as exc:  # recorded as a row with its type, never lost
             return self._row(
                 trace, started_at, tally, {**fields, **_failure("internal_error", exc)}

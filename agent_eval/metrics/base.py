@@ -62,6 +62,8 @@ class CallTally:
     latency_ms: float = 0.0
     attempts: int = 0
     cached_calls: int = 0
+    details: dict[str, str] = field(default_factory=dict)
+    """Intermediate outputs of the stages that succeeded (kept on an error row)."""
 
     def add_reply(self, reply: JudgeReply[Any]) -> None:
         """Count a successful call."""

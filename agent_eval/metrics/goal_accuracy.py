@@ -133,13 +133,14 @@ class GoalAccuracy(Metric):
     async def evaluate(self, sample: MetricInput, judge: Judge, tally: CallTally) -> MetricOutcome:
         """Run both stages in order; the second only after the first validated."""
         inferred: GoalAndOutcome = (await tally.ask(judge, self.infer_request(sample))).output
+        tally.details.update(user_goal=inferred.user_goal, end_state=inferred.end_state)
         desired = sample.reference if self.with_reference and sample.reference else None
         request = self.compare_request(desired or inferred.user_goal, inferred.end_state)
         compared: OutcomeComparison = (await tally.ask(judge, request)).output
         return MetricOutcome(
             verdict=compared.verdict,
             reason=compared.reason,
-            details={"user_goal": inferred.user_goal, "end_state": inferred.end_state},
+            details=dict(tally.details),
         )
 
 

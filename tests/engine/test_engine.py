@@ -109,7 +109,8 @@ async def test_invalid_stage_two_is_an_error_row_with_raw_reply(
     )
     assert row.raw_reply is not None and '"yes"' in row.raw_reply
     assert row.attempts == 1 + 3  # stage 1, then stage 2 asked three times
-    assert row.input_tokens >= 100  # stage 1's usage is kept
+    assert row.input_tokens >= 100  # stage 1's usage is kept, and its outputs
+    assert (row.user_goal, row.end_state) == ("get the thing done", "goal reached")
     assert "verdict" in (row.error_message or "")
 
 
@@ -168,11 +169,12 @@ async def test_stages_run_in_order_and_concurrency_is_bounded(fake_server: FakeM
     summary = await engine(fake_server, with_reference=True, concurrency=4).run(traces)
     wall = time.perf_counter() - start
     assert summary.scored == 8
-    # 2 sequential stages x 0.2 s x ceil(8 / 4) batches = 0.8 s at the physical limit
-    assert 0.75 <= wall < 1.6
+    # at least the physical limit, 2 stages x 0.2 s x ceil(8 / 4) batches (the benchmark, not
+    # this test, measures how close to it a run gets)
+    assert wall >= 0.75
     arrivals = sorted(r.timestamp for r in fake_server.requests)
     in_flight = max(sum(1 for t in arrivals if s <= t < s + 0.19) for s in arrivals)
-    assert in_flight <= 4
+    assert 2 <= in_flight <= 4
     for i in range(8):
         [stage1] = [
             r
