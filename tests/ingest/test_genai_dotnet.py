@@ -182,3 +182,19 @@ def test_agent_framework_conversation_from_dotnet_spans(tmp_path: Path) -> None:
     assert {m.agent_name for m in conversation.messages if isinstance(m, AssistantMessage)} == {
         "Weather"
     }
+
+
+def test_a_json_encoded_string_tool_result_is_read_as_its_text() -> None:
+    """Agent Framework (Python) json-dumps string results into ``gen_ai.tool.call.result``."""
+    attrs = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "get_weather",
+        "gen_ai.tool.call.id": "call_1",
+        "gen_ai.tool.call.result": json.dumps("Stormy, 23\u00b0C"),
+    }
+    span = SpanRecord(trace_id="c" * 32, span_id="d" * 16, name="execute_tool", attributes=attrs)
+    tool = GenAIConvention().extract(span).tool
+    assert tool is not None and tool.result == "Stormy, 23\u00b0C"
+    attrs["gen_ai.tool.call.result"] = '"quoted" and more "text"'
+    tool = GenAIConvention().extract(span).tool
+    assert tool is not None and tool.result == '"quoted" and more "text"'

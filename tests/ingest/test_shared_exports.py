@@ -118,3 +118,56 @@ def test_the_cli_json_summary_names_container_and_conventions_per_file(shared_da
     assert got == EXPECTED
     assert summary["balanced"] is True
     assert summary["spans"]["ignored"]["a2a_transport_span"] == 86
+
+
+CONVERSATIONS = {
+    "vercel-ai__langfuse__aisdk-tools.trace.json": [
+        ("user", "What is the weather like today in San Francisco?"),
+        ("assistant", "getWeather"),
+        ("tool", '{"location":"San Francisco","temperature":64}'),
+    ],
+    "oi__langfuse__openai-agents.trace.json": [
+        ("system", "You are a helpful agent."),
+        ("user", "What's the weather in Tokyo?"),
+        ("assistant", "get_weather"),
+        ("tool", "The weather in Tokyo is sunny."),
+        ("assistant", "The weather in Tokyo is currently sunny."),
+    ],
+    "genai-flatprompt__langfuse__koog.trace.json": [
+        ("system", "You are a nice and polite assistant."),
+        ("user", "Greet and say goodbye to the user in the same message."),
+        ("assistant", "HelloTool"),
+        ("tool", "Hello my darling Bob!"),
+        ("assistant", "ByeTool"),
+        ("tool", "Bye my dear Bob!"),
+        ("assistant", "Hello my darling Bob! And, bye my dear Bob!"),
+    ],
+    "genai-v137__langfuse__microsoft-agent-framework.trace.json": [
+        ("user", "What's the weather in Tokyo?"),
+        ("assistant", "get_weather"),
+        ("tool", "The weather in Tokyo, Japan is stormy with a high of 23°C."),
+        ("assistant", "Current conditions in Tokyo, Japan: stormy"),
+    ],
+}
+
+
+def summary(trace: AgentTrace) -> list[tuple[str, str]]:
+    out = []
+    for m in trace.messages:
+        calls = m.tool_calls if isinstance(m, AssistantMessage) else None
+        out.append((m.role, ",".join(c.name for c in calls) if calls else m.content))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(CONVERSATIONS))
+def test_langfuse_exports_assemble_to_their_conversation(shared_data: Path, name: str) -> None:
+    (trace,) = ingest(shared_data / "otel" / name).collect()
+    got = summary(trace)
+    assert [role for role, _ in got] == [role for role, _ in CONVERSATIONS[name]]
+    for (_, text), (_, expected) in zip(got, CONVERSATIONS[name], strict=True):
+        assert text.startswith(expected)
+    results = [m for m in trace.messages if isinstance(m, ToolMessage)]
+    calls = {
+        c.id for m in trace.messages if isinstance(m, AssistantMessage) for c in m.tool_calls or ()
+    }
+    assert all(r.tool_call_id in calls for r in results)

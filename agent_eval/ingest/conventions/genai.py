@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar
 
+import orjson
+
 from agent_eval.errors import InvalidSpanError
 from agent_eval.ingest.conventions import genai_keys as k
 from agent_eval.ingest.conventions.base import Convention
@@ -140,8 +142,24 @@ def _tool(attrs: Mapping[str, Any]) -> ToolExecution:
 
 def _result_text(value: Any) -> str:
     if isinstance(value, str):
-        return value
+        return _unquoted(value)
     return text_of(to_json_value(value)) if isinstance(value, list) else str(to_json_value(value))
+
+
+def _unquoted(text: str) -> str:
+    """A result written as a JSON string literal as its text; any other string verbatim.
+
+    Microsoft Agent Framework JSON-encodes string tool results, so ``gen_ai.tool.call.result``
+    holds a quoted literal (with JSON escapes) rather than the text.
+    """
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        try:
+            decoded = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return text
+        if isinstance(decoded, str):
+            return decoded
+    return text
 
 
 def _tokens(span: SpanRecord, key: str, old_key: str) -> int | None:
