@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+from agent_eval.ingest import ingest
 from agent_eval.ingest.conventions.langsmith import LangSmithConvention
 from agent_eval.ingest.spans import SpanRecord
+from agent_eval.testing import otlp
 from agent_eval.trace import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
 
 CONVENTION = LangSmithConvention()
@@ -143,3 +146,60 @@ def test_chain_run_with_graph_state_messages() -> None:
     assert (ex.kind, ex.agent_name) == ("chain", "agent")
     assert ex.input_messages == (UserMessage(content="hi"),)
     assert ex.output_messages == (AssistantMessage(content="hello"),)
+
+
+def test_a_langgraph_run_exported_over_otlp_gives_each_message_once(tmp_path: Path) -> None:
+    """Two chat-model runs under a graph run; GenAI also detects the spans (gen_ai.* keys)."""
+    trace = "0af7651916cd43dd8448eb211c80319c"
+    call = {"name": "lookup", "args": {"q": "x"}, "id": "c1", "type": "tool_call"}
+    history = [lc("HumanMessage", content="find x", type="human")]
+    first = {
+        "generations": [[{"text": "", "message": lc("AIMessage", content="", tool_calls=[call])}]]
+    }
+    history2 = [
+        *history,
+        lc("AIMessage", content="", tool_calls=[call]),
+        lc("ToolMessage", content="x is 1", tool_call_id="c1", name="lookup"),
+    ]
+    second = {"generations": [[{"text": "x is 1.", "message": lc("AIMessage", content="x is 1.")}]]}
+
+    def run(span_id: str, start: int, inputs: Any, outputs: Any) -> dict[str, Any]:
+        return otlp.span(
+            trace,
+            span_id,
+            "ChatOpenAI",
+            parent_span_id="a000000000000001",
+            start=start,
+            attributes={
+                "langsmith.span.kind": "llm",
+                "langsmith.metadata.thread_id": "thread-9",
+                "gen_ai.system": "openai",
+                "gen_ai.prompt": json.dumps(inputs),
+                "gen_ai.completion": json.dumps(outputs),
+            },
+        )
+
+    spans = [
+        otlp.span(
+            trace,
+            "a000000000000001",
+            "LangGraph",
+            start=1,
+            attributes={"langsmith.span.kind": "chain", "langsmith.trace.name": "LangGraph"},
+        ),
+        run("a000000000000002", 2, {"messages": [history]}, first),
+        run("a000000000000003", 3, {"messages": [history2]}, second),
+    ]
+    path = tmp_path / "langsmith.json"
+    path.write_text(json.dumps(otlp.export_request(spans)))
+    run_ = ingest(path)
+    (conversation,) = run_.collect()
+    assert conversation.conversation_id == "thread-9"
+    assert [(m.role, m.content) for m in conversation.messages] == [
+        ("user", "find x"),
+        ("assistant", ""),
+        ("tool", "x is 1"),
+        ("assistant", "x is 1."),
+    ]
+    assert conversation.source.conventions == ("langsmith",)
+    assert run_.report.balanced
