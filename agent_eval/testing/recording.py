@@ -15,13 +15,18 @@ The structured-output mode of a chat-completions request is read the way instruc
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import threading
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias, TypeVar
 
 import orjson
 
-__all__ = ["RecordedRequest", "StructuredMode", "decode_body"]
+__all__ = ["CLIENT_CLOSED", "RecordedRequest", "RequestLog", "StructuredMode", "decode_body"]
+
+CLIENT_CLOSED = 499
+"""Status recorded for a request the client abandoned before the reply (nginx's convention)."""
 
 StructuredMode: TypeAlias = Literal["tools", "json_schema", "json_object", "text"]
 
@@ -139,3 +144,54 @@ def decode_body(raw: bytes) -> Any:
         return orjson.loads(raw) if raw else None
     except orjson.JSONDecodeError:
         return None
+
+
+class _HasStatus(Protocol):
+    @property
+    def status(self) -> int: ...
+
+
+_R = TypeVar("_R", bound=_HasStatus)
+
+
+class RequestLog:
+    """The requests one server received, in arrival order, safe across threads.
+
+    A request is recorded on arrival and completed with its status, rule and fault when the
+    answer is sent; a completion that arrives after :meth:`clear` is dropped.
+    """
+
+    def __init__(self) -> None:
+        self._requests: list[RecordedRequest] = []
+        self._generation = 0
+        self._lock = threading.Lock()
+
+    def record(self, request: RecordedRequest) -> tuple[int, int]:
+        """Append ``request``; returns the token :meth:`finish` takes."""
+        with self._lock:
+            self._requests.append(request)
+            return self._generation, len(self._requests) - 1
+
+    def finish(
+        self, token: tuple[int, int], rule: int | None, fault: object | None, response: _R
+    ) -> _R:
+        """Fill in the answer's ``status`` (from ``response``), rule and fault; returns it."""
+        generation, index = token
+        with self._lock:
+            if generation == self._generation and index < len(self._requests):
+                self._requests[index] = dataclasses.replace(
+                    self._requests[index], status=response.status, rule=rule,
+                    fault=None if fault is None else repr(fault),
+                )  # fmt: skip
+        return response
+
+    def snapshot(self) -> list[RecordedRequest]:
+        """A copy of the recorded requests."""
+        with self._lock:
+            return list(self._requests)
+
+    def clear(self) -> None:
+        """Forget every request."""
+        with self._lock:
+            self._requests.clear()
+            self._generation += 1

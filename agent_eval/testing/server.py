@@ -20,39 +20,20 @@ Run it as a process with ``python -m agent_eval.testing.fake_server`` (see that 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import random
 import socket
 import threading
-import time
 from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any
 
-import orjson
 from aiohttp import web
 
-from agent_eval.testing.completions import CompletionBuilder, model_list
-from agent_eval.testing.recording import RecordedRequest, decode_body
-from agent_eval.testing.replies import (
-    DEFAULT_FAULTS,
-    Fault,
-    Hang,
-    HttpError,
-    InvalidVerdict,
-    MalformedJSON,
-    Reply,
-    ReplySpec,
-    Structured,
-)
+from agent_eval.testing.handlers import ChatHandlers
+from agent_eval.testing.recording import RecordedRequest, RequestLog
+from agent_eval.testing.replies import DEFAULT_FAULTS, Fault, ReplySpec
 from agent_eval.testing.rules import Rule, RuleBook
-from agent_eval.testing.streaming import sse_events
 
 __all__ = ["FakeModelServer"]
-
-_CHAT_PATH = "/v1/chat/completions"
-_CLIENT_CLOSED = 499
-"""Status recorded for a request the client abandoned before the reply (nginx's convention)."""
 
 
 class FakeModelServer:
@@ -86,13 +67,12 @@ class FakeModelServer:
     ) -> None:
         self.latency, self.jitter, self.fault_rate = latency, jitter, fault_rate
         self.faults: tuple[Fault, ...] = tuple(DEFAULT_FAULTS if faults is None else faults)
-        self.models, self.default = tuple(models), default
-        self._fault_rng, self._jitter_rng = random.Random(seed), random.Random(seed + 1)
+        self.models: Sequence[str] = tuple(models)
+        self.default = default
         self._port = port
         self._rules = RuleBook()
-        self._builder = CompletionBuilder()
-        self._requests: list[RecordedRequest] = []
-        self._lock = threading.Lock()
+        self._log = RequestLog()
+        self._handlers = ChatHandlers(self, self._rules, self._log, seed)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
@@ -134,13 +114,11 @@ class FakeModelServer:
     @property
     def requests(self) -> list[RecordedRequest]:
         """The requests received so far, in arrival order (a copy; no headers are recorded)."""
-        with self._lock:
-            return list(self._requests)
+        return self._log.snapshot()
 
     def clear(self) -> None:
         """Forget the recorded requests and remove every rule."""
-        with self._lock:
-            self._requests.clear()
+        self._log.clear()
         self._rules.clear()
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -201,8 +179,8 @@ class FakeModelServer:
         loop = self._loop
         asyncio.set_event_loop(loop)
         app = web.Application(client_max_size=64 * 1024**2)
-        app.router.add_post(_CHAT_PATH, self._chat)
-        app.router.add_get("/v1/models", self._models)
+        app.router.add_post("/v1/chat/completions", self._handlers.chat)
+        app.router.add_get("/v1/models", self._handlers.models)
         runner = web.AppRunner(
             app, handle_signals=False, handler_cancellation=True, access_log=None,
             shutdown_timeout=0.1,
@@ -215,138 +193,3 @@ class FakeModelServer:
         finally:
             loop.run_until_complete(runner.cleanup())
             loop.close()
-
-    # -- handlers --------------------------------------------------------------------------
-
-    async def _models(self, request: web.Request) -> web.Response:
-        self._record(RecordedRequest(request.path, request.method, None, time.monotonic(), 200))
-        return web.json_response(model_list(self.models))
-
-    async def _chat(self, request: web.Request) -> web.StreamResponse:
-        arrived = time.monotonic()
-        body = decode_body(await request.read())
-        recorded = RecordedRequest(request.path, request.method, body, arrived)
-        index = self._record(recorded)
-        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-            error = _error(400, "body must be a JSON object with messages")
-            return self._finish(index, None, None, error)
-        rule_index, reply, fault, latency = self._choose(recorded)
-        try:
-            await asyncio.sleep(latency)
-            outcome = await self._respond(reply, recorded)
-            response = await self._send(request, outcome, body)
-        except asyncio.CancelledError:  # the client gave up (e.g. timed out during a hang)
-            self._finish(index, rule_index, fault, web.Response(status=_CLIENT_CLOSED))
-            raise
-        return self._finish(index, rule_index, fault, response)
-
-    def _choose(
-        self, request: RecordedRequest, allow_fault: bool = True
-    ) -> tuple[int | None, Reply | None, Fault | None, float]:
-        fault = self._draw_fault() if allow_fault else None
-        found = self._rules.find(request) if fault is not None else self._rules.take(request)
-        rule_index, rule = found if found is not None else (None, None)
-        reply: Reply | None = None
-        if rule is not None:
-            reply = rule.build(request)
-        elif self.default is not None:
-            reply = self.default(request) if callable(self.default) else self.default
-        if isinstance(fault, InvalidVerdict):
-            if not isinstance(reply, Structured):  # only structured replies can be spoiled
-                return self._choose(request, allow_fault=False)
-            reply = Structured(fault.spoil(reply.as_dict()))
-        elif fault is not None:
-            reply = fault
-        latency = self.latency if rule is None or rule.latency is None else rule.latency
-        with self._lock:
-            latency += self._jitter_rng.uniform(0, self.jitter) if self.jitter else 0.0
-        if fault is None and isinstance(reply, HttpError | Hang | MalformedJSON | InvalidVerdict):
-            fault = reply
-        return rule_index, reply, fault, latency
-
-    def _draw_fault(self) -> Fault | None:
-        if self.fault_rate <= 0 or not self.faults:
-            return None
-        with self._lock:
-            if self._fault_rng.random() >= self.fault_rate:
-                return None
-            return self._fault_rng.choice(self.faults)
-
-    async def _respond(
-        self, reply: Reply | None, request: RecordedRequest
-    ) -> web.Response | MalformedJSON | dict[str, Any]:
-        """An error response, a malformed body, or the completion body to send."""
-        if reply is None:
-            return _error(400, _no_rule_message(request))
-        if isinstance(reply, InvalidVerdict):
-            reply = Structured(reply.spoil(reply.base))
-        if isinstance(reply, HttpError):
-            return _error(reply.status, reply.message, reply.retry_after)
-        if isinstance(reply, Hang):
-            await asyncio.sleep(reply.seconds)
-            then = reply.then or HttpError(504, message="fake server: hung")
-            return await self._respond(then, request)
-        if isinstance(reply, MalformedJSON):
-            return reply
-        return self._builder.build(reply, request)
-
-    async def _send(
-        self,
-        request: web.Request,
-        outcome: web.Response | MalformedJSON | dict[str, Any],
-        body: dict[str, Any],
-    ) -> web.StreamResponse:
-        if isinstance(outcome, web.Response):
-            return outcome
-        if not body.get("stream"):
-            data = outcome.body if isinstance(outcome, MalformedJSON) else orjson.dumps(outcome)
-            return web.Response(body=data, content_type="application/json")
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await response.prepare(request)
-        if isinstance(outcome, MalformedJSON):
-            await response.write(b"data: " + outcome.body + b"\n\n")
-        else:
-            options = body.get("stream_options")
-            include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
-            for frame in sse_events(outcome, include_usage):
-                await response.write(frame)
-        await response.write_eof()
-        return response
-
-    def _record(self, request: RecordedRequest) -> int:
-        with self._lock:
-            self._requests.append(request)
-            return len(self._requests) - 1
-
-    def _finish(
-        self, index: int, rule: int | None, fault: Fault | None, response: web.StreamResponse
-    ) -> web.StreamResponse:
-        with self._lock:
-            if index < len(self._requests):
-                self._requests[index] = dataclasses.replace(
-                    self._requests[index], status=response.status, rule=rule,
-                    fault=None if fault is None else repr(fault),
-                )  # fmt: skip
-        return response
-
-
-def _error(status: int, message: str, retry_after: float | None = None) -> web.Response:
-    headers = {} if retry_after is None else {"Retry-After": f"{retry_after:g}"}
-    kind = (
-        "rate_limit_error"
-        if status == 429
-        else "server_error"
-        if status >= 500
-        else "invalid_request_error"
-    )
-    body = {"error": {"message": message, "type": kind, "param": None, "code": str(status)}}
-    return web.Response(
-        status=status, body=orjson.dumps(body), headers=headers, content_type="application/json"
-    )
-
-
-def _no_rule_message(request: RecordedRequest) -> str:
-    return (
-        f"fake server: no rule matches this request (model={request.model!r}, "
-        f"mode={request.mode}, schema={request.schema_name!r}); add one with server.add_rule(...)"
-    )
