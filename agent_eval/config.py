@@ -17,9 +17,16 @@ Keys are the flag names with ``-`` or ``_``::
     max-retries = 2
     max-context-tokens = 128000
     out = "runs/latest"
+    cache = "use"                            # use | refresh | off (--refresh-cache, --no-cache)
+    rpm = 500                                # client-side requests per minute (--rpm)
+    tpm = 200000                             # client-side tokens per minute (--tpm)
 
-Other tables (``[prices]``, rate limits...) belong to other parts and are not read here. An API
-key is never read from the file: ``api-key`` there is an error that says to use ``api-key-env``.
+    [prices."my-local-model"]                # USD per 1M tokens; see agent_eval.costs
+    input = 0.0
+    output = 0.0
+
+An API key is never read from the file: ``api-key`` there is an error that says to use
+``api-key-env``.
 """
 
 from __future__ import annotations
@@ -62,6 +69,15 @@ class ScoreConfig(BaseModel):
         out: Output directory for ``results.jsonl`` and ``results.db``.
         dry_run: Plan only; call no judge.
         fail_under: Exit 1 when the mean score is below this (0-1).
+        cache: Judge-call cache mode: ``use``, ``refresh`` or ``off``.
+        cache_path: The cache file; ``OUT/judge-cache.db`` (or ``runs/judge-cache.db``) when
+            unset.
+        rpm / tpm: Client-side requests / tokens per minute; ``None`` for no limit.
+        resume: Continue this run (a run directory or run id): finished conversations are not
+            scored again.
+        retry_errors: Continue this run, scoring again only its ``error`` conversations.
+        prices: The ``[prices]`` table: ``{model: {"input": usd, "output": usd}}`` per 1M
+            tokens.
 
     """
 
@@ -89,6 +105,13 @@ class ScoreConfig(BaseModel):
     out: Path | None = None
     dry_run: bool = False
     fail_under: float | None = Field(default=None, ge=0, le=1)
+    cache: Literal["use", "refresh", "off"] = "use"
+    cache_path: Path | None = None
+    rpm: float | None = Field(default=None, gt=0)
+    tpm: float | None = Field(default=None, gt=0)
+    resume: str | None = None
+    retry_errors: str | None = None
+    prices: dict[str, dict[str, float]] = Field(default_factory=dict)
 
 
 DEFAULT_JUDGE = "gpt-4o-mini"
@@ -112,10 +135,13 @@ def read_toml(path: Path) -> dict[str, Any]:
 
 
 def _score_table(path: Path) -> dict[str, Any]:
-    table = read_toml(path).get("score", {})
+    document = read_toml(path)
+    table = document.get("score", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [score] must be a table of settings")
     settings = {key.replace("-", "_"): value for key, value in table.items()}
+    if "prices" in document:
+        settings["prices"] = document["prices"]
     if "api_key" in settings:
         raise ConfigError(
             f"{path}: [score] api-key: keys are never read from a file; put the key in an "

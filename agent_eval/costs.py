@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from rich.table import Table
 
 from agent_eval.errors import ConfigError
 from agent_eval.result import MetricResult
@@ -36,6 +37,7 @@ __all__ = [
     "UsageLine",
     "agent_usage",
     "judge_usage",
+    "usage_table",
 ]
 
 
@@ -198,3 +200,34 @@ def agent_usage(traces: Iterable[AgentTrace], prices: PriceTable) -> list[UsageL
             line = groups.setdefault((usage.model,), UsageLine((usage.model,), usage.model))
             line.add(usage.calls, usage.input_tokens, usage.output_tokens)
     return _priced(groups.values(), prices)
+
+
+def _usd(cost: float | None) -> str:
+    return "n/a" if cost is None else f"${cost:.4f}"
+
+
+def _total(lines: list[UsageLine]) -> str:
+    costs = [line.cost_usd for line in lines]
+    known = sum(c for c in costs if c is not None)
+    return _usd(known) + (" + n/a" if None in costs else "")
+
+
+def _numbers(line: UsageLine) -> tuple[str, ...]:
+    counts = (line.rows, line.calls, line.input_tokens, line.output_tokens)
+    return (*(str(n) for n in counts), _usd(line.cost_usd))
+
+
+def usage_table(judge: list[UsageLine], agent: list[UsageLine]) -> Table:
+    """Judge usage by metric/formatter/model and, apart, the agent's own usage, as one table."""
+    table = Table(title="tokens and cost (USD; n/a = no price for the model)", title_justify="left")
+    for column in ("who", "metric", "formatter", "model", "rows", "requests", "input", "output"):
+        table.add_column(column, justify="right" if column[0] in "rio" else "left")
+    table.add_column("cost", justify="right")
+    for line in judge:
+        table.add_row("judge", *line.key, *_numbers(line))
+    for line in agent:
+        table.add_row("agent", "", "", line.model, *_numbers(line))
+    table.caption = (
+        f"judge total {_total(judge)}; agent total {_total(agent)} (recorded in the spans)"
+    )
+    return table

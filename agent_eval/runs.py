@@ -8,14 +8,33 @@ id, looked up in the given output directory. The run's configuration identity is
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agent_eval.errors import ConfigError
 from agent_eval.result import MetricResult
-from agent_eval.store import DB_NAME, ResultStore, RunRecord
+from agent_eval.store import DB_NAME, ResultKey, ResultStore, RunRecord, result_key
 
-__all__ = ["RunRef", "errored_results", "find_run"]
+__all__ = [
+    "IDENTITY_KEYS",
+    "RunRef",
+    "check_identity",
+    "errored_results",
+    "find_run",
+    "finished_results",
+]
+
+IDENTITY_KEYS = (
+    "metric",
+    "uses_reference",
+    "formatter",
+    "formatter_fingerprint",
+    "prompt_sha256",
+    "judge_model",
+)
+"""The parts of a run's configuration that must match to continue it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +82,9 @@ def find_run(run: str, out: str | Path | None = None) -> RunRef:
             raise ConfigError(f"{as_path} holds no runs ({DB_NAME} missing or empty)")
         return RunRef(as_path, records[-1])
     if out is None:
+        default = Path("runs") / run
+        if (default / DB_NAME).is_file():
+            return find_run(run, default)
         raise ConfigError(
             f"{run!r} is not a run directory; give the directory, or the run id with --out DIR"
         )
@@ -78,3 +100,36 @@ def errored_results(ref: RunRef) -> list[MetricResult]:
     """The run's results with status ``error`` (the dead letters), in key order."""
     with ResultStore(ref.directory) as store:
         return [r for r in store.results(ref.run_id) if r.status == "error"]
+
+
+def check_identity(ref: RunRef, identity: Mapping[str, Any]) -> None:
+    """Refuse to continue ``ref`` with a different metric, formatter, prompts or judge.
+
+    Raises:
+        ConfigError: a setting in :data:`IDENTITY_KEYS` differs; names each one.
+
+    """
+    stored = ref.run.config
+    changed = [
+        f"{key}: {stored.get(key)!r} then, {identity.get(key)!r} now"
+        for key in IDENTITY_KEYS
+        if key in stored and stored.get(key) != identity.get(key)
+    ]
+    if changed:
+        raise ConfigError(
+            f"run {ref.run_id} in {ref.directory} was scored differently ({'; '.join(changed)}); "
+            "continue it with the same settings, or start a new run"
+        )
+
+
+def finished_results(ref: RunRef, *, retry_errors: bool = False) -> dict[ResultKey, MetricResult]:
+    """The run's results that need no more work, by key (the engine's ``done``).
+
+    Args:
+        ref: The run.
+        retry_errors: Leave ``error`` rows out, so their conversations are scored again.
+
+    """
+    with ResultStore(ref.directory) as store:
+        rows = store.results(ref.run_id)
+    return {result_key(r): r for r in rows if not (retry_errors and r.status == "error")}

@@ -25,16 +25,18 @@ from rich.markup import escape
 
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config
-from agent_eval.costs import PriceTable
+from agent_eval.costs import PriceTable, agent_usage, judge_usage, usage_table
 from agent_eval.engine import Engine, new_run_id, utc_now
-from agent_eval.errors import AgentEvalError, InputError, JudgeNotConfiguredError
+from agent_eval.errors import AgentEvalError, ConfigError, InputError, JudgeNotConfiguredError
 from agent_eval.formatting.registry import get_formatter
 from agent_eval.ingest import ingest
+from agent_eval.judge_stack import JudgeStack, default_cache_path, wrap_judge
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric, metrics
 from agent_eval.plan import RunPlan, plan_run
 from agent_eval.references import load_references
-from agent_eval.store import ResultStore, RunRecord
+from agent_eval.runs import RunRef, check_identity, find_run, finished_results
+from agent_eval.store import ResultStore, RunRecord, load_results
 from agent_eval.summary import RunSummary
 from agent_eval.trace import AgentTrace
 
@@ -139,7 +141,7 @@ def run_score(cfg: ScoreConfig, argv: list[str], console: Console | None = None)
         judge_model=model or cfg.judge,
         references=references,
         max_context_tokens=cfg.max_context_tokens,
-        prices=PriceTable(),
+        prices=PriceTable.from_config(cfg.prices),
     )
     if cfg.dry_run:
         out.print(plan.table())
@@ -150,11 +152,15 @@ def run_score(cfg: ScoreConfig, argv: list[str], console: Console | None = None)
         judge = build_judge(cfg, model)
     except JudgeNotConfiguredError:
         return _not_configured(out, plan)
+    earlier = _earlier_run(cfg)
+    if earlier is not None:
+        cfg = cfg.model_copy(update={"out": earlier.directory})
+    stack = _wrap(judge, cfg)
     engine = Engine(
         metric=metric,
         formatter=formatter,
-        judge=judge,
-        run_id=new_run_id(),
+        judge=stack.judge,
+        run_id=earlier.run_id if earlier else new_run_id(),
         concurrency=cfg.concurrency,
         max_context_tokens=cfg.max_context_tokens,
         references=references,
@@ -162,10 +168,52 @@ def run_score(cfg: ScoreConfig, argv: list[str], console: Console | None = None)
         console=err_console,
         keep_results=False,
     )
-    summary = asyncio.run(_score(engine, traces, cfg, argv))
+    if earlier is not None:
+        check_identity(earlier, engine.identity())
+        engine.done = finished_results(earlier, retry_errors=cfg.retry_errors is not None)
+    try:
+        summary = asyncio.run(_score(engine, traces, cfg, argv))
+    finally:
+        if stack.cache is not None:
+            stack.cache.close()
     out.print(summary.table())
     out.print(summary.accounting_line, highlight=False)
+    _print_usage(out, summary, traces, stack, cfg)
     return _gate(summary, cfg.fail_under, out)
+
+
+def _earlier_run(cfg: ScoreConfig) -> RunRef | None:
+    """The run ``--resume`` or ``--retry-errors`` continues, or ``None`` for a new run."""
+    if cfg.resume and cfg.retry_errors:
+        raise ConfigError("give --resume or --retry-errors, not both")
+    run = cfg.resume or cfg.retry_errors
+    return None if run is None else find_run(run, cfg.out)
+
+
+def _wrap(judge: Judge, cfg: ScoreConfig) -> JudgeStack:
+    """The judge in rate limits and the judge-call cache, as configured."""
+    return wrap_judge(
+        judge,
+        cache_mode=cfg.cache,
+        cache_path=cfg.cache_path or default_cache_path(cfg.out),
+        requests_per_minute=cfg.rpm,
+        tokens_per_minute=cfg.tpm,
+        parameters={"mode": cfg.mode},
+    )
+
+
+def _print_usage(
+    out: Console, summary: RunSummary, traces: list[AgentTrace], stack: JudgeStack, cfg: ScoreConfig
+) -> None:
+    """Cache hits, then judge tokens and cost by metric/formatter/model, and agent usage."""
+    line = stack.cache_line()
+    if line is not None:
+        out.print(line, highlight=False)
+    if summary.out_dir is None:
+        return
+    rows = [r for r in load_results(summary.out_dir) if r.run_id == summary.run_id]
+    prices = PriceTable.from_config(cfg.prices)
+    out.print(usage_table(judge_usage(rows, prices), agent_usage(traces, prices)))
 
 
 async def _score(
@@ -257,6 +305,23 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     format: Annotated[
         str | None, typer.Option("--format", help="Input container, or auto.")
     ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Neither read nor write the judge-call cache.")
+    ] = False,
+    refresh_cache: Annotated[
+        bool, typer.Option("--refresh-cache", help="Call the judge again; overwrite the cache.")
+    ] = False,
+    cache_path: Annotated[
+        Path | None, typer.Option(help="Judge-call cache file (default OUT/judge-cache.db).")
+    ] = None,
+    rpm: Annotated[float | None, typer.Option(help="Most judge requests per minute.")] = None,
+    tpm: Annotated[float | None, typer.Option(help="Most judge tokens per minute.")] = None,
+    resume: Annotated[
+        str | None, typer.Option(help="Continue an interrupted run: RUN_ID or its directory.")
+    ] = None,
+    retry_errors: Annotated[
+        str | None, typer.Option(help="Score again only the errored conversations of RUN.")
+    ] = None,
 ) -> None:
     """Score conversations with an LLM judge; results go to DIR/results.jsonl and results.db."""
     logging.getLogger("instructor").setLevel(logging.CRITICAL)  # failures become result rows
@@ -278,6 +343,12 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
         "dry_run": dry_run or None,
         "fail_under": fail_under,
         "format": format,
+        "cache": "off" if no_cache else "refresh" if refresh_cache else None,
+        "cache_path": cache_path,
+        "rpm": rpm,
+        "tpm": tpm,
+        "resume": resume,
+        "retry_errors": retry_errors,
     }
     try:
         code = run_score(load_config(config, **overrides), sys.argv)
