@@ -80,7 +80,10 @@ def read_traces(paths: list[str], fmt: str, conversation: str | None) -> Iterato
             yield trace
     for file in run.report.files:
         if file.error is not None:
-            err_console.print(f"skipped {escape(file.path)}: {escape(file.error)}", highlight=False)
+            where = "" if file.error.startswith(file.path) else f"{file.path}: "
+            err_console.print(
+                f"skipped {escape(where + file.error)}", highlight=False, soft_wrap=True
+            )
     if conversation is not None and not found:
         listed = ", ".join(seen[:20]) + (" ..." if len(seen) > 20 else "")
         raise ConfigError(f"no conversation {conversation!r} in the input; conversations: {listed}")

@@ -211,3 +211,12 @@ def test_formatter_path_option(traces_file: Path, tmp_path: Path) -> None:
         assert result.stdout == "5"
     finally:
         formatters.unregister("count@1")
+
+
+def test_unreadable_file_beside_good_ones_is_reported_not_fatal(traces_file: Path) -> None:
+    (traces_file.parent / "junk.json").write_text("{not json")
+    args = ["show", str(traces_file.parent), "--conversation", "probe-basic", "--raw"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == get_formatter("transcript@1").render(probe_set()[0])
+    assert "skipped" in result.stderr and "junk.json" in result.stderr
