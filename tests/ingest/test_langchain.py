@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
@@ -182,3 +185,85 @@ def test_langchain_openai_accepts_the_messages() -> None:
         "arguments": '{"from": "PAR", "to": "ROM", "pax": [1, 2]}',
     }
     assert dicts[3] == {"role": "tool", "content": "3 flights", "tool_call_id": "a"}
+
+
+# -- property: any AgentTrace transcript survives the round trip ------------------------------
+
+JSON_LEAF = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53), 2**53)
+    | st.text(max_size=8)
+    | (st.floats(allow_nan=False, allow_infinity=False))
+)
+JSON = st.recursive(
+    JSON_LEAF,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+IDS = st.none() | st.text(min_size=1, max_size=6)
+
+
+@st.composite
+def tool_calls(draw: st.DrawFn) -> tuple[ToolCall, ...] | None:
+    valid = draw(
+        st.lists(
+            st.builds(
+                ToolCall,
+                id=IDS,
+                name=st.text(max_size=6),
+                arguments=st.dictionaries(st.text(max_size=5), JSON, max_size=3),
+            ),
+            max_size=3,
+        )
+    )
+    other = draw(
+        st.lists(
+            st.one_of(
+                st.builds(
+                    ToolCall,
+                    id=IDS,
+                    name=st.text(max_size=6),
+                    arguments=JSON.filter(lambda v: not isinstance(v, dict) and v is not None),
+                ),
+                st.builds(
+                    ToolCall,
+                    id=IDS,
+                    name=st.text(max_size=6),
+                    arguments=st.none(),
+                    raw_arguments=st.sampled_from(["{oops", "not json", "[1,"]),
+                ),
+            ),
+            max_size=2,
+        )
+    )
+    return tuple(valid + other) or None  # valid calls first: see the module's limits
+
+
+MESSAGES = st.one_of(
+    st.builds(OurSystem, content=st.text(max_size=20)),
+    st.builds(UserMessage, content=st.text(max_size=20)),
+    st.builds(
+        AssistantMessage,
+        content=st.text(max_size=20),
+        tool_calls=tool_calls(),
+        agent_name=st.none() | st.text(max_size=6),
+        model=st.none() | st.text(max_size=6),
+        reasoning=st.none() | st.text(max_size=10),
+    ),
+    st.builds(
+        OurTool,
+        content=st.text(max_size=20),
+        tool_call_id=st.none() | st.text(min_size=1),
+        tool_name=st.none() | st.text(max_size=6),
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(MESSAGES, max_size=8))
+def test_round_trip_property(messages: list[Any]) -> None:
+    trace = AgentTrace(conversation_id="p", messages=tuple(messages))
+    assert from_langchain(to_langchain(trace), conversation_id="p").messages == trace.messages
