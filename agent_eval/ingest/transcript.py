@@ -44,7 +44,8 @@ class _Slot:
     key: MessageKey = ()
 
     def __post_init__(self) -> None:
-        self.key = message_key(self.message)
+        if not self.key:
+            self.key = message_key(self.message)
 
     def replace(self, message: Message) -> None:
         self.message, self.key = message, message_key(message)
@@ -53,7 +54,9 @@ class _Slot:
         """Record another sighting: add the span id, fill what this message lacked."""
         if span_id and span_id not in self.span_ids:
             self.span_ids.append(span_id)
-        self.replace(merge_sightings(self.message, message))
+        merged = merge_sightings(self.message, message)
+        if merged is not self.message:
+            self.replace(merged)
 
 
 class Transcript:
@@ -63,6 +66,7 @@ class Transcript:
         self._slots: list[_Slot] = []
         self.notes: list[str] = []
         self._calls: dict[tuple[tuple[MessageKey, ...], ...], list[_Slot]] = {}
+        self._keys: dict[int, tuple[Message, MessageKey]] = {}
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -89,7 +93,7 @@ class Transcript:
 
         """
         outputs = tuple(with_speaker(m, agent_name, model) for m in outputs)
-        signature = (tuple(map(message_key, inputs)), tuple(map(message_key, outputs)))
+        signature = (tuple(map(self._key, inputs)), tuple(map(self._key, outputs)))
         seen = self._calls.get(signature)
         if seen is not None:
             for slot, message in zip(seen, (*inputs, *outputs), strict=False):
@@ -97,7 +101,7 @@ class Transcript:
             return False
         after, appended = self._add_inputs(inputs, span_id)
         for message in outputs:
-            found = None if appended else self._find(message_key(message), after)
+            found = None if appended else self._find(self._key(message), after)
             if found is None:
                 self._append(message, span_id)
             else:
@@ -116,7 +120,7 @@ class Transcript:
             cursor = self._last_assistant() + 1
         for message in inputs[last + 1 :]:
             start = 0 if isinstance(message, SystemMessage) else cursor
-            found = self._find(message_key(message), start)
+            found = self._find(self._key(message), start)
             if found is None:
                 self._append(message, span_id)
                 cursor = len(self._slots)
@@ -130,7 +134,7 @@ class Transcript:
         cursor = 0
         pending: list[Message] = []
         for i, message in enumerate(history):
-            key = message_key(message)
+            key = self._key(message)
             if isinstance(message, SystemMessage):
                 found = self._find(key, 0)
                 if found is None:
@@ -155,7 +159,7 @@ class Transcript:
 
     def _next_match(self, rest: tuple[Message, ...], cursor: int) -> int:
         for message in rest:
-            found = self._find(message_key(message), cursor)
+            found = self._find(self._key(message), cursor)
             if found is not None:
                 return found
         return len(self._slots)
@@ -166,6 +170,13 @@ class Transcript:
                 return i
         return -1
 
+    def _key(self, message: Message) -> MessageKey:
+        """``message_key``, memoised per message object (replays share cached messages)."""
+        memo = self._keys.get(id(message))
+        if memo is None or memo[0] is not message:
+            memo = self._keys[id(message)] = (message, message_key(message))
+        return memo[1]
+
     def _find(self, key: MessageKey, start: int) -> int | None:
         slots = self._slots
         for i in range(start, len(slots)):
@@ -174,10 +185,10 @@ class Transcript:
         return None
 
     def _append(self, message: Message, span_id: str | None) -> None:
-        self._slots.append(_Slot(message, [span_id] if span_id else []))
+        self._slots.append(_Slot(message, [span_id] if span_id else [], self._key(message)))
 
     def _insert(self, at: int, message: Message, span_id: str) -> None:
-        self._slots.insert(at, _Slot(message, [span_id]))
+        self._slots.insert(at, _Slot(message, [span_id], self._key(message)))
 
     def _link(self, index: int, message: Message, span_id: str | None) -> None:
         self._slots[index].link(message, span_id)

@@ -62,7 +62,8 @@ def parse_arguments(value: Any) -> tuple[JsonValue, str | None]:
         if not value.strip():
             return None, None
         try:
-            return to_json_value(orjson.loads(value)), None
+            parsed: JsonValue = orjson.loads(value)  # already JSON-safe
+            return parsed, None
         except orjson.JSONDecodeError:
             return None, value
     return to_json_value(value), None

@@ -18,6 +18,7 @@ span and attribute.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -40,8 +41,10 @@ from agent_eval.trace import (
 )
 
 __all__ = [
+    "MESSAGE_CACHE_SIZE",
     "ROLE_ALIASES",
     "build_message",
+    "cached_message",
     "decode_json",
     "message_from_mapping",
     "messages_from_value",
@@ -52,6 +55,9 @@ __all__ = [
     "to_json_value",
     "tool_call",
 ]
+
+MESSAGE_CACHE_SIZE = 8192
+"""How many distinct recorded messages :func:`cached_message` keeps (a bounded LRU cache)."""
 
 ROLE_ALIASES: Mapping[str, str] = {
     "system": "system",
@@ -225,7 +231,7 @@ def messages_from_value(value: Any, default_role: str | None = None) -> list[Mes
         value = [value]
     if isinstance(value, list):
         return [
-            message_from_mapping(one, default_role)
+            cached_message(one, default_role)
             for m in value
             if isinstance(m, Mapping)
             for one in split_tool_responses(m)
@@ -233,6 +239,29 @@ def messages_from_value(value: Any, default_role: str | None = None) -> list[Mes
     if isinstance(value, str) and value and default_role:
         return [build_message(default_role, value)]
     return []
+
+
+def cached_message(data: Mapping[str, Any], default_role: str | None = None) -> Message:
+    """:func:`message_from_mapping`, memoised on the mapping's JSON.
+
+    Every LLM call replays the history, so the same message is read again and again; the
+    (frozen) message built the first time is reused. Mappings that are not JSON-serialisable
+    are read without the cache.
+
+    Raises:
+        ValueError: a message with an unknown role.
+
+    """
+    try:
+        raw = orjson.dumps(data)
+    except TypeError:
+        return message_from_mapping(data, default_role)
+    return _message_from_json(raw, default_role)
+
+
+@functools.lru_cache(maxsize=MESSAGE_CACHE_SIZE)
+def _message_from_json(raw: bytes, default_role: str | None) -> Message:
+    return message_from_mapping(orjson.loads(raw), default_role)
 
 
 def split_tool_responses(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
