@@ -11,6 +11,29 @@ The :class:`Assembler` is what the ingest pipeline and the SDK exporter feed. It
    transcript (:mod:`~agent_eval.ingest.transcript`) and pairs tool results with their calls
    (:mod:`~agent_eval.ingest.pairing`).
 
+What assembly expects from a convention's :class:`~agent_eval.ingest.extraction.SpanExtraction`
+(the contract for convention plugins):
+
+- ``detect`` is cheap and total (an exception counts as "no match"); ``extract`` raises
+  ``InvalidSpanError`` for unusable attribute values (the span is counted ``invalid_span`` with
+  the message); any other exception counts as ``convention_error``.
+- ``kind="llm"``: ``input_messages`` as sent (the whole replayed history is fine, system first)
+  and ``output_messages`` (the first choice). Message ``span_ids`` are left empty; assembly fills
+  them and labels outputs with the agent and ``model``. Tool calls carry ``id`` when recorded and
+  arguments parsed (invalid JSON in ``raw_arguments``); tool results carry ``tool_call_id``.
+- ``kind="tool"``: ``tool=ToolExecution`` (name, ``call_id`` when recorded, arguments, result text).
+- ``kind="agent"``: ``agent_name``; messages on an agent span are used only when no LLM span below
+  it recorded the calls. ``agent_name`` on any span labels the assistant messages of the spans
+  beneath it.
+- ``kind="retriever"``: ``documents`` and ``retrieval_query``.
+- ``conversation_id``, ``model``, ``input_tokens``/``output_tokens`` whenever recorded; usage is
+  summed per model over LLM calls, once per call.
+- Nothing usable: return an extraction whose ``ignored_reason`` names why (``no_genai_content``,
+  a transport reason...); it becomes the span's accounting reason.
+- Several conventions on one span: the non-empty extraction with the lowest ``priority`` number
+  wins (ties: most messages), missing scalars are filled from the others, and the others are
+  noted, so each message is read once. GenAI log records are read by the ``genai`` convention.
+
 Span accounting (:class:`~agent_eval.ingest.accounting.IngestReport`): the caller counts
 ``FileReport.spans_read`` / ``logs_read`` (it also sees the container's ``Skipped`` items); the
 assembler counts every span and log record it was given as used or ignored with a reason, so after
