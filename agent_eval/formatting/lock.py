@@ -8,9 +8,12 @@ JSON with sorted keys::
     {"fingerprint_scheme": "agent-eval-fingerprint/1", "probe_set": 1,
      "formatters": {"json@1": "<64 hex>", "transcript@1[max_tool_chars=200]": "<64 hex>", ...}}
 
-:func:`check_lock` raises :class:`~agent_eval.errors.FormatterLockError` ("bump the version")
-when a registered identity renders differently from its entry, or a locked release is no longer
-registered; :func:`update_lock` adds entries for identities not yet locked and never rewrites one.
+A lock covers the formatters of the package it sits in (:func:`lock_scope`), so a third-party
+plugin installed beside the built-ins is neither checked against nor written into the project's
+lock: its package ships its own. :func:`check_lock` raises
+:class:`~agent_eval.errors.FormatterLockError` ("bump the version") when a registered identity
+renders differently from its entry, or a locked release is no longer registered;
+:func:`update_lock` adds entries for identities not yet locked and never rewrites one.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ __all__ = [
     "Mismatch",
     "check_lock",
     "default_lock_path",
+    "lock_scope",
     "lock_targets",
     "read_lock",
     "update_lock",
@@ -95,10 +99,39 @@ def _variant(cls: FormatterClass, params: str) -> Formatter[Any]:
     return cls(build_params(spec.release, cls.Params, dict(spec.params)))
 
 
-def lock_targets(registry: Registry[FormatterClass] | None = None) -> dict[str, Formatter[Any]]:
-    """Every lockable identity -> formatter: each release's defaults plus its ``lock_variants``."""
+def lock_scope(path: Path) -> str | None:
+    """The dotted package a lock file sits in, or ``None`` outside any package.
+
+    A lock inside a package covers the formatters defined in that package only (the project's
+    ``formatters/formatters.lock`` covers ``formatters.*``, a third-party package's own lock its
+    own modules); a lock outside any package covers every registered formatter.
+    """
+    parts: list[str] = []
+    folder = path.resolve().parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts) or None
+
+
+def _in_scope(cls: FormatterClass, scope: str | None) -> bool:
+    return scope is None or cls.__module__ == scope or cls.__module__.startswith(scope + ".")
+
+
+def lock_targets(
+    registry: Registry[FormatterClass] | None = None, scope: str | None = None
+) -> dict[str, Formatter[Any]]:
+    """Every lockable identity -> formatter: each release's defaults plus its ``lock_variants``.
+
+    Args:
+        registry: Where the formatters come from; the global registry by default.
+        scope: Only formatters defined in this dotted package (see :func:`lock_scope`).
+
+    """
     targets: dict[str, Formatter[Any]] = {}
     for _, cls in registry or formatters:
+        if not _in_scope(cls, scope):
+            continue
         for formatter in [cls(), *(_variant(cls, params) for params in cls.lock_variants)]:
             targets[formatter.identity] = formatter
     return targets
@@ -156,9 +189,11 @@ class LockReport:
 def verify_lock(
     path: Path | None = None, registry: Registry[FormatterClass] | None = None
 ) -> LockReport:
-    """Compare every registered identity's fingerprint with the lock at ``path``."""
+    """Compare the fingerprint of every registered identity in the lock's scope with the lock."""
+    path = path or default_lock_path()
     lock = read_lock(path)
-    current = {k: fingerprint(f, lock.probe_set) for k, f in lock_targets(registry).items()}
+    targets = lock_targets(registry, lock_scope(path))
+    current = {k: fingerprint(f, lock.probe_set) for k, f in targets.items()}
     broken = (registry or formatters).broken
     return LockReport(
         mismatched=tuple(

@@ -13,7 +13,7 @@ import pytest
 
 from agent_eval.errors import ConfigError
 from agent_eval.formatting import fingerprint, formatters, get_formatter, load_formatters
-from agent_eval.formatting.lock import verify_lock
+from agent_eval.formatting.lock import read_lock, update_lock, verify_lock
 from agent_eval.formatting.registry import new_registry
 
 SHOUT = textwrap.dedent(
@@ -66,9 +66,13 @@ def test_entry_point_plugin_is_discovered_and_fingerprinted(third_party: Path) -
     digest = fingerprint(cls())
     assert len(digest) == 64
     assert digest != fingerprint(cls(cls.Params.model_validate({"exclaim": True})))
-    report = verify_lock(registry=registry)
-    assert report.frozen_ok and report.unlocked == ("shout@1",)
-    assert report.fingerprints["shout@1"] == digest
+    project = verify_lock(registry=registry)  # the built-ins' lock does not cover it
+    assert project.frozen_ok and project.unlocked == () and "shout@1" not in project.fingerprints
+    own_lock = third_party / "shout_formatters" / "formatters.lock"  # the plugin's own lock
+    assert update_lock(own_lock, registry) == ["shout@1"]
+    assert read_lock(own_lock).fingerprints == {"shout@1": digest}
+    anywhere = verify_lock(third_party / "all.lock", registry)  # outside a package: everything
+    assert "shout@1" in anywhere.unlocked and "json@1" in anywhere.unlocked
 
 
 def test_entry_point_plugin_in_the_cli(third_party: Path) -> None:
