@@ -24,8 +24,17 @@ import orjson
 from agent_eval.errors import InputError
 from agent_eval.trace import AgentTrace
 
-__all__ = ["VALUE_FIELDS", "labels_from_traces", "parse_binary", "read_binary_file"]
+__all__ = [
+    "LABELS_NAME",
+    "VALUE_FIELDS",
+    "labels_from_traces",
+    "parse_binary",
+    "read_binary_file",
+    "write_labels",
+]
 
+LABELS_NAME = "labels.jsonl"
+"""The labels a ``compare`` run used, kept in its output directory for ``report``."""
 VALUE_FIELDS = ("label", "verdict", "prediction", "judge_verdict", "success", "reward", "score")
 _TRUE = frozenset({"1", "true", "pass", "passed"})
 _FALSE = frozenset({"0", "false", "fail", "failed"})
@@ -161,3 +170,22 @@ def labels_from_traces(traces: Iterable[AgentTrace], *, field: str | None = None
         except ValueError as exc:
             raise InputError(f"conversation {trace.conversation_id!r}: label {exc}") from exc
     return labels
+
+
+def write_labels(path: str | Path, labels: Mapping[str, int]) -> Path:
+    """Write ``{conversation_id: 0|1}`` as JSON Lines ``{"conversation_id", "label"}``, sorted.
+
+    Raises:
+        InputError: The file cannot be written.
+
+    """
+    target = Path(path)
+    lines = (
+        orjson.dumps({"conversation_id": cid, "label": labels[cid]}) + b"\n"
+        for cid in sorted(labels)
+    )
+    try:
+        target.write_bytes(b"".join(lines))
+    except OSError as exc:
+        raise InputError(f"cannot write labels: {exc}", path=str(target)) from exc
+    return target

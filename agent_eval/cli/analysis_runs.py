@@ -19,7 +19,12 @@ from rich.console import RenderableType
 
 from agent_eval.analysis.calibration import Calibration, calibrate, calibrate_results
 from agent_eval.analysis.gates import GateCount
-from agent_eval.analysis.labels import labels_from_traces, read_binary_file
+from agent_eval.analysis.labels import (
+    LABELS_NAME,
+    labels_from_traces,
+    read_binary_file,
+    write_labels,
+)
 from agent_eval.analysis.paired import VariantComparison, compare_formatters
 from agent_eval.analysis.scoring import score_repeats, score_variants
 from agent_eval.analysis.stability import Stability, stability
@@ -271,15 +276,20 @@ def compare_for(
 ) -> tuple[str, Path, VariantComparison]:
     """Score under each formatter and compare; writes ``OUT/comparison.json``.
 
+    The labels used (given or carried by the traces) go to ``OUT/labels.jsonl`` for the report.
+
     Returns:
         ``(run_id, output directory, comparison)``.
 
     """
     truth = read_binary_file(labels, field=label_field) if labels else None
     run_id, directory, traces, results = run_compare(cfg, names, cache_opts)
+    used = labels_for(truth, traces)
+    if used:
+        write_labels(directory / LABELS_NAME, used)
     cmp = compare_formatters(
         results,
-        labels=labels_for(truth, traces),
+        labels=used,
         pricing=price_table(config_path(config)).cost,
         rendered_tokens=tokens_by_formatter(read_renderings(directory)),
     )

@@ -55,7 +55,7 @@ def report_cmd(  # noqa: PLR0917  (one parameter per CLI option)
 ) -> None:
     """Write one self-contained HTML report: summary, provenance, conversations and analyses."""
     with usage_errors():
-        from agent_eval.analysis.labels import labels_from_traces, read_binary_file
+        from agent_eval.analysis.labels import LABELS_NAME, labels_from_traces, read_binary_file
         from agent_eval.ingest.pipeline import ingest
         from agent_eval.report.html import write_html  # matplotlib: imported when needed
         from agent_eval.report.model import build_report
@@ -72,6 +72,9 @@ def report_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         truth = read_binary_file(labels, field=label_field) if labels else None
         if truth is None and traces:
             truth = labels_from_traces(traces, field=label_field) or None
+        stored = _run_dir(run) / LABELS_NAME
+        if truth is None and stored.is_file():  # the labels a compare run used
+            truth = read_binary_file(stored)
         data = build_report(
             results,
             renderings=renderings,

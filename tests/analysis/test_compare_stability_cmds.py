@@ -77,6 +77,8 @@ def test_compare_pairs_flips_labels_and_shared_cache(
     assert len(fake_server.requests) == calls
     assert second["comparison"]["pairs"][0]["n_agree"] == 4
     assert (tmp_path / "out" / "comparison.json").is_file()
+    stored = (tmp_path / "out" / "labels.jsonl").read_text().splitlines()
+    assert stored[0] == '{"conversation_id":"c0","label":1}' and len(stored) == 6
     rows = load_results(tmp_path / "out")
     assert {r.run_id for r in rows} == {first["run_id"], second["run_id"]}
 
@@ -101,7 +103,7 @@ def test_compare_then_report_shows_both_variants(
     fake_server: FakeModelServer, tmp_path: Path
 ) -> None:
     judge_script.script(fake_server)
-    traces = judge_script.write_traces(tmp_path / "traces.jsonl", SPECS)
+    traces = judge_script.write_traces(tmp_path / "traces.jsonl", SPECS, LABELS)
     _compare(fake_server, traces, tmp_path / "out")
     html = tmp_path / "report.html"
     result = CliRunner().invoke(app, ["report", str(tmp_path / "out"), "--html", str(html)])
@@ -110,6 +112,7 @@ def test_compare_then_report_shows_both_variants(
     assert text.count('class="conversation"') == 12
     assert "Flips per formatter pair" in text
     assert "[1] USER" in text and "&#34;role&#34;: &#34;user&#34;" in text  # stored renderings
+    assert text.count("Calibration:") == 2  # the labels the compare run used (from the traces)
 
 
 def test_stability_counts_stages_and_bypasses_cache(
