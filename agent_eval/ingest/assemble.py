@@ -53,10 +53,11 @@ from dataclasses import replace
 
 from agent_eval.errors import InputError
 from agent_eval.ingest.accounting import FileReport, IngestReport
+from agent_eval.ingest.containers.base import Skipped
 from agent_eval.ingest.conventions.base import Convention, conventions
 from agent_eval.ingest.conventions.genai_events import is_genai_event
 from agent_eval.ingest.conversation import ConversationBuilder
-from agent_eval.ingest.grouping import group_conversations
+from agent_eval.ingest.grouping import Conversation, group_conversations
 from agent_eval.ingest.span_entry import SpanEntry, read_span
 from agent_eval.ingest.spans import LogRecord, SpanRecord
 from agent_eval.trace import AgentTrace
@@ -121,10 +122,27 @@ class Assembler:
         grouped = group_conversations(self._entries.values())
         self._entries = {}
         for conversation in grouped:
-            trace = ConversationBuilder(conversation, self.report).build()
+            trace = self._build(conversation)
             if trace is not None:
                 self.report.conversations += 1
                 yield trace
+
+    def _build(self, conversation: Conversation) -> AgentTrace | None:
+        builder = ConversationBuilder(conversation, self.report)
+        try:
+            return builder.build()
+        except Exception as exc:  # a bug must cost one conversation, not the run
+            first = conversation.entries[0]
+            self.report.note_skipped(
+                Skipped(
+                    reason="assembly_error",
+                    detail=f"conversation {conversation.id!r} could not be assembled: "
+                    f"{type(exc).__name__}: {exc}; please report it with this file",
+                    trace_id=first.trace_id,
+                    spans=len(conversation.entries) - builder.counted,
+                )
+            )
+            return None
 
     def _registered(self) -> list[Convention]:
         if self._conventions is None:

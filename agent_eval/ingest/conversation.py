@@ -50,6 +50,8 @@ class ConversationBuilder:
         self.used: list[SpanEntry] = []
         self.agent_sources: set[str] = set()
         self.shadowed: Counter[tuple[str, str]] = Counter()
+        self.counted = 0
+        """Spans already counted in the report (used or ignored)."""
 
     def build(self) -> AgentTrace | None:
         """The conversation's AgentTrace, or ``None`` when it has no message (spans counted)."""
@@ -72,8 +74,11 @@ class ConversationBuilder:
                 )
         if not len(self.transcript):
             self.report.ignore_span("no_message_content", len(self.used))
+            self.counted += len(self.used)
             return None
-        return self._trace()
+        trace = self._trace()
+        self._count_used()
+        return trace
 
     def _covered_by_descendant_calls(self) -> set[str]:
         covered: set[str] = set()
@@ -147,6 +152,7 @@ class ConversationBuilder:
         )
 
     def _ignore(self, entry: SpanEntry, reason: str | None) -> None:
+        self.counted += 1
         reason = reason or (entry.extraction.ignored_reason if entry.extraction else None)
         reason = reason or "no_genai_content"
         if entry.detail is not None:
@@ -161,8 +167,7 @@ class ConversationBuilder:
         else:
             self.report.ignore_span(reason)
 
-    def _trace(self) -> AgentTrace:
-        messages, pairing_notes = pair_tool_results(self.transcript.messages())
+    def _count_used(self) -> None:
         files: dict[str, FileReport] = {}
         for entry in self.used:
             files.setdefault(entry.file.path, entry.file)
@@ -171,8 +176,13 @@ class ConversationBuilder:
         for file in files.values():
             file.conversations += 1
         self.report.spans_used += len(self.used)
+        self.counted += len(self.used)
+
+    def _trace(self) -> AgentTrace:
+        messages, pairing_notes = pair_tool_results(self.transcript.messages())
+        files = list(dict.fromkeys(e.file.path for e in self.used))
+        container = next((e.file.container for e in self.used if e.file.container), None)
         used_conventions = sorted({e.extraction.convention for e in self.used if e.extraction})
-        first_file = next(iter(files.values()))
         return AgentTrace(
             conversation_id=self.conversation.id,
             trace_ids=tuple(self.conversation.trace_ids),
@@ -184,7 +194,7 @@ class ConversationBuilder:
             usage=tuple(self.usage.values()),
             errors=tuple(err for e in self.conversation.entries for err in e.errors),
             source=SourceInfo(
-                container=first_file.container or "unknown",
+                container=container or "unknown",
                 conventions=tuple(used_conventions),
                 files=tuple(files),
             ),

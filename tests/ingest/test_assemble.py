@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.assemble import Assembler
 from agent_eval.ingest.spans import LogRecord, SpanEvent, SpanRecord
@@ -538,3 +540,28 @@ def test_same_call_on_sibling_spans_is_one_call() -> None:
     assert [(u.model, u.input_tokens, u.calls) for u in trace.usage] == [
         ("m", 5, 1),
     ]
+
+
+def test_a_failing_conversation_is_skipped_with_a_reason_and_the_rest_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agent_eval.ingest import assemble
+    from agent_eval.ingest.conversation import ConversationBuilder
+
+    class Broken(ConversationBuilder):
+        def _trace(self) -> AgentTrace:
+            if self.conversation.id == T1:
+                raise RuntimeError("boom")
+            return super()._trace()
+
+    monkeypatch.setattr(assemble, "ConversationBuilder", Broken)
+    run = Run().spans(
+        llm(1, [user("a")], [say("b")], start=1),
+        plain(2, {"http.request.method": "GET"}, start=2),
+        llm(3, [user("c")], [say("d")], start=3, trace=T2),
+    )
+    [trace] = run.finish()
+    assert trace.trace_ids == (T2,)
+    assert run.report.spans_ignored == {"http_span": 1, "assembly_error": 1}
+    [skipped] = run.report.skipped
+    assert "RuntimeError: boom" in skipped.detail and skipped.trace_id == T1

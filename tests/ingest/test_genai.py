@@ -242,3 +242,16 @@ def test_bad_token_count_and_unknown_role_raise_invalid_span() -> None:
     bad_role = json.dumps([{"role": "narrator", "parts": []}])
     with pytest.raises(InvalidSpanError, match="narrator"):
         genai.extract(make_span({"gen_ai.input.messages": bad_role}))
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan"), [1, 2], True, "3.5"])
+def test_unusable_token_counts_are_invalid_span_errors(value: object) -> None:
+    with pytest.raises(InvalidSpanError, match=r"gen_ai\.usage\.output_tokens"):
+        genai.extract(
+            make_span({"gen_ai.operation.name": "chat", "gen_ai.usage.output_tokens": value})
+        )
+
+
+def test_non_string_operation_name_is_not_fatal() -> None:
+    ex = genai.extract(make_span({"gen_ai.operation.name": ["chat"], "gen_ai.agent.name": "a"}))
+    assert ex.kind == "other"

@@ -116,6 +116,8 @@ def _with_instructions(value: Any, inputs: list[Message]) -> list[Message]:
 
 def _kind(attrs: Mapping[str, Any], has_messages: bool) -> SpanKind:
     operation = attrs.get(k.OPERATION_NAME)
+    if not isinstance(operation, str):
+        operation = None
     if operation in k.LLM_OPERATIONS:
         return "llm"
     if operation in k.TOOL_OPERATIONS or (operation is None and k.TOOL_NAME in attrs):
@@ -166,15 +168,11 @@ def _tokens(span: SpanRecord, key: str, old_key: str) -> int | None:
     value = span.attributes.get(key, span.attributes.get(old_key))
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise InvalidSpanError(
-            f"{key} must be an integer token count, got {value!r}",
-            trace_id=span.trace_id,
-            span_id=span.span_id,
-        )
     try:
+        if isinstance(value, bool | bytes):
+            raise TypeError(type(value).__name__)
         return int(value)
-    except ValueError:
+    except (TypeError, ValueError, OverflowError):
         raise InvalidSpanError(
             f"{key} must be an integer token count, got {value!r}",
             trace_id=span.trace_id,
