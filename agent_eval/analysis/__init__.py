@@ -32,10 +32,12 @@ if TYPE_CHECKING:
         parse_gate,
     )
     from agent_eval.analysis.labels import (
+        LABELS_NAME,
         VALUE_FIELDS,
         labels_from_traces,
         parse_binary,
         read_binary_file,
+        write_labels,
     )
     from agent_eval.analysis.paired import (
         FlippedConversation,
@@ -62,6 +64,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "LABELS_NAME",
     "VALUE_FIELDS",
     "Calibration",
     "ConfigurationIdentity",
@@ -98,9 +101,11 @@ __all__ = [
     "table_2x2",
     "verdicts",
     "wilson_interval",
+    "write_labels",
 ]
 
 _HOME = {
+    "LABELS_NAME": "agent_eval.analysis.labels",
     "Calibration": "agent_eval.analysis.calibration",
     "ConfigurationIdentity": "agent_eval.analysis.selection",
     "ConversationStability": "agent_eval.analysis.stability",
@@ -137,6 +142,7 @@ _HOME = {
     "table_2x2": "agent_eval.analysis.binary_stats",
     "verdicts": "agent_eval.analysis.selection",
     "wilson_interval": "agent_eval.analysis.binary_stats",
+    "write_labels": "agent_eval.analysis.labels",
 }
 
 
