@@ -50,7 +50,7 @@ from agent_eval.formatting import (
     verify_lock,
 )
 from agent_eval.formatting.identity import describe_params
-from agent_eval.formatting.lock import read_lock
+from agent_eval.formatting.lock import LockFile, read_lock
 from agent_eval.formatting.registry import FormatterClass
 from agent_eval.tokens import count_tokens
 from agent_eval.trace import AgentTrace
@@ -69,12 +69,13 @@ app.add_typer(formatters_app, name="formatters")
 console = Console(highlight=False)
 
 
-def _row(cls: FormatterClass, locked: dict[str, str]) -> dict[str, Any]:
+def _row(cls: FormatterClass, lock: LockFile) -> dict[str, Any]:
     formatter = cls()
     digest = fingerprint(formatter)
     status = "not locked"
-    if cls.release() in locked:
-        status = "locked" if locked[cls.release()] == digest else "CHANGED: bump the version"
+    if cls.release() in lock.fingerprints:
+        same = lock.fingerprints[cls.release()] == fingerprint(formatter, lock.probe_set)
+        status = "locked" if same else "CHANGED: bump the version"
     return {
         "formatter": cls.release(),
         "parameters": describe_params(cls.Params),
@@ -94,7 +95,7 @@ def list_formatters(
     with usage_errors():
         load_formatter_paths(formatter_path)
         lock = read_lock()
-        rows = [_row(cls, lock.fingerprints) for _, cls in formatters]
+        rows = [_row(cls, lock) for _, cls in formatters]
     if json_output:
         document = {"probe_set": PROBE_SET_VERSION, "formatters": rows, "broken": formatters.broken}
         sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
@@ -143,7 +144,7 @@ def diff(
         load_formatter_paths(formatter_path)
         a, b = get_formatter(first), get_formatter(second)
         results = [_print_diff(a, b, trace) for trace in read_traces(paths, fmt, conversation)]
-    console.print(f"{len(results)} conversations, {sum(results)} rendered differently")
+    console.print(Text(f"{len(results)} conversations, {sum(results)} rendered differently"))
 
 
 @formatters_app.command("lock")
@@ -162,7 +163,9 @@ def lock(
         raise typer.Exit(EXIT_GATE)
     if check:
         for identity in report.unlocked:
-            err_console.print(f"not locked: {identity}; run `agent-eval formatters lock`")
+            err_console.print(
+                f"not locked: {escape(identity)}; run `agent-eval formatters lock`", highlight=False
+            )
         if report.unlocked:
             raise typer.Exit(EXIT_GATE)
         console.print(f"lock OK: {len(report.fingerprints)} formatter identities match")
@@ -172,7 +175,8 @@ def lock(
     except FormatterLockError as exc:  # pragma: no cover - verified just above
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_GATE) from None
-    console.print("\n".join(f"locked {identity}" for identity in added) or "lock is up to date")
+    lines = [f"locked {identity}" for identity in added] or ["lock is up to date"]
+    console.print(Text("\n".join(lines)))
 
 
 def _write_raw(formatter: Formatter[Any], traces: Iterator[AgentTrace]) -> None:

@@ -72,12 +72,14 @@ def test_lock_writes_new_entries_only(tmp_path: Path) -> None:
     lock = tmp_path / "formatters.lock"
     full = json.loads(default_lock_path().read_text())
     del full["formatters"]["xml@1"]
+    del full["formatters"]["transcript@1[system=false]"]
     lock.write_text(json.dumps(full))
     check = runner.invoke(app, ["formatters", "lock", "--check", "--lock", str(lock)])
     assert check.exit_code == 1 and "not locked: xml@1" in check.stderr
+    assert "not locked: transcript@1[system=false]" in check.stderr
     result = runner.invoke(app, ["formatters", "lock", "--lock", str(lock)])
     assert result.exit_code == 0, result.output
-    assert result.stdout.strip() == "locked xml@1"
+    assert result.stdout.split() == ["locked", "transcript@1[system=false]", "locked", "xml@1"]
     assert read_lock(lock).fingerprints == read_lock().fingerprints
     again = runner.invoke(app, ["formatters", "lock", "--lock", str(lock)])
     assert again.stdout.strip() == "lock is up to date"
