@@ -2,9 +2,10 @@
 
 :class:`ConversationBuilder` walks the conversation's span entries in order and feeds the
 :class:`~agent_eval.ingest.transcript.Transcript`: LLM calls (input and output messages, labelled
-with the agent found on the span or its nearest ancestor), tool runs, retrievals (attached after
-the messages seen so far). It sums usage per model over LLM calls, collects span errors, pairs
-tool results (:mod:`~agent_eval.ingest.pairing`) and records every span as used or ignored:
+with the agent found on the span or its nearest ancestor), tool runs, retrievals (attached where
+the next LLM call's input ends: the context they were retrieved for). It sums usage per model
+over LLM calls, collects span errors, pairs tool results (:mod:`~agent_eval.ingest.pairing`)
+and records every span as used or ignored:
 
 - a span whose messages (or usage) a descendant LLM span also recorded (a framework span over a
   client span, an ``invoke_agent`` span over its ``chat`` spans) is ``duplicate_of_child_llm_span``
@@ -46,6 +47,8 @@ class ConversationBuilder:
         self.report = report
         self.transcript = Transcript()
         self.retrievals: list[Retrieval] = []
+        self.pending: list[Retrieval] = []
+        """Retrievals waiting for the LLM call they feed (placed after that call's input)."""
         self.usage: dict[str, ModelUsage] = {}
         self.used: list[SpanEntry] = []
         self.agent_sources: set[str] = set()
@@ -72,6 +75,7 @@ class ConversationBuilder:
                 self._ignore(
                     entry, "duplicate_of_child_llm_span" if entry.span_id in covered else None
                 )
+        self._place_retrievals(len(self.transcript))
         if not len(self.transcript):
             self.report.ignore_span("no_message_content", len(self.used))
             self.counted += len(self.used)
@@ -79,6 +83,12 @@ class ConversationBuilder:
         trace = self._trace()
         self._count_used()
         return trace
+
+    def _place_retrievals(self, position: int) -> None:
+        self.retrievals.extend(
+            r.model_copy(update={"after_message": position}) for r in self.pending
+        )
+        self.pending.clear()
 
     def _covered_by_descendant_calls(self) -> set[str]:
         covered: set[str] = set()
@@ -106,10 +116,11 @@ class ConversationBuilder:
             if not new_call:  # the same call seen on a sibling span: its usage is counted once
                 self._note_shadowed(entry)
                 return None
+            self._place_retrievals(self.transcript.inputs_end)
         elif ex.tool is not None:
             self.transcript.add_tool_run(ex.tool, entry.span_id, self._agent_name(entry))
         elif ex.documents:
-            self.retrievals.append(
+            self.pending.append(
                 Retrieval(
                     after_message=len(self.transcript),
                     query=ex.retrieval_query,

@@ -67,6 +67,8 @@ class Transcript:
         self.notes: list[str] = []
         self._calls: dict[tuple[tuple[MessageKey, ...], ...], list[_Slot]] = {}
         self._keys: dict[int, tuple[Message, MessageKey]] = {}
+        self.inputs_end = 0
+        """Transcript length after the last new call's input (where its context is complete)."""
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -100,6 +102,7 @@ class Transcript:
                 slot.link(message, span_id)
             return False
         after, appended = self._add_inputs(inputs, span_id)
+        self.inputs_end = len(self._slots)
         for message in outputs:
             found = None if appended else self._find(self._key(message), after)
             if found is None:

@@ -565,3 +565,26 @@ def test_a_failing_conversation_is_skipped_with_a_reason_and_the_rest_kept(
     assert run.report.spans_ignored == {"http_span": 1, "assembly_error": 1}
     [skipped] = run.report.skipped
     assert "RuntimeError: boom" in skipped.detail and skipped.trace_id == T1
+
+
+def test_retrieval_before_the_call_it_feeds_sits_after_that_calls_input() -> None:
+    retriever = plain(
+        2,
+        {
+            "openinference.span.kind": "RETRIEVER",
+            "input.value": "refunds",
+            "retrieval.documents.0.document.content": "30 days",
+            "retrieval.documents.0.document.score": 0.5,
+        },
+        start=2,
+    )
+    run = Run().spans(
+        llm(1, [user("hi")], [say("hello")], start=1),
+        retriever,
+        llm(3, [user("hi"), say("hello"), user("refunds?")], [say("30 days")], start=3),
+    )
+    [trace] = run.finish()
+    [retrieval] = trace.retrievals
+    assert retrieval.after_message == 3
+    assert trace.messages[retrieval.after_message - 1].content == "refunds?"
+    assert retrieval.documents[0].score == 0.5
