@@ -100,7 +100,10 @@ def _names() -> Iterable[str]:
 
 @app.command("ingest")
 def ingest_command(
-    paths: Annotated[list[str], typer.Argument(help="Files, directories (recursive) or globs.")],
+    paths: Annotated[
+        list[str],
+        typer.Argument(metavar="PATH", help="Files, directories (recursive) or globs."),
+    ],
     format: Annotated[str, typer.Option("--format", "-f", help=_format_help())] = "auto",
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write AgentTrace JSON Lines here.")
