@@ -60,7 +60,7 @@ if TYPE_CHECKING:
         ConversationStability,
         Stability,
         VariationStage,
-        stability,
+        measure_stability,
     )
 
 __all__ = [
@@ -93,10 +93,10 @@ __all__ = [
     "labels_from_traces",
     "load_gates",
     "mcnemar_p",
+    "measure_stability",
     "parse_binary",
     "parse_gate",
     "read_binary_file",
-    "stability",
     "summarize_variant",
     "table_2x2",
     "verdicts",
@@ -134,10 +134,10 @@ _HOME = {
     "labels_from_traces": "agent_eval.analysis.labels",
     "load_gates": "agent_eval.analysis.gates",
     "mcnemar_p": "agent_eval.analysis.binary_stats",
+    "measure_stability": "agent_eval.analysis.stability",
     "parse_binary": "agent_eval.analysis.labels",
     "parse_gate": "agent_eval.analysis.gates",
     "read_binary_file": "agent_eval.analysis.labels",
-    "stability": "agent_eval.analysis.stability",
     "summarize_variant": "agent_eval.analysis.paired",
     "table_2x2": "agent_eval.analysis.binary_stats",
     "verdicts": "agent_eval.analysis.selection",

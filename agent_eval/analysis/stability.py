@@ -30,7 +30,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa
 from agent_eval.analysis.selection import group_by
 from agent_eval.result import MetricResult
 
-__all__ = ["ConversationStability", "Stability", "VariationStage", "stability"]
+__all__ = ["ConversationStability", "Stability", "VariationStage", "measure_stability"]
 
 VariationStage = Literal["goal_inference", "comparison"]
 
@@ -124,7 +124,7 @@ def _fleiss(convs: Sequence[ConversationStability], repeats: int) -> tuple[float
     return (value if math.isfinite(value) else None), len(table)
 
 
-def stability(results: Sequence[MetricResult]) -> Stability:
+def measure_stability(results: Sequence[MetricResult]) -> Stability:
     """Per-conversation and overall stability of repeated verdicts of one configuration."""
     by_conv = group_by(results, lambda r: r.conversation_id)
     convs = [_conversation(cid, rows) for cid, rows in by_conv.items()]

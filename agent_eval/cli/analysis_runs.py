@@ -27,7 +27,7 @@ from agent_eval.analysis.labels import (
 )
 from agent_eval.analysis.paired import VariantComparison, compare_formatters
 from agent_eval.analysis.scoring import score_repeats, score_variants
-from agent_eval.analysis.stability import Stability, stability
+from agent_eval.analysis.stability import Stability, measure_stability
 from agent_eval.cache import CACHE_FILENAME, CachedJudge, JudgeCache
 from agent_eval.cli.analysis_options import config_path, out_console, price_table, write_json
 from agent_eval.cli.score_cmds import HOW_TO_CONFIGURE, build_judge, judge_model
@@ -307,7 +307,7 @@ def stability_for(
 
     """
     run_id, directory, results = run_repeats(cfg, repeats, cache_opts)
-    st = stability(results)
+    st = measure_stability(results)
     (directory / "stability.json").write_text(st.model_dump_json(indent=2), "utf-8")
     return run_id, directory, st
 

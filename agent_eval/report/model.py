@@ -22,7 +22,7 @@ from agent_eval.analysis.binary_stats import wilson_interval
 from agent_eval.analysis.calibration import Calibration, calibrate_results
 from agent_eval.analysis.paired import Pricing, VariantComparison, compare_variants
 from agent_eval.analysis.selection import ConfigurationIdentity, group_by
-from agent_eval.analysis.stability import Stability, stability
+from agent_eval.analysis.stability import Stability, measure_stability
 from agent_eval.report.renderings import RenderingKey, tokens_by_formatter
 from agent_eval.result import MetricResult
 
@@ -153,7 +153,7 @@ def build_report(
         )
         if len(groups) > 1
         else None,
-        stability={v: stability(g) for v, g in groups.items() if any(r.repeat for r in g)},
+        stability={v: measure_stability(g) for v, g in groups.items() if any(r.repeat for r in g)},
         calibration={v: calibrate_results(g, labels) for v, g in groups.items() if labels}
         if labels
         else {},

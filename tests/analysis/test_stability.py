@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from statsmodels.stats.inter_rater import fleiss_kappa
 
-from agent_eval.analysis.stability import stability
+from agent_eval.analysis.stability import measure_stability
 
 from .conftest import MakeResult
 
@@ -22,7 +22,7 @@ def test_counts_majority_flip_rate_and_stages(make_result: MakeResult) -> None:
     # c3: one repeat errored, the two ok ones agree
     rows += [make_result("c3", "0", repeat=0), make_result("c3", None, repeat=1)]
     rows.append(make_result("c3", "0", repeat=2))
-    st = stability(rows)
+    st = measure_stability(rows)
     by = {c.conversation_id: c for c in st.conversations}
     assert (by["c0"].n_pass, by["c0"].majority, by["c0"].unanimous) == (3, "1", True)
     assert by["c0"].varies_at is None
@@ -43,13 +43,13 @@ def test_whitespace_only_goal_change_is_not_stage_one(make_result: MakeResult) -
         make_result("c", "1", repeat=0, user_goal="a  b", end_state="x"),
         make_result("c", "0", repeat=1, user_goal="a b\n", end_state=" x"),
     ]
-    (conv,) = stability(rows).conversations
+    (conv,) = measure_stability(rows).conversations
     assert conv.varies_at == "comparison"
     assert conv.majority is None  # a tie
 
 
 def test_all_identical_has_undefined_fleiss(make_result: MakeResult) -> None:
     rows = [make_result(f"c{i}", "1", repeat=k) for i in range(3) for k in range(2)]
-    st = stability(rows)
+    st = measure_stability(rows)
     assert st.flip_rate == 0.0
     assert st.fleiss_kappa is None
