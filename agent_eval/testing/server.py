@@ -32,6 +32,7 @@ from agent_eval.testing.handlers import ChatHandlers
 from agent_eval.testing.recording import RecordedRequest, RequestLog
 from agent_eval.testing.replies import DEFAULT_FAULTS, Fault, ReplySpec
 from agent_eval.testing.rules import Rule, RuleBook
+from agent_eval.tokens import encoding
 
 __all__ = ["FakeModelServer"]
 
@@ -142,6 +143,7 @@ class FakeModelServer:
         """
         if self._thread is not None:
             raise RuntimeError("FakeModelServer is already started")
+        encoding()  # load the token encoder (once per process) before it could stall a reply
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind(("127.0.0.1", self._port))
         self._port = sock.getsockname()[1]
