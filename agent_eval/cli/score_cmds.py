@@ -239,7 +239,12 @@ async def _score(
 
 def _not_configured(out: Console, plan: RunPlan) -> int:
     out.print(plan.table())
-    err_console.print(HOW_TO_CONFIGURE.format(default=DEFAULT_JUDGE), highlight=False, markup=False)
+    err_console.print(
+        HOW_TO_CONFIGURE.format(default=DEFAULT_JUDGE),
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
     return EXIT_USAGE
 
 
