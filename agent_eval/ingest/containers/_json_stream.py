@@ -20,6 +20,7 @@ __all__ = ["JsonStream"]
 
 _CHUNK = 1 << 20
 _WHITESPACE = " \t\n\r"
+_NUMBER_CHARS = "0123456789.eE+-"
 
 
 class JsonStream:
@@ -77,6 +78,8 @@ class JsonStream:
                 if self._fill(grow=True):
                     continue
                 self._fail(f"invalid JSON: {exc.msg}")
+            if self._cut_number(value, end) and self._fill(grow=True):
+                continue  # a number cut by the chunk boundary: read on and decode it again
             self._advance(end)
             return value
 
@@ -117,6 +120,17 @@ class JsonStream:
                 self._advance(self._pos + 1)
                 return
             self.expect(",")
+
+    def _cut_number(self, value: Any, end: int) -> bool:
+        """Whether ``value`` is a number the buffer's end may have cut (``1`` of ``1.5``).
+
+        The decoder stops a number where the grammar breaks: anything but number characters
+        between ``end`` and the buffer's end means the number is complete.
+        """
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            return False
+        rest = self._buf[end : end + 8]
+        return end + len(rest) == len(self._buf) and not rest.strip(_NUMBER_CHARS)
 
     def _advance(self, end: int) -> None:
         self.line += self._buf.count("\n", self._pos, end)
