@@ -5,6 +5,7 @@ The report modules (matplotlib, statistics) are imported when the command runs.
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,6 +16,7 @@ from agent_eval.cli.app import app
 from agent_eval.report.renderings import RenderingKey, read_renderings, render_all
 
 if TYPE_CHECKING:
+    from agent_eval.report.model import RunInfo
     from agent_eval.result import MetricResult
     from agent_eval.trace import AgentTrace
 
@@ -23,6 +25,21 @@ __all__ = ["report_cmd"]
 
 def _run_dir(path: Path) -> Path:
     return path if path.is_dir() else path.parent
+
+
+def _runs(path: Path) -> list[RunInfo]:
+    """The run records of ``path``'s results store (none for a bare JSONL file)."""
+    from agent_eval.report.model import RunInfo
+    from agent_eval.store import DB_NAME, ResultStore
+
+    directory = _run_dir(path)
+    if not (directory / DB_NAME).is_file():
+        return []
+    with ResultStore(directory) as store:
+        return [
+            RunInfo(run_id=r.run_id, started_at=r.started_at, command=shlex.join(r.argv))
+            for r in store.runs()
+        ]
 
 
 def _rerender(
@@ -81,6 +98,7 @@ def report_cmd(  # noqa: PLR0917  (one parameter per CLI option)
             labels=truth,
             pricing=price_table(config_path(config)).cost,
             title=title,
+            runs=_runs(run) + (_runs(compare) if compare else []),
         )
         path = write_html(data, html)
     out_console.print(f"wrote {path} ({len(data.rows)} results)")

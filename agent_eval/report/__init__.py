@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from agent_eval.report.model import (
         ConversationRow,
         ReportData,
+        RunInfo,
         RunSummary,
         build_report,
     )
@@ -32,6 +33,7 @@ __all__ = [
     "RENDERINGS_NAME",
     "ConversationRow",
     "ReportData",
+    "RunInfo",
     "RunSummary",
     "build_report",
     "content_security_policy",
@@ -47,6 +49,7 @@ _HOME = {
     "ConversationRow": "agent_eval.report.model",
     "RENDERINGS_NAME": "agent_eval.report.renderings",
     "ReportData": "agent_eval.report.model",
+    "RunInfo": "agent_eval.report.model",
     "RunSummary": "agent_eval.report.model",
     "build_report": "agent_eval.report.model",
     "content_security_policy": "agent_eval.report.html",

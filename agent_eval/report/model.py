@@ -26,7 +26,14 @@ from agent_eval.analysis.stability import Stability, measure_stability
 from agent_eval.report.renderings import RenderingKey, tokens_by_formatter
 from agent_eval.result import MetricResult
 
-__all__ = ["ConversationRow", "ReportData", "RunSummary", "build_report", "variant_key"]
+__all__ = [
+    "ConversationRow",
+    "ReportData",
+    "RunInfo",
+    "RunSummary",
+    "build_report",
+    "variant_key",
+]
 
 
 class RunSummary(BaseModel):
@@ -46,6 +53,16 @@ class RunSummary(BaseModel):
     identities: list[ConfigurationIdentity]
 
 
+class RunInfo(BaseModel):
+    """A run's record from the store: id, start time and command line (secrets removed)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    started_at: str
+    command: str
+
+
 class ConversationRow(BaseModel):
     """One result in the conversations table, with the text the judge saw (when known)."""
 
@@ -63,6 +80,7 @@ class ReportData(BaseModel):
 
     title: str
     summary: RunSummary
+    runs: list[RunInfo] = []
     rows: list[ConversationRow]
     comparison: VariantComparison | None = None
     stability: dict[str, Stability] = {}
@@ -123,6 +141,7 @@ def build_report(
     labels: Mapping[str, int] | None = None,
     pricing: Pricing | None = None,
     title: str = "agent-eval report",
+    runs: Sequence[RunInfo] = (),
 ) -> ReportData:
     """Derive every view the rows support (see the module docstring).
 
@@ -132,6 +151,7 @@ def build_report(
         labels: ``{conversation_id: 0|1}``; enables the calibration view.
         pricing: Price function for judge cost (e.g. ``PriceTable.cost``).
         title: The page title.
+        runs: The runs' records (command lines) for the provenance table.
 
     """
     key = variant_key(results)
@@ -147,6 +167,7 @@ def build_report(
     return ReportData(
         title=title,
         summary=_summary(results, pricing),
+        runs=list(runs),
         rows=rows,
         comparison=compare_variants(
             groups, labels=labels, pricing=pricing, rendered_tokens=_rendered_tokens(texts, rows)

@@ -113,6 +113,7 @@ def test_compare_then_report_shows_both_variants(
     assert "Flips per formatter pair" in text
     assert "[1] USER" in text and "&#34;role&#34;: &#34;user&#34;" in text  # stored renderings
     assert text.count("Calibration:") == 2  # the labels the compare run used (from the traces)
+    assert "<th>Command</th>" in text  # the run's record from the store
 
 
 def test_stability_counts_stages_and_bypasses_cache(

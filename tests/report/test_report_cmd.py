@@ -45,6 +45,7 @@ def test_inputs_rerender_and_carry_labels(
     assert "[1] USER\nquestion c1" in html  # transcript@1, as the run's rows name it
     assert "No rendering stored" not in html
     assert "Calibration: transcript@1" in html  # rewards carried by the traces
+    assert "<th>Command</th>" not in html  # rows written without a runs record
     assert "1 of 2 (accuracy 0.500)" in html
 
 
