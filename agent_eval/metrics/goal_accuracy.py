@@ -15,6 +15,7 @@ following Ragas' published instructions and its one worked example per stage.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -122,8 +123,16 @@ class GoalAccuracy(Metric):
         )
 
     def prompt_tokens(self, sample: MetricInput) -> int:
-        """o200k tokens of the stage-1 messages (the stage that carries the conversation)."""
-        return _tokens(self.infer_request(sample))
+        """o200k tokens of the stage-1 messages (the stage that carries the conversation).
+
+        Counted as the templates' tokens (once) plus the conversation's, which may differ from
+        counting the joined text by a token at the seam: an estimate, as documented.
+        """
+        return self._infer_overhead + count_tokens(sample.conversation)
+
+    @cached_property
+    def _infer_overhead(self) -> int:
+        return _tokens(self.infer_request(MetricInput(conversation="")))
 
     def planned_prompt_tokens(self, sample: MetricInput) -> int:
         """Stage-1 tokens plus stage 2 estimated with the reference (or nothing) filled in."""

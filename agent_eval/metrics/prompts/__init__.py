@@ -9,7 +9,7 @@ verdict always names the exact prompts that produced it.
 from __future__ import annotations
 
 import hashlib
-from functools import cached_property
+from functools import cached_property, lru_cache
 from importlib.resources import files
 from typing import Any
 
@@ -61,4 +61,10 @@ class PromptSet:
             jinja2.UndefinedError: a variable the template uses was not given.
 
         """
+        if not variables:
+            return self._static(name)
         return self._env.get_template(f"{name}.j2").render(**variables).rstrip()
+
+    @lru_cache(maxsize=64)  # noqa: B019  (one PromptSet per metric version, kept for the process)
+    def _static(self, name: str) -> str:
+        return self._env.get_template(f"{name}.j2").render().rstrip()
