@@ -31,7 +31,6 @@ __all__ = [
     "gates_from",
     "out_console",
     "price_table",
-    "score_gates",
     "usage_errors",
     "write_json",
 ]
@@ -114,23 +113,3 @@ def usage_errors() -> Iterator[None]:
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
 
-
-def score_gates(config: Path | None, flags: Sequence[str], *, passed: int, scored: int) -> int:
-    """Evaluate the ``mean_score`` gates for ``agent-eval score``; print outcomes on stderr.
-
-    Args:
-        config: The config file (``None``: ``./agent-eval.toml`` when present).
-        flags: ``--gate`` values.
-        passed: Conversations scored ``ok`` with verdict 1.
-        scored: Conversations scored ``ok``.
-
-    Returns:
-        ``EXIT_GATE`` (1) when a gate failed, else 0.
-
-    Raises:
-        ConfigError: An invalid gate declaration.
-
-    """
-    gates = gates_from(config_path(config), flags)
-    counts = {"mean_score": [GateCount(subject="run", successes=passed, n=scored)]}
-    return EXIT_GATE if apply_gates(gates, counts) else 0

@@ -16,6 +16,7 @@ import asyncio
 import logging
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,6 +24,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from agent_eval.analysis.gates import Gate, GateCount
+from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config
 from agent_eval.costs import PriceTable, agent_usage, judge_usage, usage_table
@@ -122,8 +125,10 @@ def _traces(cfg: ScoreConfig) -> list[AgentTrace]:
     return traces
 
 
-def run_score(cfg: ScoreConfig, argv: list[str], console: Console | None = None) -> int:
-    """Run ``score`` for ``cfg``; returns the exit code.
+def run_score(
+    cfg: ScoreConfig, argv: list[str], console: Console | None = None, gates: Sequence[Gate] = ()
+) -> int:
+    """Run ``score`` for ``cfg``; returns the exit code (1 when ``--fail-under`` or a gate fails).
 
     Raises:
         AgentEvalError: a usage, configuration or input error (the caller exits 2).
@@ -179,7 +184,9 @@ def run_score(cfg: ScoreConfig, argv: list[str], console: Console | None = None)
     out.print(summary.table())
     out.print(summary.accounting_line, highlight=False)
     _print_usage(out, summary, traces, stack, cfg)
-    return _gate(summary, cfg.fail_under, out)
+    code = _gate(summary, cfg.fail_under, out)
+    count = GateCount(subject="run", successes=round(summary.score_sum), n=summary.scored)
+    return EXIT_GATE if apply_gates(gates, {"mean_score": [count]}) else code
 
 
 def _earlier_run(cfg: ScoreConfig) -> RunRef | None:
@@ -327,6 +334,10 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     retry_errors: Annotated[
         str | None, typer.Option(help="Score again only the errored conversations of RUN.")
     ] = None,
+    gate: Annotated[
+        list[str] | None,
+        typer.Option("--gate", help="[NAME=]mean_score>=THRESHOLD/ITEMS; also [gates.<name>]."),
+    ] = None,
 ) -> None:
     """Score conversations with an LLM judge; results go to DIR/results.jsonl and results.db."""
     logging.getLogger("instructor").setLevel(logging.CRITICAL)  # failures become result rows
@@ -356,7 +367,8 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
         "retry_errors": retry_errors,
     }
     try:
-        code = run_score(load_config(config, **overrides), sys.argv)
+        gates = gates_from(config_path(config), gate or [])
+        code = run_score(load_config(config, **overrides), sys.argv, gates=gates)
     except AgentEvalError as exc:
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None

@@ -71,13 +71,3 @@ def test_load_from_config(tmp_path: Path) -> None:
     (tmp_path / "none.toml").write_text("")
     assert load_gates(tmp_path / "none.toml") == []
 
-
-def test_score_gates_helper(tmp_path: Path) -> None:
-    from agent_eval.cli.analysis_options import score_gates
-
-    cfg = tmp_path / "agent-eval.toml"
-    cfg.write_text('[gates.ci]\nstatistic = "mean_score"\nthreshold = 0.8\nitems = 3\n')
-    assert score_gates(cfg, [], passed=3, scored=3) == 0
-    assert score_gates(cfg, [], passed=2, scored=3) == 1
-    assert score_gates(cfg, ["accuracy>=0.5/2"], passed=3, scored=3) == 0  # not applicable
-    assert score_gates(None, ["mean_score>=0.5/4"], passed=3, scored=3) == 1  # 3 items, not 4
