@@ -130,6 +130,10 @@ def test_user_tool_calls_kept_and_bad_simulation_skipped(tmp_path: Path) -> None
     assert first.labels == {"reward": 0.0, "success": 0}
     assert first.messages[0].parts[0].type == "tool_call"
     assert first.messages[0].parts[0].data["name"] == "toggle_airplane_mode"
+    assert (first.messages[1].tool_call_id, first.messages[1].tool_name) == (
+        "u1",
+        "toggle_airplane_mode",
+    )
     assert isinstance(second, Skipped) and second.reason == "invalid_tau2_bench_simulation"
 
 

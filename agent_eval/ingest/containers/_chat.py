@@ -75,11 +75,24 @@ def _name_tool_result(message: Message, tool_names: dict[str, str]) -> Message:
         for call in message.tool_calls or ():
             if call.id is not None:
                 tool_names[call.id] = call.name
+    elif isinstance(message, UserMessage):
+        for part in message.parts:
+            if part.type == "tool_call" and isinstance(part.data, dict):
+                _remember_call(part.data, tool_names)
     elif isinstance(message, ToolMessage) and message.tool_name is None and message.tool_call_id:
         name = tool_names.get(message.tool_call_id)
         if name is not None:
             return message.model_copy(update={"tool_name": name})
     return message
+
+
+def _remember_call(call: Mapping[str, Any], tool_names: dict[str, str]) -> None:
+    """Note the name of a user's tool call (tau2 ``{id, name}`` or OpenAI ``function.name``)."""
+    function = call.get("function")
+    name = call.get("name") or (function.get("name") if isinstance(function, Mapping) else None)
+    call_id = call.get("id")
+    if isinstance(call_id, str) and isinstance(name, str):
+        tool_names[call_id] = name
 
 
 def chat_trace(
