@@ -30,7 +30,8 @@ from agent_eval.errors import JudgeError
 from agent_eval.formatting.base import Formatter
 from agent_eval.formatting.fingerprint import fingerprint
 from agent_eval.judges.base import Judge
-from agent_eval.metrics.base import CallTally, Metric, MetricInput, MetricOutcome
+from agent_eval.metrics.base import CallTally, Metric, MetricInput
+from agent_eval.outcomes import build_sample, failure, judge_failure, ok, skip_fields
 from agent_eval.result import MetricResult
 from agent_eval.store import ResultKey, ResultStore
 from agent_eval.summary import RunSummary
@@ -46,10 +47,6 @@ __all__ = [
 ]
 
 DEFAULT_CONCURRENCY = 16
-_SKIP_MESSAGES = {
-    "missing_reference": "no reference for this conversation: give one in the trace or in "
-    "--references FILE, or score without --with-reference",
-}
 
 
 def new_run_id() -> str:
@@ -213,7 +210,7 @@ class Engine:
         try:
             sample = self._sample(trace)
         except Exception as exc:  # a formatter bug must cost one row, not the run
-            return self._row(trace, started_at, tally, _failure("formatter_error", exc))
+            return self._row(trace, started_at, tally, failure("formatter_error", exc))
         fields["reference"] = sample.reference
         skip = self._skip(sample)
         if skip is not None:
@@ -221,13 +218,11 @@ class Engine:
         try:
             outcome = await self.metric.evaluate(sample, self.judge, tally)
         except JudgeError as exc:
-            failure = {**fields, **tally.details, **_judge_failure(exc)}
-            return self._row(trace, started_at, tally, failure)
+            failed = {**fields, **tally.details, **judge_failure(exc)}
+            return self._row(trace, started_at, tally, failed)
         except Exception as exc:  # recorded as a row with its type, never lost
-            return self._row(
-                trace, started_at, tally, {**fields, **_failure("internal_error", exc)}
-            )
-        return self._row(trace, started_at, tally, {**fields, **_ok(outcome)})
+            return self._row(trace, started_at, tally, {**fields, **failure("internal_error", exc)})
+        return self._row(trace, started_at, tally, {**fields, **ok(outcome)})
 
     def _sample(self, trace: AgentTrace) -> MetricInput:
         return build_sample(trace, self.metric, self.formatter, self.references)
@@ -255,63 +250,3 @@ class Engine:
             started_at=started_at,
             **fields,
         )
-
-
-def _ok(outcome: MetricOutcome) -> dict[str, Any]:
-    return {
-        "status": "ok",
-        "verdict": outcome.verdict,
-        "score": float(outcome.verdict),
-        "reason": outcome.reason,
-        **outcome.details,
-    }
-
-
-def _judge_failure(exc: JudgeError) -> dict[str, Any]:
-    return {
-        "status": "error",
-        "error_type": exc.error_type,
-        "error_message": str(exc),
-        "raw_reply": exc.raw_reply,
-    }
-
-
-def _failure(error_type: str, exc: Exception) -> dict[str, Any]:
-    return {
-        "status": "error",
-        "error_type": error_type,
-        "error_message": f"{type(exc).__name__}: {exc}",
-    }
-
-
-def build_sample(
-    trace: AgentTrace, metric: Metric, formatter: Formatter[Any], references: Mapping[str, str]
-) -> MetricInput:
-    """What ``metric`` scores for ``trace``: the rendering, and the reference when it uses one.
-
-    A reference from ``references`` (a file) wins over ``trace.reference``.
-    """
-    reference = None
-    if metric.uses_reference:
-        reference = references.get(trace.conversation_id, trace.reference)
-    return MetricInput(conversation=formatter.render(trace), reference=reference)
-
-
-def skip_fields(
-    metric: Metric, sample: MetricInput, max_context_tokens: int | None
-) -> dict[str, Any] | None:
-    """Result fields of a ``skipped`` row when ``sample`` must not be sent, else ``None``."""
-    reason = metric.skip_reason(sample)
-    if reason is not None:
-        message = _SKIP_MESSAGES.get(reason, reason)
-        return {"status": "skipped", "error_type": reason, "error_message": message}
-    if max_context_tokens is None:
-        return None
-    tokens = metric.prompt_tokens(sample)
-    if tokens <= max_context_tokens:
-        return None
-    message = (
-        f"prompt is {tokens} tokens (o200k estimate), over max_context_tokens "
-        f"{max_context_tokens}; raise --max-context-tokens if the judge takes more"
-    )
-    return {"status": "skipped", "error_type": "context_overflow", "error_message": message}
