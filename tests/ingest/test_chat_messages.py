@@ -110,6 +110,14 @@ def test_json_lines_records_with_a_bad_line(tmp_path: Path) -> None:
     assert detect_container(str(path)).name == "openai-messages"
 
 
+def test_records_opening_with_reference_are_detected(tmp_path: Path) -> None:
+    path = tmp_path / "refs.jsonl"
+    path.write_text(json.dumps({"reference": "goal", "messages": MESSAGES}) + "\n")
+    assert detect_container(str(path)).name == "openai-messages"
+    (trace,) = read(path)
+    assert isinstance(trace, AgentTrace) and trace.reference == "goal"
+
+
 def test_a_list_of_records(tmp_path: Path) -> None:
     path = tmp_path / "records.json"
     path.write_text(json.dumps([{"messages": MESSAGES}, {"messages": MESSAGES, "reference": 5}]))

@@ -33,7 +33,7 @@ __all__ = ["OpenAIMessagesContainer"]
 
 _ROLE = rb'"role"\s*:\s*"(system|developer|user|assistant|tool|function)"'
 _MESSAGE_LIST = re.compile(rb"\A\s*\[\s*\{[^{}]*?" + _ROLE)
-_RECORD = re.compile(rb'\A\s*\[?\s*\{\s*"(messages|conversation_id)"\s*:')
+_RECORD = re.compile(rb'\A\s*\[?\s*\{\s*"(messages|conversation_id|reference|labels|metadata)"\s*:')
 _FOREIGN = (b'"resourceSpans"', b'"resourceLogs"', b'"traj"', b'"simulations"', b'"span_kind"')
 
 
@@ -49,7 +49,7 @@ class OpenAIMessagesContainer(Container):
         if any(marker in head for marker in _FOREIGN):
             return False
         if _RECORD.match(head) is not None:
-            return re.search(_ROLE, head) is not None
+            return b'"messages"' in head and re.search(_ROLE, head) is not None
         return _MESSAGE_LIST.match(head) is not None
 
     def read(self, path: str) -> Iterator[ContainerItem]:
