@@ -159,3 +159,26 @@ async def test_concurrent_calls_count_their_own_attempts(fake_server: FakeModelS
     )
     replies = await asyncio.gather(judge.ask(first), judge.ask(REQUEST))
     assert [r.attempts for r in replies] == [2, 1]
+
+
+async def test_azure_endpoint_uses_the_azure_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    import openai
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("AZURE_KEY", SECRET)
+    judge = OpenAIJudge(
+        "my-deployment",
+        api_key_env="AZURE_KEY",
+        azure_endpoint="https://example.invalid",
+        azure_api_version="2024-10-21",
+    )
+    _judges.append(judge)
+    assert isinstance(judge._openai, openai.AsyncAzureOpenAI)
+    assert SECRET not in repr(judge)
+
+
+def test_unknown_mode_is_a_config_error(fake_server: FakeModelServer) -> None:
+    from agent_eval.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="tools, json_schema, json"):
+        OpenAIJudge("m", base_url=fake_server.base_url, mode="xml")  # type: ignore[arg-type]
