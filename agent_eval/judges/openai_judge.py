@@ -27,7 +27,12 @@ import instructor
 import openai
 from instructor.core.exceptions import InstructorError
 
-from agent_eval.errors import JudgeNotConfiguredError, JudgeOutputError, JudgeTransportError
+from agent_eval.errors import (
+    ConfigError,
+    JudgeNotConfiguredError,
+    JudgeOutputError,
+    JudgeTransportError,
+)
 from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
 
 __all__ = ["MODES", "OpenAIJudge", "StructuredMode"]
@@ -85,8 +90,6 @@ class OpenAIJudge(Judge):
         azure_endpoint: str | None = None,
         azure_api_version: str | None = None,
     ) -> None:
-        from agent_eval.errors import ConfigError
-
         if mode not in MODES:
             raise ConfigError(f"unknown judge mode {mode!r}; choose one of {', '.join(MODES)}")
         self.model = model
