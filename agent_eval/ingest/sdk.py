@@ -20,11 +20,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry._logs import get_logger_provider
 from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk._logs.export import (
-    LogRecordExporter,
-    LogRecordExportResult,
-    SimpleLogRecordProcessor,
-)
+from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 
@@ -34,6 +30,12 @@ from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.pipeline import IngestRun, feed_items
 from agent_eval.ingest.spans import LogRecord, SourceLocation, SpanEvent, SpanRecord
 from agent_eval.trace import AgentTrace
+
+try:  # the names since opentelemetry-sdk 1.39 (open-telemetry/opentelemetry-python#4647)
+    from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
+except ImportError:  # pragma: no cover  (older SDKs)
+    from opentelemetry.sdk._logs.export import LogExporter as LogRecordExporter
+    from opentelemetry.sdk._logs.export import LogExportResult as LogRecordExportResult  # type: ignore[assignment]
 
 __all__ = [
     "SDK_CONTAINER",
