@@ -255,3 +255,26 @@ def test_unusable_token_counts_are_invalid_span_errors(value: object) -> None:
 def test_non_string_operation_name_is_not_fatal() -> None:
     ex = genai.extract(make_span({"gen_ai.operation.name": ["chat"], "gen_ai.agent.name": "a"}))
     assert ex.kind == "other"
+
+
+def test_v137_inference_details_event_as_span_event_and_as_log_record() -> None:
+    details = {
+        "gen_ai.system_instructions": [{"type": "text", "content": "Be brief."}],
+        "gen_ai.input.messages": [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}],
+        "gen_ai.output.messages": json.dumps(
+            [{"role": "assistant", "parts": [{"type": "text", "content": "hello"}]}]
+        ),
+    }
+    expected_in = (SystemMessage(content="Be brief."), UserMessage(content="hi"))
+    expected_out = (AssistantMessage(content="hello"),)
+    event = SpanEvent("gen_ai.client.inference.operation.details", 1, details)
+    ex = genai.extract(make_span({"gen_ai.operation.name": "chat"}, (event,)))
+    assert (ex.input_messages, ex.output_messages) == (expected_in, expected_out)
+    record = LogRecord(
+        event_name="gen_ai.client.inference.operation.details",
+        trace_id=TRACE,
+        span_id=SPAN,
+        attributes=details,
+    )
+    ex = genai.extract(make_span({"gen_ai.operation.name": "chat"}), [record])
+    assert (ex.input_messages, ex.output_messages) == (expected_in, expected_out)

@@ -3,7 +3,8 @@
 Reads, per span (keys and versions in :mod:`~agent_eval.ingest.conventions.genai_keys`):
 
 - messages from the v1.37+ attributes ``gen_ai.system_instructions``, ``gen_ai.input.messages``
-  and ``gen_ai.output.messages`` (JSON strings, or already structured values);
+  and ``gen_ai.output.messages`` (JSON strings, or already structured values), on the span or on
+  a ``gen_ai.client.inference.operation.details`` span event or log record;
 - else from the v1.26 ``gen_ai.prompt`` / ``gen_ai.completion`` attributes (on the span or on its
   ``gen_ai.content.*`` events);
 - else from the v1.28-v1.36 per-message events, as span events or as the OTLP log records the
@@ -29,7 +30,11 @@ import orjson
 from agent_eval.errors import InvalidSpanError
 from agent_eval.ingest.conventions import genai_keys as k
 from agent_eval.ingest.conventions.base import Convention
-from agent_eval.ingest.conventions.genai_events import event_bodies, messages_from_events
+from agent_eval.ingest.conventions.genai_events import (
+    details_attributes,
+    event_bodies,
+    messages_from_events,
+)
 from agent_eval.ingest.conventions.messages import (
     decode_json,
     messages_from_value,
@@ -92,9 +97,10 @@ class GenAIConvention(Convention):
 
 def _messages(span: SpanRecord, logs: Sequence[LogRecord]) -> Messages:
     attrs = span.attributes
-    inputs = messages_from_value(attrs.get(k.INPUT_MESSAGES), "user")
-    outputs = messages_from_value(attrs.get(k.OUTPUT_MESSAGES), "assistant")
-    inputs = _with_instructions(attrs.get(k.SYSTEM_INSTRUCTIONS), inputs)
+    for source in (attrs, *details_attributes(span.events, logs)):
+        inputs, outputs = _v137_messages(source)
+        if inputs or outputs:
+            break
     if not inputs:
         inputs = messages_from_value(attrs.get(k.PROMPT), "user")
     if not outputs:
@@ -102,6 +108,12 @@ def _messages(span: SpanRecord, logs: Sequence[LogRecord]) -> Messages:
     if inputs or outputs:
         return inputs, outputs
     return messages_from_events(event_bodies(span.events, logs))
+
+
+def _v137_messages(attrs: Mapping[str, Any]) -> Messages:
+    inputs = messages_from_value(attrs.get(k.INPUT_MESSAGES), "user")
+    outputs = messages_from_value(attrs.get(k.OUTPUT_MESSAGES), "assistant")
+    return _with_instructions(attrs.get(k.SYSTEM_INSTRUCTIONS), inputs), outputs
 
 
 def _with_instructions(value: Any, inputs: list[Message]) -> list[Message]:

@@ -22,7 +22,13 @@ from agent_eval.ingest.conventions.messages import (
 from agent_eval.ingest.spans import LogRecord, SpanEvent
 from agent_eval.trace import AssistantMessage, Message, ToolMessage
 
-__all__ = ["EventBody", "event_bodies", "is_genai_event", "messages_from_events"]
+__all__ = [
+    "EventBody",
+    "details_attributes",
+    "event_bodies",
+    "is_genai_event",
+    "messages_from_events",
+]
 
 EventBody = tuple[str, Mapping[str, Any]]
 """An event name and its body (log record body, or span-event attributes)."""
@@ -36,7 +42,19 @@ def is_genai_event(name: str) -> bool:
         k.CHOICE_EVENT,
         k.CONTENT_PROMPT_EVENT,
         k.CONTENT_COMPLETION_EVENT,
+        k.INFERENCE_DETAILS_EVENT,
     )
+
+
+def details_attributes(
+    events: Sequence[SpanEvent], logs: Sequence[LogRecord]
+) -> list[Mapping[str, Any]]:
+    """Attributes of the v1.37 ``gen_ai.client.inference.operation.details`` events, in order."""
+    found: list[Mapping[str, Any]] = [
+        e.attributes for e in events if e.name == k.INFERENCE_DETAILS_EVENT
+    ]
+    found.extend(log.attributes for log in logs if log.event_name == k.INFERENCE_DETAILS_EVENT)
+    return found
 
 
 def event_bodies(events: Sequence[SpanEvent], logs: Sequence[LogRecord]) -> list[EventBody]:

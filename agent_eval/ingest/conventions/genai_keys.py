@@ -12,7 +12,8 @@ Followed versions (https://opentelemetry.io/docs/specs/semconv/gen-ai/):
   write them as span events with the body fields as attributes.
 - v1.37+: ``gen_ai.input.messages``, ``gen_ai.output.messages``, ``gen_ai.system_instructions``
   (JSON; messages are ``{"role", "parts": [...]}`` with part types ``text``, ``tool_call``,
-  ``tool_call_response``, ``reasoning``, others kept opaque).
+  ``tool_call_response``, ``reasoning``, others kept opaque), on the span or on a
+  ``gen_ai.client.inference.operation.details`` event (span event or log record).
 - Spans of every version: ``gen_ai.operation.name`` (``chat``, ``execute_tool``,
   ``invoke_agent``...), ``execute_tool`` attributes ``gen_ai.tool.*``, ``gen_ai.agent.name``,
   ``gen_ai.conversation.id``, usage ``gen_ai.usage.input_tokens`` / ``output_tokens`` (before
@@ -48,6 +49,8 @@ USAGE_COMPLETION_TOKENS: Final = "gen_ai.usage.completion_tokens"
 INPUT_MESSAGES: Final = "gen_ai.input.messages"
 OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
 SYSTEM_INSTRUCTIONS: Final = "gen_ai.system_instructions"
+INFERENCE_DETAILS_EVENT: Final = "gen_ai.client.inference.operation.details"
+"""v1.37+ opt-in event carrying the three message attributes above (span event or log record)."""
 
 # v1.26 prompt/completion events and attributes
 CONTENT_PROMPT_EVENT: Final = "gen_ai.content.prompt"
