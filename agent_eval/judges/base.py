@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 import orjson
@@ -25,6 +26,12 @@ from agent_eval.plugins import Registry
 __all__ = ["Judge", "JudgeReply", "JudgeRequest", "judges"]
 
 T = TypeVar("T")
+
+
+@lru_cache(maxsize=256)
+def response_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """``model.model_json_schema()``, computed once per model (shared: do not mutate)."""
+    return model.model_json_schema()
 
 
 @dataclass(frozen=True)
@@ -51,7 +58,7 @@ class JudgeRequest:
         return {
             "model": model,
             "messages": [dict(sorted(m.items())) for m in self.messages],
-            "response_schema": self.response_model.model_json_schema(),
+            "response_schema": response_schema(self.response_model),
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "seed": self.seed,
