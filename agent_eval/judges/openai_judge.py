@@ -5,7 +5,8 @@ Works with OpenAI, Azure OpenAI (``azure_endpoint``), and local OpenAI-compatibl
 the libraries rather than hand-rolled:
 
 - transport: the openai client's own retries (``transport_retries``) on 408/409/429/5xx,
-  timeouts and connection errors, with exponential backoff that honours ``Retry-After``;
+  timeouts, connection errors and 200 replies whose body is not JSON (an httpx response hook
+  turns those into a send error), with exponential backoff that honours ``Retry-After``;
 - output: instructor's re-ask (``max_retries``) when the reply fails validation, the
   validation error appended to the conversation.
 
@@ -25,6 +26,7 @@ from typing import Any, Literal, cast
 import httpx
 import instructor
 import openai
+import orjson
 from instructor.core.exceptions import InstructorError
 
 from agent_eval.errors import (
@@ -35,7 +37,7 @@ from agent_eval.errors import (
 )
 from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
 
-__all__ = ["MODES", "OpenAIJudge", "StructuredMode"]
+__all__ = ["MODES", "MalformedBodyError", "OpenAIJudge", "StructuredMode"]
 
 StructuredMode = Literal["tools", "json_schema", "json"]
 MODES: dict[str, instructor.Mode] = {
@@ -52,6 +54,28 @@ async def _count_request(_: httpx.Request) -> None:
     counter = _requests_sent.get()
     if counter is not None:
         counter[0] += 1
+
+
+class MalformedBodyError(httpx.DecodingError):
+    """A 200 reply whose JSON body does not parse (truncated, garbled): retried as transport."""
+
+
+async def _check_json_body(response: httpx.Response) -> None:
+    """Raise on a 200 JSON reply that is not JSON, so the openai client retries it with backoff.
+
+    The openai client retries any exception raised while sending (as a connection error);
+    without this a broken body would surface as a parse error and use up a re-ask instead.
+    """
+    if response.status_code != 200 or "json" not in response.headers.get("content-type", ""):
+        return
+    body = await response.aread()
+    try:
+        orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise MalformedBodyError(
+            f"the judge endpoint sent a 200 reply whose JSON body does not parse ({exc})",
+            request=response.request,
+        ) from None
 
 
 class OpenAIJudge(Judge):
@@ -102,7 +126,9 @@ class OpenAIJudge(Judge):
                 f"no API key in ${api_key_env} and no --base-url: set the key, or point "
                 "--base-url at a local OpenAI-compatible server (Ollama, vLLM, llama.cpp)"
             )
-        http_client = openai.DefaultAsyncHttpxClient(event_hooks={"request": [_count_request]})
+        http_client = openai.DefaultAsyncHttpxClient(
+            event_hooks={"request": [_count_request], "response": [_check_json_body]}
+        )
         common: dict[str, Any] = {
             "timeout": timeout,
             "max_retries": transport_retries,
@@ -183,6 +209,10 @@ class OpenAIJudge(Judge):
     def _describe(self, error: BaseException | None) -> str:
         if isinstance(error, openai.AuthenticationError | openai.PermissionDeniedError):
             return f"HTTP {error.status_code}: the endpoint refused the API key; check it"
+        if isinstance(error, openai.APIConnectionError) and isinstance(
+            error.__cause__, MalformedBodyError
+        ):
+            return str(error.__cause__)
         if isinstance(error, json.JSONDecodeError):
             return f"the reply body is not valid JSON ({error.msg} at char {error.pos})"
         return self._redact(f"{type(error).__name__}: {error}")

@@ -182,3 +182,19 @@ def test_unknown_mode_is_a_config_error(fake_server: FakeModelServer) -> None:
 
     with pytest.raises(ConfigError, match="tools, json_schema, json"):
         OpenAIJudge("m", base_url=fake_server.base_url, mode="xml")  # type: ignore[arg-type]
+
+
+async def test_malformed_body_is_a_transport_retry_not_a_reask(
+    fake_server: FakeModelServer,
+) -> None:
+    fake_server.add_rule(MalformedJSON(), times=1)
+    fake_server.add_rule(GOOD)
+    reply = await make(fake_server, max_retries=0).ask(REQUEST)
+    assert (reply.output.verdict, reply.attempts) == ("1", 2)
+
+
+async def test_persistent_malformed_body_is_a_transport_error(fake_server: FakeModelServer) -> None:
+    fake_server.add_rule(MalformedJSON())
+    with pytest.raises(JudgeTransportError, match="does not parse") as caught:
+        await make(fake_server, transport_retries=1, max_retries=0).ask(REQUEST)
+    assert caught.value.attempts == 2 == len(fake_server.requests)
