@@ -73,11 +73,15 @@ def with_speaker(message: Message, agent_name: str | None, model: str | None) ->
 def merge_sightings(first: Message, other: Message) -> Message:
     """The first sighting with what it lacked filled from a later sighting of the same message."""
     update: dict[str, Any] = {}
-    if isinstance(first, ToolMessage) and isinstance(other, ToolMessage):
-        if first.tool_name is None and other.tool_name:
-            update["tool_name"] = other.tool_name
-        if not first.content and other.content:
-            update["content"] = other.content
+    if not first.content and other.content:
+        update["content"] = other.content
+    if (
+        isinstance(first, ToolMessage)
+        and isinstance(other, ToolMessage)
+        and first.tool_name is None
+        and other.tool_name
+    ):
+        update["tool_name"] = other.tool_name
     if isinstance(first, AssistantMessage) and isinstance(other, AssistantMessage):
         for name in _ASSISTANT_FILLABLE:
             if getattr(first, name) is None and getattr(other, name) is not None:

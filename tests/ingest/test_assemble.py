@@ -588,3 +588,34 @@ def test_retrieval_before_the_call_it_feeds_sits_after_that_calls_input() -> Non
     assert retrieval.after_message == 3
     assert trace.messages[retrieval.after_message - 1].content == "refunds?"
     assert retrieval.documents[0].score == 0.5
+
+
+def test_tool_span_before_any_recorded_output_then_the_replay_fills_the_call() -> None:
+    run = Run().spans(
+        llm(1, [user("go")], [], start=1),  # output not captured
+        tool_span(2, "a", "c1", "A-out", start=2),
+        llm(
+            3,
+            [
+                user("go"),
+                {
+                    **call("a", {"x": 1}, "c1"),
+                    "parts": [
+                        {"type": "text", "content": "Let me run a."},
+                        {"type": "tool_call", "name": "a", "arguments": {"x": 1}, "id": "c1"},
+                    ],
+                },
+                result("A-out", "c1"),
+            ],
+            [say("done")],
+            start=3,
+        ),
+    )
+    [trace] = run.finish()
+    assert transcript(trace) == [
+        ("user", "go"),
+        ("assistant", "Let me run a.|a:c1"),
+        ("tool", "A-out|c1:a"),
+        ("assistant", "done"),
+    ]
+    assert trace.messages[1].span_ids == (sid(2), sid(3))
