@@ -144,6 +144,12 @@ def test_stability_counts_stages_and_bypasses_cache(
     assert "gate 'unanimity' (repeats) passed: unanimity 2 of 4" in result.stderr
     rows = load_results(tmp_path / "st")
     assert sorted({r.repeat for r in rows}) == [0, 1, 2]
+    html = tmp_path / "st.html"
+    shown = CliRunner().invoke(app, ["report", str(tmp_path / "st"), "--html", str(html)])
+    assert shown.exit_code == 0, shown.output
+    text = html.read_text()
+    assert "Stability: transcript@1" in text and "flip rate 0.500" in text
+    assert text.count('class="conversation"') == 4  # repeat 0 rows only
 
 
 def test_no_judge_configured_exits_2_with_how_to(tmp_path: Path) -> None:
@@ -156,3 +162,18 @@ def test_no_judge_configured_exits_2_with_how_to(tmp_path: Path) -> None:
     bad = CliRunner().invoke(app, [*args[:3], "--formatters", "transcript@1"], env=env)
     assert bad.exit_code == 2
     assert "two or more distinct formatters" in bad.stderr
+
+
+def test_unknown_formatter_exits_2_before_any_judge_call(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    judge_script.script(fake_server)
+    traces = judge_script.write_traces(tmp_path / "traces.jsonl", {"c0": "DONE"})
+    args = [
+        "compare", str(traces), "--formatters", "transcript@1,nope@7",
+        *_judge_args(fake_server), "--out", str(tmp_path / "out"),
+    ]  # fmt: skip
+    result = CliRunner().invoke(app, args, env=ENV)
+    assert result.exit_code == 2
+    assert "unknown formatter 'nope@7'" in result.stderr and "transcript@1" in result.stderr
+    assert fake_server.requests == []
