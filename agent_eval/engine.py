@@ -160,18 +160,26 @@ class Engine:
         start = time.perf_counter()
         with self._progress(total) as bar:
             task = bar.add_task("scoring", total=total)
-            slots = asyncio.Semaphore(self.concurrency)
-            async with asyncio.TaskGroup() as group:
-                for trace in traces:
-                    previous = self.done.get(self.key(trace))
-                    if previous is not None:
-                        summary.add(previous, keep=self.keep_results, resumed=True)
-                        bar.advance(task)
-                        continue
-                    await slots.acquire()
-                    group.create_task(self._one(trace, slots, summary, lambda: bar.advance(task)))
+            try:
+                await self._feed(traces, summary, lambda: bar.advance(task))
+            except ExceptionGroup as group:  # a store failure ends the run: raise it as itself
+                raise _first_leaf(group) from None
         summary.wall_seconds = time.perf_counter() - start
         return summary
+
+    async def _feed(
+        self, traces: Iterable[AgentTrace], summary: RunSummary, advance: Callable[[], None]
+    ) -> None:
+        slots = asyncio.Semaphore(self.concurrency)
+        async with asyncio.TaskGroup() as group:
+            for trace in traces:
+                previous = self.done.get(self.key(trace))
+                if previous is not None:
+                    summary.add(previous, keep=self.keep_results, resumed=True)
+                    advance()
+                    continue
+                await slots.acquire()
+                group.create_task(self._one(trace, slots, summary, advance))
 
     def _progress(self, total: int | None) -> Progress:
         return Progress(
@@ -250,3 +258,8 @@ class Engine:
             started_at=started_at,
             **fields,
         )
+
+
+def _first_leaf(group: BaseExceptionGroup[Exception]) -> Exception:
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first

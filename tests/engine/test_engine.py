@@ -247,3 +247,18 @@ async def test_a_formatter_failure_costs_one_row(fake_server: FakeModelServer) -
     assert (by_id["x"].status, by_id["x"].error_type) == ("error", "formatter_error")
     assert "cannot render x" in (by_id["x"].error_message or "")
     assert by_id["y"].status == "ok" and summary.balanced
+
+
+async def test_a_store_failure_ends_the_run_with_the_store_error(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    from agent_eval.errors import StoreError
+
+    script_goal_judge(fake_server)
+
+    class FullDisk(ResultStore):
+        def add(self, result: object) -> None:
+            raise StoreError(f"cannot write a result to {self.directory}: disk full")
+
+    with FullDisk(tmp_path) as store, pytest.raises(StoreError, match="disk full"):
+        await engine(fake_server, store=store).run([trace("a", done=True), trace("b", done=True)])
