@@ -80,6 +80,7 @@ async def score_repeats(
     concurrency: int,
     max_context_tokens: int | None,
     references: Mapping[str, str] | None = None,
+    cache_mode: CacheMode = "use",
 ) -> list[MetricResult]:
     """Score ``traces`` ``repeats`` times with one formatter; returns this run's rows.
 
@@ -95,6 +96,7 @@ async def score_repeats(
         concurrency: Conversations in flight at once, per repeat.
         max_context_tokens: Skip longer prompts (``None``: never).
         references: Reference goals by conversation id, for the reference variant.
+        cache_mode: How repeat 0 uses the cache: ``use`` or ``refresh`` (``off`` = no cache).
 
     Raises:
         ValueError: ``repeats`` is below 2.
@@ -106,7 +108,7 @@ async def score_repeats(
     write_renderings(out, render_all(traces, [chosen.identity]))
     with ResultStore(out) as store:
         for k in range(repeats):
-            mode: CacheMode = "use" if k == 0 and cache is not None else "off"
+            mode: CacheMode = cache_mode if k == 0 and cache is not None else "off"
             engine = Engine(
                 metric=metric,
                 formatter=chosen,

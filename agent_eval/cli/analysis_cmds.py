@@ -101,9 +101,14 @@ RefsOpt = Annotated[Path | None, typer.Option("--references", help="JSONL/CSV re
 TempOpt = Annotated[float | None, typer.Option("--temperature", help="Judge temperature.")]
 OutOpt = Annotated[Path | None, typer.Option("--out", help="Output dir (runs/RUN_ID).")]
 CacheOpt = Annotated[
-    Path | None, typer.Option("--cache", help="Judge-call cache file (OUT/judge-cache.db).")
+    Path | None, typer.Option("--cache-path", help="Judge-call cache file (OUT/judge-cache.db).")
 ]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Call the judge for everything.")]
+RefreshOpt = Annotated[
+    bool, typer.Option("--refresh-cache", help="Call the judge again; overwrite the cache.")
+]
+RpmOpt = Annotated[float | None, typer.Option("--rpm", help="Most judge requests per minute.")]
+TpmOpt = Annotated[float | None, typer.Option("--tpm", help="Most judge tokens per minute.")]
 FormatOpt = Annotated[str | None, typer.Option("--format", help="Input container, or auto.")]
 
 
@@ -125,8 +130,11 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     labels: LabelsOpt = None,
     label_field: LabelFieldOpt = None,
     out: OutOpt = None,
-    cache: CacheOpt = None,
+    cache_path: CacheOpt = None,
     no_cache: NoCacheOpt = False,
+    refresh_cache: RefreshOpt = False,
+    rpm: RpmOpt = None,
+    tpm: TpmOpt = None,
     input_format: FormatOpt = None,
     as_json: JsonOpt = False,
     gate: GateOpt = None,
@@ -144,11 +152,12 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
             config, paths=tuple(paths), metric=metric, judge=judge, base_url=base_url,
             api_key_env=api_key_env, mode=mode, concurrency=concurrency,
             with_reference=with_reference, references=references, temperature=temperature,
-            out=out, format=input_format,
+            out=out, format=input_format, cache_path=cache_path, rpm=rpm, tpm=tpm,
+            cache="off" if no_cache else "refresh" if refresh_cache else None,
         )  # fmt: skip
         gates = gates_from(config_path(config), gate or [])
         run_id, directory, cmp = runs.compare_for(
-            cfg, names, (cache, no_cache), labels=labels, label_field=label_field, config=config
+            cfg, names, labels=labels, label_field=label_field
         )
         runs.emit(as_json, run_id, directory, name="comparison", model=cmp)
         counts = runs.variant_counts(cmp)
@@ -172,8 +181,11 @@ def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     references: RefsOpt = None,
     temperature: TempOpt = None,
     out: OutOpt = None,
-    cache: CacheOpt = None,
+    cache_path: CacheOpt = None,
     no_cache: NoCacheOpt = False,
+    refresh_cache: RefreshOpt = False,
+    rpm: RpmOpt = None,
+    tpm: TpmOpt = None,
     input_format: FormatOpt = None,
     as_json: JsonOpt = False,
     gate: GateOpt = None,
@@ -188,10 +200,11 @@ def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
             config, paths=tuple(paths), formatter=formatter, metric=metric, judge=judge,
             base_url=base_url, api_key_env=api_key_env, mode=mode, concurrency=concurrency,
             with_reference=with_reference, references=references, temperature=temperature,
-            out=out, format=input_format,
+            out=out, format=input_format, cache_path=cache_path, rpm=rpm, tpm=tpm,
+            cache="off" if no_cache else "refresh" if refresh_cache else None,
         )  # fmt: skip
         gates = gates_from(config_path(config), gate or [])
-        run_id, directory, st = runs.stability_for(cfg, repeats, (cache, no_cache))
+        run_id, directory, st = runs.stability_for(cfg, repeats)
         runs.emit(as_json, run_id, directory, name="stability", model=st)
         unanimous = st.n_conversations - st.n_flipping
         count = GateCount(subject="repeats", successes=unanimous, n=st.n_conversations)

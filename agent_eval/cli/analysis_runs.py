@@ -2,8 +2,10 @@
 
 Settings come from the ``[score]`` table of ``agent-eval.toml`` and the flags, exactly as for
 ``agent-eval score`` (:func:`agent_eval.config.load_config`); the judge is built the same way
-(:func:`agent_eval.cli.score_cmds.build_judge`). The judge-call cache lives in
-``OUT/judge-cache.db`` unless ``--cache`` names another file; ``--no-cache`` bypasses it.
+(:func:`agent_eval.cli.score_cmds.build_judge`) and wrapped the same way
+(:func:`agent_eval.judge_stack.wrap_judge`: rate limits, then the judge-call cache in
+``OUT/judge-cache.db`` unless ``--cache-path`` names another file; ``--no-cache`` bypasses it,
+``--refresh-cache`` re-asks and overwrites). Prices come from ``[prices]``.
 """
 
 from __future__ import annotations
@@ -28,13 +30,15 @@ from agent_eval.analysis.labels import (
 from agent_eval.analysis.paired import VariantComparison, compare_formatters
 from agent_eval.analysis.scoring import score_repeats, score_variants
 from agent_eval.analysis.stability import Stability, measure_stability
-from agent_eval.cache import CACHE_FILENAME, CachedJudge, JudgeCache
-from agent_eval.cli.analysis_options import config_path, out_console, price_table, write_json
+from agent_eval.cache import CACHE_FILENAME, JudgeCache
+from agent_eval.cli.analysis_options import out_console, write_json
 from agent_eval.cli.score_cmds import HOW_TO_CONFIGURE, build_judge, judge_model
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config
+from agent_eval.costs import PriceTable
 from agent_eval.engine import new_run_id
 from agent_eval.errors import ConfigError, InputError, JudgeNotConfiguredError
 from agent_eval.ingest.pipeline import ingest
+from agent_eval.judge_stack import JudgeStack, wrap_judge
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric, metrics
 from agent_eval.references import load_references
@@ -92,8 +96,16 @@ def _judge(cfg: ScoreConfig) -> Judge:
     return build_judge(cfg, model)
 
 
-def _cache(out: Path, cache: Path | None, no_cache: bool) -> JudgeCache | None:
-    return None if no_cache else JudgeCache(cache or out / CACHE_FILENAME)
+def _stack(cfg: ScoreConfig, inner: Judge, out: Path, *, cached: bool) -> JudgeStack:
+    """``inner`` in the configured rate limits, and (when ``cached``) the judge-call cache."""
+    return wrap_judge(
+        inner,
+        cache_mode=cfg.cache if cached else "off",
+        cache_path=cfg.cache_path or out / CACHE_FILENAME,
+        requests_per_minute=cfg.rpm,
+        tokens_per_minute=cfg.tpm,
+        parameters={"mode": cfg.mode},
+    )
 
 
 def _run_dir(cfg: ScoreConfig) -> tuple[str, Path]:
@@ -135,14 +147,13 @@ def labels_for(labels: dict[str, int] | None, traces: list[AgentTrace]) -> dict[
 
 
 def run_compare(
-    cfg: ScoreConfig, formatters: list[str], cache_opts: tuple[Path | None, bool]
+    cfg: ScoreConfig, formatters: list[str]
 ) -> tuple[str, Path, list[AgentTrace], list[MetricResult]]:
     """Score ``cfg.paths`` under each formatter, sharing one cached judge.
 
     Args:
         cfg: The scoring settings.
         formatters: Formatter identities, in report order.
-        cache_opts: ``(--cache path or None, --no-cache)``.
 
     Returns:
         ``(run_id, output directory, traces, result rows)``.
@@ -155,23 +166,20 @@ def run_compare(
     run_id, out = _run_dir(cfg)
     references = load_references(cfg.references) if cfg.references else None
     inner = _judge(cfg)
-    cache = _cache(out, *cache_opts)
-    judge = inner if cache is None else CachedJudge(inner, cache, parameters={"mode": cfg.mode})
+    stack = _stack(cfg, inner, out, cached=True)
     work = score_variants(
-        traces, formatters=formatters, metric=_metric(cfg), judge=judge, out=out,
+        traces, formatters=formatters, metric=_metric(cfg), judge=stack.judge, out=out,
         run_id=run_id, concurrency=cfg.concurrency, max_context_tokens=cfg.max_context_tokens,
         references=references,
     )  # fmt: skip
     try:
         return run_id, out, traces, asyncio.run(_closing(inner, work))
     finally:
-        if cache is not None:
-            cache.close()
+        if stack.cache is not None:
+            stack.cache.close()
 
 
-def run_repeats(
-    cfg: ScoreConfig, repeats: int, cache_opts: tuple[Path | None, bool]
-) -> tuple[str, Path, list[MetricResult]]:
+def run_repeats(cfg: ScoreConfig, repeats: int) -> tuple[str, Path, list[MetricResult]]:
     """Score ``cfg.paths`` ``repeats`` times with ``cfg.formatter`` (repeats 1.. uncached).
 
     Returns:
@@ -185,11 +193,13 @@ def run_repeats(
     run_id, out = _run_dir(cfg)
     references = load_references(cfg.references) if cfg.references else None
     inner = _judge(cfg)
-    cache = _cache(out, *cache_opts)
+    limited = _stack(cfg, inner, out, cached=False).judge
+    cache = None if cfg.cache == "off" else JudgeCache(cfg.cache_path or out / CACHE_FILENAME)
     work = score_repeats(
-        traces, repeats=repeats, formatter=cfg.formatter, metric=_metric(cfg), judge=inner,
+        traces, repeats=repeats, formatter=cfg.formatter, metric=_metric(cfg), judge=limited,
         cache=cache, out=out, run_id=run_id, concurrency=cfg.concurrency,
         max_context_tokens=cfg.max_context_tokens, references=references,
+        cache_mode="refresh" if cfg.cache == "refresh" else "use",
     )  # fmt: skip
     try:
         return run_id, out, asyncio.run(_closing(inner, work))
@@ -268,11 +278,9 @@ def calibration_for(
 def compare_for(
     cfg: ScoreConfig,
     names: list[str],
-    cache_opts: tuple[Path | None, bool],
     *,
     labels: Path | None,
     label_field: str | None,
-    config: Path | None,
 ) -> tuple[str, Path, VariantComparison]:
     """Score under each formatter and compare; writes ``OUT/comparison.json``.
 
@@ -283,30 +291,28 @@ def compare_for(
 
     """
     truth = read_binary_file(labels, field=label_field) if labels else None
-    run_id, directory, traces, results = run_compare(cfg, names, cache_opts)
+    run_id, directory, traces, results = run_compare(cfg, names)
     used = labels_for(truth, traces)
     if used:
         write_labels(directory / LABELS_NAME, used)
     cmp = compare_formatters(
         results,
         labels=used,
-        pricing=price_table(config_path(config)).cost,
+        pricing=PriceTable.from_config(cfg.prices).cost,
         rendered_tokens=tokens_by_formatter(read_renderings(directory)),
     )
     (directory / "comparison.json").write_text(cmp.model_dump_json(indent=2), "utf-8")
     return run_id, directory, cmp
 
 
-def stability_for(
-    cfg: ScoreConfig, repeats: int, cache_opts: tuple[Path | None, bool]
-) -> tuple[str, Path, Stability]:
+def stability_for(cfg: ScoreConfig, repeats: int) -> tuple[str, Path, Stability]:
     """Score K times and measure stability; writes ``OUT/stability.json``.
 
     Returns:
         ``(run_id, output directory, stability)``.
 
     """
-    run_id, directory, results = run_repeats(cfg, repeats, cache_opts)
+    run_id, directory, results = run_repeats(cfg, repeats)
     st = measure_stability(results)
     (directory / "stability.json").write_text(st.model_dump_json(indent=2), "utf-8")
     return run_id, directory, st

@@ -177,3 +177,13 @@ def test_unknown_formatter_exits_2_before_any_judge_call(
     assert result.exit_code == 2
     assert "unknown formatter 'nope@7'" in result.stderr and "transcript@1" in result.stderr
     assert fake_server.requests == []
+
+
+def test_no_cache_calls_the_judge_for_everything(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    judge_script.script(fake_server)
+    traces = judge_script.write_traces(tmp_path / "traces.jsonl", SPECS)
+    _compare(fake_server, traces, tmp_path / "out", "--no-cache", "--rpm", "6000")
+    assert len(fake_server.requests) == 2 * 2 * 6  # no stage-2 answer shared between variants
+    assert not (tmp_path / "out" / "judge-cache.db").exists()
