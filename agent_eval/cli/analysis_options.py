@@ -112,4 +112,3 @@ def usage_errors() -> Iterator[None]:
     except AgentEvalError as exc:
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
-

@@ -70,4 +70,3 @@ def test_load_from_config(tmp_path: Path) -> None:
     assert load_gates(tmp_path / "agent-eval.toml") != []
     (tmp_path / "none.toml").write_text("")
     assert load_gates(tmp_path / "none.toml") == []
-
