@@ -50,10 +50,20 @@ class _Slot:
     def replace(self, message: Message) -> None:
         self.message, self.key = message, message_key(message)
 
+    def seen_on(self, span_id: str) -> bool:
+        """Whether ``span_id`` was already recorded on this message.
+
+        Spans are added one at a time and each adds all its sightings before the next, so only
+        the last recorded span id can match (constant time, however long the list).
+        """
+        return bool(self.span_ids) and self.span_ids[-1] == span_id
+
     def link(self, message: Message, span_id: str | None) -> None:
         """Record another sighting: add the span id, fill what this message lacked."""
-        if span_id and span_id not in self.span_ids:
+        if span_id and not self.seen_on(span_id):
             self.span_ids.append(span_id)
+        if message is self.message:  # replays share the cached message object
+            return
         merged = merge_sightings(self.message, message)
         if merged is not self.message:
             self.replace(merged)
@@ -110,7 +120,7 @@ class Transcript:
             else:
                 self._link(found, message, span_id)
                 after = found + 1
-        self._calls[signature] = [slot for slot in self._slots if span_id in slot.span_ids]
+        self._calls[signature] = [slot for slot in self._slots if slot.seen_on(span_id)]
         return True
 
     def _add_inputs(self, inputs: tuple[Message, ...], span_id: str) -> tuple[int, bool]:
