@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from agent_eval.analysis.calibration import Calibration
-from agent_eval.analysis.paired import VariantComparison
+from agent_eval.analysis.paired import PairComparison, VariantComparison
 from agent_eval.analysis.stability import Stability
 
 __all__ = ["calibration_table", "comparison_tables", "stability_tables"]
@@ -90,7 +90,26 @@ def comparison_tables(cmp: VariantComparison) -> RenderableType:
             _num(p.mcnemar_p, 4),
             escape(", ".join(f.conversation_id for f in p.flipped)),
         )
-    return Group(variants, pairs)
+    return Group(variants, pairs, *(_flipped_table(p) for p in cmp.pairs if p.flipped))
+
+
+def _flipped_table(pair: PairComparison, width: int = 120) -> Table:
+    """The flipped conversations of one pair with both verdicts and both reasons."""
+    table = Table(
+        title=f"Flipped: {escape(pair.variant_a)} (A) vs {escape(pair.variant_b)} (B)",
+        title_justify="left",
+    )
+    for name in ("conversation", "A", "reason A", "B", "reason B"):
+        table.add_column(name, overflow="fold")
+    for f in pair.flipped:
+        table.add_row(
+            escape(f.conversation_id),
+            f.verdict_a,
+            escape((f.reason_a or "")[:width]),
+            f.verdict_b,
+            escape((f.reason_b or "")[:width]),
+        )
+    return table
 
 
 def stability_tables(st: Stability) -> RenderableType:

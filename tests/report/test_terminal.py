@@ -1,0 +1,36 @@
+"""Terminal tables: content, and data never read as rich markup."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.console import Console
+
+from agent_eval.analysis.calibration import calibrate
+from agent_eval.analysis.paired import compare_formatters
+from agent_eval.analysis.stability import measure_stability
+from agent_eval.report.terminal import calibration_table, comparison_tables, stability_tables
+from agent_eval.result import MetricResult
+
+
+def _text(renderable: object) -> str:
+    console = Console(width=200, record=True, color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
+def test_comparison_lists_flips_with_both_reasons(make_result: Callable[..., MetricResult]) -> None:
+    rows = [make_result("[bold]c1[/bold]", "1", reason="A says [red]yes[/red]")]
+    rows.append(make_result("[bold]c1[/bold]", "0", formatter="json@1", reason="B says no"))
+    text = _text(comparison_tables(compare_formatters(rows)))
+    assert "Flipped: transcript@1 (A) vs json@1 (B)" in text
+    assert "[bold]c1[/bold]" in text  # shown literally, not as markup
+    assert "A says [red]yes[/red]" in text and "B says no" in text
+
+
+def test_calibration_and_stability_tables(make_result: Callable[..., MetricResult]) -> None:
+    text = _text(calibration_table(calibrate({"a": 1, "b": 0}, {"a": 1, "b": 1})))
+    assert "1 of 2 (accuracy 0.500)" in text and "disagreements" in text and "b" in text
+    rows = [make_result("c", v, repeat=k) for k, v in enumerate("101")]
+    text = _text(stability_tables(measure_stability(rows)))
+    assert "flip rate 1.000 (1 of 1)" in text
