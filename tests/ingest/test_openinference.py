@@ -197,3 +197,27 @@ def test_chain_span_is_empty_with_reason_and_detect() -> None:
 def test_bad_token_count_raises_invalid_span() -> None:
     with pytest.raises(InvalidSpanError, match=r"llm\.token_count\.prompt"):
         oi.extract(make_span({"openinference.span.kind": "LLM", "llm.token_count.prompt": "lots"}))
+
+
+def test_structured_message_list_and_legacy_function_call() -> None:
+    # some exporters keep the list as one kvlist/array value instead of indexed keys
+    attrs = {
+        "openinference.span.kind": "LLM",
+        "llm.input_messages": [
+            {"message": {"role": "user", "content": "add 2 and 3"}},
+            {
+                "message": {
+                    "role": "assistant",
+                    "function_call_name": "add",
+                    "function_call_arguments_json": '{"a": 2, "b": 3}',
+                }
+            },
+            {"message": {"role": "function", "name": "add", "content": "5"}},
+        ],
+    }
+    ex = oi.extract(make_span(attrs))
+    assert ex.input_messages == (
+        UserMessage(content="add 2 and 3"),
+        AssistantMessage(tool_calls=(ToolCall(name="add", arguments={"a": 2, "b": 3}),)),
+        ToolMessage(content="5", tool_name="add"),
+    )
