@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         compare_variants,
         summarize_variant,
     )
+    from agent_eval.analysis.scoring import score_repeats, score_variants
     from agent_eval.analysis.selection import (
         ConfigurationIdentity,
         group_by,
@@ -97,6 +98,8 @@ __all__ = [
     "parse_binary",
     "parse_gate",
     "read_binary_file",
+    "score_repeats",
+    "score_variants",
     "summarize_variant",
     "table_2x2",
     "verdicts",
@@ -138,6 +141,8 @@ _HOME = {
     "parse_binary": "agent_eval.analysis.labels",
     "parse_gate": "agent_eval.analysis.gates",
     "read_binary_file": "agent_eval.analysis.labels",
+    "score_repeats": "agent_eval.analysis.scoring",
+    "score_variants": "agent_eval.analysis.scoring",
     "summarize_variant": "agent_eval.analysis.paired",
     "table_2x2": "agent_eval.analysis.binary_stats",
     "verdicts": "agent_eval.analysis.selection",
