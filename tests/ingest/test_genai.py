@@ -278,3 +278,23 @@ def test_v137_inference_details_event_as_span_event_and_as_log_record() -> None:
     )
     ex = genai.extract(make_span({"gen_ai.operation.name": "chat"}), [record])
     assert (ex.input_messages, ex.output_messages) == (expected_in, expected_out)
+
+
+def test_structured_tool_result_becomes_json_text() -> None:
+    span = make_span(
+        {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "t",
+            "gen_ai.tool.call.result": {"temp": 12, "sky": ["rain"]},
+        }
+    )
+    tool = genai.extract(span).tool
+    assert tool is not None
+    assert json.loads(tool.result or "") == {"temp": 12, "sky": ["rain"]}
+
+
+def test_tool_result_as_text_parts_becomes_their_text() -> None:
+    parts = [{"type": "text", "text": "line 1"}, {"type": "text", "text": "line 2"}]
+    span = make_span({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.result": parts})
+    tool = genai.extract(span).tool
+    assert tool is not None and tool.result == "line 1\nline 2"

@@ -30,6 +30,7 @@ import orjson
 from agent_eval.errors import InvalidSpanError
 from agent_eval.ingest.conventions import genai_keys as k
 from agent_eval.ingest.conventions.base import Convention
+from agent_eval.ingest.conventions.content_parts import is_text_part
 from agent_eval.ingest.conventions.genai_events import (
     details_attributes,
     event_bodies,
@@ -157,7 +158,11 @@ def _tool(attrs: Mapping[str, Any]) -> ToolExecution:
 def _result_text(value: Any) -> str:
     if isinstance(value, str):
         return _unquoted(value)
-    return text_of(to_json_value(value)) if isinstance(value, list) else str(to_json_value(value))
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, list) and value and all(is_text_part(p) for p in value):
+        return text_of(value)  # a list of text parts (MCP-style content)
+    return orjson.dumps(to_json_value(value)).decode()
 
 
 def _unquoted(text: str) -> str:
