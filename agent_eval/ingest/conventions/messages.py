@@ -41,6 +41,7 @@ from agent_eval.trace import (
 )
 
 __all__ = [
+    "MESSAGE_CACHE_MAX_BYTES",
     "MESSAGE_CACHE_SIZE",
     "ROLE_ALIASES",
     "build_message",
@@ -58,6 +59,8 @@ __all__ = [
 
 MESSAGE_CACHE_SIZE = 8192
 """How many distinct recorded messages :func:`cached_message` keeps (a bounded LRU cache)."""
+MESSAGE_CACHE_MAX_BYTES = 16 * 1024
+"""Messages larger than this (as JSON) are not cached, so the cache stays under ~128 MiB."""
 
 ROLE_ALIASES: Mapping[str, str] = {
     "system": "system",
@@ -255,6 +258,8 @@ def cached_message(data: Mapping[str, Any], default_role: str | None = None) -> 
     try:
         raw = orjson.dumps(data)
     except TypeError:
+        return message_from_mapping(data, default_role)
+    if len(raw) > MESSAGE_CACHE_MAX_BYTES:
         return message_from_mapping(data, default_role)
     return _message_from_json(raw, default_role)
 
