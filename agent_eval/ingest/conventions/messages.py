@@ -59,8 +59,8 @@ __all__ = [
 
 MESSAGE_CACHE_SIZE = 8192
 """How many distinct recorded messages :func:`cached_message` keeps (a bounded LRU cache)."""
-MESSAGE_CACHE_MAX_BYTES = 16 * 1024
-"""Messages larger than this (as JSON) are not cached, so the cache stays under ~128 MiB."""
+MESSAGE_CACHE_MAX_BYTES = 8 * 1024
+"""Messages larger than this (as JSON) are not cached, so the cache stays under ~64 MiB."""
 
 ROLE_ALIASES: Mapping[str, str] = {
     "system": "system",
