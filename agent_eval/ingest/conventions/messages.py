@@ -45,12 +45,12 @@ __all__ = [
     "MESSAGE_CACHE_SIZE",
     "ROLE_ALIASES",
     "build_message",
-    "cached_message",
     "decode_json",
     "message_from_mapping",
     "messages_from_value",
     "opaque_parts_of",
     "parse_arguments",
+    "read_message",
     "split_tool_responses",
     "text_of",
     "to_json_value",
@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 MESSAGE_CACHE_SIZE = 8192
-"""How many distinct recorded messages :func:`cached_message` keeps (a bounded LRU cache)."""
+"""How many distinct recorded messages :func:`read_message` keeps (a bounded LRU cache)."""
 MESSAGE_CACHE_MAX_BYTES = 8 * 1024
 """Messages larger than this (as JSON) are not cached, so the cache stays under ~64 MiB."""
 
@@ -234,22 +234,24 @@ def messages_from_value(value: Any, default_role: str | None = None) -> list[Mes
         value = [value]
     if isinstance(value, list):
         return [
-            cached_message(one, default_role)
-            for m in value
-            if isinstance(m, Mapping)
-            for one in split_tool_responses(m)
+            m
+            for item in value
+            if isinstance(item, Mapping)
+            for m in read_message(item, default_role)
         ]
     if isinstance(value, str) and value and default_role:
         return [build_message(default_role, value)]
     return []
 
 
-def cached_message(data: Mapping[str, Any], default_role: str | None = None) -> Message:
-    """:func:`message_from_mapping`, memoised on the mapping's JSON.
+def read_message(data: Mapping[str, Any], default_role: str | None = None) -> tuple[Message, ...]:
+    """The message(s) one recorded message mapping stands for, memoised on its JSON.
 
-    Every LLM call replays the history, so the same message is read again and again; the
-    (frozen) message built the first time is reused. Mappings that are not JSON-serialisable
-    are read without the cache.
+    Usually one; a parts-shaped message holding several tool results gives one tool message per
+    result (:func:`split_tool_responses`). Every LLM call replays the history, so the same
+    mapping is read again and again; the (frozen) messages built the first time are reused.
+    Mappings that are not JSON-serialisable, or larger than :data:`MESSAGE_CACHE_MAX_BYTES`, are
+    read without the cache.
 
     Raises:
         ValueError: a message with an unknown role.
@@ -258,15 +260,19 @@ def cached_message(data: Mapping[str, Any], default_role: str | None = None) -> 
     try:
         raw = orjson.dumps(data)
     except TypeError:
-        return message_from_mapping(data, default_role)
+        return _read_message(data, default_role)
     if len(raw) > MESSAGE_CACHE_MAX_BYTES:
-        return message_from_mapping(data, default_role)
-    return _message_from_json(raw, default_role)
+        return _read_message(data, default_role)
+    return _read_message_json(raw, default_role)
 
 
 @functools.lru_cache(maxsize=MESSAGE_CACHE_SIZE)
-def _message_from_json(raw: bytes, default_role: str | None) -> Message:
-    return message_from_mapping(orjson.loads(raw), default_role)
+def _read_message_json(raw: bytes, default_role: str | None) -> tuple[Message, ...]:
+    return _read_message(orjson.loads(raw), default_role)
+
+
+def _read_message(data: Mapping[str, Any], default_role: str | None) -> tuple[Message, ...]:
+    return tuple(message_from_mapping(one, default_role) for one in split_tool_responses(data))
 
 
 def split_tool_responses(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
