@@ -51,7 +51,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from agent_eval.errors import InputError
 from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.containers.base import Skipped
 from agent_eval.ingest.conventions.base import Convention, conventions
@@ -163,7 +162,7 @@ class Assembler:
         stub = SpanRecord(trace_id=entry.trace_id, span_id=entry.span_id, name=entry.name)
         try:
             found = genai.extract(stub, logs)
-        except InputError:
+        except Exception:  # InvalidSpanError for bad bodies; anything else must not end the run
             self.report.ignore_log("invalid_log", len(logs))
             return
         if not (found.input_messages or found.output_messages):
