@@ -619,3 +619,17 @@ def test_tool_span_before_any_recorded_output_then_the_replay_fills_the_call() -
         ("assistant", "done"),
     ]
     assert trace.messages[1].span_ids == (sid(2), sid(3))
+
+
+def test_unreadable_log_records_are_counted_invalid_and_the_span_kept() -> None:
+    span = llm(1, [user("hi")], [say("hello")], start=1)
+    run = Run().spans(span, plain(2, {"gen_ai.operation.name": "chat"}, start=2))
+    run.logs(
+        event_log("gen_ai.user.message", {"role": "narrator", "content": "x"}, 2),
+        event_log("gen_ai.user.message", {"content": "dup"}, 1),  # span 1 has its own messages
+        event_log("gen_ai.user.message", {}, 2, t=5),  # no content captured
+    )
+    [trace] = run.finish()
+    assert [m.content for m in trace.messages] == ["hi", "hello"]
+    assert run.report.logs_ignored == {"invalid_log": 2, "duplicate_of_span_messages": 1}
+    assert run.report.spans_ignored == {"no_genai_content": 1}
