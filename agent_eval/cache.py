@@ -180,7 +180,8 @@ class CachedJudge(Judge):
     """A judge that answers from a :class:`JudgeCache` and asks ``inner`` only on a miss.
 
     Identical requests in flight at the same time make one call: later ones wait for the
-    first and then read its cached reply. A hit returns the stored output re-validated as the
+    first and then read its cached reply (also with ``refresh``, which ignores only entries
+    this wrapper did not write itself). A hit returns the stored output re-validated as the
     request's ``response_model``, with ``cached=True``, ``attempts=0`` and zero tokens and
     latency (it cost nothing this run); the original usage stays in the cache file.
 
@@ -214,6 +215,7 @@ class CachedJudge(Judge):
         self.hits = 0
         self.misses = 0
         self._locks: dict[str, _KeySlot] = {}
+        self._written: set[str] = set()
 
     def key(self, request: JudgeRequest) -> str:
         """The cache key of ``request`` sent to this judge's model (64 hex)."""
@@ -238,13 +240,15 @@ class CachedJudge(Judge):
     async def _ask_locked(
         self, cache: JudgeCache, key: str, request: JudgeRequest
     ) -> JudgeReply[Any]:
-        entry = cache.get(key) if self.mode == "use" else None
+        fresh = self.mode == "use" or key in self._written
+        entry = cache.get(key) if fresh else None
         if entry is not None:
             self.hits += 1
             return _reply_from(entry, request)
         self.misses += 1
         reply = await self.inner.ask(request)
         cache.put(key, _entry_from(reply))
+        self._written.add(key)
         return reply
 
     async def aclose(self) -> None:

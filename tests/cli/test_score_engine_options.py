@@ -83,8 +83,8 @@ def test_no_cache_and_refresh_cache_call_the_judge(
     code, output = score(fake_server, path, tmp_path / "out", "--no-cache")
     assert code == 0 and chat_requests(fake_server) == 11 and "judge cache" not in output
     code, output = score(fake_server, path, tmp_path / "out", "--refresh-cache")
-    assert code == 0 and chat_requests(fake_server) == 17
-    assert "0 hits, 6 calls" in output and "refresh" in output
+    assert code == 0 and chat_requests(fake_server) == 16  # asked again, once per distinct request
+    assert "1 hits, 5 calls" in output and "refresh" in output
 
 
 def test_usage_and_cost_by_metric_formatter_model_and_agent_apart(

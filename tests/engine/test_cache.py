@@ -75,6 +75,8 @@ async def test_refresh_calls_again_and_off_bypasses(tmp_path: Path) -> None:
         refresh = CachedJudge(inner, cache, mode="refresh")
         reply = await refresh.ask(request("a"))
         assert not reply.cached and len(inner.calls) == 2
+        again = await refresh.ask(request("a"))  # refreshed once per run, then reused
+        assert again.cached and len(inner.calls) == 2
         off = CachedJudge(inner, cache, mode="off")
         await off.ask(request("b"))
         assert len(inner.calls) == 3 and len(cache) == 1

@@ -1,0 +1,330 @@
+"""Judge throughput benchmark: agent-eval's engine against the physical limit and Ragas 0.4.3.
+
+Runs the fake OpenAI-compatible server (``python -m agent_eval.testing.fake_server``) in
+separate processes with a fixed latency and prints, in one run:
+
+1. wall time of N conversations (two sequential judge calls each) at latency L and
+   concurrency C, as a ratio to the limit ``2 x L x ceil(N / C)``;
+2. client CPU time per judge call at latency 0 (``time.process_time`` of this process; the
+   server runs elsewhere), and where it goes (pyinstrument, top frames by self time);
+3. the same workload through Ragas 0.4.3 ``AgentGoalAccuracyWithoutReference`` (``evaluate()``
+   with a LangChain ``ChatOpenAI`` judge) in a virtualenv created under ``.bench/``: wall-time
+   ratio at Ragas' defaults and at equal concurrency, client CPU per judge call;
+4. a cached re-run's wall time as a ratio to the first run.
+
+Usage::
+
+    .venv/bin/python bench/judge_throughput.py [--n 1000] [--latency-ms 100] [--concurrency 64]
+        [--skip-ragas]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH_DIR = ROOT / ".bench"
+RAGAS_VENV = BENCH_DIR / "ragas-venv"
+RAGAS_PINS = ["ragas==0.4.3", "langchain-community<0.4", "langchain-openai<1", "langchain-core<1"]
+"""langchain-openai and -core are held below 1.0 (what langchain-community 0.3 needs) so pip
+resolves in seconds instead of backtracking through every 1.x release."""
+MODEL = "fake-model"
+
+# The fake server process: one structured reply that satisfies both stages of both tools
+# (agent-eval's GoalAndOutcome / OutcomeComparison, Ragas' workflow / compare-outcome outputs;
+# extra keys are ignored). The end state names the conversation's restaurant, so no two
+# conversations send the same stage-2 request (nothing is shared through a cache).
+SERVER = r"""
+import re, signal, sys, threading
+from agent_eval.testing import FakeModelServer, Structured, Usage
+
+def reply(request):
+    found = re.search(r"restaurant #(\d+)", request.text)
+    number = found.group(1) if found else "?"
+    return Structured({"user_goal": f"Book a table at restaurant #{number}",
+                       "end_state": f"A table was booked at restaurant #{number}",
+                       "reason": "The booking matches the request.", "verdict": "1"},
+                      usage=Usage(300, 20))
+
+stop = threading.Event()
+signal.signal(signal.SIGTERM, lambda *_: stop.set())
+with FakeModelServer(latency=float(sys.argv[1]) / 1000, default=reply) as server:
+    print(server.base_url, flush=True)
+    stop.wait()
+"""
+
+
+@contextmanager
+def fake_server(latency_ms: float) -> Iterator[str]:
+    """Start the fake server in its own process; yields its base URL."""
+    command = [sys.executable, "-c", SERVER, str(latency_ms)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        base_url = process.stdout.readline().strip()
+        if not base_url.startswith("http"):
+            raise RuntimeError(f"fake server did not start: {base_url!r}")
+        yield base_url
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+# -- agent-eval -------------------------------------------------------------------------------
+
+
+def conversations(n: int) -> list[Any]:
+    """``n`` small, distinct tool-using conversations."""
+    from agent_eval.trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
+
+    traces = []
+    for i in range(n):
+        call = ToolCall(id=f"call_{i}", name="book_table", arguments={"party": i % 8 + 1})
+        messages = (
+            UserMessage(content=f"Please book a table for {i % 8 + 1} at restaurant #{i}."),
+            AssistantMessage(content="", tool_calls=(call,)),
+            ToolMessage(content=f'{{"status": "booked", "ref": "R{i:05d}"}}', tool_call_id=call.id),
+            AssistantMessage(content=f"Done: your booking reference is R{i:05d}."),
+            UserMessage(content="Thanks!"),
+        )
+        traces.append(AgentTrace(conversation_id=f"conv-{i:05d}", messages=messages))
+    return traces
+
+
+async def _score(
+    base_url: str, traces: list[Any], concurrency: int, out: Path, cache: Path | None
+) -> tuple[int, int]:
+    from agent_eval.cache import CachedJudge, JudgeCache
+    from agent_eval.engine import Engine
+    from agent_eval.formatting import get_formatter
+    from agent_eval.judges.openai_judge import OpenAIJudge
+    from agent_eval.metrics.goal_accuracy import GoalAccuracy
+    from agent_eval.store import ResultStore
+
+    judge: Any = OpenAIJudge(MODEL, base_url=base_url, api_key="bench-key", timeout=30)
+    judge_cache = JudgeCache(cache) if cache is not None else None
+    if judge_cache is not None:
+        judge = CachedJudge(judge, judge_cache, parameters={"mode": "tools"})
+    with ResultStore(out) as store:
+        engine = Engine(metric=GoalAccuracy(), formatter=get_formatter("ragas-pretty@1"),
+                        judge=judge, store=store, concurrency=concurrency)  # fmt: skip
+        summary = await engine.run(traces, total=len(traces))
+    await judge.aclose()
+    if judge_cache is not None:
+        judge_cache.close()
+    return summary.scored, summary.attempts
+
+
+def run_ours(
+    base_url: str, traces: list[Any], concurrency: int, cache: Path | None = None
+) -> dict[str, float]:
+    """Score ``traces`` once; wall seconds, CPU seconds, requests made and rows scored."""
+    with tempfile.TemporaryDirectory(dir=BENCH_DIR) as out:
+        wall, cpu = time.perf_counter(), time.process_time()
+        scored, requests = asyncio.run(_score(base_url, traces, concurrency, Path(out), cache))
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return {"wall": wall, "cpu": cpu, "requests": requests, "scored": scored}
+
+
+def profile_ours(base_url: str, traces: list[Any], concurrency: int, top: int = 12) -> None:
+    """Print where the client's CPU goes: self time by package and the top functions.
+
+    Sampled with pyinstrument (wall clock, every 0.5 ms); the samples where the event loop sat
+    in ``select``/``epoll`` waiting for the server are idle, not CPU, and are left out.
+    """
+    from pyinstrument import Profiler
+
+    profiler = Profiler(interval=0.0005, async_mode="disabled")
+    with profiler:
+        run_ours(base_url, traces, concurrency)
+    session = profiler.last_session
+    assert session is not None
+    by_function: dict[str, float] = defaultdict(float)
+    by_package: dict[str, float] = defaultdict(float)
+    stack: list[tuple[Any, Any]] = [(session.root_frame(), None)]
+    while stack:
+        frame, parent = stack.pop()
+        if frame is None:
+            continue
+        stack.extend((child, frame) for child in frame.children)
+        owner = parent if frame.function == "[self]" and parent is not None else frame
+        if frame.total_self_time <= 0 or owner.function in _IDLE:
+            continue
+        by_function[f"{owner.function} ({owner.file_path_short or '?'})"] += frame.total_self_time
+        by_package[_package(owner.file_path or "")] += frame.total_self_time
+    total = sum(by_package.values()) or 1.0
+    print("  CPU self time by package (share of busy samples):")
+    for name, seconds in sorted(by_package.items(), key=lambda kv: -kv[1])[:10]:
+        print(f"    {seconds / total:6.1%}  {name}")
+    print(f"  top {top} functions by self time:")
+    for name, seconds in sorted(by_function.items(), key=lambda kv: -kv[1])[:top]:
+        print(f"    {seconds / total:6.1%}  {name}")
+
+
+_IDLE = {"select", "poll", "epoll.poll", "select.epoll.poll", "EpollSelector.select"}
+
+
+def _package(path: str) -> str:
+    if "site-packages/" in path:
+        return path.split("site-packages/", 1)[1].split("/", 1)[0]
+    if "/agent_eval/" in path:
+        return "agent_eval/" + path.split("/agent_eval/", 1)[1].split("/", 1)[0]
+    if "/formatters/" in path:
+        return "formatters"
+    if "/lib/python" in path:
+        return "stdlib/" + path.rsplit("/lib/python", 1)[1].split("/", 2)[1]
+    return path or "<builtin>"
+
+
+# -- Ragas, in its own virtualenv ----------------------------------------------------------
+
+RAGAS_RUNNER = r"""
+import asyncio, json, os, sys, time
+from langchain_openai import ChatOpenAI
+from ragas import EvaluationDataset, evaluate
+from ragas.dataset_schema import MultiTurnSample
+from ragas.llms import LangchainLLMWrapper
+from ragas.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
+from ragas.metrics import AgentGoalAccuracyWithoutReference
+from ragas.run_config import RunConfig
+
+base_url, n, workers = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+samples = []
+for i in range(n):
+    samples.append(MultiTurnSample(user_input=[
+        HumanMessage(content=f"Please book a table for {i % 8 + 1} at restaurant #{i}."),
+        AIMessage(content="", tool_calls=[ToolCall(name="book_table",
+                                                   args={"party": i % 8 + 1})]),
+        ToolMessage(content=f'{{"status": "booked", "ref": "R{i:05d}"}}'),
+        AIMessage(content=f"Done: your booking reference is R{i:05d}."),
+        HumanMessage(content="Thanks!"),
+    ]))
+llm = LangchainLLMWrapper(ChatOpenAI(model="fake-model", base_url=base_url, api_key="bench-key"))
+config = RunConfig() if workers == "default" else RunConfig(max_workers=int(workers))
+wall, cpu = time.perf_counter(), time.process_time()
+result = evaluate(dataset=EvaluationDataset(samples=samples),
+                  metrics=[AgentGoalAccuracyWithoutReference(llm=llm)], llm=llm,
+                  run_config=config, show_progress=False, raise_exceptions=False)
+wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+scores = result.to_pandas()["agent_goal_accuracy"].tolist()
+print(json.dumps({"wall": wall, "cpu": cpu, "max_workers": config.max_workers,
+                  "scored": sum(s == s for s in scores)}))
+"""
+
+
+def ragas_python() -> Path | None:
+    """The Ragas virtualenv's python, created and installed on first use; ``None`` if not."""
+    python = RAGAS_VENV / "bin" / "python"
+    check = "import ragas, langchain_openai; assert ragas.__version__ == '0.4.3'"
+    probe = [str(python), "-c", check]
+    if python.exists() and subprocess.run(probe, check=False, capture_output=True).returncode == 0:
+        return python
+    print(f"  creating {RAGAS_VENV} and installing {' '.join(RAGAS_PINS)} ...", flush=True)
+    steps = [[sys.executable, "-m", "venv", str(RAGAS_VENV)],
+             [str(python), "-m", "pip", "install", "-q", *RAGAS_PINS]]  # fmt: skip
+    for step in steps:
+        done = subprocess.run(step, check=False, capture_output=True, text=True)
+        if done.returncode != 0:
+            print(f"  SKIPPED Ragas: {' '.join(step[:4])} failed: {done.stderr.strip()[-400:]}")
+            return None
+    return (
+        python if subprocess.run(probe, check=False, capture_output=True).returncode == 0 else None
+    )
+
+
+def run_ragas(python: Path, base_url: str, n: int, workers: str) -> dict[str, float]:
+    """Run the Ragas workload in its virtualenv; its wall and CPU seconds."""
+    runner = BENCH_DIR / "ragas_runner.py"
+    runner.write_text(RAGAS_RUNNER)
+    env = {**os.environ, "RAGAS_DO_NOT_TRACK": "true", "OPENAI_API_KEY": "bench-key",
+           "OPENAI_BASE_URL": base_url}  # fmt: skip
+    done = subprocess.run([str(python), str(runner), base_url, str(n), workers],
+                          check=False, capture_output=True, text=True, env=env)  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"ragas runner failed:\n{done.stderr[-2000:]}")
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+# -- the report -------------------------------------------------------------------------------
+
+
+def _walls(ragas: dict[str, float], ours: dict[str, float], limit: float) -> str:
+    return (
+        f"wall {ragas['wall']:.3f} s = {ragas['wall'] / ours['wall']:.2f} x agent-eval's, "
+        f"{ragas['wall'] / limit:.2f} x the limit ({ragas['scored']:.0f} scored)"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1000)
+    parser.add_argument("--latency-ms", type=float, default=100.0)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--cpu-n", type=int, default=500, help="conversations for CPU runs")
+    parser.add_argument("--skip-ragas", action="store_true")
+    args = parser.parse_args()
+    BENCH_DIR.mkdir(exist_ok=True)
+    n, latency, concurrency = args.n, args.latency_ms / 1000, args.concurrency
+    limit = 2 * latency * math.ceil(n / concurrency)
+    traces = conversations(n)
+    cpu_traces = conversations(args.cpu_n)
+    report: dict[str, Any] = {}
+    print(f"N={n} conversations x 2 judge calls, latency {args.latency_ms:g} ms, "
+          f"concurrency {concurrency}; limit 2 x L x ceil(N/C) = {limit:.3f} s")  # fmt: skip
+    with fake_server(args.latency_ms) as slow_url, fake_server(0) as fast_url:
+        run_ours(fast_url, conversations(50), concurrency)  # warm-up: imports, pools, tokenizer
+        cache = Path(tempfile.mkdtemp(dir=BENCH_DIR)) / "judge-cache.db"
+        first = run_ours(slow_url, traces, concurrency, cache)
+        again = run_ours(slow_url, traces, concurrency, cache)
+        report["ours"] = first
+        print(f"\n[1] agent-eval: wall {first['wall']:.3f} s = {first['wall'] / limit:.3f} x limit "
+              f"({first['scored']:.0f} scored, {first['requests']:.0f} requests, "
+              f"client CPU {first['cpu']:.2f} s)")  # fmt: skip
+        print(f"[4] cached re-run: wall {again['wall']:.3f} s = "
+              f"{again['wall'] / first['wall']:.4f} x the first run "
+              f"({again['requests']:.0f} requests)")  # fmt: skip
+        cpu = run_ours(fast_url, cpu_traces, concurrency)
+        ours_cpu_ms = cpu["cpu"] / cpu["requests"] * 1000
+        print(f"[2] agent-eval client CPU per judge call at latency 0: {ours_cpu_ms:.3f} ms "
+              f"({cpu['cpu']:.2f} s CPU / {cpu['requests']:.0f} calls)")  # fmt: skip
+        profile_ours(fast_url, cpu_traces, concurrency)
+        if args.skip_ragas:
+            print("\n[3] Ragas: skipped (--skip-ragas)")
+            return 0
+        python = ragas_python()
+        if python is None:
+            print("\n[3] Ragas: skipped (could not install it; see the message above)")
+            return 0
+        default = run_ragas(python, slow_url, n, "default")
+        equal = run_ragas(python, slow_url, n, str(concurrency))
+        ragas_cpu = run_ragas(python, fast_url, args.cpu_n, str(concurrency))
+        ragas_cpu_ms = ragas_cpu["cpu"] / (2 * args.cpu_n) * 1000
+        workers = f"{default['max_workers']:.0f}"
+        print(
+            f"\n[3] Ragas 0.4.3 at its defaults (max_workers={workers}): "
+            + _walls(default, first, limit)
+        )
+        print(f"    Ragas at equal concurrency ({concurrency}): " + _walls(equal, first, limit))
+        print(
+            f"    client CPU per judge call at latency 0: Ragas {ragas_cpu_ms:.3f} ms, "
+            f"agent-eval {ours_cpu_ms:.3f} ms = {ours_cpu_ms / ragas_cpu_ms:.2f} x Ragas"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
