@@ -11,6 +11,7 @@ input at all can be read the command exits 2 with the reason, never a traceback.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterable
 from contextlib import ExitStack
@@ -119,6 +120,9 @@ def ingest_command(
     except AgentEvalError as exc:
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python docs, SIGPIPE
+        raise typer.Exit(0) from None
     if as_json:
         sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
     else:

@@ -93,3 +93,25 @@ def test_console_script_exits_2_without_a_traceback(tmp_path: Path) -> None:
         check=False,
     )
     assert proc.returncode == 2 and "x.json" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_closed_stdout_pipe_ends_quietly(tmp_path: Path) -> None:
+    spans = [
+        span(f"{n + 1:032x}", f"{n + 1:016x}", "chat", kind=3, attributes={
+            "gen_ai.operation.name": "chat",
+            "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [
+                {"type": "text", "content": f"question {n}"}]}]),
+        })
+        for n in range(2000)
+    ]  # fmt: skip
+    path = tmp_path / "many.json"
+    path.write_bytes(orjson.dumps(export_request(spans)))
+    script = Path(sys.executable).with_name("agent-eval")
+    with subprocess.Popen(
+        [str(script), "ingest", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline().startswith(b'{"schema_version"')
+        proc.stdout.close()  # like `| head -1`
+        stderr = proc.stderr.read()
+    assert proc.returncode == 0 and b"Traceback" not in stderr
