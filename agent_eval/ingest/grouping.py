@@ -1,9 +1,10 @@
 """Group span entries into conversations and order them by time and parentage.
 
 A conversation is keyed by the conversation id an extraction reported (``gen_ai.conversation.id``,
-``session.id``...). Spans without one take the id found on another span of their trace (the
-earliest), else the trace id. So a conversation may spread over several traces, and a trace with
-no conversation id is one conversation.
+``session.id``...). Spans without one take the id of their nearest ancestor that has one, else
+the id found on another span of their trace (the earliest), else the trace id. So a
+conversation may spread over several traces, and a trace with no conversation id is one
+conversation.
 
 Within a conversation spans are ordered by start time, then depth (a parent before a child that
 starts at the same instant), then arrival order. Parent links are followed defensively: a parent
@@ -113,14 +114,22 @@ def group_conversations(entries: Iterable[SpanEntry]) -> list[Conversation]:
         tree = TraceTree(trace_entries)
         default = _trace_conversation_id(trace_entries) or trace_id
         for entry in trace_entries:
-            ex = entry.extraction
-            key = (ex.conversation_id if ex is not None else None) or default
+            key = _own_conversation_id(entry, tree) or default
             conversation = conversations.setdefault(key, Conversation(key))
             conversation.entries.append(entry)
             conversation.trees[trace_id] = tree
     for conversation in conversations.values():
         conversation.entries.sort(key=lambda e: (e.start, len(conversation.ancestors(e)), e.seq))
     return sorted(conversations.values(), key=lambda c: (c.entries[0].start, c.entries[0].seq))
+
+
+def _own_conversation_id(entry: SpanEntry, tree: TraceTree) -> str | None:
+    """The conversation id on the span, else on its nearest ancestor that has one."""
+    for candidate in (entry, *tree.ancestors(entry)):
+        ex = candidate.extraction
+        if ex is not None and ex.conversation_id:
+            return ex.conversation_id
+    return None
 
 
 def _trace_conversation_id(entries: list[SpanEntry]) -> str | None:

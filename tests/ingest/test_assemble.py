@@ -633,3 +633,19 @@ def test_unreadable_log_records_are_counted_invalid_and_the_span_kept() -> None:
     assert [m.content for m in trace.messages] == ["hi", "hello"]
     assert run.report.logs_ignored == {"invalid_log": 2, "duplicate_of_span_messages": 1}
     assert run.report.spans_ignored == {"no_genai_content": 1}
+
+
+def test_two_sessions_in_one_trace_split_by_nearest_ancestor() -> None:
+    session = "openinference.span.kind"
+    run = Run().spans(
+        plain(1, {session: "AGENT", "session.id": "s-1", "agent.name": "a"}, start=1),
+        llm(2, [user("first")], [say("one")], start=2, parent=1),
+        plain(3, {session: "AGENT", "session.id": "s-2", "agent.name": "b"}, start=3),
+        llm(4, [user("second")], [say("two")], start=4, parent=3),
+    )
+    traces = run.finish()
+    assert [(t.conversation_id, [m.content for m in t.messages]) for t in traces] == [
+        ("s-1", ["first", "one"]),
+        ("s-2", ["second", "two"]),
+    ]
+    assert [t.agent_names for t in traces] == [("a",), ("b",)]
