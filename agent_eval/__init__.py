@@ -5,6 +5,9 @@ The data flow reads left to right through the sub-packages: ``ingest`` (spans ->
 verdicts), ``engine`` and ``store`` (runs and results), ``analysis`` and ``report``.
 """
 
+from importlib import import_module as _import_module
+from typing import Any as _Any
+
 from agent_eval.api import ascore, score
 from agent_eval.errors import (
     AgentEvalError,
@@ -22,6 +25,9 @@ from agent_eval.errors import (
     UnknownFormatError,
     UnknownPluginError,
 )
+from agent_eval.formatting import Formatter, fingerprint, get_formatter
+from agent_eval.ingest import IngestRun, ingest
+from agent_eval.ingest.langchain import from_langchain, to_langchain
 from agent_eval.result import MetricResult
 from agent_eval.store import load_results
 from agent_eval.summary import RunSummary
@@ -44,6 +50,14 @@ from agent_eval.trace import (
 
 __version__ = "0.1.0"
 
+# Analysis pulls in scikit-learn, statsmodels and numpy: imported on first use (PEP 562) so that
+# ``import agent_eval`` and every CLI command stay fast.
+_LAZY = {
+    "calibrate": "agent_eval.analysis.calibration",
+    "compare_formatters": "agent_eval.analysis.paired",
+    "measure_stability": "agent_eval.analysis.stability",
+}
+
 __all__ = [
     "SCHEMA_VERSION",
     "AgentEvalError",
@@ -51,7 +65,9 @@ __all__ = [
     "AssistantMessage",
     "ConfigError",
     "DecodeError",
+    "Formatter",
     "FormatterLockError",
+    "IngestRun",
     "InputError",
     "InvalidSpanError",
     "JudgeError",
@@ -77,6 +93,21 @@ __all__ = [
     "UserMessage",
     "__version__",
     "ascore",
+    "calibrate",
+    "compare_formatters",
+    "fingerprint",
+    "from_langchain",
+    "get_formatter",
+    "ingest",
     "load_results",
+    "measure_stability",
     "score",
+    "to_langchain",
 ]
+
+
+def __getattr__(name: str) -> _Any:
+    """Import the analysis functions on first use (PEP 562)."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(_import_module(_LAZY[name]), name)
