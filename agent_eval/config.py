@@ -34,12 +34,21 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AnyHttpUrl,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+)
 
 from agent_eval.errors import ConfigError
 
-__all__ = ["DEFAULT_CONFIG_NAME", "ScoreConfig", "load_config", "read_toml"]
+__all__ = ["DEFAULT_CONFIG_NAME", "ScoreConfig", "load_config", "read_toml", "redact_url"]
 
 DEFAULT_CONFIG_NAME = "agent-eval.toml"
 
@@ -112,6 +121,34 @@ class ScoreConfig(BaseModel):
     resume: str | None = None
     retry_errors: str | None = None
     prices: dict[str, dict[str, float]] = Field(default_factory=dict)
+
+    @field_validator("base_url", "azure_endpoint")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                _HTTP_URL.validate_python(value)
+            except ValidationError:
+                raise ValueError(
+                    f"{value!r} is not an http(s) URL; give the endpoint's base URL, "
+                    "e.g. http://localhost:11434/v1"
+                ) from None
+        return value
+
+
+_HTTP_URL: TypeAdapter[AnyHttpUrl] = TypeAdapter(AnyHttpUrl)
+
+
+def redact_url(url: str | None) -> str | None:
+    """``url`` without the user name and password it may carry (``https://***@host/v1``)."""
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 DEFAULT_JUDGE = "gpt-4o-mini"

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
-from agent_eval.config import ScoreConfig, load_config
+from agent_eval.config import ScoreConfig, load_config, redact_url
 from agent_eval.errors import ConfigError
 
 
@@ -70,3 +71,20 @@ def test_bad_settings_name_the_problem(tmp_path: Path, text: str, message: str) 
 def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read config file"):
         load_config(tmp_path / "nope.toml")
+
+
+@pytest.mark.parametrize("bad", ["--out", "", "localhost:11434", "ftp://host/v1"])
+def test_base_url_must_be_an_http_url(bad: str) -> None:
+    # regression: `--base-url $UNSET --out DIR` took "--out" as the endpoint and failed late,
+    # as 15 connection errors, instead of as a usage error
+    with pytest.raises(ValidationError, match="not an http\\(s\\) URL"):
+        ScoreConfig(base_url=bad)
+
+
+def test_redact_url_hides_credentials_only() -> None:
+    assert (
+        redact_url("https://user:s3cret@proxy.example:8443/v1")
+        == "https://***@proxy.example:8443/v1"
+    )
+    assert redact_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
+    assert redact_url(None) is None

@@ -27,7 +27,7 @@ from rich.markup import escape
 from agent_eval.analysis.gates import Gate, GateCount
 from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
-from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config
+from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
 from agent_eval.costs import PriceTable, agent_usage, judge_usage, usage_table
 from agent_eval.engine import Engine, new_run_id, utc_now
 from agent_eval.errors import AgentEvalError, ConfigError, InputError, JudgeNotConfiguredError
@@ -233,7 +233,7 @@ async def _score(
             RunRecord(
                 run_id=engine.run_id,
                 started_at=utc_now(),
-                config=engine.identity() | {"mode": cfg.mode, "base_url": cfg.base_url},
+                config=engine.identity() | {"mode": cfg.mode, "base_url": redact_url(cfg.base_url)},
                 argv=redact_argv(argv, (secret,)),
             )
         )
