@@ -38,6 +38,7 @@ from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric, metrics
 from agent_eval.plan import RunPlan, plan_run
 from agent_eval.references import load_references
+from agent_eval.report.renderings import render_all, write_renderings
 from agent_eval.runs import RunRef, check_identity, find_run, finished_results
 from agent_eval.store import ResultStore, RunRecord, load_results
 from agent_eval.summary import RunSummary
@@ -237,6 +238,8 @@ async def _score(
                 argv=redact_argv(argv, (secret,)),
             )
         )
+        # what the judge saw, for `agent-eval report` (the formatter is pure: same text again)
+        write_renderings(directory, render_all(traces, [engine.formatter.identity]))
         engine.store = store
         try:
             return await engine.run(traces, total=len(traces))

@@ -250,3 +250,23 @@ def test_tau_datasets_with_instructions_as_references(
     assert len(compare) == len(rows)
     assert any(rows[0].reference.splitlines()[0] in r.text for r in compare)  # type: ignore[union-attr]
     assert f"scored + skipped + errored = input: {len(rows)} + 0 + 0 = {len(rows)}" in out
+
+
+def test_run_keeps_what_the_judge_saw_for_the_report(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    # regression: score runs kept no renderings, so `report` could not show the conversations
+    # without re-ingesting the inputs
+    from agent_eval.formatting import get_formatter
+    from agent_eval.report.renderings import read_renderings
+
+    script_goal_judge(fake_server)
+    out_dir = tmp_path / "run"
+    code, _, err = score(
+        str(sample(tmp_path)), "--formatter", "transcript@1", *judge_args(fake_server, out_dir)
+    )
+    assert code == 0, err
+    expected = get_formatter("transcript@1").render(trace("a", done=True, reference="book a table"))
+    renderings = read_renderings(out_dir)
+    assert set(renderings) == {(cid, "transcript@1") for cid in "abcd"}
+    assert renderings[("a", "transcript@1")] == expected
