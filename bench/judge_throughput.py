@@ -177,6 +177,44 @@ def profile_ours(base_url: str, traces: list[Any], concurrency: int, top: int = 
 _IDLE = {"select", "poll", "epoll.poll", "select.epoll.poll", "EpollSelector.select"}
 
 
+async def _raw_calls(base_url: str, traces: list[Any], concurrency: int) -> int:
+    import httpx
+    import openai
+    import orjson
+
+    from agent_eval.formatting import get_formatter
+    from agent_eval.metrics.base import MetricInput
+    from agent_eval.metrics.goal_accuracy import GoalAccuracy, GoalAndOutcome
+
+    metric, formatter = GoalAccuracy(), get_formatter("ragas-pretty@1")
+    schema = GoalAndOutcome.model_json_schema()
+    tool = {"type": "function", "function": {"name": "GoalAndOutcome", "parameters": schema}}
+    choice = {"type": "function", "function": {"name": "GoalAndOutcome"}}
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="bench-key")
+    slots = asyncio.Semaphore(concurrency)
+
+    async def one(trace: Any) -> None:
+        request = metric.infer_request(MetricInput(conversation=formatter.render(trace)))
+        body = {"model": MODEL, "messages": list(request.messages), "tools": [tool],
+                "tool_choice": choice, "temperature": 0}  # fmt: skip
+        async with slots:
+            reply = await client.post("/chat/completions", body=body, cast_to=httpx.Response)
+        call = orjson.loads(reply.content)["choices"][0]["message"]["tool_calls"][0]
+        GoalAndOutcome.model_validate_json(call["function"]["arguments"])
+
+    await asyncio.gather(*(one(t) for t in traces))
+    await client.close()
+    return len(traces)
+
+
+def raw_floor(base_url: str, traces: list[Any], concurrency: int) -> float:
+    """CPU ms per call of the bare openai client (``AsyncOpenAI.post``, no request transform,
+    no typed response, no instructor) plus pydantic validation: what the HTTP layer costs."""
+    cpu = time.process_time()
+    calls = asyncio.run(_raw_calls(base_url, traces, concurrency))
+    return (time.process_time() - cpu) / calls * 1000
+
+
 def _package(path: str) -> str:
     if "site-packages/" in path:
         return path.split("site-packages/", 1)[1].split("/", 1)[0]
@@ -301,6 +339,9 @@ def main() -> int:
         ours_cpu_ms = cpu["cpu"] / cpu["requests"] * 1000
         print(f"[2] agent-eval client CPU per judge call at latency 0: {ours_cpu_ms:.3f} ms "
               f"({cpu['cpu']:.2f} s CPU / {cpu['requests']:.0f} calls)")  # fmt: skip
+        floor_ms = raw_floor(fast_url, cpu_traces, concurrency)
+        print(f"    of which the bare openai client (low-level post + pydantic, no request "
+              f"transform, no instructor) costs {floor_ms:.3f} ms per call")  # fmt: skip
         profile_ours(fast_url, cpu_traces, concurrency)
         if args.skip_ragas:
             print("\n[3] Ragas: skipped (--skip-ragas)")
