@@ -5,8 +5,8 @@ A script is a JSON object (or just its ``rules`` list)::
     {
       "default": {"text": "Sure."},
       "rules": [
-        {"schema": "GoalInference", "times": 1, "reply": {"invalid_verdict": "yes"}},
-        {"schema": "GoalInference", "reply": {"structured": {"user_goal": "g", "end_state": "e"}}},
+        {"schema": "OutcomeComparison", "times": 1, "reply": {"invalid_verdict": "yes"}},
+        {"schema": "GoalAndOutcome", "reply": {"structured": {"user_goal": "g", "end_state": "e"}}},
         {"contains": "weather", "latency_ms": 250,
          "reply": {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}},
         {"model": "slow-model", "reply": {"hang": 30}},

@@ -4,7 +4,7 @@ Tests (and users' own tests) point the real ``openai``/``instructor`` clients at
 whole client stack runs, retries and parsing included::
 
     with FakeModelServer(latency=0.01) as server:
-        server.add_rule(Structured({"reason": "done", "verdict": "1"}), schema="Verdict")
+        server.add_rule(Structured({"reason": "done", "verdict": "1"}), schema="OutcomeComparison")
         client = openai.AsyncOpenAI(base_url=server.base_url, api_key="sk-test")
         ...
         assert server.requests[0].mode == "tools"
