@@ -41,6 +41,7 @@ TRANSPORT_NAME_PREFIXES = {"a2a_transport_span": ("a2a.",)}
 """Ignored-span reasons by span name: the A2A SDK's request-handler and event-queue spans
 (``a2a.server.*``, ``a2a.utils.*``), which carry the agent-to-agent transport, not messages."""
 
+_ANY_TRANSPORT_PREFIX = tuple(p for prefixes in TRANSPORT_PREFIXES.values() for p in prefixes)
 _FILLABLE = ("agent_name", "conversation_id", "model", "input_tokens", "output_tokens")
 
 
@@ -119,10 +120,11 @@ def read_span(
         return entry
     priorities = {c.name: c.priority for c in matched}
     entry.extraction = choose(extractions, priorities)
-    transport = transport_reason(span)
-    if transport is not None and entry.extraction.is_empty:
-        # e.g. an HTTP span carrying only a propagated gen_ai.conversation.id
-        entry.extraction = replace(entry.extraction, ignored_reason=transport)
+    if entry.extraction.is_empty:
+        transport = transport_reason(span)
+        if transport is not None:
+            # e.g. an HTTP span carrying only a propagated gen_ai.conversation.id
+            entry.extraction = replace(entry.extraction, ignored_reason=transport)
     entry.shadowed = tuple(
         e.convention for e in extractions if e.convention != entry.extraction.convention
     )
@@ -131,6 +133,8 @@ def read_span(
 
 def choose(extractions: Sequence[SpanExtraction], priorities: dict[str, int]) -> SpanExtraction:
     """The best extraction (non-empty, lowest priority number, richest), gaps filled."""
+    if len(extractions) == 1:
+        return extractions[0]  # nothing to choose between, nothing to fill from
     candidates = [e for e in extractions if not e.is_empty] or list(extractions)
     best = min(candidates, key=lambda e: (priorities.get(e.convention, 100), -richness(e)))
     fills: dict[str, Any] = {}
@@ -160,6 +164,8 @@ def transport_reason(span: SpanRecord) -> str | None:
     for reason, names in TRANSPORT_NAME_PREFIXES.items():
         if span.name.startswith(names):
             return reason
+    if not any(key.startswith(_ANY_TRANSPORT_PREFIX) for key in span.attributes):
+        return None  # the common case, in one pass over the keys
     for reason, prefixes in TRANSPORT_PREFIXES.items():
         if any(key.startswith(prefixes) for key in span.attributes):
             return reason
