@@ -13,10 +13,7 @@ from typing import Any
 import orjson
 from pydantic import JsonValue
 
-__all__ = ["MAX_NATIVE_DEPTH", "decode_json", "is_json_native", "parse_arguments", "to_json_value"]
-
-MAX_NATIVE_DEPTH = 64
-"""Nesting :func:`is_json_native` accepts (pydantic rejects ``JsonValue`` deeper than 255)."""
+__all__ = ["decode_json", "parse_arguments", "to_json_value"]
 
 
 def decode_json(value: Any) -> Any:
@@ -57,26 +54,6 @@ def to_json_value(value: Any) -> JsonValue:
     if kind is list:
         return [v if type(v) in _SCALARS else to_json_value(v) for v in value]
     return _to_json_value(value)
-
-
-def is_json_native(value: Any, depth: int = 0) -> bool:
-    """Whether ``value`` is made only of exact JSON types, at most :data:`MAX_NATIVE_DEPTH` deep.
-
-    Such a value (``orjson.loads`` output, :func:`to_json_value` of parsed JSON) validates as a
-    pydantic ``JsonValue`` to an equal value, which lets models skip that validation.
-    """
-    kind = type(value)
-    if kind in _SCALARS:
-        return True
-    if depth >= MAX_NATIVE_DEPTH:
-        return False
-    if kind is dict:
-        return all(type(k) is str for k in value) and all(
-            type(v) in _SCALARS or is_json_native(v, depth + 1) for v in value.values()
-        )
-    if kind is list:
-        return all(type(v) in _SCALARS or is_json_native(v, depth + 1) for v in value)
-    return False
 
 
 def _to_json_value(value: Any) -> JsonValue:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 
@@ -29,12 +29,7 @@ from agent_eval.ingest.conventions.content_parts import (
     opaque_parts_of,
     text_of,
 )
-from agent_eval.ingest.conventions.json_values import (
-    decode_json,
-    is_json_native,
-    parse_arguments,
-    to_json_value,
-)
+from agent_eval.ingest.conventions.json_values import decode_json, parse_arguments, to_json_value
 from agent_eval.trace import (
     AssistantMessage,
     Message,
@@ -62,8 +57,6 @@ __all__ = [
     "tool_call",
 ]
 
-_M = TypeVar("_M", SystemMessage, UserMessage, AssistantMessage, ToolMessage)
-
 MESSAGE_CACHE_SIZE = 8192
 """How many distinct recorded messages :func:`read_message` keeps (a bounded LRU cache)."""
 MESSAGE_CACHE_MAX_BYTES = 8 * 1024
@@ -88,15 +81,12 @@ ROLE_ALIASES: Mapping[str, str] = {
 def tool_call(name: Any, arguments: Any, call_id: Any = None) -> ToolCall:
     """A :class:`ToolCall` with arguments parsed (invalid JSON kept in ``raw_arguments``)."""
     parsed, raw = parse_arguments(arguments)
-    fields: dict[str, Any] = {
-        "id": None if call_id in (None, "") else str(call_id),
-        "name": "" if name is None else str(name),
-        "arguments": parsed,
-        "raw_arguments": raw,
-    }
-    if (raw is None or type(raw) is str) and is_json_native(parsed):
-        return ToolCall.model_construct(**fields)  # validation would return equal values
-    return ToolCall(**fields)
+    return ToolCall(
+        id=None if call_id in (None, "") else str(call_id),
+        name="" if name is None else str(name),
+        arguments=parsed,
+        raw_arguments=raw,
+    )
 
 
 def build_message(
@@ -118,25 +108,17 @@ def build_message(
     """
     canonical = ROLE_ALIASES.get(str(role).lower()) if role is not None else None
     extra = tuple(parts)
-    calls = None if tool_calls is None else tuple(tool_calls)
-    valid = _valid_fields(content, extra, calls, tool_call_id, tool_name, reasoning, agent_name)
     if canonical == "system":
-        return _new(SystemMessage, valid, content=content, parts=extra)
+        return SystemMessage(content=content, parts=extra)
     if canonical == "user":
-        return _new(UserMessage, valid, content=content, parts=extra)
+        return UserMessage(content=content, parts=extra)
     if canonical == "tool":
-        return _new(
-            ToolMessage,
-            valid,
-            content=content,
-            parts=extra,
-            tool_call_id=tool_call_id,
-            tool_name=tool_name,
+        return ToolMessage(
+            content=content, parts=extra, tool_call_id=tool_call_id, tool_name=tool_name
         )
     if canonical == "assistant":
-        return _new(
-            AssistantMessage,
-            valid,
+        calls = None if tool_calls is None else tuple(tool_calls)
+        return AssistantMessage(
             content=content,
             parts=extra,
             tool_calls=calls,
@@ -144,31 +126,6 @@ def build_message(
             agent_name=agent_name,
         )
     raise ValueError(f"unknown message role {role!r}; expected one of {sorted(ROLE_ALIASES)}")
-
-
-def _valid_fields(
-    content: Any,
-    parts: tuple[Any, ...],
-    calls: tuple[Any, ...] | None,
-    *optional: Any,
-) -> bool:
-    """Whether every field already has its exact declared type (so validation is a no-op)."""
-    return (
-        type(content) is str
-        and all(type(p) is OpaquePart for p in parts)
-        and (calls is None or all(type(c) is ToolCall for c in calls))
-        and all(v is None or type(v) is str for v in optional)
-    )
-
-
-def _new(cls: type[_M], valid: bool, **fields: Any) -> _M:
-    """``cls(**fields)``, skipping pydantic validation when the fields are known valid.
-
-    Validating exact ``str``/``None`` values and tuples of already-built frozen models returns
-    equal values, so ``model_construct`` gives an equal model (same fields set, same JSON)
-    in a fraction of the time; anything else is validated as usual.
-    """
-    return cls.model_construct(**fields) if valid else cls(**fields)
 
 
 def message_from_mapping(data: Mapping[str, Any], default_role: str | None = None) -> Message:
