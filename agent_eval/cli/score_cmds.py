@@ -27,12 +27,12 @@ from rich.markup import escape
 from agent_eval.analysis.gates import Gate, GateCount
 from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
+from agent_eval.cli.score_inputs import read_inputs
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
 from agent_eval.costs import PriceTable, agent_usage, judge_usage, usage_table
 from agent_eval.engine import Engine, new_run_id, utc_now
-from agent_eval.errors import AgentEvalError, ConfigError, InputError, JudgeNotConfiguredError
+from agent_eval.errors import AgentEvalError, ConfigError, JudgeNotConfiguredError
 from agent_eval.formatting.registry import get_formatter
-from agent_eval.ingest import ingest
 from agent_eval.judge_stack import JudgeStack, default_cache_path, wrap_judge
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric, metrics
@@ -117,15 +117,6 @@ def _metric(cfg: ScoreConfig) -> Metric:
     return cls(**options)
 
 
-def _traces(cfg: ScoreConfig) -> list[AgentTrace]:
-    if not cfg.paths:
-        raise InputError("no input: give PATH... (files, directories or globs) to score")
-    traces = list(ingest(cfg.paths, format=cfg.format))
-    if not traces:
-        raise InputError(f"no conversations found in {', '.join(cfg.paths)}")
-    return traces
-
-
 def run_score(
     cfg: ScoreConfig, argv: list[str], console: Console | None = None, gates: Sequence[Gate] = ()
 ) -> int:
@@ -136,7 +127,7 @@ def run_score(
 
     """
     out = console or Console()
-    traces = _traces(cfg)
+    traces = read_inputs(cfg.paths, cfg.format)
     metric, formatter = _metric(cfg), get_formatter(cfg.formatter)
     references = load_references(cfg.references) if cfg.references else {}
     model = judge_model(cfg)
