@@ -4,8 +4,10 @@ Writes one AgentTrace JSON per line (to ``--out``, else stdout) as conversations
 then a summary on stderr: files, spans, log records, conversations and the span accounting,
 ``used + ignored = read``, with the reasons. ``--json`` prints the machine summary
 (:meth:`IngestReport.to_json`) on stdout instead; the traces then go only to ``--out``.
-A file that cannot be read is listed as an error and the others are still ingested; when no
-input at all can be read the command exits 2 with the reason, never a traceback.
+A file that cannot be read is listed as an error and the others are still ingested. Exit
+codes: 0 when at least one conversation was produced; 1 when the inputs were read but gave no
+conversation (the message says why; the summary gives the reason per file and span); 2 when no
+input at all could be read, or for a usage error. Never a traceback.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Annotated, TextIO
 
 import typer
+from rich.console import Console
 from rich.markup import escape
 
 from agent_eval.cli.app import EXIT_USAGE, app, err_console
@@ -26,7 +29,16 @@ from agent_eval.errors import AgentEvalError
 from agent_eval.ingest import IngestReport, ingest
 from agent_eval.ingest.containers.base import containers
 
-__all__ = ["ingest_command", "summary_lines"]
+__all__ = [
+    "EXIT_NO_CONVERSATIONS",
+    "ingest_command",
+    "no_conversation_reason",
+    "print_summary",
+    "summary_lines",
+]
+
+EXIT_NO_CONVERSATIONS = 1
+"""Exit code of ``ingest`` when the inputs were read but produced no conversation."""
 
 MAX_SKIPPED_SHOWN = 10
 """Skipped items listed with their detail in the stderr summary (all are counted)."""
@@ -67,6 +79,37 @@ def summary_lines(report: IngestReport) -> list[str]:
         )
         lines.append(f"skipped: {item.source or '?'}{ids}: {item.reason}: {item.detail}")
     return lines
+
+
+def print_summary(report: IngestReport, console: Console = err_console) -> None:
+    """Print the human summary of an ingest run (:func:`summary_lines`) to ``console``."""
+    for line in summary_lines(report):
+        console.print(escape(line), highlight=False, soft_wrap=True)
+
+
+def no_conversation_reason(report: IngestReport) -> str:
+    """Why a run that read its inputs produced no conversation, in one sentence.
+
+    E.g. ``"no conversation found: all 3 spans were ignored (invalid_span_id 3)"``.
+    """
+    causes = []
+    unread = sum(1 for f in report.files if f.error)
+    if unread:
+        causes.append(f"{unread} of {len(report.files)} file(s) could not be read")
+    if report.spans_read:
+        causes.append(
+            f"all {report.spans_read} spans were ignored ({_reasons(report.spans_ignored)})"
+        )
+    if report.logs_read:
+        causes.append(
+            f"all {report.logs_read} log records were ignored ({_reasons(report.logs_ignored)})"
+        )
+    if report.records_ignored:
+        total = sum(report.records_ignored.values())
+        causes.append(f"{total} record(s) were skipped ({_reasons(report.records_ignored)})")
+    if not causes:
+        causes.append("the inputs hold no spans, log records or conversations")
+    return "no conversation found: " + "; ".join(causes) + "; the summary gives each reason"
 
 
 def _write_traces(paths: list[str], fmt: str, out: TextIO | None) -> IngestReport:
@@ -113,7 +156,12 @@ def ingest_command(
         bool, typer.Option("--json", help="Print the machine summary on stdout instead.")
     ] = False,
 ) -> None:
-    """Read traces and write one AgentTrace JSON per line, with the span accounting."""
+    """Read traces and write one AgentTrace JSON per line, with the span accounting.
+
+    Exit code 0 when at least one conversation was written; 1 when the inputs were read but
+    gave no conversation (every span or record ignored, with the reasons); 2 when no input could
+    be read at all.
+    """
     try:
         with ExitStack() as stack:
             report = _write_traces(paths, format, _open_out(stack, out, as_json))
@@ -126,5 +174,8 @@ def ingest_command(
     if as_json:
         sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
     else:
-        for line in summary_lines(report):
-            err_console.print(escape(line), highlight=False, soft_wrap=True)
+        print_summary(report)
+    if not report.conversations:
+        reason = escape(no_conversation_reason(report))
+        err_console.print(f"[bold red]error:[/] {reason}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_NO_CONVERSATIONS)

@@ -115,3 +115,35 @@ def test_closed_stdout_pipe_ends_quietly(tmp_path: Path) -> None:
         proc.stdout.close()  # like `| head -1`
         stderr = proc.stderr.read()
     assert proc.returncode == 0 and b"Traceback" not in stderr
+
+
+def test_no_conversation_exits_1_saying_why(tmp_path: Path) -> None:
+    path = tmp_path / "badspanid.json"
+    path.write_bytes(orjson.dumps(export_request([span(TRACE, "zzzz", "a"), span(TRACE, "", "b")])))
+    result = runner.invoke(app, ["ingest", str(path)])
+    assert result.exit_code == 1, result.output
+    assert "no conversation found: all 2 spans were ignored (invalid_span_id 2)" in result.stderr
+    assert result.stdout == ""
+    result = runner.invoke(app, ["ingest", str(path), "--json"])
+    assert result.exit_code == 1 and json.loads(result.stdout)["conversations"] == 0
+
+
+def test_wrong_forced_format_exits_1_with_the_skipped_records(tmp_path: Path) -> None:
+    path = otlp_file(tmp_path)
+    result = runner.invoke(app, ["ingest", str(path), "--format", "tau-bench"])
+    assert result.exit_code == 1, result.output
+    reason = "no conversation found: 1 record(s) were skipped (invalid_tau_bench_record 1)"
+    assert reason in result.stderr
+
+
+def test_print_summary_writes_to_the_given_console(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from agent_eval.cli.ingest_cmds import print_summary
+    from agent_eval.ingest import ingest
+
+    run = ingest(otlp_file(tmp_path))
+    run.collect()
+    console = Console(record=True, width=200)
+    print_summary(run.report, console)
+    assert "spans: 1 used + 2 ignored = 3 read" in console.export_text()
