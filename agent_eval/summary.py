@@ -81,6 +81,28 @@ class RunSummary:
         """Mean score of the scored rows (0-1), ``None`` when nothing was scored."""
         return self.score_sum / self.scored if self.scored else None
 
+    def nothing_scored(self) -> str | None:
+        """Why no conversation was scored, in one line; ``None`` when some were (or no input).
+
+        Names the dominant error type and skip reason, e.g. ``nothing was scored: all 4
+        conversations errored (mostly judge_unavailable: 4 of 4)``.
+        """
+        if self.scored or not self.input:
+            return None
+        parts = [
+            f"{count} {what} (mostly {_dominant(reasons, count)})"
+            for count, what, reasons in (
+                (self.errored, "errored", self.error_types),
+                (self.skipped, "were skipped", self.skip_reasons),
+            )
+            if count
+        ]
+        if len(parts) == 1:
+            return (
+                f"nothing was scored: all {self.input} conversations " + parts[0].split(" ", 1)[1]
+            )
+        return "nothing was scored: " + " and ".join(parts)
+
     @property
     def balanced(self) -> bool:
         """Whether ``scored + skipped + errored == input``."""
@@ -126,3 +148,8 @@ def _with_reasons(count: int, reasons: Counter[str]) -> str:
     if not reasons:
         return str(count)
     return f"{count} (" + ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) + ")"
+
+
+def _dominant(reasons: Counter[str], count: int) -> str:
+    reason, n = reasons.most_common(1)[0] if reasons else ("?", count)
+    return f"{reason}: {n} of {count}"

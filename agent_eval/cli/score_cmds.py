@@ -6,7 +6,9 @@ and, unless ``--dry-run``, scores every conversation through the engine, writing
 the summary table and the line ``scored + skipped + errored = input`` follow.
 
 With no judge configured the plan is shown with how to configure one, and the exit code is 2.
-Exit codes: 0 done; 1 ``--fail-under`` gate failed; 2 usage, configuration or input error.
+Exit codes: 0 done; 1 no conversation was scored (every one errored or was skipped: the line
+names the dominant reason), or ``--fail-under`` or a gate failed; 2 usage, configuration or
+input error (no input readable, no judge configured).
 Every setting can come from ``agent-eval.toml`` (see :mod:`agent_eval.config`).
 """
 
@@ -56,6 +58,9 @@ No judge is configured, so nothing was scored. To score, either:
   - or set judge and base-url in the [score] table of agent-eval.toml.
 The key is read from the environment variable named by --api-key-env (default OPENAI_API_KEY),
 never from a flag or a file. --dry-run shows this plan without this message."""
+
+EXIT_NOTHING_SCORED = 1
+"""Exit code when conversations were read but none was scored (all errored or skipped)."""
 
 _SECRET_FLAGS = ("--api-key", "--key", "--token", "--password")
 
@@ -176,6 +181,8 @@ def run_score(
     out.print(summary.table())
     out.print(summary.accounting_line, highlight=False)
     _print_usage(out, summary, traces, stack, cfg)
+    if summary.nothing_scored() is not None:
+        return _nothing_scored(summary)
     code = _gate(summary, cfg.fail_under, out)
     count = GateCount(subject="run", successes=round(summary.score_sum), n=summary.scored)
     return EXIT_GATE if apply_gates(gates, {"mean_score": [count]}) else code
@@ -247,6 +254,19 @@ def _not_configured(out: Console, plan: RunPlan) -> int:
         soft_wrap=True,
     )
     return EXIT_USAGE
+
+
+def _nothing_scored(summary: RunSummary) -> int:
+    """Say in one line why no conversation was scored, and where to look; exit code 1."""
+    where = summary.out_dir or summary.run_id
+    see = (
+        f"list the errors with: agent-eval errors {where}"
+        if summary.errored
+        else "the skip reasons are in the summary above"
+    )
+    message = f"{summary.nothing_scored()}; {see}"
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    return EXIT_NOTHING_SCORED
 
 
 def _gate(summary: RunSummary, fail_under: float | None, out: Console) -> int:
@@ -333,7 +353,13 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
         typer.Option("--gate", help="[NAME=]mean_score>=THRESHOLD/ITEMS; also [gates.<name>]."),
     ] = None,
 ) -> None:
-    """Score conversations with an LLM judge; results go to DIR/results.jsonl and results.db."""
+    """Score conversations with an LLM judge; results go to DIR/results.jsonl and results.db.
+
+    Exit codes: 0 done, at least one conversation scored; 1 nothing was scored (every
+    conversation errored or was skipped; see agent-eval errors DIR), or --fail-under or a
+    --gate failed; 2 a usage, configuration or input error (no judge configured,
+    no input readable).
+    """
     logging.getLogger("instructor").setLevel(logging.CRITICAL)  # failures become result rows
     overrides = {
         "paths": tuple(paths) if paths else None,
