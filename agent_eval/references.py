@@ -28,6 +28,13 @@ def _check(row: object, path: Path, line: int) -> tuple[str, str]:
             path=str(path),
             line=line,
         )
+    if not row["conversation_id"].strip():
+        raise InputError(
+            "empty conversation_id; every row needs the id of the conversation it is the "
+            "reference of",
+            path=str(path),
+            line=line,
+        )
     return row["conversation_id"], row["reference"]
 
 
@@ -56,15 +63,17 @@ def _csv(path: Path) -> list[tuple[str, str]]:
                 path=str(path),
                 line=1,
             )
-        return [_check(row, path, number) for number, row in enumerate(reader, 2)]
+        # line_num: the physical line the row ends on (quoted fields may span lines)
+        return [_check(row, path, reader.line_num) for row in reader]
 
 
 def load_references(path: str | Path) -> dict[str, str]:
     """Read a reference file into ``{conversation_id: reference}``.
 
     Raises:
-        InputError: the file is missing, of an unknown suffix, has a bad row (names the line)
-            or gives one conversation two different references.
+        InputError: the file is missing, of an unknown suffix, has a bad row (names the line:
+            not both strings, or an empty ``conversation_id``) or gives one conversation two
+            different references.
 
     """
     source = Path(path)

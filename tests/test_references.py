@@ -30,6 +30,18 @@ def test_jsonl_and_csv(tmp_path: Path) -> None:
         ),
         ("r.jsonl", '{"conversation_id": 1, "reference": "x"}\n', "both strings"),
         ("r.csv", "id,reference\na,x\n", "lacks conversation_id"),
+        # regression: an empty conversation_id was accepted (it matches no conversation)
+        (
+            "r.jsonl",
+            '{"conversation_id": "a", "reference": "x"}\n'
+            '{"conversation_id": "", "reference": "y"}\n',
+            "r.jsonl:2: empty conversation_id",
+        ),
+        (
+            "r.csv",
+            'conversation_id,reference\na,"two\nlines"\n\n ,y\n',
+            "r.csv:5: empty conversation_id",
+        ),
         ("r.txt", "a x\n", "use .jsonl or .csv"),
         (
             "r.jsonl",

@@ -29,7 +29,7 @@ from rich.markup import escape
 from agent_eval.analysis.gates import Gate, GateCount
 from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
-from agent_eval.cli.score_inputs import read_inputs
+from agent_eval.cli.score_inputs import check_references, read_inputs
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
 from agent_eval.costs import PriceTable, agent_usage, judge_usage, usage_table
 from agent_eval.engine import Engine, new_run_id, utc_now
@@ -134,7 +134,10 @@ def run_score(
     out = console or Console()
     traces = read_inputs(cfg.paths, cfg.format)
     metric, formatter = _metric(cfg), get_formatter(cfg.formatter)
-    references = load_references(cfg.references) if cfg.references else {}
+    references: dict[str, str] = {}
+    if cfg.references is not None:
+        references = load_references(cfg.references)
+        check_references(references, traces, cfg.references)
     model = judge_model(cfg)
     plan = plan_run(
         traces,

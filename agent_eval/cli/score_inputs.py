@@ -3,12 +3,14 @@
 ``read_inputs`` ingests the paths and prints on stderr the same accounting ``agent-eval ingest``
 prints (files read and with errors, each error naming its file and reason, spans used and
 ignored), then says which files gave no conversation: they are not scored and not counted in
-``scored + skipped + errored = input``.
+``scored + skipped + errored = input``. ``check_references`` says how many ids of a
+``--references`` file match a conversation, and warns when none does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
 from rich.markup import escape
 
@@ -18,7 +20,10 @@ from agent_eval.errors import InputError
 from agent_eval.ingest import IngestReport, ingest
 from agent_eval.trace import AgentTrace
 
-__all__ = ["no_conversation_lines", "read_inputs"]
+__all__ = ["check_references", "no_conversation_lines", "read_inputs"]
+
+MAX_IDS_SHOWN = 3
+"""Example ids shown from each side when no reference id matches a conversation."""
 
 
 def no_conversation_lines(report: IngestReport) -> list[str]:
@@ -28,7 +33,11 @@ def no_conversation_lines(report: IngestReport) -> list[str]:
     span or record in it was ignored (the reasons are in the accounting above these lines).
     """
     unreadable = [f.path for f in report.files if f.error]
-    empty = [f.path for f in report.files if not f.error and not f.conversations]
+    empty = [
+        f.path
+        for f in report.files  # a file with a note is a companion (labels...), listed as such
+        if not (f.error or getattr(f, "note", None) or f.conversations)
+    ]
     lines = []
     if unreadable:
         lines.append(
@@ -59,3 +68,33 @@ def read_inputs(paths: Sequence[str], fmt: str) -> list[AgentTrace]:
     if not traces:
         raise InputError(f"no conversations found in {', '.join(paths)}")
     return traces
+
+
+def check_references(
+    references: Mapping[str, str], traces: Sequence[AgentTrace], source: Path
+) -> int:
+    """Print how many ids of the ``source`` reference file match a conversation; return it.
+
+    When none matches the line is a warning showing a few ids of each side: every
+    conversation would then go without the file's references.
+    """
+    ids = {t.conversation_id for t in traces}
+    matched = sum(1 for conversation_id in references if conversation_id in ids)
+    line = (
+        f"references: {matched} of {len(references)} id(s) in {source} match a conversation "
+        f"of the input ({len(ids)} conversation(s))"
+    )
+    if matched == 0:
+        line = (
+            f"warning: none of the {len(references)} conversation id(s) in {source} matches a "
+            f"conversation of the input (the file has {_examples(references)}; the input has "
+            f"{_examples(ids)}); check its conversation_id column"
+        )
+    err_console.print(escape(line), highlight=False, soft_wrap=True)
+    return matched
+
+
+def _examples(ids: Iterable[str]) -> str:
+    every = sorted(ids)
+    more = ", ..." if len(every) > MAX_IDS_SHOWN else ""
+    return ", ".join(repr(i) for i in every[:MAX_IDS_SHOWN]) + more

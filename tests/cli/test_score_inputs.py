@@ -38,8 +38,8 @@ def mixed_inputs(tmp_path: Path) -> Path:
 
 
 def assert_accounted(err: str) -> None:
-    assert "4 file(s), 2 with errors" in err
-    assert "garbage.dat: no container recognises this file" in err
+    assert "ingested 4 file(s)" in err  # the summary of `agent-eval ingest`, reused
+    assert "garbage.dat" in err and "no container recognises" in err
     assert "trunc.json:1: not valid JSON" in err
     assert "spans: 0 used + 1 ignored = 1 read" in err and "invalid_span_id 1" in err
     assert "2 unreadable file(s) produced no conversations" in err
@@ -74,3 +74,20 @@ def test_nothing_readable_exits_2_naming_each_file(tmp_path: Path) -> None:
     assert code == 2
     assert "no input could be read" in err and "garbage.dat" in err and "trunc.json" in err
     assert "Traceback" not in out + err
+
+
+def test_references_matching_no_conversation_warn(tmp_path: Path) -> None:
+    # regression: a reference file keyed by other ids was accepted without a word
+    inputs = traces_file(tmp_path / "t.jsonl", trace("a", done=True), trace("b", done=True))
+    (tmp_path / "none.jsonl").write_text('{"conversation_id": "A-1", "reference": "x"}\n')
+    (tmp_path / "some.csv").write_text("conversation_id,reference\nb,y\nzz,w\n")
+    args = (str(inputs), "--dry-run", "--judge", "m", "--with-reference", "--references")
+    code, out, err = score(*args, str(tmp_path / "none.jsonl"))
+    assert code == 0, err
+    assert "warning: none of the 1 conversation id(s) in" in err
+    assert "the file has 'A-1'; the input has 'a', 'b'" in err
+    assert cell(out, "skipped") == "2 (missing_reference: 2)"
+    code, out, err = score(*args, str(tmp_path / "some.csv"))
+    assert code == 0, err
+    assert "references: 1 of 2 id(s) in" in err and "warning" not in err
+    assert cell(out, "to score") == "1"
