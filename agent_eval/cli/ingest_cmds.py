@@ -27,7 +27,9 @@ from rich.markup import escape
 from agent_eval.cli.app import EXIT_USAGE, app, err_console
 from agent_eval.errors import AgentEvalError
 from agent_eval.ingest import IngestReport, ingest
+from agent_eval.ingest.accounting import FileReport
 from agent_eval.ingest.containers.base import containers
+from agent_eval.ingest.pipeline import NOT_RECOGNISED, known_formats
 
 __all__ = [
     "EXIT_NO_CONVERSATIONS",
@@ -53,13 +55,46 @@ def _accounting(what: str, used: int, ignored: dict[str, int], read: int) -> lis
     return [line] + ([f"  ignored: {_reasons(ignored)}"] if ignored else [])
 
 
+def _unrecognised(report: IngestReport) -> list[FileReport]:
+    return [f for f in report.files if f.error and f.error.endswith(NOT_RECOGNISED)]
+
+
+def _file_counts(report: IngestReport) -> str:
+    unknown = len(_unrecognised(report))
+    counts = (
+        (sum(1 for f in report.files if f.error) - unknown, "with errors"),
+        (unknown, "not recognised"),
+        (sum(1 for f in report.files if f.note), "not trace file(s)"),
+    )
+    return f"{len(report.files)} file(s)" + "".join(f", {n} {what}" for n, what in counts if n)
+
+
+def _file_lines(report: IngestReport) -> list[str]:
+    """Errors, companion files passed over, and files no container recognises."""
+    unknown = _unrecognised(report)
+    lines = [f"error: {f.error}" for f in report.files if f.error and f not in unknown]
+    lines += [f"skipped {f.path}: {f.note}" for f in report.files if f.note]
+    if unknown:
+        it = "it; if it holds" if len(unknown) == 1 else "them; if they hold"
+        lines.append(
+            f"not recognised: {', '.join(f.path for f in unknown)} (no container recognises "
+            f"{it} traces, force one with --format NAME)"
+        )
+        lines.append(_known_formats())
+    return lines
+
+
 def summary_lines(report: IngestReport) -> list[str]:
-    """The human summary of an ingest run, one string per line (plain text, no markup)."""
-    failed = sum(1 for f in report.files if f.error)
-    head = f"{len(report.files)} file(s)" + (f", {failed} with errors" if failed else "")
+    """The human summary of an ingest run, one string per line (plain text, no markup).
+
+    Files that are not traces are not errors: a labels, verdicts, references or results file
+    found next to the traces is listed as ``skipped PATH: not a trace file: labels (use
+    --labels)``, and files no container recognises as ``not recognised: PATH, ...`` with the
+    known formats.
+    """
     lines = [
-        f"ingested {head}: {report.spans_read} spans, {report.logs_read} log records "
-        f"-> {report.conversations} conversations"
+        f"ingested {_file_counts(report)}: {report.spans_read} spans, {report.logs_read} log "
+        f"records -> {report.conversations} conversations"
     ]
     lines += _accounting("spans", report.spans_used, report.spans_ignored, report.spans_read)
     if report.logs_read:
@@ -68,9 +103,7 @@ def summary_lines(report: IngestReport) -> list[str]:
         lines.append(f"records skipped: {_reasons(report.records_ignored)}")
     if not report.balanced:
         lines.append("warning: the accounting does not add up (a bug; please report it)")
-    lines += [f"error: {f.error}" for f in report.files if f.error]
-    if failed:
-        lines.append(f"known formats (--format): {', '.join(_names())}")
+    lines += _file_lines(report)
     for item in report.skipped[:MAX_SKIPPED_SHOWN]:
         ids = "".join(
             f" {label} {value}"
@@ -107,6 +140,7 @@ def no_conversation_reason(report: IngestReport) -> str:
     if report.records_ignored:
         total = sum(report.records_ignored.values())
         causes.append(f"{total} record(s) were skipped ({_reasons(report.records_ignored)})")
+    causes += [f"{f.path} is {f.note}" for f in report.files if f.note]
     if not causes:
         causes.append("the inputs hold no spans, log records or conversations")
     return "no conversation found: " + "; ".join(causes) + "; the summary gives each reason"
@@ -142,6 +176,13 @@ def _names() -> Iterable[str]:
         return []
 
 
+def _known_formats() -> str:
+    try:
+        return known_formats()
+    except Exception:  # the summary must never fail
+        return "known formats: see agent-eval ingest --help"
+
+
 @app.command("ingest")
 def ingest_command(
     paths: Annotated[
@@ -166,7 +207,9 @@ def ingest_command(
         with ExitStack() as stack:
             report = _write_traces(paths, format, _open_out(stack, out, as_json))
     except AgentEvalError as exc:
-        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        err_console.print(
+            f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
+        )
         raise typer.Exit(EXIT_USAGE) from None
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python docs, SIGPIPE

@@ -30,6 +30,8 @@ class FileReport:
         spans_read / logs_read: Items decoded (skipped items included).
         conversations: AgentTraces that include something from this file.
         error: A file-level error message when the file could not be read at all.
+        note: Why the file was passed over although it exists (a labels, verdicts, references
+            or results file next to the traces; see :func:`agent_eval.ingest.paths.companion_note`).
     """
 
     path: str
@@ -39,6 +41,7 @@ class FileReport:
     logs_read: int = 0
     conversations: int = 0
     error: str | None = None
+    note: str | None = None
 
 
 @dataclass
@@ -118,6 +121,7 @@ class IngestReport:
                     "logs_read": f.logs_read,
                     "conversations": f.conversations,
                     "error": f.error,
+                    "note": f.note,
                 }
                 for f in self.files
             ],

@@ -4,16 +4,25 @@ Directories are walked recursively in sorted order, skipping what is obviously n
 (hidden entries, ``__pycache__``, notes, code, images, databases). A file named explicitly is
 always read, whatever its name. A path that names nothing is reported, not raised, so one typo
 does not hide the other inputs.
+
+Companion files that travel with traces are recognised by their first record and passed over
+with a note instead of being offered to the containers: labels (``{conversation_id, label}``,
+for ``--labels``), verdicts (``{conversation_id, verdict}``, for ``calibrate --predictions``),
+references (``{conversation_id, reference}``, for ``--references``) as flat JSON Lines or CSV,
+and the result rows of a run (``results.jsonl``).
 """
 
 from __future__ import annotations
 
+import csv
 import glob
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["InputPath", "expand_paths", "is_obvious_non_input"]
+import orjson
+
+__all__ = ["InputPath", "companion_note", "expand_paths", "is_obvious_non_input"]
 
 NON_INPUT_SUFFIXES = frozenset(
     {
@@ -26,6 +35,18 @@ NON_INPUT_SUFFIXES = frozenset(
 NON_INPUT_STEMS = ("readme", "license", "licence", "notice", "provenance", "changelog", "note")
 """Name prefixes (lowercase) of documentation files without a telling suffix."""
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules"})
+COMPANION_SUFFIXES = frozenset({".jsonl", ".ndjson", ".json", ".csv"})
+"""Suffixes (lowercase) of files checked for being labels, verdicts, references or results."""
+FIRST_RECORD_BYTES = 64 * 1024
+"""How much of a file's first line is read to recognise a companion file."""
+LABEL_FIELDS = frozenset({"label", "success", "reward", "score"})
+VERDICT_FIELDS = frozenset({"verdict", "prediction", "judge_verdict"})
+_FLAT_COMPANIONS = (
+    (frozenset({"reference"}), "references (use --references)"),
+    (VERDICT_FIELDS, "verdicts (use calibrate --predictions)"),
+    (LABEL_FIELDS, "labels (use --labels)"),
+)
+"""(a column the first record has, what the file is), checked in order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,11 +56,14 @@ class InputPath:
     Attributes:
         path: The file path (relative when the user gave a relative directory or glob).
         error: Why nothing could be read under the given path, else ``None``.
+        note: Why the file is passed over although it exists, e.g. ``"not a trace file: labels
+            (use --labels)"`` (:func:`companion_note`), else ``None``.
 
     """
 
     path: str
     error: str | None = None
+    note: str | None = None
 
 
 def is_obvious_non_input(path: Path) -> bool:
@@ -50,6 +74,49 @@ def is_obvious_non_input(path: Path) -> bool:
         or path.suffix.lower() in NON_INPUT_SUFFIXES
         or name.startswith(NON_INPUT_STEMS)
     )
+
+
+def _first_record(path: Path) -> dict[str, object] | None:
+    """The first JSON Lines record, or the CSV header as ``{column: None}``; ``None`` if neither."""
+    try:
+        with path.open("rb") as stream:
+            line = stream.readline(FIRST_RECORD_BYTES)
+    except OSError:
+        return None
+    if path.suffix.lower() == ".csv":
+        try:
+            header = next(csv.reader([line.decode("utf-8-sig")]), [])
+        except (UnicodeDecodeError, csv.Error):
+            return None
+        return {name.strip(): None for name in header}
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def companion_note(path: Path) -> str | None:
+    """Why ``path`` is a companion of traces rather than a trace file, else ``None``.
+
+    Recognised from the first record (JSON Lines) or header (CSV): result rows have
+    ``conversation_id``, ``run_id`` and ``metric``; the others are flat records with a
+    ``conversation_id`` and a ``reference`` (references), a verdict column (verdicts) or a
+    label column (labels).
+
+    Returns:
+        E.g. ``"not a trace file: labels (use --labels)"``.
+
+    """
+    record = _first_record(path) if path.suffix.lower() in COMPANION_SUFFIXES else None
+    if record is None or "conversation_id" not in record:
+        return None
+    if {"run_id", "metric"} <= record.keys():
+        return "not a trace file: result rows of a run (use agent-eval report or calibrate)"
+    if any(isinstance(value, dict | list) for value in record.values()):
+        return None  # e.g. an AgentTrace line: it has messages
+    kind = next((what for keys, what in _FLAT_COMPANIONS if keys & record.keys()), None)
+    return None if kind is None else f"not a trace file: {kind}"
 
 
 def _in_skipped_dir(parts: tuple[str, ...]) -> bool:
@@ -82,18 +149,22 @@ def _matched(path: Path, root: Path) -> list[Path]:
     return [path] if usable and not _in_skipped_dir(path.relative_to(root).parts[:-1]) else []
 
 
+def _input(path: Path, name: str | None = None) -> InputPath:
+    return InputPath(name or str(path), note=companion_note(path))
+
+
 def _expand_one(raw: str) -> Iterator[InputPath]:
     path = Path(raw)
     if path.is_file():
-        yield InputPath(raw)
+        yield _input(path, raw)
     elif path.is_dir():
-        found = [InputPath(str(p)) for p in _walk(path)]
+        found = [_input(p) for p in _walk(path)]
         yield from found or [InputPath(raw, "the directory holds no input files")]
     elif _is_magic(raw):
         root = _glob_root(raw)
         matches = sorted(glob.glob(raw, recursive=True))
         files = [p for m in matches for p in _matched(Path(m), root)]
-        yield from [InputPath(str(p)) for p in files] or [
+        yield from [_input(p) for p in files] or [
             InputPath(raw, "no input file matches this pattern")
         ]
     else:

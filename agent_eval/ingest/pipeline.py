@@ -24,10 +24,21 @@ from agent_eval.trace import AgentTrace
 if TYPE_CHECKING:
     from agent_eval.ingest.assemble import Assembler
 
-__all__ = ["HEAD_BYTES", "IngestRun", "detect_container", "feed_items", "ingest", "read_items"]
+__all__ = [
+    "HEAD_BYTES",
+    "NOT_RECOGNISED",
+    "IngestRun",
+    "detect_container",
+    "feed_items",
+    "ingest",
+    "known_formats",
+    "read_items",
+]
 
 HEAD_BYTES = 64 * 1024
 """How much of a file ``Container.sniff`` sees."""
+NOT_RECOGNISED = "no container recognises this file; force one with --format NAME"
+"""The per-file error when ``--format auto`` finds no container for a file."""
 
 
 class IngestRun:
@@ -90,6 +101,9 @@ def _run(
     for item in inputs:
         file = FileReport(path=item.path)
         report.files.append(file)
+        if item.note is not None:  # a labels/references/results file: not a trace file
+            file.note = item.note
+            continue
         try:
             if item.error is not None:
                 raise InputError(item.error, path=item.path)
@@ -159,9 +173,12 @@ def detect_container(path: str) -> Container:
     for container in _by_priority():
         if _sniffs(container, path, head):
             return container
-    raise UnknownFormatError(
-        "no container recognises this file; force one with --format NAME", path=path
-    )
+    raise UnknownFormatError(NOT_RECOGNISED, path=path)
+
+
+def known_formats() -> str:
+    """``"known formats (--format NAME): a, b, ..."``: the registered containers, sorted."""
+    return f"known formats (--format NAME): {', '.join(sorted(c.name for _, c in containers))}"
 
 
 def _by_priority() -> list[Container]:
@@ -177,12 +194,8 @@ def _sniffs(container: Container, path: str, head: bytes) -> bool:
 
 def _all_failed(failures: list[InputError]) -> InputError:
     if all(isinstance(exc, UnknownFormatError) for exc in failures):
-        names = ", ".join(c.name for c in _by_priority())
         files = ", ".join(exc.path or "?" for exc in failures)
-        return UnknownFormatError(
-            f"no container recognises {files}; the registered containers are: {names} "
-            "(force one with --format NAME)"
-        )
+        return UnknownFormatError(f"no container recognises {files}; {known_formats()}")
     if len(failures) == 1:
         return failures[0]
     lines = "\n".join(f"  {exc}" for exc in failures)

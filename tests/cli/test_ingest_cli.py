@@ -11,6 +11,7 @@ import orjson
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
+from agent_eval.ingest import containers
 from agent_eval.testing.otlp import export_request, span
 from agent_eval.trace import AgentTrace
 
@@ -79,9 +80,35 @@ def test_partial_failure_still_writes_the_good_files(tmp_path: Path) -> None:
     (tmp_path / "junk.dat").write_bytes(b"\x00junk")
     result = runner.invoke(app, ["ingest", str(otlp_file(tmp_path)), str(tmp_path / "junk.dat")])
     assert result.exit_code == 0
-    assert "error:" in result.stderr and "junk.dat" in result.stderr
-    assert "known formats (--format): " in result.stderr and "otlp-proto" in result.stderr
+    assert "2 file(s), 1 not recognised:" in result.stderr
+    assert f"not recognised: {tmp_path / 'junk.dat'} (no container recognises it;" in result.stderr
+    assert "error:" not in result.stderr
+    names = ", ".join(sorted(containers.names()))
+    assert f"known formats (--format NAME): {names}\n" in result.stderr
     assert result.stdout.count("\n") == 1
+
+
+def test_one_wording_for_unknown_formats_sorted(tmp_path: Path) -> None:
+    (tmp_path / "junk.dat").write_bytes(b"\x00junk")
+    result = runner.invoke(app, ["ingest", str(tmp_path / "junk.dat")])
+    assert result.exit_code == 2
+    names = ", ".join(sorted(containers.names()))
+    assert f"; known formats (--format NAME): {names}\n" in result.stderr
+
+
+def test_directory_with_companion_files_is_not_alarming(tmp_path: Path) -> None:
+    otlp_file(tmp_path)
+    (tmp_path / "labels.jsonl").write_text('{"conversation_id": "c", "label": 1}\n')
+    (tmp_path / "references.jsonl").write_text('{"conversation_id": "c", "reference": "x"}\n')
+    (tmp_path / "expected.json").write_text('{\n "files": []\n}\n')
+    result = runner.invoke(app, ["ingest", str(tmp_path), "-o", str(tmp_path.parent / "o.jsonl")])
+    assert result.exit_code == 0, result.output
+    err = result.stderr
+    assert "4 file(s), 1 not recognised, 2 not trace file(s): 3 spans" in err
+    assert f"skipped {tmp_path / 'labels.jsonl'}: not a trace file: labels (use --labels)" in err
+    assert "references.jsonl: not a trace file: references (use --references)" in err
+    assert f"not recognised: {tmp_path / 'expected.json'} (no container" in err
+    assert "error" not in err
 
 
 def test_console_script_exits_2_without_a_traceback(tmp_path: Path) -> None:
