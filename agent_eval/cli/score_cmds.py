@@ -8,7 +8,8 @@ the summary table and the line ``scored + skipped + errored = input`` follow.
 With no judge configured the plan is shown with how to configure one, and the exit code is 2.
 Exit codes: 0 done; 1 no conversation was scored (every one errored or was skipped: the line
 names the dominant reason), or ``--fail-under`` or a gate failed; 2 usage, configuration or
-input error (no input readable, no judge configured).
+input error (no input readable, no judge configured, the variable named by ``--api-key-env``
+unset while the endpoint is not on this machine).
 Every setting can come from ``agent-eval.toml`` (see :mod:`agent_eval.config`).
 """
 
@@ -29,6 +30,7 @@ from rich.markup import escape
 from agent_eval.analysis.gates import Gate, GateCount
 from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
+from agent_eval.cli.judge_setup import key_env_problem, missing_judge
 from agent_eval.cli.score_inputs import check_references, read_inputs
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
 from agent_eval.costs import PriceTable, agent_usage, judge_usage, usage_table
@@ -89,7 +91,20 @@ def _scrub(text: str, secrets: tuple[str, ...]) -> str:
 
 
 def judge_model(cfg: ScoreConfig) -> str | None:
-    """The judge model to use, or ``None`` when no judge endpoint is configured."""
+    """The judge model to use, or ``None`` when no judge endpoint is configured.
+
+    Raises:
+        ConfigError: ``--api-key-env`` names an unset variable and the endpoint is not on this
+            machine (see :func:`agent_eval.cli.judge_setup.key_env_problem`).
+
+    """
+    problem = key_env_problem(cfg)
+    if problem is not None:
+        raise ConfigError(problem)
+    return _configured_model(cfg)
+
+
+def _configured_model(cfg: ScoreConfig) -> str | None:
     has_key = bool(os.environ.get(cfg.api_key_env))
     endpoint = cfg.base_url or os.environ.get("OPENAI_BASE_URL") or cfg.azure_endpoint
     if cfg.judge:
@@ -138,7 +153,7 @@ def run_score(
     if cfg.references is not None:
         references = load_references(cfg.references)
         check_references(references, traces, cfg.references)
-    model = judge_model(cfg)
+    model = _plan_model(cfg) if cfg.dry_run else judge_model(cfg)
     plan = plan_run(
         traces,
         metric=metric,
@@ -152,11 +167,11 @@ def run_score(
         out.print(plan.table())
         return 0
     if model is None:
-        return _not_configured(out, plan)
+        return _not_configured(out, plan, cfg)
     try:
         judge = build_judge(cfg, model)
     except JudgeNotConfiguredError:
-        return _not_configured(out, plan)
+        return _not_configured(out, plan, cfg)
     earlier = _earlier_run(cfg)
     if earlier is not None:
         cfg = cfg.model_copy(update={"out": earlier.directory})
@@ -248,8 +263,22 @@ async def _score(
             await engine.judge.aclose()
 
 
-def _not_configured(out: Console, plan: RunPlan) -> int:
+def _plan_model(cfg: ScoreConfig) -> str | None:
+    """The judge model for a dry run: an unset key variable is a warning, not an error."""
+    problem = key_env_problem(cfg)
+    if problem is not None:
+        message = f"{problem} (a dry run calls no judge)"
+        err_console.print(
+            f"[bold yellow]warning:[/] {escape(message)}", highlight=False, soft_wrap=True
+        )
+    return _configured_model(cfg)
+
+
+def _not_configured(out: Console, plan: RunPlan, cfg: ScoreConfig) -> int:
     out.print(plan.table())
+    err_console.print(
+        f"[bold red]error:[/] {escape(missing_judge(cfg))}", highlight=False, soft_wrap=True
+    )
     err_console.print(
         HOW_TO_CONFIGURE.format(default=DEFAULT_JUDGE),
         highlight=False,
@@ -304,7 +333,11 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     judge: Annotated[str | None, typer.Option(help="Judge model name.")] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL.")] = None,
     api_key_env: Annotated[
-        str | None, typer.Option(help="Env var holding the key (default OPENAI_API_KEY).")
+        str | None,
+        typer.Option(
+            help="Env var holding the key (default OPENAI_API_KEY). Naming an unset one is an "
+            "error, unless --base-url is on this machine (localhost), where no key is needed."
+        ),
     ] = None,
     mode: Annotated[
         str | None, typer.Option(help="Structured output: tools | json_schema | json.")
@@ -360,8 +393,8 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
 
     Exit codes: 0 done, at least one conversation scored; 1 nothing was scored (every
     conversation errored or was skipped; see agent-eval errors DIR), or --fail-under or a
-    --gate failed; 2 a usage, configuration or input error (no judge configured,
-    no input readable).
+    --gate failed; 2 a usage, configuration or input error (no judge configured, the
+    variable named by --api-key-env unset, no input readable).
     """
     logging.getLogger("instructor").setLevel(logging.CRITICAL)  # failures become result rows
     overrides = {
@@ -393,6 +426,8 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
         gates = gates_from(config_path(config), gate or [])
         code = run_score(load_config(config, **overrides), sys.argv, gates=gates)
     except AgentEvalError as exc:
-        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        err_console.print(
+            f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
+        )
         raise typer.Exit(EXIT_USAGE) from None
     raise typer.Exit(code)
