@@ -32,6 +32,7 @@ from agent_eval.analysis.scoring import score_repeats, score_variants
 from agent_eval.analysis.stability import Stability, measure_stability
 from agent_eval.cache import CACHE_FILENAME, JudgeCache
 from agent_eval.cli.analysis_options import out_console, write_json
+from agent_eval.cli.app import err_console
 from agent_eval.cli.score_cmds import HOW_TO_CONFIGURE, build_judge, judge_model
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config
 from agent_eval.costs import PriceTable
@@ -269,10 +270,45 @@ def calibration_for(
     if predictions is not None:
         if run is not None:
             raise ConfigError("give either a RUN or --predictions FILE, not both")
-        return calibrate(read_binary_file(predictions, field=prediction_field), truth)
+        cal = calibrate(read_binary_file(predictions, field=prediction_field), truth)
+        return _overlapping(cal, f"the predictions ({predictions})")
     if run is None:
         raise ConfigError("calibrate needs a RUN directory or --predictions FILE")
-    return calibrate_results(_select(load_results(run), metric, formatter), truth)
+    cal = calibrate_results(_select(load_results(run), metric, formatter), truth)
+    return _overlapping(cal, f"the run ({run})")
+
+
+def _some(ids: list[str], shown: int = 2) -> str:
+    more = f", ... ({len(ids)} in all)" if len(ids) > shown else ""
+    return ", ".join(repr(i) for i in ids[:shown]) + more
+
+
+def _overlapping(cal: Calibration, verdicts_from: str) -> Calibration:
+    """``cal``, when its verdicts and labels share conversation ids; unmatched ids are warned.
+
+    Raises:
+        InputError: No conversation has both a verdict and a label (names ids of each side).
+
+    """
+    if cal.n == 0:
+        if not cal.unlabelled:
+            raise InputError(f"{verdicts_from} holds no ok verdicts to calibrate")
+        raise InputError(
+            f"{verdicts_from} and the labels share no conversation ids: the verdicts are for "
+            f"{_some(cal.unlabelled)}; the labels for {_some(cal.unpredicted)}. Label the "
+            "conversations by the conversation_id that the run's results use"
+        )
+    if cal.unlabelled or cal.unpredicted:
+        err_console.print(
+            f"warning: {len(cal.unlabelled)} verdict(s) have no label (e.g. "
+            f"{_some(cal.unlabelled) or 'none'}) and {len(cal.unpredicted)} label(s) have no "
+            f"verdict (e.g. {_some(cal.unpredicted) or 'none'}); calibrated on the {cal.n} "
+            "conversations with both",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    return cal
 
 
 def compare_for(

@@ -46,7 +46,9 @@ def calibration_table(cal: Calibration) -> Table:
     table.add_row("disagreements", escape(", ".join(cal.disagreements)) or "none")
     if cal.unlabelled or cal.unpredicted:
         table.add_row(
-            "left out", f"{len(cal.unlabelled)} without label, {len(cal.unpredicted)} unscored"
+            "unmatched",
+            f"{len(cal.unlabelled)} verdict(s) without a label, "
+            f"{len(cal.unpredicted)} label(s) without a verdict",
         )
     return table
 

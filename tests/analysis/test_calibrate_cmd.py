@@ -8,10 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from sklearn.metrics import cohen_kappa_score
 from typer.testing import CliRunner
 
+from agent_eval.analysis.calibration import calibrate
 from agent_eval.cli.app import app
+from agent_eval.report.terminal import calibration_table
 from agent_eval.store import ResultStore
 
 from .conftest import MakeResult
@@ -126,3 +129,48 @@ def test_labels_carried_by_ingested_tau2_traces(shared_data: Path, tmp_path: Pat
     summary = json.loads(result.stdout)
     assert (summary["n_agree"], summary["n"]) == (25, 50)
     assert summary["confusion"][1][0] + summary["confusion"][1][1] == 23  # 23 rewards of 1
+
+
+def _verdicts_and_labels(tmp_path: Path, verdicts: str, labels: str) -> list[str]:
+    predictions, truth = tmp_path / "p.csv", tmp_path / "l.csv"
+    predictions.write_text("conversation_id,verdict\n" + verdicts)
+    truth.write_text("conversation_id,label\n" + labels)
+    return ["calibrate", "--predictions", str(predictions), "--labels", str(truth)]
+
+
+def test_no_shared_ids_exits_2_showing_ids_of_both_sides(tmp_path: Path) -> None:
+    args = _verdicts_and_labels(tmp_path, "a,1\nb,0\nc,1\n", "x,1\ny,0\n")
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.stderr.split())
+    assert f"the predictions ({tmp_path / 'p.csv'}) and the labels share no conversation ids" in (
+        message
+    )
+    assert "the verdicts are for 'a', 'b', ... (3 in all); the labels for 'x', 'y'." in message
+
+
+def test_no_ok_verdict_in_a_run_exits_2(tmp_path: Path, make_result: MakeResult) -> None:
+    run = tmp_path / "run"
+    with ResultStore(run) as store:
+        store.add(make_result("a", None))
+    labels = tmp_path / "l.csv"
+    labels.write_text("conversation_id,label\na,1\n")
+    result = CliRunner().invoke(app, ["calibrate", str(run), "--labels", str(labels)])
+    assert result.exit_code == 2
+    assert f"the run ({run}) holds no ok verdicts to calibrate" in " ".join(result.stderr.split())
+
+
+def test_partial_overlap_reports_unmatched_on_each_side(tmp_path: Path) -> None:
+    args = _verdicts_and_labels(tmp_path, "a,1\nb,0\nc,1\n", "a,1\nb,1\nx,0\ny,1\nz,1\n")
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    err = " ".join(result.stderr.split())
+    assert "1 verdict(s) have no label (e.g. 'c') and 3 label(s) have no verdict" in err
+    assert "(e.g. 'x', 'y', ... (3 in all)); calibrated on the 2 conversations with both" in err
+    assert "1 of 2 (accuracy 0.500)" in result.stdout
+    console = Console(record=True, width=200)
+    console.print(calibration_table(calibrate({"a": 1, "b": 0, "c": 1}, {"a": 1, "b": 1, "x": 0})))
+    assert (
+        "unmatched                  │ 1 verdict(s) without a label, 1 label(s) without a verdict"
+        in (console.export_text())
+    )
