@@ -386,7 +386,13 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     ] = None,
     gate: Annotated[
         list[str] | None,
-        typer.Option("--gate", help="[NAME=]mean_score>=THRESHOLD/ITEMS; also [gates.<name>]."),
+        typer.Option(
+            "--gate",
+            help=escape(  # rich markup would swallow the square brackets
+                "[NAME=]mean_score>=THRESHOLD/ITEMS (repeatable); also the [gates.<name>] "
+                "tables of agent-eval.toml."
+            ),
+        ),
     ] = None,
 ) -> None:
     """Score conversations with an LLM judge; results go to DIR/results.jsonl and results.db.

@@ -270,3 +270,17 @@ def test_run_keeps_what_the_judge_saw_for_the_report(
     renderings = read_renderings(out_dir)
     assert set(renderings) == {(cid, "transcript@1") for cid in "abcd"}
     assert renderings[("a", "transcript@1")] == expected
+
+
+def test_help_shows_every_option_text_whole() -> None:
+    # regression: rich markup swallowed "[gates.<name>]" from --gate's help ("...; also .")
+    import typer.main
+
+    result = runner.invoke(app, ["score", "--help"], env={"COLUMNS": "1000"}, terminal_width=1000)
+    assert result.exit_code == 0
+    command = typer.main.get_command(app).commands["score"]  # type: ignore[attr-defined]
+    helps = [p.help for p in command.params if getattr(p, "help", None)]
+    assert len(helps) > 20
+    for text in helps:
+        assert text.replace("\\[", "[") in result.stdout, text  # every character shown
+    assert "also the [gates.<name>] tables" in result.stdout
