@@ -29,6 +29,7 @@ from agent_eval.ingest.conventions.content_parts import (
     opaque_parts_of,
     text_of,
 )
+from agent_eval.ingest.conventions.history_cache import HISTORY_MIN_CHARS, read_history
 from agent_eval.ingest.conventions.json_values import decode_json, parse_arguments, to_json_value
 from agent_eval.trace import (
     AssistantMessage,
@@ -227,21 +228,26 @@ def messages_from_value(value: Any, default_role: str | None = None) -> list[Mes
         ValueError: a message with an unknown role.
 
     """
+    if type(value) is str and len(value) >= HISTORY_MIN_CHARS:
+        history = read_history(value, default_role, _read_items)
+        if history is not None:  # a replayed history: only its new messages are read
+            return history
     value = decode_json(value)
     if isinstance(value, Mapping) and isinstance(value.get("messages"), list):
         value = value["messages"]
     if isinstance(value, Mapping):
         value = [value]
     if isinstance(value, list):
-        return [
-            m
-            for item in value
-            if isinstance(item, Mapping)
-            for m in read_message(item, default_role)
-        ]
+        return _read_items(value, default_role)
     if isinstance(value, str) and value and default_role:
         return [build_message(default_role, value)]
     return []
+
+
+def _read_items(items: list[Any], default_role: str | None) -> list[Message]:
+    return [
+        m for item in items if isinstance(item, Mapping) for m in read_message(item, default_role)
+    ]
 
 
 def read_message(data: Mapping[str, Any], default_role: str | None = None) -> tuple[Message, ...]:
@@ -263,7 +269,9 @@ def read_message(data: Mapping[str, Any], default_role: str | None = None) -> tu
         return _read_message(data, default_role)
     if len(raw) > MESSAGE_CACHE_MAX_BYTES:
         return _read_message(data, default_role)
-    return _read_message_json(raw, default_role)
+    # The default role only fills a missing role: a recorded role makes it irrelevant, so an
+    # output message and its replays in later inputs share one cache entry.
+    return _read_message_json(raw, None if data.get("role") else default_role)
 
 
 @functools.lru_cache(maxsize=MESSAGE_CACHE_SIZE)

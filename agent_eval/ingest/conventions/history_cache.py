@@ -1,0 +1,139 @@
+"""Replayed message histories read incrementally: each LLM call's input extends the last one's.
+
+Instrumentations record the whole conversation so far as one JSON array string on every LLM
+call (GenAI ``gen_ai.input.messages``, ``gen_ai.prompt``), so call ``n + 1``'s string is call
+``n``'s with its closing bracket replaced by ``, <new messages>]``. :func:`read_history`
+remembers the last few arrays it read (their text up to the closing bracket and their messages)
+and, when a new array extends one of them, parses and reads only the new elements.
+
+This is exact, not a heuristic: when ``prev`` is a valid non-empty JSON array and
+``text == prev_body + "," + rest`` where ``"[" + rest`` parses as a non-empty array ``S``, then
+``text`` parses as ``prev`` followed by ``S`` (JSON elements parse the same in any array), and
+reading an array's messages is element by element. Anything else (no remembered prefix, a
+suffix that does not parse) is read whole, as before. Memory is bounded: at most
+:data:`HISTORY_CACHE_SIZE` arrays of at most :data:`HISTORY_MAX_CHARS` characters are kept.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from agent_eval.trace import Message
+
+__all__ = [
+    "HISTORY_CACHE_SIZE",
+    "HISTORY_MAX_CHARS",
+    "HISTORY_MIN_CHARS",
+    "clear_history_cache",
+    "read_history",
+]
+
+HISTORY_CACHE_SIZE = 32
+"""How many recently read message arrays are remembered (interleaved conversations)."""
+HISTORY_MIN_CHARS = 512
+"""Shorter arrays are read whole (nothing worth remembering)."""
+HISTORY_MAX_CHARS = 1 << 20
+"""Longer arrays are read but not remembered, so the cache stays under ~32 MiB of text."""
+
+ReadItems = Callable[[list[Any], str | None], list[Message]]
+"""Reads the messages of a parsed JSON array (element by element)."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)  # compared by identity
+class _Entry:
+    body: str
+    """The array text up to (not including) its closing bracket and trailing whitespace."""
+    tail: str
+    """The closing bracket and trailing whitespace."""
+    default_role: str | None
+    messages: tuple[Message, ...]
+
+
+_entries: list[_Entry] = []
+"""Most recent first."""
+_lock = threading.Lock()
+
+
+def read_history(
+    text: str, default_role: str | None, read_items: ReadItems
+) -> list[Message] | None:
+    """The messages of ``text``, a JSON array of messages, reading only what is new.
+
+    Args:
+        text: An attribute value (leading whitespace allowed).
+        default_role: The role of messages that record none (passed to ``read_items``).
+        read_items: Reads the messages of a parsed array; its errors propagate.
+
+    Returns:
+        The messages, or ``None`` when ``text`` is not a JSON array (the caller reads it).
+
+    """
+    stripped = text.lstrip()
+    if not stripped.startswith("["):
+        return None
+    prev = _find(stripped, default_role)
+    if prev is not None:
+        rest = stripped[len(prev.body) :]
+        if rest == prev.tail:
+            return list(prev.messages)
+        new = _suffix(rest)
+        if new is not None:
+            messages = prev.messages + tuple(read_items(new, default_role))
+            _remember(stripped, default_role, messages, replaces=prev)
+            return list(messages)
+    try:
+        parsed = orjson.loads(stripped)
+    except orjson.JSONDecodeError:
+        return None
+    if type(parsed) is not list:
+        return None
+    messages = tuple(read_items(parsed, default_role))
+    if parsed:
+        _remember(stripped, default_role, messages, replaces=None)
+    return list(messages)
+
+
+def _find(text: str, default_role: str | None) -> _Entry | None:
+    with _lock:
+        entries = list(_entries)
+    for entry in entries:
+        if entry.default_role == default_role and text.startswith(entry.body):
+            return entry
+    return None
+
+
+def _suffix(rest: str) -> list[Any] | None:
+    """The elements after a remembered array's body: ``rest`` is ``, e1, e2...]``."""
+    rest = rest.lstrip()
+    if not rest.startswith(","):
+        return None
+    try:
+        parsed = orjson.loads("[" + rest[1:])
+    except orjson.JSONDecodeError:
+        return None
+    return parsed if type(parsed) is list and parsed else None
+
+
+def _remember(
+    text: str, default_role: str | None, messages: tuple[Message, ...], replaces: _Entry | None
+) -> None:
+    if len(text) > HISTORY_MAX_CHARS:
+        return
+    trimmed = text.rstrip()
+    entry = _Entry(trimmed[:-1], text[len(trimmed) - 1 :], default_role, messages)
+    with _lock:
+        if replaces is not None and replaces in _entries:
+            _entries.remove(replaces)
+        _entries.insert(0, entry)
+        del _entries[HISTORY_CACHE_SIZE:]
+
+
+def clear_history_cache() -> None:
+    """Forget every remembered array (for tests and benchmarks)."""
+    with _lock:
+        _entries.clear()
