@@ -8,6 +8,7 @@ Keys are the flag names with ``-`` or ``_``::
     metric = "goal_accuracy"
     with-reference = false
     formatter = "ragas-pretty@1"
+    formatter-path = ["my_formatters/"]      # directories, .py files or modules to load
     judge = "gpt-4o-mini"
     base-url = "http://localhost:11434/v1"   # any OpenAI-compatible server
     api-key-env = "OPENAI_API_KEY"           # the NAME of the variable; never the key itself
@@ -63,6 +64,8 @@ class ScoreConfig(BaseModel):
         with_reference: Compare against references (the trace's, or ``references``').
         references: JSONL or CSV of ``{conversation_id, reference}``.
         formatter: ``name@version[params]`` of the formatter.
+        formatter_path: Directories, ``.py`` files or dotted modules to load formatters from
+            (:func:`agent_eval.formatting.load_formatters`); one string is one location.
         judge: The judge model name; ``None`` means no judge configured (unless a key is set,
             then :data:`DEFAULT_JUDGE`).
         base_url: OpenAI-compatible endpoint; ``OPENAI_BASE_URL`` when unset.
@@ -98,6 +101,7 @@ class ScoreConfig(BaseModel):
     with_reference: bool = False
     references: Path | None = None
     formatter: str = "ragas-pretty@1"
+    formatter_path: tuple[str, ...] = ()
     judge: str | None = None
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
@@ -121,6 +125,11 @@ class ScoreConfig(BaseModel):
     resume: str | None = None
     retry_errors: str | None = None
     prices: dict[str, dict[str, float]] = Field(default_factory=dict)
+
+    @field_validator("formatter_path", mode="before")
+    @classmethod
+    def _one_or_more(cls, value: object) -> object:
+        return (str(value),) if isinstance(value, str | Path) else value
 
     @field_validator("base_url", "azure_endpoint")
     @classmethod

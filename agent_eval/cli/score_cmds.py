@@ -30,12 +30,14 @@ from rich.markup import escape
 from agent_eval.analysis.gates import Gate, GateCount
 from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
+from agent_eval.cli.formatter_options import FormatterPath
 from agent_eval.cli.judge_setup import key_env_problem, missing_judge
 from agent_eval.cli.score_inputs import check_references, read_inputs
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
 from agent_eval.costs import PriceTable, agent_usage, judge_usage, usage_table
 from agent_eval.engine import Engine, new_run_id, utc_now
 from agent_eval.errors import AgentEvalError, ConfigError, JudgeNotConfiguredError
+from agent_eval.formatting import load_formatters
 from agent_eval.formatting.registry import get_formatter
 from agent_eval.judge_stack import JudgeStack, default_cache_path, wrap_judge
 from agent_eval.judges.base import Judge
@@ -148,6 +150,8 @@ def run_score(
     """
     out = console or Console()
     traces = read_inputs(cfg.paths, cfg.format)
+    for location in cfg.formatter_path:
+        load_formatters(location)
     metric, formatter = _metric(cfg), get_formatter(cfg.formatter)
     references: dict[str, str] = {}
     if cfg.references is not None:
@@ -330,6 +334,7 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     formatter: Annotated[
         str | None, typer.Option(help="Formatter NAME@V (default ragas-pretty@1).")
     ] = None,
+    formatter_path: FormatterPath = None,
     judge: Annotated[str | None, typer.Option(help="Judge model name.")] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL.")] = None,
     api_key_env: Annotated[
@@ -409,6 +414,7 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
         "with_reference": with_reference,
         "references": references,
         "formatter": formatter,
+        "formatter_path": tuple(formatter_path) if formatter_path else None,
         "judge": judge,
         "base_url": base_url,
         "api_key_env": api_key_env,

@@ -284,3 +284,40 @@ def test_help_shows_every_option_text_whole() -> None:
     for text in helps:
         assert text.replace("\\[", "[") in result.stdout, text  # every character shown
     assert "also the [gates.<name>] tables" in result.stdout
+
+
+COUNT_FORMATTER = """\
+from agent_eval.formatting import Formatter, NoParams
+
+class CountV1(Formatter[NoParams]):
+    name = "count-f1"
+    version = 1
+    description = "the number of messages"
+
+    def render(self, trace):
+        return f"MESSAGES={len(trace.messages)}"
+"""
+
+
+@pytest.mark.parametrize("where", ["flag", "config"])
+def test_formatter_path_loads_a_formatter_to_score_with(
+    fake_server: FakeModelServer, tmp_path: Path, where: str
+) -> None:
+    from agent_eval.formatting import formatters
+
+    plugins = tmp_path / "my_formatters"
+    plugins.mkdir()
+    (plugins / "count_v1.py").write_text(COUNT_FORMATTER)
+    script_goal_judge(fake_server)
+    args = [str(sample(tmp_path)), "--formatter", "count-f1@1"]
+    if where == "flag":
+        args += ["--formatter-path", str(plugins)]
+    else:
+        (tmp_path / "agent-eval.toml").write_text('[score]\nformatter-path = "my_formatters"\n')
+    try:
+        code, _, err = score(*args, *judge_args(fake_server, tmp_path / "out"))
+    finally:
+        formatters.unregister("count-f1@1")
+    assert code == 0, err
+    assert {r.formatter for r in load_results(tmp_path / "out")} == {"count-f1@1"}
+    assert any("MESSAGES=2" in r.text for r in fake_server.requests)
