@@ -2,32 +2,26 @@
 
 The chat model answers through ``with_structured_output(schema, include_raw=True)``, so the raw
 message (and its ``usage_metadata``) is kept beside the parsed object. A reply that fails
-validation is re-asked (tenacity, ``max_retries`` times) with the validation error appended as
-a user message, the way instructor does it for the ``openai`` judge. Transport retries are the
+validation is re-asked (:mod:`agent_eval.judges.reask`, ``max_retries`` times) with the
+validation error appended as a user message, the way instructor does it for the ``openai``
+judge. Transport retries are the
 chat model's own (e.g. ``ChatOpenAI(max_retries=...)``).
 """
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
-from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_after_attempt
 
-from agent_eval.errors import JudgeOutputError, JudgeTransportError
+from agent_eval.errors import JudgeTransportError
 from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
+from agent_eval.judges.reask import AttemptUsage, InvalidReply, ask_with_reasks, reask_messages
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
 __all__ = ["LangChainJudge"]
-
-
-class _Invalid(Exception):
-    def __init__(self, error: BaseException, raw_reply: str) -> None:
-        self.error, self.raw_reply = error, raw_reply
-        super().__init__(str(error))
 
 
 class LangChainJudge(Judge):
@@ -59,33 +53,10 @@ class LangChainJudge(Judge):
         """Send ``request``; see :meth:`Judge.ask` for the errors raised."""
         runnable = self._structured(request)
         messages: list[dict[str, str]] = [dict(m) for m in request.messages]
-        usage = [0, 0, 0]  # input tokens, output tokens, attempts
-        start = time.perf_counter()
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_retries + 1),
-            retry=retry_if_exception_type(_Invalid),
-        )
-        try:
-            async for attempt in retrying:
-                with attempt:
-                    parsed, raw = await self._try(runnable, messages, usage)
-        except RetryError as exc:
-            invalid = exc.last_attempt.exception()
-            raise JudgeOutputError(
-                f"judge reply did not validate after {usage[2]} request(s): {invalid}",
-                attempts=usage[2],
-                raw_reply=getattr(invalid, "raw_reply", None),
-                input_tokens=usage[0],
-                output_tokens=usage[1],
-            ) from None
-        return JudgeReply(
-            output=parsed,
+        return await ask_with_reasks(
+            lambda usage: self._try(runnable, messages, usage),
             model=self.model,
-            input_tokens=usage[0],
-            output_tokens=usage[1],
-            latency_ms=(time.perf_counter() - start) * 1000,
-            attempts=usage[2],
-            raw_reply=raw,
+            max_retries=self.max_retries,
         )
 
     def _structured(self, request: JudgeRequest) -> Any:
@@ -103,33 +74,27 @@ class LangChainJudge(Judge):
         return bound.with_structured_output(request.response_model, **kwargs)
 
     async def _try(
-        self, runnable: Any, messages: list[dict[str, str]], usage: list[int]
+        self, runnable: Any, messages: list[dict[str, str]], usage: AttemptUsage
     ) -> tuple[Any, str]:
-        usage[2] += 1
+        usage.attempts += 1
         try:
             answer = await runnable.ainvoke(messages)
         except Exception as exc:  # the chat model's own retries are spent
             raise JudgeTransportError(
-                f"judge endpoint failed after {usage[2]} request(s): {type(exc).__name__}",
-                attempts=usage[2],
-                input_tokens=usage[0],
-                output_tokens=usage[1],
+                f"judge endpoint failed after {usage.attempts} request(s): {type(exc).__name__}",
+                attempts=usage.attempts,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
             ) from None
         raw_message = answer["raw"]
         tokens = getattr(raw_message, "usage_metadata", None) or {}
-        usage[0] += int(tokens.get("input_tokens", 0))
-        usage[1] += int(tokens.get("output_tokens", 0))
+        usage.input_tokens += int(tokens.get("input_tokens", 0))
+        usage.output_tokens += int(tokens.get("output_tokens", 0))
         raw = _raw_text(raw_message)
         if answer.get("parsing_error") is not None or answer.get("parsed") is None:
             error = answer.get("parsing_error") or ValueError("no structured output in the reply")
-            messages += [
-                {"role": "assistant", "content": raw},
-                {
-                    "role": "user",
-                    "content": f"Your reply was invalid: {error}\nAnswer again, fixing it.",
-                },
-            ]
-            raise _Invalid(error, raw)
+            reask_messages(messages, raw, error)
+            raise InvalidReply(error, raw)
         return answer["parsed"], raw
 
 

@@ -3,8 +3,8 @@
 Needs the extra: ``pip install 'otel-agent-eval[llama-cpp]'``. llama-cpp-python turns the
 response model's JSON schema into a grammar (``response_format={"type": "json_object",
 "schema": ...}``), so every reply is JSON of the right shape; it is still validated with the
-pydantic model and re-asked (tenacity) when it fails. Generation runs in a worker thread, one
-at a time (a ``Llama`` is not thread-safe).
+pydantic model and re-asked (:mod:`agent_eval.judges.reask`) when it fails. Generation runs in
+a worker thread, one at a time (a ``Llama`` is not thread-safe).
 
 A small local model is useful for trying the pipeline offline; it is not a judge whose verdicts
 mean anything (a 270M-parameter model answers well-typed but close to arbitrary verdicts).
@@ -13,23 +13,16 @@ mean anything (a 270M-parameter model answers well-typed but close to arbitrary 
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_after_attempt
 
-from agent_eval.errors import JudgeOutputError, MissingDependencyError
+from agent_eval.errors import MissingDependencyError
 from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
+from agent_eval.judges.reask import AttemptUsage, InvalidReply, ask_with_reasks, reask_messages
 
 __all__ = ["LlamaCppJudge"]
-
-
-class _Invalid(Exception):
-    def __init__(self, error: ValidationError, raw_reply: str) -> None:
-        self.raw_reply = raw_reply
-        super().__init__(str(error))
 
 
 class LlamaCppJudge(Judge):
@@ -76,52 +69,28 @@ class LlamaCppJudge(Judge):
     async def ask(self, request: JudgeRequest) -> JudgeReply[Any]:
         """Generate a schema-constrained reply; see :meth:`Judge.ask` for the errors raised."""
         messages = [dict(m) for m in request.messages]
-        usage = [0, 0, 0]
-        start = time.perf_counter()
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_retries + 1), retry=retry_if_exception_type(_Invalid)
-        )
-        try:
-            async for attempt in retrying:
-                with attempt:
-                    output, raw = await self._try(request, messages, usage)
-        except RetryError as exc:
-            invalid = exc.last_attempt.exception()
-            raise JudgeOutputError(
-                f"judge reply did not validate after {usage[2]} generation(s): {invalid}",
-                attempts=usage[2],
-                raw_reply=getattr(invalid, "raw_reply", None),
-                input_tokens=usage[0],
-                output_tokens=usage[1],
-            ) from None
-        return JudgeReply(
-            output=output,
+        return await ask_with_reasks(
+            lambda usage: self._try(request, messages, usage),
             model=self.model,
-            input_tokens=usage[0],
-            output_tokens=usage[1],
-            latency_ms=(time.perf_counter() - start) * 1000,
-            attempts=usage[2],
-            raw_reply=raw,
+            max_retries=self.max_retries,
+            unit="generation",
         )
 
     async def _try(
-        self, request: JudgeRequest, messages: list[dict[str, str]], usage: list[int]
+        self, request: JudgeRequest, messages: list[dict[str, str]], usage: AttemptUsage
     ) -> tuple[Any, str]:
-        usage[2] += 1
+        usage.attempts += 1
         async with self._lock:
             completion = await asyncio.to_thread(self._generate, request, messages)
         tokens = completion.get("usage") or {}
-        usage[0] += int(tokens.get("prompt_tokens", 0))
-        usage[1] += int(tokens.get("completion_tokens", 0))
+        usage.input_tokens += int(tokens.get("prompt_tokens", 0))
+        usage.output_tokens += int(tokens.get("completion_tokens", 0))
         raw = str(completion["choices"][0]["message"].get("content") or "")
         try:
             return request.response_model.model_validate_json(raw), raw
         except ValidationError as exc:
-            messages += [
-                {"role": "assistant", "content": raw},
-                {"role": "user", "content": f"Your reply was invalid: {exc}\nAnswer again."},
-            ]
-            raise _Invalid(exc, raw) from None
+            reask_messages(messages, raw, exc)
+            raise InvalidReply(exc, raw) from None
 
     def _generate(self, request: JudgeRequest, messages: list[dict[str, str]]) -> dict[str, Any]:
         schema = request.response_model.model_json_schema()
