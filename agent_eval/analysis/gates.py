@@ -17,7 +17,9 @@ Statistics (each a count of successes out of n items) and the commands that meas
 
 Gates come from the config file (``[gates.<name>]`` tables with ``statistic``, ``threshold``
 and ``items``) or from flags (``--gate [NAME=]STATISTIC>=THRESHOLD/ITEMS``). A command
-evaluates the gates whose statistic it measures; any failure means CLI exit code 1.
+evaluates the gates whose statistic it measures; any failure means CLI exit code 1. A ``--gate``
+flag naming a statistic the command does not measure is a usage error (exit 2); a config gate
+for another command's statistic is not applicable to this one and is only noted.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agent_eval.errors import ConfigError
 
 __all__ = [
+    "FLAG_SOURCE",
     "Gate",
     "GateCount",
     "GateOutcome",
@@ -44,11 +47,16 @@ __all__ = [
 ]
 
 GateStatistic = Literal["mean_score", "accuracy", "agreement", "unanimity"]
+FLAG_SOURCE = "--gate"
+"""``Gate.source`` of a gate given as a command-line flag."""
 _FLAG = re.compile(r"^(?:(?P<name>[\w.-]+)=)?(?P<stat>\w+)>=(?P<thr>[0-9.]+)/(?P<items>\d+)$")
 
 
 class Gate(BaseModel):
-    """A declared gate: ``statistic >= threshold`` over exactly ``items`` items."""
+    """A declared gate: ``statistic >= threshold`` over exactly ``items`` items.
+
+    ``source`` says where it was declared: ``"--gate"`` for a flag, else the config file path.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -56,6 +64,7 @@ class Gate(BaseModel):
     statistic: GateStatistic
     threshold: float = Field(ge=0.0, le=1.0)
     items: int = Field(ge=1)
+    source: str = FLAG_SOURCE
 
     @property
     def required(self) -> int:
@@ -131,12 +140,12 @@ def parse_gate(text: str) -> Gate:
             f"bad --gate {text!r}; write [NAME=]STATISTIC>=THRESHOLD/ITEMS, e.g. accuracy>=0.8/3"
         )
     name = match["name"] or match["stat"]
-    return _build(name, match["stat"], float(match["thr"]), int(match["items"]), "--gate")
+    return _build(name, match["stat"], float(match["thr"]), int(match["items"]), FLAG_SOURCE)
 
 
 def _build(name: str, statistic: object, threshold: object, items: object, where: str) -> Gate:
     try:
-        return Gate(name=name, statistic=statistic, threshold=threshold, items=items)
+        return Gate(name=name, statistic=statistic, threshold=threshold, items=items, source=where)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise ConfigError(

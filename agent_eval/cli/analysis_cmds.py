@@ -75,7 +75,7 @@ def calibrate_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     with usage_errors():
         from agent_eval.cli import analysis_runs as runs
 
-        gates = gates_from(config_path(config), gate or [])
+        gates = gates_from(config_path(config), gate or [], statistics=("accuracy",))
         cal = runs.calibration_for(
             run, labels, predictions, inputs=inputs, label_field=label_field,
             prediction_field=prediction_field, metric=metric, formatter=formatter,
@@ -110,6 +110,10 @@ RefreshOpt = Annotated[
 RpmOpt = Annotated[float | None, typer.Option("--rpm", help="Most judge requests per minute.")]
 TpmOpt = Annotated[float | None, typer.Option("--tpm", help="Most judge tokens per minute.")]
 FormatOpt = Annotated[str | None, typer.Option("--format", help="Input container, or auto.")]
+
+
+COMPARE_STATISTICS = ("mean_score", "agreement", "accuracy")
+"""What ``compare`` measures (``accuracy`` only with labels, given or carried by the traces)."""
 
 
 @app.command("compare")
@@ -155,7 +159,7 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
             out=out, format=input_format, cache_path=cache_path, rpm=rpm, tpm=tpm,
             cache="off" if no_cache else "refresh" if refresh_cache else None,
         )  # fmt: skip
-        gates = gates_from(config_path(config), gate or [])
+        gates = gates_from(config_path(config), gate or [], statistics=COMPARE_STATISTICS)
         run_id, directory, cmp = runs.compare_for(
             cfg, names, labels=labels, label_field=label_field
         )
@@ -203,7 +207,7 @@ def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
             out=out, format=input_format, cache_path=cache_path, rpm=rpm, tpm=tpm,
             cache="off" if no_cache else "refresh" if refresh_cache else None,
         )  # fmt: skip
-        gates = gates_from(config_path(config), gate or [])
+        gates = gates_from(config_path(config), gate or [], statistics=("unanimity",))
         run_id, directory, st = runs.stability_for(cfg, repeats)
         runs.emit(as_json, run_id, directory, name="stability", model=st)
         unanimous = st.n_conversations - st.n_flipping

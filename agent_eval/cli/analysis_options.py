@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import tomllib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,14 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from agent_eval.analysis.gates import Gate, GateCount, evaluate_gates, load_gates, parse_gate
+from agent_eval.analysis.gates import (
+    FLAG_SOURCE,
+    Gate,
+    GateCount,
+    evaluate_gates,
+    load_gates,
+    parse_gate,
+)
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, err_console
 from agent_eval.costs import PriceTable
 from agent_eval.errors import AgentEvalError, ConfigError
@@ -71,23 +78,60 @@ def price_table(path: Path | None) -> PriceTable:
     return PriceTable.from_config(_table(path, "prices"))
 
 
-def gates_from(path: Path | None, flags: Sequence[str]) -> list[Gate]:
-    """Gates from the config's ``[gates.<name>]`` tables, then from ``--gate`` flags."""
-    return [*(load_gates(path) if path else []), *(parse_gate(f) for f in flags)]
+def gates_from(
+    path: Path | None, flags: Sequence[str], *, statistics: Collection[str] | None = None
+) -> list[Gate]:
+    """Gates from the config's ``[gates.<name>]`` tables, then from ``--gate`` flags.
+
+    Args:
+        path: The config file, or ``None``.
+        flags: The ``--gate`` values.
+        statistics: What the command can measure; when given, a flag naming another statistic
+            is refused here, before any work.
+
+    Raises:
+        ConfigError: An invalid gate, or a flag naming a statistic not in ``statistics``.
+
+    """
+    gates = [*(load_gates(path) if path else []), *(parse_gate(f) for f in flags)]
+    if statistics is not None:
+        _refuse_unmeasured(gates, statistics)
+    return gates
+
+
+def _refuse_unmeasured(gates: Sequence[Gate], measured: Collection[str]) -> None:
+    for gate in gates:
+        if gate.source == FLAG_SOURCE and gate.statistic not in measured:
+            raise ConfigError(
+                f"--gate {gate.name!r} names {gate.statistic}, which this command does not "
+                f"measure here; it measures: {', '.join(measured) or 'no statistic'}"
+            )
 
 
 def apply_gates(gates: Sequence[Gate], counts: Mapping[str, Sequence[GateCount]]) -> list[str]:
-    """Evaluate the gates, print each outcome on stderr, and return the failure messages."""
+    """Evaluate the gates, print each outcome on stderr, and return the failure messages.
+
+    A ``--gate`` flag whose statistic is not in ``counts`` is a usage error: the message names
+    the statistics measured and the command exits 2. A config gate for a statistic the command
+    does not measure is only noted (a config file may declare gates for several commands).
+
+    Raises:
+        typer.Exit: code 2, for a ``--gate`` flag naming a statistic not measured.
+
+    """
+    with usage_errors():
+        _refuse_unmeasured(gates, list(counts))
     outcomes = evaluate_gates(gates, counts)
     for outcome in outcomes:
         style = "green" if outcome.passed else "bold red"
-        err_console.print(f"[{style}]{outcome.message}[/]", highlight=False)
+        err_console.print(f"[{style}]{escape(outcome.message)}[/]", highlight=False)
     for gate in gates:
         if gate.statistic not in counts:
             err_console.print(
-                f"gate {gate.name!r} not applicable: this command does not measure "
-                f"{gate.statistic}",
+                f"config gate {gate.name!r} ({gate.source}) not applicable: this command does "
+                f"not measure {gate.statistic}",
                 highlight=False,
+                markup=False,
             )
     return [o.message for o in outcomes if not o.passed]
 

@@ -62,7 +62,9 @@ def test_load_from_config(tmp_path: Path) -> None:
         '[score]\njudge = "x"\n\n[gates.human]\n'
         'statistic = "accuracy"\nthreshold = 0.8\nitems = 3\n'
     )
-    assert load_gates(cfg) == [Gate(name="human", statistic="accuracy", threshold=0.8, items=3)]
+    assert load_gates(cfg) == [
+        Gate(name="human", statistic="accuracy", threshold=0.8, items=3, source=str(cfg))
+    ]
     bad = tmp_path / "bad.toml"
     bad.write_text('[gates.x]\nstatistic = "accuracy"\nthreshold = 0.8\n')
     with pytest.raises(ConfigError, match=r"bad\.toml: gate 'x' is invalid"):
