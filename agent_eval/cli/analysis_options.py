@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
@@ -28,7 +29,10 @@ from agent_eval.analysis.gates import (
 )
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, err_console
 from agent_eval.costs import PriceTable
-from agent_eval.errors import AgentEvalError, ConfigError
+from agent_eval.errors import AgentEvalError, ConfigError, StoreError
+from agent_eval.result import MetricResult
+from agent_eval.store import load_results
+from agent_eval.trace import AgentTrace
 
 __all__ = [
     "DEFAULT_CONFIG",
@@ -36,6 +40,7 @@ __all__ = [
     "config_path",
     "exit_on_failed_gates",
     "gates_from",
+    "load_run_results",
     "out_console",
     "price_table",
     "usage_errors",
@@ -142,6 +147,57 @@ def exit_on_failed_gates(failures: Sequence[str]) -> None:
         raise typer.Exit(EXIT_GATE)
 
 
+def _jsonl_target(path: Path) -> Path:
+    return path / "results.jsonl" if path.is_dir() else path
+
+
+def _bad_row(path: Path, number: int, line: bytes, error: ValidationError) -> str:
+    try:
+        AgentTrace.model_validate_json(line)
+    except ValidationError:
+        first = error.errors()[0]
+        where = ".".join(map(str, first["loc"])) or "the line"
+        more = len(error.errors()) - 1
+        extra = f" (and {more} more problem(s))" if more else ""
+        return f"{path}:{number}: not a result row: {where}: {first['msg']}{extra}"
+    return (
+        f"{path}: this is an ingest output (AgentTrace lines), not a run: give a run directory "
+        "or results.jsonl from `agent-eval score`"
+    )
+
+
+def _explain(path: Path) -> str | None:
+    """One short line for the first line of a JSONL file that is not a result row."""
+    target = _jsonl_target(path)
+    if target.suffix != ".jsonl" or not target.is_file():
+        return None
+    with target.open("rb") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                MetricResult.model_validate_json(line)
+            except ValidationError as exc:
+                return _bad_row(target, number, line, exc)
+    return None
+
+
+def load_run_results(path: Path) -> list[MetricResult]:
+    """The result rows of a run directory, ``results.db`` or ``results.jsonl``.
+
+    Raises:
+        StoreError: No results store; or a JSONL line is not a result row, said in one line
+            naming file:line and the first bad field, or that the file is an ingest output.
+
+    """
+    try:
+        return load_results(path)
+    except StoreError as exc:
+        if not isinstance(exc.__cause__, ValidationError):
+            raise
+        raise StoreError(_explain(path) or str(exc).splitlines()[0]) from None
+
+
 def write_json(payload: str) -> None:
     """Write a JSON document to stdout, newline-terminated."""
     sys.stdout.write(payload.rstrip("\n") + "\n")
@@ -154,5 +210,7 @@ def usage_errors() -> Iterator[None]:
     try:
         yield
     except AgentEvalError as exc:
-        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        err_console.print(
+            f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
+        )
         raise typer.Exit(EXIT_USAGE) from None

@@ -31,7 +31,7 @@ from agent_eval.analysis.paired import VariantComparison, compare_formatters
 from agent_eval.analysis.scoring import score_repeats, score_variants
 from agent_eval.analysis.stability import Stability, measure_stability
 from agent_eval.cache import CACHE_FILENAME, JudgeCache
-from agent_eval.cli.analysis_options import out_console, write_json
+from agent_eval.cli.analysis_options import load_run_results, out_console, write_json
 from agent_eval.cli.app import err_console
 from agent_eval.cli.score_cmds import HOW_TO_CONFIGURE, build_judge, judge_model
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config
@@ -46,7 +46,6 @@ from agent_eval.references import load_references
 from agent_eval.report.renderings import read_renderings, tokens_by_formatter
 from agent_eval.report.terminal import calibration_table, comparison_tables, stability_tables
 from agent_eval.result import MetricResult
-from agent_eval.store import load_results
 from agent_eval.trace import AgentTrace
 
 __all__ = [
@@ -274,7 +273,7 @@ def calibration_for(
         return _overlapping(cal, f"the predictions ({predictions})")
     if run is None:
         raise ConfigError("calibrate needs a RUN directory or --predictions FILE")
-    cal = calibrate_results(_select(load_results(run), metric, formatter), truth)
+    cal = calibrate_results(_select(load_run_results(run), metric, formatter), truth)
     return _overlapping(cal, f"the run ({run})")
 
 

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agent_eval.cli.analysis_options import config_path, out_console, price_table, usage_errors
+from agent_eval.cli.analysis_options import (
+    config_path,
+    load_run_results,
+    out_console,
+    price_table,
+    usage_errors,
+)
 from agent_eval.cli.app import app
 from agent_eval.report.renderings import RenderingKey, read_renderings, render_all
 
@@ -76,12 +82,11 @@ def report_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         from agent_eval.ingest.pipeline import ingest
         from agent_eval.report.html import write_html  # matplotlib: imported when needed
         from agent_eval.report.model import build_report
-        from agent_eval.store import load_results
 
-        results = load_results(run)
+        results = load_run_results(run)
         renderings = read_renderings(_run_dir(run))
         if compare is not None:
-            results += load_results(compare)
+            results += load_run_results(compare)
             renderings = {**read_renderings(_run_dir(compare)), **renderings}
         traces = list(ingest(inputs)) if inputs else []
         if traces:
