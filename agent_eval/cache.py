@@ -115,6 +115,8 @@ class JudgeCache:
             self._db.execute("PRAGMA busy_timeout=10000")
             self._db.execute(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
+            if hasattr(self, "_db"):  # opened, then a PRAGMA or the schema failed
+                self._db.close()
             raise StoreError(
                 f"{self.path}: cannot open the judge-call cache ({exc}); pass another path "
                 "or --no-cache"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,8 @@ class ResultStore:
             self._repair_jsonl()
             self._jsonl = (self.directory / JSONL_NAME).open("ab")
         except (OSError, sqlite3.Error) as exc:
+            if hasattr(self, "_db"):  # opened, then a later step failed: leave no connection
+                self._db.close()
             raise StoreError(f"cannot open the results store in {self.directory}: {exc}") from exc
 
     @property
@@ -276,13 +279,23 @@ def load_results(path: str | Path) -> list[MetricResult]:
     if target.suffix == ".jsonl":
         return _read_jsonl(target)
     try:
-        db = sqlite3.connect(f"file:{target}?mode=ro", uri=True)
-        try:
+        with closing(_connect_to_read(target)) as db:
             rows = db.execute(
                 f"SELECT {_COLUMNS} FROM results ORDER BY {', '.join(RESULT_KEY)}"
             ).fetchall()
-        finally:
-            db.close()
     except sqlite3.Error as exc:
         raise StoreError(f"{target}: not a results database: {exc}") from exc
     return [_from_row(row) for row in rows]
+
+
+def _connect_to_read(target: Path) -> sqlite3.Connection:
+    """A connection that only reads ``target``: read-write when allowed, else read-only.
+
+    A read-only connection to a WAL database cannot remove the ``-wal``/``-shm`` files when it
+    closes, so they would stay beside a finished run; a read-write one (``mode=rw`` never
+    creates the file) checkpoints and removes them as the last connection closes.
+    """
+    try:
+        return sqlite3.connect(f"file:{target}?mode=rw", uri=True)
+    except sqlite3.OperationalError:  # read-only file or medium
+        return sqlite3.connect(f"file:{target}?mode=ro", uri=True)

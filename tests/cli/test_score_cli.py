@@ -321,3 +321,21 @@ def test_formatter_path_loads_a_formatter_to_score_with(
     assert code == 0, err
     assert {r.formatter for r in load_results(tmp_path / "out")} == {"count-f1@1"}
     assert any("MESSAGES=2" in r.text for r in fake_server.requests)
+
+
+def test_finished_run_leaves_no_sqlite_wal_or_shm_files(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    # regression: reading the results back read-only left results.db-wal and -shm behind
+    script_goal_judge(fake_server)
+    out_dir = tmp_path / "run"
+    code, _, err = score(str(sample(tmp_path)), *judge_args(fake_server, out_dir))
+    assert code == 0, err
+    expected = {"results.db", "results.jsonl", "judge-cache.db", "renderings.jsonl"}
+    assert {p.name for p in out_dir.iterdir()} == expected
+    code, _, err = score(
+        str(sample(tmp_path)), *judge_args(fake_server, out_dir), "--resume", "run"
+    )
+    assert code == 0, err
+    assert runner.invoke(app, ["errors", str(out_dir)]).exit_code == 0
+    assert {p.name for p in out_dir.iterdir()} == expected
