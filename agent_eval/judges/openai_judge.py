@@ -17,11 +17,11 @@ reply, an error message or ``repr``.
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import os
 import time
 from contextvars import ContextVar
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import httpx
 import instructor
@@ -36,6 +36,14 @@ from agent_eval.errors import (
     JudgeTransportError,
 )
 from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
+from agent_eval.judges.openai_fast import (
+    RETRYABLE_PARSE_ERRORS,
+    StructuredRequest,
+    as_completion,
+    continue_with_reasks,
+    parse_with_instructor,
+    structured_request,
+)
 
 __all__ = ["MODES", "MalformedBodyError", "OpenAIJudge", "StructuredMode"]
 
@@ -46,6 +54,8 @@ MODES: dict[str, instructor.Mode] = {
     "json": instructor.Mode.JSON,
 }
 """Structured-output modes: function/tool calling, ``response_format`` JSON schema, JSON mode."""
+
+_PATH = "/chat/completions"
 
 _requests_sent: ContextVar[list[int] | None] = ContextVar("agent_eval_requests_sent", default=None)
 
@@ -158,26 +168,90 @@ class OpenAIJudge(Judge):
         token = _requests_sent.set(counter)
         start = time.perf_counter()
         try:
-            output, completion = await self._client.chat.completions.create_with_completion(
-                model=self.model,
-                messages=cast(Any, list(request.messages)),
-                response_model=request.response_model,
-                max_retries=self.max_retries,
-                **_sampling(request),
-            )
-        except InstructorError as exc:
-            raise self._judge_error(exc, counter[0]) from None
+            reply = await self._ask(request, counter)
         finally:
             _requests_sent.reset(token)
-        prompt, completion_tokens = _usage(completion.usage)
+        return dataclasses.replace(reply, latency_ms=(time.perf_counter() - start) * 1000)
+
+    async def _ask(self, request: JudgeRequest, counter: list[int]) -> JudgeReply[Any]:
+        template = structured_request(request.response_model, MODES[self.mode])
+        kwargs = template.kwargs(self.model, request.messages, _sampling(request))
+        data = await self._first_attempt(template, kwargs, counter)
+        usage = _usage_of(data.get("usage"))
+        model = str(data.get("model") or self.model)
+        fast = template.accept(data)
+        if fast is not None:
+            return JudgeReply(fast.output, model, *usage, 0.0, counter[0], fast.raw_reply)
+        completion = as_completion(data)
+        try:
+            output = parse_with_instructor(template, completion)
+        except RETRYABLE_PARSE_ERRORS as exc:
+            if self.max_retries < 1:
+                raise self._output_error(exc, counter[0], usage, completion) from None
+            return await self._reask(
+                template=template,
+                kwargs=kwargs,
+                completion=completion,
+                error=exc,
+                first_usage=usage,
+                counter=counter,
+            )
+        except Exception as exc:  # a refusal or a truncated reply: instructor does not re-ask
+            raise self._output_error(exc, counter[0], usage, completion) from None
+        return JudgeReply(output, model, *usage, 0.0, counter[0], raw_text(completion))
+
+    async def _first_attempt(
+        self, template: StructuredRequest, kwargs: dict[str, Any], counter: list[int]
+    ) -> dict[str, Any]:
+        """POST the request (the openai client's retries apply); the reply body as a dict."""
+        try:
+            if isinstance(self._openai, openai.AsyncAzureOpenAI):  # it routes by json body
+                response = await self._openai.post(_PATH, body=kwargs, cast_to=httpx.Response)
+            else:
+                content = template.body(kwargs)
+                response = await self._openai.post(_PATH, content=content, cast_to=httpx.Response)
+        except openai.APIError as error:
+            raise self._transport_error(error, counter[0]) from None
+        try:
+            data = orjson.loads(response.content)
+        except orjson.JSONDecodeError as error:
+            raise self._transport_error(error, counter[0]) from None
+        if not isinstance(data, dict):
+            raise self._transport_error(None, counter[0], "the reply body is not a JSON object")
+        return data
+
+    async def _reask(
+        self,
+        *,
+        template: StructuredRequest,
+        kwargs: dict[str, Any],
+        completion: Any,
+        error: Exception,
+        first_usage: tuple[int, int],
+        counter: list[int],
+    ) -> JudgeReply[Any]:
+        create = self._openai.chat.completions.create
+        try:
+            output = await continue_with_reasks(
+                create,
+                template=template,
+                kwargs=kwargs,
+                completion=completion,
+                error=error,
+                max_retries=self.max_retries,
+            )
+        except InstructorError as exc:
+            raise self._judge_error(exc, counter[0], first_usage) from None
+        last = output._raw_response
+        prompt, completion_tokens = _usage(last.usage)
         return JudgeReply(
             output=output,
-            model=completion.model or self.model,
-            input_tokens=prompt,
-            output_tokens=completion_tokens,
-            latency_ms=(time.perf_counter() - start) * 1000,
+            model=last.model or self.model,
+            input_tokens=first_usage[0] + prompt,
+            output_tokens=first_usage[1] + completion_tokens,
+            latency_ms=0.0,
             attempts=counter[0],
-            raw_reply=raw_text(completion),
+            raw_reply=raw_text(last),
         )
 
     async def aclose(self) -> None:
@@ -185,25 +259,46 @@ class OpenAIJudge(Judge):
         await self._openai.close()
 
     def _judge_error(
-        self, exc: InstructorError, requests_sent: int
+        self, exc: InstructorError, requests_sent: int, first_usage: tuple[int, int]
     ) -> JudgeOutputError | JudgeTransportError:
+        """The error for a failed re-ask flow (the first attempt already failed validation)."""
         cause = exc.__cause__
-        attempts = max(requests_sent, 1)
         prompt, completion_tokens = _usage(getattr(exc, "total_usage", None))
-        if _is_transport_failure(exc):
-            return JudgeTransportError(
-                f"judge endpoint failed after {attempts} request(s): {self._describe(cause)}",
-                attempts=attempts,
-                input_tokens=prompt,
-                output_tokens=completion_tokens,
-            )
+        usage = (first_usage[0] + prompt, first_usage[1] + completion_tokens)
+        if isinstance(cause, openai.APIError) and not isinstance(
+            cause, openai.APIResponseValidationError
+        ):
+            return self._transport_error(cause, requests_sent, usage=usage)
+        completion = getattr(exc, "last_completion", None)
+        return self._output_error(cause or exc, requests_sent, usage, completion)
+
+    def _output_error(
+        self, error: BaseException, requests_sent: int, usage: tuple[int, int], completion: Any
+    ) -> JudgeOutputError:
+        attempts = max(requests_sent, 1)
         return JudgeOutputError(
             f"judge reply did not validate after {attempts} request(s): "
-            + self._redact(str(cause or exc)),
+            + self._redact(str(error)),
             attempts=attempts,
-            raw_reply=raw_text(getattr(exc, "last_completion", None)),
-            input_tokens=prompt,
-            output_tokens=completion_tokens,
+            raw_reply=raw_text(completion),
+            input_tokens=usage[0],
+            output_tokens=usage[1],
+        )
+
+    def _transport_error(
+        self,
+        error: BaseException | None,
+        requests_sent: int,
+        detail: str | None = None,
+        usage: tuple[int, int] = (0, 0),
+    ) -> JudgeTransportError:
+        attempts = max(requests_sent, 1)
+        return JudgeTransportError(
+            f"judge endpoint failed after {attempts} request(s): "
+            + (detail or self._describe(error)),
+            attempts=attempts,
+            input_tokens=usage[0],
+            output_tokens=usage[1],
         )
 
     def _describe(self, error: BaseException | None) -> str:
@@ -213,23 +308,13 @@ class OpenAIJudge(Judge):
             error.__cause__, MalformedBodyError
         ):
             return str(error.__cause__)
-        if isinstance(error, json.JSONDecodeError):
+        if isinstance(error, orjson.JSONDecodeError):
             return f"the reply body is not valid JSON ({error.msg} at char {error.pos})"
         return self._redact(f"{type(error).__name__}: {error}")
 
     def _redact(self, text: str) -> str:
         key = self._openai.api_key
         return text.replace(key, "***") if key and len(key) >= 8 else text
-
-
-def _is_transport_failure(exc: InstructorError) -> bool:
-    """The endpoint failed (HTTP error, timeout, or a 200 body that is not JSON at all)."""
-    cause = exc.__cause__
-    if isinstance(cause, json.JSONDecodeError):
-        return not getattr(exc, "failed_attempts", None)
-    return isinstance(cause, openai.APIError) and not isinstance(
-        cause, openai.APIResponseValidationError
-    )
 
 
 def _sampling(request: JudgeRequest) -> dict[str, Any]:
@@ -239,6 +324,13 @@ def _sampling(request: JudgeRequest) -> dict[str, Any]:
         "seed": request.seed,
     }
     return {name: value for name, value in params.items() if value is not None}
+
+
+def _usage_of(usage: Any) -> tuple[int, int]:
+    """Prompt and completion tokens of a reply body's ``usage`` object (0 when absent)."""
+    if not isinstance(usage, dict):
+        return 0, 0
+    return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
 
 
 def _usage(usage: Any) -> tuple[int, int]:
