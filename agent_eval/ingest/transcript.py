@@ -42,13 +42,15 @@ class _Slot:
     message: Message
     span_ids: list[str] = field(default_factory=list)
     key: MessageKey = ()
+    absorbed: Message | None = None
+    """The last other sighting merged without effect (frozen, so merging it again is a no-op)."""
 
     def __post_init__(self) -> None:
         if not self.key:
             self.key = message_key(self.message)
 
     def replace(self, message: Message) -> None:
-        self.message, self.key = message, message_key(message)
+        self.message, self.key, self.absorbed = message, message_key(message), None
 
     def seen_on(self, span_id: str) -> bool:
         """Whether ``span_id`` was already recorded on this message.
@@ -62,11 +64,13 @@ class _Slot:
         """Record another sighting: add the span id, fill what this message lacked."""
         if span_id and not self.seen_on(span_id):
             self.span_ids.append(span_id)
-        if message is self.message:  # replays share the cached message object
+        if message is self.message or message is self.absorbed:  # replays share cached objects
             return
         merged = merge_sightings(self.message, message)
         if merged is not self.message:
             self.replace(merged)
+        else:
+            self.absorbed = message
 
 
 class Transcript:
@@ -105,13 +109,14 @@ class Transcript:
 
         """
         outputs = tuple(with_speaker(m, agent_name, model) for m in outputs)
-        signature = (tuple(map(self._key, inputs)), tuple(map(self._key, outputs)))
+        input_keys = tuple(map(self._key, inputs))
+        signature = (input_keys, tuple(map(self._key, outputs)))
         seen = self._calls.get(signature)
         if seen is not None:
             for slot, message in zip(seen, (*inputs, *outputs), strict=False):
                 slot.link(message, span_id)
             return False
-        after, appended = self._add_inputs(inputs, span_id)
+        after, appended = self._add_inputs(inputs, input_keys, span_id)
         self.inputs_end = len(self._slots)
         for message in outputs:
             found = None if appended else self._find(self._key(message), after)
@@ -123,17 +128,19 @@ class Transcript:
         self._calls[signature] = [slot for slot in self._slots if slot.seen_on(span_id)]
         return True
 
-    def _add_inputs(self, inputs: tuple[Message, ...], span_id: str) -> tuple[int, bool]:
+    def _add_inputs(
+        self, inputs: tuple[Message, ...], keys: tuple[MessageKey, ...], span_id: str
+    ) -> tuple[int, bool]:
         """Align the input with the transcript; returns (position after it, whether it grew)."""
         last = max((i for i, m in enumerate(inputs) if isinstance(m, AssistantMessage)), default=-1)
         size = len(self._slots)
         if last >= 0:
-            cursor = self._add_history(inputs[: last + 1], span_id)
+            cursor = self._add_history(inputs[: last + 1], keys, span_id)
         else:
             cursor = self._last_assistant() + 1
-        for message in inputs[last + 1 :]:
+        for message, key in zip(inputs[last + 1 :], keys[last + 1 :], strict=True):
             start = 0 if isinstance(message, SystemMessage) else cursor
-            found = self._find(self._key(message), start)
+            found = self._find(key, start)
             if found is None:
                 self._append(message, span_id)
                 cursor = len(self._slots)
@@ -142,12 +149,14 @@ class Transcript:
                 cursor = max(cursor, found + 1)
         return cursor, len(self._slots) > size
 
-    def _add_history(self, history: tuple[Message, ...], span_id: str) -> int:
+    def _add_history(
+        self, history: tuple[Message, ...], keys: tuple[MessageKey, ...], span_id: str
+    ) -> int:
         """Match replayed history in order; insert what was never seen before its successor."""
         cursor = 0
         pending: list[Message] = []
         for i, message in enumerate(history):
-            key = self._key(message)
+            key = keys[i]
             if isinstance(message, SystemMessage):
                 found = self._find(key, 0)
                 if found is None:
@@ -192,7 +201,9 @@ class Transcript:
 
     def _find(self, key: MessageKey, start: int) -> int | None:
         slots = self._slots
-        for i in range(start, len(slots)):
+        if start < len(slots) and slots[start].key == key:
+            return start  # a replay in order: the common case
+        for i in range(start + 1, len(slots)):
             if slots[i].key == key:
                 return i
         return None
@@ -246,9 +257,7 @@ class Transcript:
         )
 
     def _find_call(self, tool: ToolExecution) -> tuple[int, int] | None:
-        answered = {
-            s.message.tool_call_id for s in self._slots if isinstance(s.message, ToolMessage)
-        }
+        answered: set[str | None] | None = None  # only needed to pair by name
         by_name: tuple[int, int] | None = None
         for i, slot in enumerate(self._slots):
             message = slot.message
@@ -257,14 +266,15 @@ class Transcript:
             for j, call in enumerate(message.tool_calls):
                 if tool.call_id is not None and call.id == tool.call_id:
                     return i, j
-                if (
-                    tool.call_id is None
-                    and by_name is None
-                    and call.name == tool.name
-                    and (call.id is None or call.id not in answered)
-                ):
-                    by_name = (i, j)
+                if tool.call_id is None and by_name is None and call.name == tool.name:
+                    if answered is None:
+                        answered = self._answered()
+                    if call.id is None or call.id not in answered:
+                        by_name = (i, j)
         return by_name
+
+    def _answered(self) -> set[str | None]:
+        return {s.message.tool_call_id for s in self._slots if isinstance(s.message, ToolMessage)}
 
     def _call_at(self, index: int, call_index: int) -> ToolCall:
         message = self._slots[index].message
