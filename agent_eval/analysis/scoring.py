@@ -39,8 +39,11 @@ async def score_variants(
     concurrency: int,
     max_context_tokens: int | None,
     references: Mapping[str, str] | None = None,
+    argv: Sequence[str] = (),
 ) -> list[MetricResult]:
     """Score ``traces`` under each formatter; returns this run's rows, formatters in order given.
+
+    ``argv`` (the command line, secrets already removed) is recorded with the run.
 
     Raises:
         ConfigError / UnknownPluginError: A formatter identity is malformed or unknown
@@ -49,6 +52,17 @@ async def score_variants(
     """
     built = [get_formatter(f) for f in formatters]
     write_renderings(out, render_all(traces, [f.identity for f in built]))
+    config = {
+        "metric": metric.id,
+        "formatters": [f.identity for f in built],
+        "judge_model": judge.model,
+        "concurrency": concurrency,
+        "max_context_tokens": max_context_tokens,
+    }
+    with ResultStore(out) as store:  # first record wins: ascore's own is ignored
+        store.start_run(
+            RunRecord(run_id=run_id, started_at=utc_now(), config=config, argv=tuple(argv))
+        )
     for formatter in built:
         await ascore(
             traces,
@@ -81,6 +95,7 @@ async def score_repeats(
     max_context_tokens: int | None,
     references: Mapping[str, str] | None = None,
     cache_mode: CacheMode = "use",
+    argv: Sequence[str] = (),
 ) -> list[MetricResult]:
     """Score ``traces`` ``repeats`` times with one formatter; returns this run's rows.
 
@@ -97,6 +112,7 @@ async def score_repeats(
         max_context_tokens: Skip longer prompts (``None``: never).
         references: Reference goals by conversation id, for the reference variant.
         cache_mode: How repeat 0 uses the cache: ``use`` or ``refresh`` (``off`` = no cache).
+        argv: The command line (secrets already removed), recorded with the run.
 
     Raises:
         ValueError: ``repeats`` is below 2.
@@ -123,7 +139,12 @@ async def score_repeats(
             )
             if k == 0:
                 store.start_run(
-                    RunRecord(run_id=run_id, started_at=utc_now(), config=engine.identity())
+                    RunRecord(
+                        run_id=run_id,
+                        started_at=utc_now(),
+                        config=engine.identity() | {"repeats": repeats},
+                        argv=tuple(argv),
+                    )
                 )
             await engine.run(traces, total=len(traces))
         return store.results(run_id)

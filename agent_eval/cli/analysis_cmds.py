@@ -11,6 +11,7 @@ every ``agent-eval`` command.
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -161,7 +162,7 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         )  # fmt: skip
         gates = gates_from(config_path(config), gate or [], statistics=COMPARE_STATISTICS)
         run_id, directory, cmp = runs.compare_for(
-            cfg, names, labels=labels, label_field=label_field
+            cfg, names, labels=labels, label_field=label_field, argv=sys.argv
         )
         runs.emit(as_json, run_id, directory, name="comparison", model=cmp)
         counts = runs.variant_counts(cmp)
@@ -208,7 +209,7 @@ def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
             cache="off" if no_cache else "refresh" if refresh_cache else None,
         )  # fmt: skip
         gates = gates_from(config_path(config), gate or [], statistics=("unanimity",))
-        run_id, directory, st = runs.stability_for(cfg, repeats)
+        run_id, directory, st = runs.stability_for(cfg, repeats, sys.argv)
         runs.emit(as_json, run_id, directory, name="stability", model=st)
         unanimous = st.n_conversations - st.n_flipping
         count = GateCount(subject="repeats", successes=unanimous, n=st.n_conversations)

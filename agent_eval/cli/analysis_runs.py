@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Coroutine
+import os
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from agent_eval.analysis.stability import Stability, measure_stability
 from agent_eval.cache import CACHE_FILENAME, JudgeCache
 from agent_eval.cli.analysis_options import load_run_results, out_console, write_json
 from agent_eval.cli.app import err_console
-from agent_eval.cli.score_cmds import HOW_TO_CONFIGURE, build_judge, judge_model
+from agent_eval.cli.score_cmds import HOW_TO_CONFIGURE, build_judge, judge_model, redact_argv
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config
 from agent_eval.costs import PriceTable
 from agent_eval.engine import new_run_id
@@ -146,14 +147,20 @@ def labels_for(labels: dict[str, int] | None, traces: list[AgentTrace]) -> dict[
     return labels if labels is not None else (labels_from_traces(traces) or None)
 
 
+def _redacted(cfg: ScoreConfig, argv: Sequence[str]) -> tuple[str, ...]:
+    """``argv`` with secret flags and the judge API key removed (as ``score`` records it)."""
+    return redact_argv(list(argv), (os.environ.get(cfg.api_key_env, ""),))
+
+
 def run_compare(
-    cfg: ScoreConfig, formatters: list[str]
+    cfg: ScoreConfig, formatters: list[str], argv: Sequence[str] = ()
 ) -> tuple[str, Path, list[AgentTrace], list[MetricResult]]:
     """Score ``cfg.paths`` under each formatter, sharing one cached judge.
 
     Args:
         cfg: The scoring settings.
         formatters: Formatter identities, in report order.
+        argv: The command line, recorded with the run (secrets removed here).
 
     Returns:
         ``(run_id, output directory, traces, result rows)``.
@@ -170,7 +177,7 @@ def run_compare(
     work = score_variants(
         traces, formatters=formatters, metric=_metric(cfg), judge=stack.judge, out=out,
         run_id=run_id, concurrency=cfg.concurrency, max_context_tokens=cfg.max_context_tokens,
-        references=references,
+        references=references, argv=_redacted(cfg, argv),
     )  # fmt: skip
     try:
         return run_id, out, traces, asyncio.run(_closing(inner, work))
@@ -179,8 +186,12 @@ def run_compare(
             stack.cache.close()
 
 
-def run_repeats(cfg: ScoreConfig, repeats: int) -> tuple[str, Path, list[MetricResult]]:
+def run_repeats(
+    cfg: ScoreConfig, repeats: int, argv: Sequence[str] = ()
+) -> tuple[str, Path, list[MetricResult]]:
     """Score ``cfg.paths`` ``repeats`` times with ``cfg.formatter`` (repeats 1.. uncached).
+
+    ``argv`` is the command line, recorded with the run (secrets removed here).
 
     Returns:
         ``(run_id, output directory, result rows)``.
@@ -199,7 +210,7 @@ def run_repeats(cfg: ScoreConfig, repeats: int) -> tuple[str, Path, list[MetricR
         traces, repeats=repeats, formatter=cfg.formatter, metric=_metric(cfg), judge=limited,
         cache=cache, out=out, run_id=run_id, concurrency=cfg.concurrency,
         max_context_tokens=cfg.max_context_tokens, references=references,
-        cache_mode="refresh" if cfg.cache == "refresh" else "use",
+        cache_mode="refresh" if cfg.cache == "refresh" else "use", argv=_redacted(cfg, argv),
     )  # fmt: skip
     try:
         return run_id, out, asyncio.run(_closing(inner, work))
@@ -316,6 +327,7 @@ def compare_for(
     *,
     labels: Path | None,
     label_field: str | None,
+    argv: Sequence[str] = (),
 ) -> tuple[str, Path, VariantComparison]:
     """Score under each formatter and compare; writes ``OUT/comparison.json``.
 
@@ -326,7 +338,7 @@ def compare_for(
 
     """
     truth = read_binary_file(labels, field=label_field) if labels else None
-    run_id, directory, traces, results = run_compare(cfg, names)
+    run_id, directory, traces, results = run_compare(cfg, names, argv)
     used = labels_for(truth, traces)
     if used:
         write_labels(directory / LABELS_NAME, used)
@@ -340,14 +352,16 @@ def compare_for(
     return run_id, directory, cmp
 
 
-def stability_for(cfg: ScoreConfig, repeats: int) -> tuple[str, Path, Stability]:
+def stability_for(
+    cfg: ScoreConfig, repeats: int, argv: Sequence[str] = ()
+) -> tuple[str, Path, Stability]:
     """Score K times and measure stability; writes ``OUT/stability.json``.
 
     Returns:
         ``(run_id, output directory, stability)``.
 
     """
-    run_id, directory, results = run_repeats(cfg, repeats)
+    run_id, directory, results = run_repeats(cfg, repeats, argv)
     st = measure_stability(results)
     (directory / "stability.json").write_text(st.model_dump_json(indent=2), "utf-8")
     return run_id, directory, st
