@@ -50,7 +50,7 @@ def table_2x2(a: Sequence[int], b: Sequence[int]) -> list[list[int]]:
 
 
 def _finite(value: float) -> float | None:
-    return float(value) if math.isfinite(value) else None
+    return float(value) + 0.0 if math.isfinite(value) else None  # + 0.0: no negative zero
 
 
 def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float | None:

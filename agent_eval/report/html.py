@@ -21,6 +21,7 @@ from markupsafe import Markup
 from agent_eval.errors import StoreError
 from agent_eval.report.model import ReportData
 from agent_eval.report.plots import confusion_plot, cost_plot, flips_plot, stability_plot
+from agent_eval.report.terminal import fixed, usd
 
 __all__ = ["content_security_policy", "render_html", "write_html"]
 
@@ -30,6 +31,8 @@ _ENV = Environment(
     undefined=StrictUndefined,
     keep_trailing_newline=True,
 )
+_ENV.filters["fixed"] = fixed
+_ENV.filters["usd"] = usd
 
 
 def _css() -> str:

@@ -14,15 +14,22 @@ from agent_eval.analysis.calibration import Calibration
 from agent_eval.analysis.paired import PairComparison, VariantComparison
 from agent_eval.analysis.stability import Stability
 
-__all__ = ["calibration_table", "comparison_tables", "stability_tables"]
+__all__ = ["calibration_table", "comparison_tables", "fixed", "stability_tables", "usd"]
 
 
-def _num(value: float | None, digits: int = 3) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
+def fixed(value: float | None, digits: int = 3) -> str:
+    """``value`` with ``digits`` decimals, ``"n/a"`` for ``None``; never ``-0.000``.
+
+    A value that rounds to zero (``-1.6e-8``, ``-0.0``) prints as ``0.000``.
+    """
+    if value is None:
+        return "n/a"
+    return f"{round(value, digits) + 0.0:.{digits}f}"  # + 0.0 turns -0.0 into 0.0
 
 
-def _usd(value: float | None) -> str:
-    return "n/a" if value is None else f"${value:.4f}"
+def usd(value: float | None) -> str:
+    """A cost in US dollars with 4 decimals (``"$0.0123"``), ``"n/a"`` for ``None``."""
+    return "n/a" if value is None else f"${fixed(value, 4)}"
 
 
 def calibration_table(cal: Calibration) -> Table:
@@ -32,16 +39,16 @@ def calibration_table(cal: Calibration) -> Table:
     table.add_column()
     if cal.identity is not None:
         table.add_row("applies to", escape(str(cal.identity)))
-    table.add_row("agreement", f"{cal.n_agree} of {cal.n} (accuracy {_num(cal.accuracy)})")
+    table.add_row("agreement", f"{cal.n_agree} of {cal.n} (accuracy {fixed(cal.accuracy)})")
     table.add_row(
         "Cohen's kappa [95% CI]",
-        f"{_num(cal.kappa)} [{_num(cal.kappa_ci_low)}, {_num(cal.kappa_ci_high)}]",
+        f"{fixed(cal.kappa)} [{fixed(cal.kappa_ci_low)}, {fixed(cal.kappa_ci_high)}]",
     )
     (tn, fp), (fn, tp) = cal.confusion
     table.add_row("confusion (label\\verdict)", f"0: [{tn} {fp}]   1: [{fn} {tp}]")
     table.add_row(
         "failure precision / recall",
-        f"{_num(cal.failure_precision)} / {_num(cal.failure_recall)}",
+        f"{fixed(cal.failure_precision)} / {fixed(cal.failure_recall)}",
     )
     table.add_row("disagreements", escape(", ".join(cal.disagreements)) or "none")
     if cal.unlabelled or cal.unpredicted:
@@ -69,13 +76,13 @@ def comparison_tables(cmp: VariantComparison) -> RenderableType:
             str(v.n_ok),
             str(v.n_error),
             str(v.n_skipped),
-            f"{_num(v.mean_score)} [{_num(v.ci_low)}, {_num(v.ci_high)}]",
+            f"{fixed(v.mean_score)} [{fixed(v.ci_low)}, {fixed(v.ci_high)}]",
             f"{v.input_tokens}/{v.output_tokens}",
-            _usd(v.cost_usd),
+            usd(v.cost_usd),
             "n/a" if v.rendered_tokens is None else str(v.rendered_tokens),
         ]
         if labelled:
-            cells += [_num(v.label_accuracy), _num(v.label_kappa)]
+            cells += [fixed(v.label_accuracy), fixed(v.label_kappa)]
         variants.add_row(*cells)
     pairs = Table(title="Pairs", title_justify="left")
     for name in ("A", "B", "paired", "agree", "1→0", "0→1", "kappa", "McNemar p", "flipped"):
@@ -85,11 +92,11 @@ def comparison_tables(cmp: VariantComparison) -> RenderableType:
             escape(p.variant_a),
             escape(p.variant_b),
             str(p.n_paired),
-            f"{p.n_agree} ({_num(p.agreement, 2)})",
+            f"{p.n_agree} ({fixed(p.agreement, 2)})",
             str(p.flips_a_pass_b_fail),
             str(p.flips_a_fail_b_pass),
-            _num(p.kappa),
-            _num(p.mcnemar_p, 4),
+            fixed(p.kappa),
+            fixed(p.mcnemar_p, 4),
             escape(", ".join(f.conversation_id for f in p.flipped)),
         )
     return Group(variants, pairs, *(_flipped_table(p) for p in cmp.pairs if p.flipped))
@@ -118,8 +125,8 @@ def stability_tables(st: Stability) -> RenderableType:
     """Overall stability line plus one row per conversation."""
     table = Table(
         title=(
-            f"Stability over {st.repeats} repeats: flip rate {_num(st.flip_rate)} "
-            f"({st.n_flipping} of {st.n_conversations}), Fleiss' kappa {_num(st.fleiss_kappa)} "
+            f"Stability over {st.repeats} repeats: flip rate {fixed(st.flip_rate)} "
+            f"({st.n_flipping} of {st.n_conversations}), Fleiss' kappa {fixed(st.fleiss_kappa)} "
             f"(n={st.n_fleiss}); starts at goal inference {st.stage_counts['goal_inference']}, "
             f"at comparison {st.stage_counts['comparison']}"
         ),

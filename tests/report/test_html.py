@@ -126,3 +126,10 @@ def test_html_snapshot(make_result: MakeResult, snapshot: SnapshotAssertion) -> 
     ]
     data = build_report(rows, renderings={("c1", "transcript@1"): "[1] USER\nbook & pay"})
     assert render_html(data) == snapshot
+
+
+def test_html_never_prints_negative_zero(make_result: Callable[..., MetricResult]) -> None:
+    rows = [make_result(c, "1") for c in "abcde"]
+    labels = {"a": 1, "b": 0, "c": 0, "d": 1, "e": 1}  # kappa 0, CI low end about -1.6e-8
+    text = render_html(build_report(rows, labels=labels))
+    assert "[0.000, 0.000]" in text and "-0.000" not in text

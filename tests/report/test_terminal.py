@@ -34,3 +34,25 @@ def test_calibration_and_stability_tables(make_result: Callable[..., MetricResul
     rows = [make_result("c", v, repeat=k) for k, v in enumerate("101")]
     text = _text(stability_tables(measure_stability(rows)))
     assert "flip rate 1.000 (1 of 1)" in text
+
+
+def test_negative_zero_prints_as_zero() -> None:
+    from rich.console import Console
+
+    from agent_eval.analysis.calibration import calibrate
+    from agent_eval.report.terminal import calibration_table, fixed, usd
+
+    assert [fixed(-0.0), fixed(-1.6e-8), fixed(-0.0004), fixed(-0.0006)] == [
+        "0.000",
+        "0.000",
+        "0.000",
+        "-0.001",
+    ]
+    assert (fixed(None), usd(-0.0), fixed(0.5, 2)) == ("n/a", "$0.0000", "0.50")
+    # kappa 0 with a tiny standard error: statsmodels gives a low end of about -1.6e-8
+    cal = calibrate(dict.fromkeys("abcde", 1), {"a": 1, "b": 0, "c": 0, "d": 1, "e": 1})
+    assert cal.kappa_ci_low is not None and cal.kappa_ci_low < 0
+    console = Console(record=True, width=200)
+    console.print(calibration_table(cal))
+    text = console.export_text()
+    assert "0.000 [0.000, 0.000]" in text and "-0.000" not in text
