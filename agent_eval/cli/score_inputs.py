@@ -15,7 +15,7 @@ from pathlib import Path
 from rich.markup import escape
 
 from agent_eval.cli.app import err_console
-from agent_eval.cli.ingest_cmds import summary_lines
+from agent_eval.cli.ingest_cmds import print_summary
 from agent_eval.errors import InputError
 from agent_eval.ingest import IngestReport, ingest
 from agent_eval.trace import AgentTrace
@@ -36,7 +36,7 @@ def no_conversation_lines(report: IngestReport) -> list[str]:
     empty = [
         f.path
         for f in report.files  # a file with a note is a companion (labels...), listed as such
-        if not (f.error or getattr(f, "note", None) or f.conversations)
+        if not (f.error or f.note or f.conversations)
     ]
     lines = []
     if unreadable:
@@ -63,7 +63,8 @@ def read_inputs(paths: Sequence[str], fmt: str) -> list[AgentTrace]:
         raise InputError("no input: give PATH... (files, directories or globs) to score")
     run = ingest(paths, format=fmt)
     traces = list(run)
-    for line in summary_lines(run.report) + no_conversation_lines(run.report):
+    print_summary(run.report)
+    for line in no_conversation_lines(run.report):
         err_console.print(escape(line), highlight=False, soft_wrap=True)
     if not traces:
         raise InputError(f"no conversations found in {', '.join(paths)}")

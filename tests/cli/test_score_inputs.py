@@ -91,3 +91,14 @@ def test_references_matching_no_conversation_warn(tmp_path: Path) -> None:
     assert code == 0, err
     assert "references: 1 of 2 id(s) in" in err and "warning" not in err
     assert cell(out, "to score") == "1"
+
+
+def test_companion_files_are_not_called_empty(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    traces_file(folder / "good.jsonl", trace("a", done=True))
+    (folder / "labels.jsonl").write_text('{"conversation_id": "a", "label": "1"}\n')
+    code, _, err = score(str(folder), "--dry-run", "--judge", "m")
+    assert code == 0, err
+    assert "labels.jsonl: not a trace file" in err
+    assert "gave no conversation" not in err and "unreadable" not in err
