@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -27,6 +28,10 @@ from agent_eval.cli.analysis_options import (
 )
 from agent_eval.cli.app import app
 from agent_eval.errors import ConfigError
+
+if TYPE_CHECKING:
+    from agent_eval.analysis.gates import Gate
+    from agent_eval.config import ScoreConfig
 
 __all__ = ["calibrate_cmd", "compare_cmd", "stability_cmd"]
 
@@ -115,6 +120,42 @@ FormatOpt = Annotated[str | None, typer.Option("--format", help="Input container
 
 COMPARE_STATISTICS = ("mean_score", "agreement", "accuracy")
 """What ``compare`` measures (``accuracy`` only with labels, given or carried by the traces)."""
+SCORING_FLAGS = (
+    "metric", "judge", "base_url", "api_key_env", "mode", "concurrency", "with_reference",
+    "references", "temperature", "out", "cache_path", "rpm", "tpm",
+)  # fmt: skip
+"""The ``compare``/``stability`` parameters passed as is to the ``[score]`` settings."""
+
+
+def _scoring_setup(
+    options: Mapping[str, Any], statistics: tuple[str, ...], **extra: Any
+) -> tuple[ScoreConfig, list[Gate]]:
+    """The scoring settings and declared gates of ``compare``/``stability``.
+
+    Args:
+        options: The command's parameters (its ``locals()``): :data:`SCORING_FLAGS`, ``paths``,
+            ``input_format``, ``no_cache``, ``refresh_cache``, ``gate`` and ``config``.
+        statistics: What the command measures (a ``--gate`` for another is refused).
+        extra: More ``[score]`` overrides (``formatter``).
+
+    Raises:
+        ConfigError / InputError: An invalid setting or gate, or no input paths.
+
+    """
+    logging.getLogger("instructor").setLevel(logging.CRITICAL)  # failures become result rows
+    from agent_eval.cli import analysis_runs as runs
+
+    cache = "off" if options["no_cache"] else "refresh" if options["refresh_cache"] else None
+    cfg = runs.scoring_config(
+        options["config"],
+        paths=tuple(options["paths"]),
+        format=options["input_format"],
+        cache=cache,
+        **{name: options[name] for name in SCORING_FLAGS},
+        **extra,
+    )
+    gates = gates_from(config_path(options["config"]), options["gate"] or [], statistics=statistics)
+    return cfg, gates
 
 
 @app.command("compare")
@@ -146,21 +187,13 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     config: ConfigOpt = None,
 ) -> None:
     """Score the same conversations under each formatter and compare the verdicts pairwise."""
-    logging.getLogger("instructor").setLevel(logging.CRITICAL)  # failures become result rows
     with usage_errors():
         names = [f.strip() for f in formatters.split(",") if f.strip()]
         if len(names) < 2 or len(set(names)) != len(names):
             raise ConfigError(f"--formatters needs two or more distinct formatters, got {names}")
+        cfg, gates = _scoring_setup(locals(), COMPARE_STATISTICS)
         from agent_eval.cli import analysis_runs as runs
 
-        cfg = runs.scoring_config(
-            config, paths=tuple(paths), metric=metric, judge=judge, base_url=base_url,
-            api_key_env=api_key_env, mode=mode, concurrency=concurrency,
-            with_reference=with_reference, references=references, temperature=temperature,
-            out=out, format=input_format, cache_path=cache_path, rpm=rpm, tpm=tpm,
-            cache="off" if no_cache else "refresh" if refresh_cache else None,
-        )  # fmt: skip
-        gates = gates_from(config_path(config), gate or [], statistics=COMPARE_STATISTICS)
         run_id, directory, cmp = runs.compare_for(
             cfg, names, labels=labels, label_field=label_field, argv=sys.argv
         )
@@ -197,18 +230,10 @@ def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     config: ConfigOpt = None,
 ) -> None:
     """Judge each conversation K times (cache bypassed for repeats) and measure agreement."""
-    logging.getLogger("instructor").setLevel(logging.CRITICAL)  # failures become result rows
     with usage_errors():
+        cfg, gates = _scoring_setup(locals(), ("unanimity",), formatter=formatter)
         from agent_eval.cli import analysis_runs as runs
 
-        cfg = runs.scoring_config(
-            config, paths=tuple(paths), formatter=formatter, metric=metric, judge=judge,
-            base_url=base_url, api_key_env=api_key_env, mode=mode, concurrency=concurrency,
-            with_reference=with_reference, references=references, temperature=temperature,
-            out=out, format=input_format, cache_path=cache_path, rpm=rpm, tpm=tpm,
-            cache="off" if no_cache else "refresh" if refresh_cache else None,
-        )  # fmt: skip
-        gates = gates_from(config_path(config), gate or [], statistics=("unanimity",))
         run_id, directory, st = runs.stability_for(cfg, repeats, sys.argv)
         runs.emit(as_json, run_id, directory, name="stability", model=st)
         unanimous = st.n_conversations - st.n_flipping
