@@ -1,4 +1,4 @@
-"""The ``openai`` judge: instructor over ``openai.AsyncOpenAI``, any OpenAI-compatible endpoint.
+"""The ``openai`` judge: ``openai.AsyncOpenAI`` and instructor, any OpenAI-compatible endpoint.
 
 Works with OpenAI, Azure OpenAI (``azure_endpoint``), and local OpenAI-compatible servers
 (Ollama, vLLM, llama.cpp server, LM Studio) through ``base_url``. Two retry layers, both from
@@ -9,6 +9,12 @@ the libraries rather than hand-rolled:
   turns those into a send error), with exponential backoff that honours ``Retry-After``;
 - output: instructor's re-ask (``max_retries``) when the reply fails validation, the
   validation error appended to the conversation.
+
+The first attempt of a call skips the per-call schema work of instructor and of the openai
+client's request transform: it sends the request instructor would build, prepared once per
+response model (:mod:`agent_eval.judges.openai_fast`); a reply that does not validate goes on
+through instructor's re-ask flow. The HTTP transport is aiohttp when the ``openai[aiohttp]``
+extra is installed (:mod:`agent_eval.judges.openai_http`).
 
 ``attempts`` counts every HTTP request sent (an httpx request hook), so both layers show.
 The API key is handed to the openai client and kept nowhere else; it never appears in a
@@ -44,6 +50,7 @@ from agent_eval.judges.openai_fast import (
     parse_with_instructor,
     structured_request,
 )
+from agent_eval.judges.openai_http import judge_http_client, judge_timeout
 
 __all__ = ["MODES", "MalformedBodyError", "OpenAIJudge", "StructuredMode"]
 
@@ -136,11 +143,11 @@ class OpenAIJudge(Judge):
                 f"no API key in ${api_key_env} and no --base-url: set the key, or point "
                 "--base-url at a local OpenAI-compatible server (Ollama, vLLM, llama.cpp)"
             )
-        http_client = openai.DefaultAsyncHttpxClient(
-            event_hooks={"request": [_count_request], "response": [_check_json_body]}
+        http_client = judge_http_client(
+            {"request": [_count_request], "response": [_check_json_body]}
         )
         common: dict[str, Any] = {
-            "timeout": timeout,
+            "timeout": judge_timeout(timeout),
             "max_retries": transport_retries,
             "http_client": http_client,
         }
