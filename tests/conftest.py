@@ -4,15 +4,19 @@
 
 ``shared_dir``: the read-only ``shared/`` folder that CI places beside the checkout; tests that
 read it skip cleanly when it is absent.
+
+``make_result``: a factory of result rows (``MetricResult``) for the analysis and report tests.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from agent_eval.result import MetricResult
 from agent_eval.testing import FakeModelServer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -38,3 +42,33 @@ def fake_server() -> Iterator[FakeModelServer]:
     """A started :class:`~agent_eval.testing.FakeModelServer` (no latency, no faults, no rules)."""
     with FakeModelServer() as server:
         yield server
+
+
+@pytest.fixture
+def make_result() -> Callable[..., MetricResult]:
+    """One result row of run ``run-1``; ``verdict`` ``"0"``/``"1"`` gives an ``ok`` row with a
+    reason, ``None`` an ``error`` row; keyword arguments override any field."""
+
+    def make(conversation_id: str, verdict: str | None, **extra: Any) -> MetricResult:
+        fields: dict[str, Any] = {
+            "run_id": "run-1",
+            "conversation_id": conversation_id,
+            "metric": "goal_accuracy@1",
+            "formatter": "transcript@1",
+            "formatter_fingerprint": "f" * 64,
+            "prompt_sha256": "a" * 64,
+            "judge_model": "gpt-4o-mini",
+            "started_at": "2026-01-01T00:00:00Z",
+            "input_tokens": 1000,
+            "output_tokens": 50,
+            "user_goal": f"goal of {conversation_id}",
+            "end_state": f"end of {conversation_id}",
+        }
+        if verdict is None:
+            fields.update(status="error", error_type="judge_unavailable", error_message="down")
+        else:
+            fields.update(status="ok", verdict=verdict, score=float(verdict), reason="because")
+        fields.update(extra)
+        return MetricResult(**fields)
+
+    return make

@@ -43,7 +43,7 @@ def test_variant_summary_ci_tokens_cost_labels(make_result: MakeResult) -> None:
     labels = {"c0": 1, "c1": 0, "c2": 1, "c3": 0}
 
     def pricing(model: str, tin: int, tout: int) -> float:
-        assert model == "judge-model"
+        assert model == "gpt-4o-mini"
         return tin * 1e-6 + tout * 2e-6
 
     cmp = compare_variants({"A": a}, labels=labels, pricing=pricing)
@@ -52,8 +52,8 @@ def test_variant_summary_ci_tokens_cost_labels(make_result: MakeResult) -> None:
     assert v.mean_score == pytest.approx(0.75)
     assert v.ci_low is not None and v.ci_high is not None
     assert v.ci_low < 0.75 < v.ci_high
-    assert (v.input_tokens, v.output_tokens) == (500, 50)
-    assert v.cost_usd == pytest.approx(500e-6 + 100e-6)
+    assert (v.input_tokens, v.output_tokens) == (5000, 250)  # 5 rows of 1000 / 50
+    assert v.cost_usd == pytest.approx(5000e-6 + 500e-6)
     assert v.n_labelled == 4 and v.label_agree == 3
     assert v.label_accuracy == pytest.approx(0.75)
     assert cmp.pairs == []

@@ -1,10 +1,10 @@
-"""Result rows and run directories for the report tests."""
+"""Run directories and hostile strings for the report tests (rows: ``make_result`` in
+``tests/conftest.py``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -14,35 +14,6 @@ from agent_eval.store import ResultStore
 SCRIPT_TITLE = "<script>document.title='pwned-by-script'</script>"
 IMG_ONERROR = "<img src=x onerror=\"document.body.setAttribute('data-pwned-img','1')\">"
 SVG_ONLOAD = "<svg onload=\"document.body.setAttribute('data-pwned-svg','1')\"></svg>"
-
-
-@pytest.fixture
-def make_result() -> Callable[..., MetricResult]:
-    """One result row; ``verdict`` ``"0"``/``"1"`` gives ``ok``, ``None`` an ``error`` row."""
-
-    def make(conversation_id: str, verdict: str | None, **extra: Any) -> MetricResult:
-        fields: dict[str, Any] = {
-            "run_id": "run-1",
-            "conversation_id": conversation_id,
-            "metric": "goal_accuracy@1",
-            "formatter": "transcript@1",
-            "formatter_fingerprint": "f" * 64,
-            "prompt_sha256": "a" * 64,
-            "judge_model": "gpt-4o-mini",
-            "started_at": "2026-01-01T00:00:00Z",
-            "input_tokens": 1000,
-            "output_tokens": 50,
-            "user_goal": f"goal of {conversation_id}",
-            "end_state": f"end of {conversation_id}",
-        }
-        if verdict is None:
-            fields.update(status="error", error_type="judge_unavailable", error_message="down")
-        else:
-            fields.update(status="ok", verdict=verdict, score=float(verdict), reason="because")
-        fields.update(extra)
-        return MetricResult(**fields)
-
-    return make
 
 
 @pytest.fixture
