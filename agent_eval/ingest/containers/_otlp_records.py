@@ -15,6 +15,7 @@ from typing import Any
 
 from agent_eval.ingest.containers._otlp_values import (
     SPAN_ID_BYTES,
+    SPAN_KINDS,
     TRACE_ID_BYTES,
     BadValue,
     decode_any_value,
@@ -97,6 +98,20 @@ def _event(event: object) -> SpanEvent:
     )
 
 
+def _kind(value: object) -> str:
+    """``decode_kind``, with an OTLP enum number (the common encoding) read inline."""
+    if type(value) is int and 0 <= value < len(SPAN_KINDS):
+        return SPAN_KINDS[value]
+    return decode_kind(value)
+
+
+def _time(value: object, what: str) -> int:
+    """``decode_uint64``, with a decimal string (the OTLP JSON encoding) read inline."""
+    if type(value) is str and value.isdigit() and value.isascii():
+        return int(value)
+    return decode_uint64(value, what)
+
+
 _CAMEL = ("traceId", "spanId", "parentSpanId", "startTimeUnixNano", "endTimeUnixNano")
 _SNAKE = ("trace_id", "span_id", "parent_span_id", "start_time_unix_nano", "end_time_unix_nano")
 
@@ -117,17 +132,19 @@ def decode_span(
     events = span.get("events")
     if events is not None and type(events) is not list:
         raise BadValue("invalid_event", "span events are not a list")
-    status_code, status_message = decode_status(span.get("status"))
+    status = span.get("status")
+    status_code, status_message = ("UNSET", "") if status is None else decode_status(status)
+    parent = span.get(parent_key)
     return SpanRecord(
         trace_id=decode_id(span.get(trace_key), TRACE_ID_BYTES, "trace_id") or "",
         span_id=decode_id(span.get(span_key), SPAN_ID_BYTES, "span_id") or "",
-        parent_span_id=decode_id(
-            span.get(parent_key), SPAN_ID_BYTES, "parent_span_id", optional=True
-        ),
+        parent_span_id=None
+        if parent is None or parent == ""
+        else decode_id(parent, SPAN_ID_BYTES, "parent_span_id", optional=True),
         name=_string(span, "name", "span_name"),
-        kind=decode_kind(span.get("kind")),
-        start_time_unix_nano=decode_uint64(span.get(start_key), "start time"),
-        end_time_unix_nano=decode_uint64(span.get(end_key), "end time"),
+        kind=_kind(span.get("kind")),
+        start_time_unix_nano=_time(span.get(start_key), "start time"),
+        end_time_unix_nano=_time(span.get(end_key), "end time"),
         attributes=decode_attributes(span.get("attributes")),
         events=tuple(_event(e) for e in events) if events else (),
         status_code=status_code,

@@ -291,10 +291,16 @@ def decode_attributes(items: object) -> dict[str, AttributeValue]:
         if type(key) is not str:
             raise BadValue("invalid_attribute", f"attribute {_short(item)} has no string key")
         value = item.get("value")
-        # The common case, a plain string, without a call.
-        if type(value) is dict and len(value) == 1 and type(value.get("stringValue")) is str:
-            out[key] = value["stringValue"]
-            continue
+        # The common cases, a plain string or a decimal int64 string, without a call.
+        if type(value) is dict and len(value) == 1:
+            inner = value.get("stringValue")
+            if type(inner) is str:
+                out[key] = inner
+                continue
+            inner = value.get("intValue")
+            if type(inner) is str and inner.isdigit() and inner.isascii():
+                out[key] = int(inner)
+                continue
         try:
             out[key] = None if value is None else decode_any_value(value)
         except BadValue as exc:
