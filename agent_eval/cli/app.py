@@ -1,6 +1,7 @@
 """The typer application every ``agent-eval`` sub-command registers on, and the entry point.
 
-Exit codes: 0 success; 1 a declared gate failed (``--fail-under``, gates); 2 a usage,
+Exit codes: 0 success; 1 a declared gate failed (``--fail-under``, gates), or ``ingest`` read its
+inputs but found no conversation; 2 a usage,
 configuration or input error (the message names the file, id or value and the fix). No command
 ends in a bare traceback for an error agent-eval anticipates.
 """
