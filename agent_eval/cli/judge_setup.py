@@ -1,4 +1,8 @@
-"""What is missing from a judge configuration, said plainly, and the rule for an unset key.
+"""The judge of ``score``, ``compare`` and ``stability``: which model, how built, what is missing.
+
+``judge_model`` gives the model a configuration names (``None`` without a judge) and
+``build_judge`` the ``openai`` judge for it; ``HOW_TO_CONFIGURE`` is the how-to printed when
+there is none.
 
 ``missing_judge`` names what keeps a :class:`~agent_eval.config.ScoreConfig` from having a
 judge (``OPENAI_API_KEY is not set and no --base-url is given``). ``key_env_problem`` applies
@@ -15,9 +19,31 @@ import ipaddress
 import os
 from urllib.parse import urlsplit
 
-from agent_eval.config import ScoreConfig, redact_url
+from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, redact_url
+from agent_eval.errors import ConfigError
+from agent_eval.judges.base import Judge
 
-__all__ = ["endpoint", "is_loopback_url", "key_env_problem", "missing_judge"]
+__all__ = [
+    "HOW_TO_CONFIGURE",
+    "build_judge",
+    "configured_model",
+    "endpoint",
+    "is_loopback_url",
+    "judge_model",
+    "key_env_problem",
+    "missing_judge",
+]
+
+HOW_TO_CONFIGURE = """\
+No judge is configured, so nothing was scored. To score, either:
+  - use OpenAI: export OPENAI_API_KEY=... and run again (judge {default}, or --judge MODEL);
+  - use a local OpenAI-compatible server with --base-url and --judge, e.g.
+      Ollama     --base-url http://localhost:11434/v1 --judge qwen2.5:7b-instruct
+      vLLM       --base-url http://localhost:8000/v1  --judge Qwen/Qwen2.5-7B-Instruct
+      llama.cpp  --base-url http://localhost:8080/v1  --judge local --mode json_schema
+  - or set judge and base-url in the [score] table of agent-eval.toml.
+The key is read from the environment variable named by --api-key-env (default OPENAI_API_KEY),
+never from a flag or a file. --dry-run shows this plan without this message."""
 
 _LOCAL_NAMES = ("localhost", "localhost.localdomain")
 
@@ -66,3 +92,43 @@ def missing_judge(cfg: ScoreConfig) -> str:
     if url:
         return f"--base-url {redact_url(url)} is given without --judge MODEL (the model to ask)"
     return f"{unset}, and neither --judge nor --base-url is given"
+
+
+def judge_model(cfg: ScoreConfig) -> str | None:
+    """The judge model to use, or ``None`` when no judge endpoint is configured.
+
+    Raises:
+        ConfigError: ``--api-key-env`` names an unset variable and the endpoint is not on this
+            machine (see :func:`key_env_problem`).
+
+    """
+    problem = key_env_problem(cfg)
+    if problem is not None:
+        raise ConfigError(problem)
+    return configured_model(cfg)
+
+
+def configured_model(cfg: ScoreConfig) -> str | None:
+    """The judge model ``cfg`` names or implies, ``None`` without one (no key check)."""
+    has_key = bool(os.environ.get(cfg.api_key_env))
+    endpoint = cfg.base_url or os.environ.get("OPENAI_BASE_URL") or cfg.azure_endpoint
+    if cfg.judge:
+        return cfg.judge if (has_key or endpoint) else None
+    return DEFAULT_JUDGE if has_key and not endpoint else None
+
+
+def build_judge(cfg: ScoreConfig, model: str) -> Judge:
+    """The ``openai`` judge for ``cfg`` (wrappers such as a cache go around it here)."""
+    from agent_eval.judges.openai_judge import OpenAIJudge
+
+    return OpenAIJudge(
+        model,
+        base_url=cfg.base_url,
+        api_key_env=cfg.api_key_env,
+        mode=cfg.mode,
+        timeout=cfg.timeout,
+        max_retries=cfg.max_retries,
+        transport_retries=cfg.transport_retries,
+        azure_endpoint=cfg.azure_endpoint,
+        azure_api_version=cfg.azure_api_version,
+    )

@@ -31,7 +31,14 @@ from agent_eval.analysis.gates import Gate, GateCount
 from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
 from agent_eval.cli.formatter_options import FormatterPath
-from agent_eval.cli.judge_setup import key_env_problem, missing_judge
+from agent_eval.cli.judge_setup import (
+    HOW_TO_CONFIGURE,
+    build_judge,
+    configured_model,
+    judge_model,
+    key_env_problem,
+    missing_judge,
+)
 from agent_eval.cli.score_inputs import check_references, read_inputs
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
 from agent_eval.costs import PriceTable, agent_usage, judge_usage, usage_table
@@ -51,17 +58,6 @@ from agent_eval.summary import RunSummary
 from agent_eval.trace import AgentTrace
 
 __all__ = ["HOW_TO_CONFIGURE", "build_judge", "judge_model", "redact_argv", "run_score", "score"]
-
-HOW_TO_CONFIGURE = """\
-No judge is configured, so nothing was scored. To score, either:
-  - use OpenAI: export OPENAI_API_KEY=... and run again (judge {default}, or --judge MODEL);
-  - use a local OpenAI-compatible server with --base-url and --judge, e.g.
-      Ollama     --base-url http://localhost:11434/v1 --judge qwen2.5:7b-instruct
-      vLLM       --base-url http://localhost:8000/v1  --judge Qwen/Qwen2.5-7B-Instruct
-      llama.cpp  --base-url http://localhost:8080/v1  --judge local --mode json_schema
-  - or set judge and base-url in the [score] table of agent-eval.toml.
-The key is read from the environment variable named by --api-key-env (default OPENAI_API_KEY),
-never from a flag or a file. --dry-run shows this plan without this message."""
 
 EXIT_NOTHING_SCORED = 1
 """Exit code when conversations were read but none was scored (all errored or skipped)."""
@@ -90,45 +86,6 @@ def _scrub(text: str, secrets: tuple[str, ...]) -> str:
         if secret:
             text = text.replace(secret, "***")
     return text
-
-
-def judge_model(cfg: ScoreConfig) -> str | None:
-    """The judge model to use, or ``None`` when no judge endpoint is configured.
-
-    Raises:
-        ConfigError: ``--api-key-env`` names an unset variable and the endpoint is not on this
-            machine (see :func:`agent_eval.cli.judge_setup.key_env_problem`).
-
-    """
-    problem = key_env_problem(cfg)
-    if problem is not None:
-        raise ConfigError(problem)
-    return _configured_model(cfg)
-
-
-def _configured_model(cfg: ScoreConfig) -> str | None:
-    has_key = bool(os.environ.get(cfg.api_key_env))
-    endpoint = cfg.base_url or os.environ.get("OPENAI_BASE_URL") or cfg.azure_endpoint
-    if cfg.judge:
-        return cfg.judge if (has_key or endpoint) else None
-    return DEFAULT_JUDGE if has_key and not endpoint else None
-
-
-def build_judge(cfg: ScoreConfig, model: str) -> Judge:
-    """The ``openai`` judge for ``cfg`` (wrappers such as a cache go around it here)."""
-    from agent_eval.judges.openai_judge import OpenAIJudge
-
-    return OpenAIJudge(
-        model,
-        base_url=cfg.base_url,
-        api_key_env=cfg.api_key_env,
-        mode=cfg.mode,
-        timeout=cfg.timeout,
-        max_retries=cfg.max_retries,
-        transport_retries=cfg.transport_retries,
-        azure_endpoint=cfg.azure_endpoint,
-        azure_api_version=cfg.azure_api_version,
-    )
 
 
 def _metric(cfg: ScoreConfig) -> Metric:
@@ -275,7 +232,7 @@ def _plan_model(cfg: ScoreConfig) -> str | None:
         err_console.print(
             f"[bold yellow]warning:[/] {escape(message)}", highlight=False, soft_wrap=True
         )
-    return _configured_model(cfg)
+    return configured_model(cfg)
 
 
 def _not_configured(out: Console, plan: RunPlan, cfg: ScoreConfig) -> int:
