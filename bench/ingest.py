@@ -12,7 +12,11 @@ time so that other load on the machine does not skew the ratios:
 
 and prints spans/s, each ratio to the baseline, and the peak RSS of each process.
 
-    python bench/ingest.py [--spans 200000] [--repeats 3] [--pipeline-repeats 1] [--profile]
+    python bench/ingest.py [--spans 200000] [--turns 6] [--repeats 3] [--pipeline-repeats 1]
+        [--profile]
+
+``--turns`` sets the conversation length (each turn: a chat, an HTTP and a tool span); long
+conversations show how ingest scales with the replayed history.
 """
 
 from __future__ import annotations
@@ -209,6 +213,7 @@ def _profile(path: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spans", type=int, default=200_000)
+    parser.add_argument("--turns", type=int, default=6, help="LLM calls per conversation")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--pipeline-repeats", type=int, default=1)
     parser.add_argument("--profile", action="store_true", help="cProfile the pipeline once")
@@ -219,9 +224,12 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "spans.otlp.jsonl"
-        n = generate(path, args.spans)
+        n = generate(path, args.spans, args.turns)
         size = path.stat().st_size / 2**20
-        print(f"generated {n} spans, {size:.0f} MiB of OTLP/JSON Lines ({BATCH} spans per line)")
+        print(
+            f"generated {n} spans, {size:.0f} MiB of OTLP/JSON Lines ({BATCH} spans per line, "
+            f"{args.turns} turns per conversation)"
+        )
         results = {
             kind: _child(kind, path, args.repeats if kind != "pipeline" else args.pipeline_repeats)
             for kind in ("baseline", "decode", "pipeline")
