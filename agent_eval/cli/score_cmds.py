@@ -392,7 +392,7 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
         "retry_errors": retry_errors,
     }
     try:
-        gates = gates_from(config_path(config), gate or [])
+        gates = gates_from(config_path(config), gate or [], statistics=("mean_score",))
         code = run_score(load_config(config, **overrides), sys.argv, gates=gates)
     except AgentEvalError as exc:
         err_console.print(

@@ -339,3 +339,20 @@ def test_finished_run_leaves_no_sqlite_wal_or_shm_files(
     assert code == 0, err
     assert runner.invoke(app, ["errors", str(out_dir)]).exit_code == 0
     assert {p.name for p in out_dir.iterdir()} == expected
+
+
+def test_a_gate_score_cannot_measure_is_refused_before_any_judge_call(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    # regression: `score --gate accuracy>=0.7/15` scored everything, then printed
+    # "not applicable" and exited 0 without enforcing the gate
+    script_goal_judge(fake_server)
+    code, _, err = score(
+        str(sample(tmp_path)),
+        "--gate",
+        "accuracy>=0.7/15",
+        *judge_args(fake_server, tmp_path / "g"),
+    )
+    assert code == 2
+    assert "mean_score" in err
+    assert fake_server.requests == []
