@@ -164,7 +164,6 @@ class OpenAIJudge(Judge):
                 base_url=self.base_url, api_key=key or "not-needed", **common
             )
         self._openai = client
-        self._client = instructor.from_openai(client, mode=MODES[mode])
 
     def __repr__(self) -> str:
         return f"OpenAIJudge(model={self.model!r}, base_url={self.base_url!r}, mode={self.mode!r})"
