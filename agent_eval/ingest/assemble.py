@@ -14,9 +14,10 @@ The :class:`Assembler` is what the ingest pipeline and the SDK exporter feed. It
 What assembly expects from a convention's :class:`~agent_eval.ingest.extraction.SpanExtraction`
 (the contract for convention plugins):
 
-- ``detect`` is cheap and total (an exception counts as "no match"); ``extract`` raises
-  ``InvalidSpanError`` for unusable attribute values (the span is counted ``invalid_span`` with
-  the message); any other exception counts as ``convention_error``.
+- ``detect`` is cheap and total (an exception counts as "no match"); it is asked only on spans
+  carrying one of the convention's ``triggers`` (every span when it declares none). ``extract``
+  raises ``InvalidSpanError`` for unusable attribute values (the span is counted ``invalid_span``
+  with the message); any other exception counts as ``convention_error``.
 - ``kind="llm"``: ``input_messages`` as sent (the whole replayed history is fine, system first)
   and ``output_messages`` (the first choice). Message ``span_ids`` are left empty; assembly fills
   them and labels outputs with the agent and ``model``. Tool calls carry ``id`` when recorded and
@@ -53,7 +54,7 @@ from dataclasses import replace
 
 from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.containers.base import Skipped
-from agent_eval.ingest.conventions.base import Convention, conventions
+from agent_eval.ingest.conventions.base import Convention, conventions, span_markers
 from agent_eval.ingest.conventions.genai_events import is_genai_event
 from agent_eval.ingest.conversation import ConversationBuilder
 from agent_eval.ingest.grouping import Conversation, group_conversations
@@ -81,6 +82,7 @@ class Assembler:
     def __init__(self, report: IngestReport) -> None:
         self.report = report
         self._conventions: list[Convention] | None = None
+        self._triggers: list[frozenset[str]] = []
         self._entries: dict[Key, SpanEntry] = {}
         self._logs: dict[Key, list[LogRecord]] = {}
         self._seq = 0
@@ -91,7 +93,7 @@ class Assembler:
         if key in self._entries:
             self.report.ignore_span("duplicate_span")
             return
-        matched = [c for c in self._registered() if _detects(c, span)]
+        matched = self._detecting(span)
         self._entries[key] = read_span(span, file, matched, self._seq)
         self._seq += 1
 
@@ -146,7 +148,18 @@ class Assembler:
     def _registered(self) -> list[Convention]:
         if self._conventions is None:
             self._conventions = sorted((c for _, c in conventions), key=lambda c: c.priority)
+            self._triggers = [_triggers(c) for c in self._conventions]
         return self._conventions
+
+    def _detecting(self, span: SpanRecord) -> list[Convention]:
+        """The conventions that detect ``span``, in priority order; one pass over its keys."""
+        registered = self._registered()
+        markers = span_markers(span)
+        return [
+            c
+            for c, triggers in zip(registered, self._triggers, strict=True)
+            if (not triggers or not markers.isdisjoint(triggers)) and _detects(c, span)
+        ]
 
     def _join_logs(self) -> None:
         genai = next((c for c in self._registered() if c.name == GENAI_CONVENTION), None)
@@ -182,6 +195,15 @@ class Assembler:
             )
             entry.reason, entry.logs = None, len(logs)
             self.report.logs_used += len(logs)
+
+
+def _triggers(convention: Convention) -> frozenset[str]:
+    """A convention's declared triggers; none (always asked) when unset or malformed."""
+    try:
+        triggers = frozenset(convention.triggers)
+    except Exception:  # a broken plugin's triggers must not end the run
+        return frozenset()
+    return triggers if all(isinstance(t, str) for t in triggers) else frozenset()
 
 
 def _detects(convention: Convention, span: SpanRecord) -> bool:

@@ -10,7 +10,7 @@ from agent_eval.ingest.extraction import SpanExtraction
 from agent_eval.ingest.spans import LogRecord, SpanRecord
 from agent_eval.plugins import Registry
 
-__all__ = ["Convention", "conventions"]
+__all__ = ["Convention", "conventions", "markers_of", "span_markers"]
 
 
 class Convention(ABC):
@@ -26,6 +26,10 @@ class Convention(ABC):
     name: ClassVar[str]
     semconv: ClassVar[str]
     priority: ClassVar[int] = 100
+    triggers: ClassVar[frozenset[str]] = frozenset()
+    """Markers (see :func:`span_markers`) of which a span must carry one for ``detect`` to be
+    asked: a promise that ``detect`` is false on any span carrying none of them. Empty (the
+    default, so conventions that predate it keep working): ``detect`` is asked on every span."""
 
     @abstractmethod
     def detect(self, span: SpanRecord) -> bool:
@@ -40,6 +44,27 @@ class Convention(ABC):
                 the message names the span id and the attribute key.
 
         """
+
+
+def span_markers(span: SpanRecord) -> set[str]:
+    """What a span carries that conventions are triggered by, read in one pass.
+
+    Returns:
+        The first dotted segment of every attribute key and event name (``"gen_ai"`` for
+        ``gen_ai.usage.input_tokens``; an undotted key is its own segment) and the instrumentation
+        scope name.
+
+    """
+    markers = {key.partition(".")[0] for key in span.attributes}
+    if span.events:
+        markers.update(event.name.partition(".")[0] for event in span.events)
+    markers.add(span.scope_name)
+    return markers
+
+
+def markers_of(*keys: str) -> frozenset[str]:
+    """The markers of attribute keys, key prefixes or event names (a convention's ``triggers``)."""
+    return frozenset(key.partition(".")[0] for key in keys)
 
 
 def _adapt(name: str, obj: object) -> Convention:

@@ -29,7 +29,7 @@ import orjson
 
 from agent_eval.errors import InvalidSpanError
 from agent_eval.ingest.conventions import genai_keys as k
-from agent_eval.ingest.conventions.base import Convention
+from agent_eval.ingest.conventions.base import Convention, markers_of
 from agent_eval.ingest.conventions.content_parts import is_text_part
 from agent_eval.ingest.conventions.genai_events import (
     details_attributes,
@@ -58,6 +58,7 @@ class GenAIConvention(Convention):
     name: ClassVar[str] = "genai"
     semconv: ClassVar[str] = "OpenTelemetry GenAI semantic conventions v1.26-v1.37"
     priority: ClassVar[int] = 50
+    triggers: ClassVar[frozenset[str]] = markers_of(k.PREFIX)
 
     def detect(self, span: SpanRecord) -> bool:
         """Whether any attribute or event name is in the ``gen_ai.`` namespace."""

@@ -33,7 +33,7 @@ from agent_eval.ingest.conventions._values import (
     tool_call,
     tool_execution,
 )
-from agent_eval.ingest.conventions.base import Convention
+from agent_eval.ingest.conventions.base import Convention, markers_of
 from agent_eval.ingest.extraction import SpanExtraction, ToolExecution
 from agent_eval.ingest.spans import LogRecord, SpanRecord
 from agent_eval.trace import (
@@ -71,6 +71,7 @@ class GoogleADKConvention(Convention):
     name: ClassVar[str] = "google-adk"
     semconv: ClassVar[str] = "Google ADK telemetry (gcp.vertex.agent.*), ADK 1.x"
     priority: ClassVar[int] = 40
+    triggers: ClassVar[frozenset[str]] = markers_of(PREFIX)
 
     def detect(self, span: SpanRecord) -> bool:
         """Any ``gcp.vertex.agent.*`` attribute."""

@@ -34,7 +34,7 @@ from agent_eval.ingest.conventions._values import (
     tool_call,
     tool_execution,
 )
-from agent_eval.ingest.conventions.base import Convention
+from agent_eval.ingest.conventions.base import Convention, markers_of
 from agent_eval.ingest.extraction import SpanExtraction, SpanKind
 from agent_eval.ingest.spans import LogRecord, SpanRecord
 from agent_eval.trace import (
@@ -83,6 +83,7 @@ class LangSmithConvention(Convention):
     name: ClassVar[str] = "langsmith"
     semconv: ClassVar[str] = "LangSmith OpenTelemetry export (langsmith.*), langsmith >= 0.3.18"
     priority: ClassVar[int] = 20
+    triggers: ClassVar[frozenset[str]] = markers_of(PREFIX)
 
     def detect(self, span: SpanRecord) -> bool:
         """Any ``langsmith.*`` attribute."""

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from agent_eval.errors import InvalidSpanError
 from agent_eval.ingest.conventions import openinference_keys as k
-from agent_eval.ingest.conventions.base import Convention
+from agent_eval.ingest.conventions.base import Convention, markers_of
 from agent_eval.ingest.conventions.flatten import indexed
 from agent_eval.ingest.conventions.messages import (
     build_message,
@@ -49,6 +49,7 @@ class OpenInferenceConvention(Convention):
         "OpenInference semantic conventions (openinference-semantic-conventions 0.1)"
     )
     priority: ClassVar[int] = 60
+    triggers: ClassVar[frozenset[str]] = markers_of(*k.DETECT_PREFIXES)
 
     def detect(self, span: SpanRecord) -> bool:
         """Whether the span has ``openinference.span.kind`` or flattened ``llm.*`` messages."""

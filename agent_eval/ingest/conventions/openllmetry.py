@@ -40,7 +40,7 @@ from agent_eval.ingest.conventions._values import (
     tool_call,
     tool_execution,
 )
-from agent_eval.ingest.conventions.base import Convention
+from agent_eval.ingest.conventions.base import Convention, markers_of
 from agent_eval.ingest.extraction import SpanExtraction, SpanKind, ToolExecution
 from agent_eval.ingest.spans import LogRecord, SpanRecord
 from agent_eval.trace import (
@@ -75,6 +75,8 @@ OUTPUT_TOKENS = ("gen_ai.usage.completion_tokens", "gen_ai.usage.output_tokens")
 AGENT_NAME = "gen_ai.agent.name"
 CONVERSATION_ID = "gen_ai.conversation.id"
 
+_INDEXED_PREFIXES = (PROMPT_PREFIX, COMPLETION_PREFIX, FUNCTIONS_PREFIX)
+
 _ENTITY_KINDS: dict[str, SpanKind] = {
     "tool": "tool",
     "agent": "agent",
@@ -89,6 +91,9 @@ class OpenLLMetryConvention(Convention):
     name: ClassVar[str] = "openllmetry"
     semconv: ClassVar[str] = "OpenLLMetry (Traceloop) semantic conventions, 0.2x-0.4x"
     priority: ClassVar[int] = 45
+    triggers: ClassVar[frozenset[str]] = markers_of(
+        SPAN_KIND, SESSION_ID, PROMPT_PREFIX, COMPLETION_PREFIX, FUNCTIONS_PREFIX
+    )
 
     def detect(self, span: SpanRecord) -> bool:
         """Any flattened prompt/completion/function key, a Traceloop span kind or session id."""
@@ -130,7 +135,9 @@ class OpenLLMetryConvention(Convention):
 
 
 def _is_indexed(key: str) -> bool:
-    for prefix in (PROMPT_PREFIX, COMPLETION_PREFIX, FUNCTIONS_PREFIX):
+    if not key.startswith(_INDEXED_PREFIXES):  # one C call for the common miss
+        return False
+    for prefix in _INDEXED_PREFIXES:
         if key.startswith(prefix):
             return key[len(prefix) : len(prefix) + 1].isdigit()
     return False

@@ -40,7 +40,7 @@ from agent_eval.ingest.conventions._values import (
     tool_call,
     tool_execution,
 )
-from agent_eval.ingest.conventions.base import Convention
+from agent_eval.ingest.conventions.base import Convention, markers_of
 from agent_eval.ingest.extraction import SpanExtraction
 from agent_eval.ingest.spans import LogRecord, SpanRecord
 from agent_eval.trace import (
@@ -82,6 +82,7 @@ class PydanticAIConvention(Convention):
     name: ClassVar[str] = "pydantic-ai"
     semconv: ClassVar[str] = "pydantic-ai instrumentation, versions 1-2 (pydantic-ai 0.x-1.x)"
     priority: ClassVar[int] = 30
+    triggers: ClassVar[frozenset[str]] = markers_of(SCOPE, *_OWN_KEYS)
 
     def detect(self, span: SpanRecord) -> bool:
         """pydantic-ai's own keys, or any span of the ``pydantic-ai`` instrumentation scope."""

@@ -36,7 +36,7 @@ from agent_eval.ingest.conventions._values import (
     tool_call,
     tool_execution,
 )
-from agent_eval.ingest.conventions.base import Convention
+from agent_eval.ingest.conventions.base import Convention, markers_of
 from agent_eval.ingest.extraction import SpanExtraction
 from agent_eval.ingest.spans import LogRecord, SpanRecord
 from agent_eval.trace import (
@@ -80,6 +80,9 @@ class VercelAIConvention(Convention):
     name: ClassVar[str] = "vercel-ai"
     semconv: ClassVar[str] = "Vercel AI SDK telemetry (ai.*), AI SDK 4.x-5.x"
     priority: ClassVar[int] = 30
+    triggers: ClassVar[frozenset[str]] = markers_of(
+        OPERATION_ID, PROMPT, PROMPT_MESSAGES, TOOL_CALL_NAME
+    )
 
     def detect(self, span: SpanRecord) -> bool:
         """An ``ai.operationId`` or any of the SDK's prompt/response/tool-call attributes."""
