@@ -99,7 +99,9 @@ class LlamaCppJudge(Judge):
             "max_tokens": request.max_tokens,
             "seed": request.seed,
         }
-        result = self._llama.create_chat_completion(
+        # typed loosely: llama_cpp's TypedDicts are only there when the extra is installed
+        create: Any = self._llama.create_chat_completion
+        result = create(
             messages=messages,
             response_format={"type": "json_object", "schema": schema},
             **{k: v for k, v in options.items() if v is not None},
