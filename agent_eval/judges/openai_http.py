@@ -13,7 +13,11 @@ Two differences from httpx are handled here:
   session per loop (a judge reused by two ``asyncio.run`` calls would otherwise fail);
 - httpx-aiohttp maps httpx's *pool* timeout onto aiohttp's ``connect`` timeout, which also
   covers opening the connection on a busy event loop; the judge sets no pool timeout (its
-  pool of 1000 connections is never the wait), so only the socket connect and read time out.
+  pool of 1000 connections is never the wait), so only the socket connect and read time out;
+- httpx-aiohttp (0.1.x) reports a refused or unresolvable connection
+  (``aiohttp.ClientConnectorError``) as ``httpx.ConnectTimeout``, because its exception table
+  matches the base class first; the transport turns it back into ``httpx.ConnectError``, so a
+  dead endpoint reads as "Connection error", not "Request timed out".
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ def judge_http_client(event_hooks: Mapping[str, Sequence[Hook]]) -> httpx.AsyncC
 
 
 def _aiohttp_client(hooks: dict[str, list[Hook]]) -> httpx.AsyncClient:
-    from aiohttp import ClientSession
+    from aiohttp import ClientConnectorError, ClientSession
     from httpx_aiohttp.transport import AiohttpTransport
 
     class PerLoopAiohttpTransport(AiohttpTransport):
@@ -60,7 +64,12 @@ def _aiohttp_client(hooks: dict[str, list[Hook]]) -> httpx.AsyncClient:
                     self.client.detach()  # its loop is gone: nothing left to close
                     self.client = None
                 self._loop = loop
-            return await super().handle_async_request(request)
+            try:
+                return await super().handle_async_request(request)
+            except httpx.ConnectTimeout as exc:
+                if isinstance(exc.__cause__, ClientConnectorError):
+                    raise httpx.ConnectError(str(exc), request=request) from exc.__cause__
+                raise
 
     class JudgeAioHttpClient(openai.DefaultAioHttpClient):
         def _init_transport(self, *args: Any, **kwargs: Any) -> httpx.AsyncBaseTransport:

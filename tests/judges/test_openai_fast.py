@@ -77,3 +77,24 @@ def test_one_judge_serves_two_event_loops(fake_server: FakeModelServer) -> None:
     asyncio.run(judge.aclose())
     assert (first.attempts, second.attempts) == (1, 1)
     assert len(fake_server.requests) == 2
+
+
+async def test_a_refused_connection_is_a_connection_error_not_a_timeout() -> None:
+    # regression: httpx-aiohttp reported "connection refused" as httpx.ConnectTimeout, so a dead
+    # judge endpoint showed up as "APITimeoutError: Request timed out"
+    import socket
+
+    import httpx
+
+    from agent_eval.judges.openai_http import judge_http_client, judge_timeout
+
+    with socket.socket() as probe:  # a port on this machine that nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = judge_http_client({})
+    try:
+        with pytest.raises(httpx.ConnectError) as caught:
+            await client.get(f"http://127.0.0.1:{port}/v1/models", timeout=judge_timeout(5))
+        assert not isinstance(caught.value, httpx.TimeoutException)
+    finally:
+        await client.aclose()
