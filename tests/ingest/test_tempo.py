@@ -90,3 +90,12 @@ def test_not_a_tempo_export_is_a_decode_error(tmp_path: Path) -> None:
 def test_auto_detection_picks_tempo_for_batches(tmp_path: Path) -> None:
     path = write(tmp_path, [{"traceId": TRACE, "spanId": SPAN}])
     assert detect_container(str(path)).name == "tempo"
+
+
+def test_a_span_with_a_non_object_event_is_skipped_with_the_reason(tmp_path: Path) -> None:
+    # Tempo spans now go through the shared OTLP span decoder; before, an event that was not an
+    # object was dropped from the span without a word
+    raw = {"traceId": TRACE, "spanId": SPAN, "name": "s", "events": ["not an event"]}
+    (item,) = TempoContainer().read(str(write(tmp_path, [raw])))
+    assert isinstance(item, Skipped)
+    assert (item.reason, item.trace_id, item.span_id) == ("invalid_event", TRACE, SPAN)

@@ -5,8 +5,8 @@ in its protobuf-JSON mapping, but with the pre-1.0 names (``batches`` for ``reso
 ``instrumentationLibrarySpans``/``instrumentationLibrary`` for ``scopeSpans``/``scope``; the newer
 names are accepted too), enum names (``SPAN_KIND_SERVER``, ``STATUS_CODE_ERROR``) or numbers,
 ids in hex or base64, and int64 values (times, ``intValue``) as strings or bare JSON numbers
-that may have passed through float64: those are rounded to the nearest integer before the
-shared OTLP value decoder (``_otlp_values``) reads the span.
+that may have passed through float64: those are rounded to the nearest integer, then the span
+is decoded by the same OTLP span decoder as ``otlp-json`` (``_otlp_records.decode_span``).
 """
 
 from __future__ import annotations
@@ -17,19 +17,17 @@ from typing import Any, ClassVar
 import orjson
 
 from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers._otlp_records import decode_span
 from agent_eval.ingest.containers._otlp_values import (
     SPAN_ID_BYTES,
     TRACE_ID_BYTES,
     BadValue,
     decode_attributes,
     decode_id,
-    decode_kind,
-    decode_status,
-    decode_uint64,
 )
 from agent_eval.ingest.containers._records import as_list
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
-from agent_eval.ingest.spans import SourceLocation, SpanEvent, SpanRecord
+from agent_eval.ingest.spans import SourceLocation, SpanRecord
 
 __all__ = ["TempoContainer"]
 
@@ -113,7 +111,7 @@ def _span(
     if not isinstance(raw, dict):
         return Skipped(reason="invalid_span", detail=f"span is not an object: {raw!r:.80}")
     try:
-        return _decode(_rounded(raw), resource, scope, source)
+        return decode_span(_rounded(raw), resource, scope, source)
     except BadValue as exc:
         return Skipped(
             reason=exc.reason,
@@ -122,39 +120,6 @@ def _span(
             trace_id=_id_or_none(raw.get("traceId"), TRACE_ID_BYTES),
             span_id=_id_or_none(raw.get("spanId"), SPAN_ID_BYTES),
         )
-
-
-def _decode(
-    raw: dict[str, Any], resource: dict[str, Any], scope: tuple[str, str], source: SourceLocation
-) -> SpanRecord:
-    status_code, status_message = decode_status(raw.get("status"))
-    return SpanRecord(
-        trace_id=str(decode_id(raw.get("traceId"), TRACE_ID_BYTES, "trace_id")),
-        span_id=str(decode_id(raw.get("spanId"), SPAN_ID_BYTES, "span_id")),
-        parent_span_id=decode_id(
-            raw.get("parentSpanId"), SPAN_ID_BYTES, "parent_span_id", optional=True
-        ),
-        name=str(raw.get("name") or ""),
-        kind=decode_kind(raw.get("kind")),
-        start_time_unix_nano=decode_uint64(raw.get("startTimeUnixNano"), "startTimeUnixNano"),
-        end_time_unix_nano=decode_uint64(raw.get("endTimeUnixNano"), "endTimeUnixNano"),
-        attributes=decode_attributes(raw.get("attributes")),
-        events=tuple(_event(e) for e in as_list(raw.get("events")) if isinstance(e, dict)),
-        status_code=status_code,
-        status_message=status_message,
-        resource=resource,
-        scope_name=scope[0],
-        scope_version=scope[1],
-        source=source,
-    )
-
-
-def _event(raw: dict[str, Any]) -> SpanEvent:
-    return SpanEvent(
-        name=str(raw.get("name") or ""),
-        time_unix_nano=decode_uint64(raw.get("timeUnixNano"), "timeUnixNano"),
-        attributes=decode_attributes(raw.get("attributes")),
-    )
 
 
 def _rounded(value: Any) -> Any:
