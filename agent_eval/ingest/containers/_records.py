@@ -17,7 +17,21 @@ from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers.base import Skipped
 from agent_eval.ingest.spans import SourceLocation
 
-__all__ = ["as_list", "as_mapping", "read_records"]
+__all__ = ["as_list", "as_mapping", "load_json", "read_records"]
+
+
+def load_json(path: str, hint: str = "") -> Any:
+    """The whole file parsed as one JSON document.
+
+    Raises:
+        DecodeError: the file is not valid JSON (the message ends with ``hint``, when given).
+
+    """
+    try:
+        with open(path, "rb") as handle:
+            return orjson.loads(handle.read())
+    except orjson.JSONDecodeError as exc:
+        raise DecodeError(f"not valid JSON ({exc}){hint}", path=path) from exc
 
 
 def read_records(

@@ -23,7 +23,7 @@ import orjson
 
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers._ids import SPAN_ID_HEX, TRACE_ID_HEX, normalize_id
-from agent_eval.ingest.containers._records import as_list, as_mapping
+from agent_eval.ingest.containers._records import as_list, as_mapping, load_json
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
 from agent_eval.ingest.spans import SourceLocation, SpanEvent, SpanRecord
 
@@ -57,6 +57,9 @@ _MAPPED_TAGS = frozenset(
 _KINDS = {"client", "server", "internal", "producer", "consumer"}
 
 
+_JSON_HINT = "; export the trace again from the Jaeger UI"
+
+
 class JaegerContainer(Container):
     """Reads a Jaeger UI/query-API JSON export (one or many traces)."""
 
@@ -74,18 +77,8 @@ class JaegerContainer(Container):
             DecodeError: the file is not JSON or has no Jaeger trace list.
 
         """
-        for trace in _traces(_load(path), path):
+        for trace in _traces(load_json(path, _JSON_HINT), path):
             yield from _read_trace(trace, path)
-
-
-def _load(path: str) -> Any:
-    try:
-        with open(path, "rb") as handle:
-            return orjson.loads(handle.read())
-    except orjson.JSONDecodeError as exc:
-        raise DecodeError(
-            f"not valid JSON ({exc}); export the trace again from the Jaeger UI", path=path
-        ) from exc
 
 
 def _traces(document: Any, path: str) -> list[Mapping[str, Any]]:

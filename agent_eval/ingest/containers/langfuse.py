@@ -46,6 +46,7 @@ import orjson
 
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers._ids import SPAN_ID_HEX, TRACE_ID_HEX, normalize_id
+from agent_eval.ingest.containers._records import load_json
 from agent_eval.ingest.containers._time import to_unix_nano
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
 from agent_eval.ingest.spans import SourceLocation, SpanRecord
@@ -93,16 +94,8 @@ class LangfuseContainer(Container):
 
         """
         source = SourceLocation(path)
-        for observation in _observations(_load(path), path):
+        for observation in _observations(load_json(path), path):
             yield _span(observation, source)
-
-
-def _load(path: str) -> Any:
-    try:
-        with open(path, "rb") as handle:
-            return orjson.loads(handle.read())
-    except orjson.JSONDecodeError as exc:
-        raise DecodeError(f"not valid JSON ({exc})", path=path) from exc
 
 
 def _observations(document: Any, path: str) -> list[Any]:

@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
-import orjson
-
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers._otlp_records import decode_span
 from agent_eval.ingest.containers._otlp_values import (
@@ -25,7 +23,7 @@ from agent_eval.ingest.containers._otlp_values import (
     decode_attributes,
     decode_id,
 )
-from agent_eval.ingest.containers._records import as_list
+from agent_eval.ingest.containers._records import as_list, load_json
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
 from agent_eval.ingest.spans import SourceLocation, SpanRecord
 
@@ -54,20 +52,12 @@ class TempoContainer(Container):
 
         """
         source = SourceLocation(path)
-        for batch in _batches(_load(path), path):
+        for batch in _batches(load_json(path), path):
             resource = _resource(batch)
             for scope_spans in _scope_spans(batch):
                 scope = _scope(scope_spans)
                 for raw in as_list(scope_spans.get("spans")):
                     yield _span(raw, resource, scope, source)
-
-
-def _load(path: str) -> Any:
-    try:
-        with open(path, "rb") as handle:
-            return orjson.loads(handle.read())
-    except orjson.JSONDecodeError as exc:
-        raise DecodeError(f"not valid JSON ({exc})", path=path) from exc
 
 
 def _batches(document: Any, path: str) -> list[Mapping[str, Any]]:
