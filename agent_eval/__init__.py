@@ -29,8 +29,8 @@ from agent_eval.formatting import Formatter, fingerprint, get_formatter
 from agent_eval.ingest import IngestRun, ingest
 from agent_eval.ingest.langchain import from_langchain, to_langchain
 from agent_eval.result import MetricResult
-from agent_eval.store import load_results
-from agent_eval.summary import RunSummary
+from agent_eval.run.store import load_results
+from agent_eval.run.summary import RunSummary
 from agent_eval.trace import (
     SCHEMA_VERSION,
     AgentTrace,

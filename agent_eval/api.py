@@ -25,14 +25,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from agent_eval.engine import DEFAULT_CONCURRENCY, Engine, new_run_id, utc_now
 from agent_eval.formatting.base import Formatter
 from agent_eval.formatting.registry import get_formatter
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric, metrics
 from agent_eval.references import load_references
-from agent_eval.store import ResultStore, RunRecord
-from agent_eval.summary import RunSummary
+from agent_eval.run.engine import DEFAULT_CONCURRENCY, Engine, new_run_id, utc_now
+from agent_eval.run.store import ResultStore, RunRecord
+from agent_eval.run.summary import RunSummary
 from agent_eval.trace import AgentTrace
 
 __all__ = ["ascore", "score"]

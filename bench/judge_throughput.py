@@ -107,12 +107,12 @@ def conversations(n: int) -> list[Any]:
 async def _score(
     base_url: str, traces: list[Any], concurrency: int, out: Path, cache: Path | None
 ) -> tuple[int, int]:
-    from agent_eval.cache import CachedJudge, JudgeCache
-    from agent_eval.engine import Engine
     from agent_eval.formatting import get_formatter
     from agent_eval.judges.openai_judge import OpenAIJudge
     from agent_eval.metrics.goal_accuracy import GoalAccuracy
-    from agent_eval.store import ResultStore
+    from agent_eval.run.cache import CachedJudge, JudgeCache
+    from agent_eval.run.engine import Engine
+    from agent_eval.run.store import ResultStore
 
     judge: Any = OpenAIJudge(MODEL, base_url=base_url, api_key="bench-key", timeout=30)
     judge_cache = JudgeCache(cache) if cache is not None else None

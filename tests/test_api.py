@@ -11,7 +11,7 @@ from agent_eval.errors import JudgeNotConfiguredError, UnknownPluginError
 from agent_eval.judges.openai_judge import OpenAIJudge
 from agent_eval.testing import FakeModelServer
 
-from .engine.goal_script import script_goal_judge, trace
+from .run.goal_script import script_goal_judge, trace
 
 
 def test_score_with_a_model_name_and_reference_mapping(

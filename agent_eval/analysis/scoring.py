@@ -15,14 +15,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from agent_eval.api import ascore
-from agent_eval.cache import CachedJudge, CacheMode, JudgeCache
-from agent_eval.engine import Engine, utc_now
 from agent_eval.formatting.registry import get_formatter
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric
 from agent_eval.report.renderings import render_all, write_renderings
 from agent_eval.result import MetricResult
-from agent_eval.store import ResultStore, RunRecord, load_results
+from agent_eval.run.cache import CachedJudge, CacheMode, JudgeCache
+from agent_eval.run.engine import Engine, utc_now
+from agent_eval.run.store import ResultStore, RunRecord, load_results
 from agent_eval.trace import AgentTrace
 
 __all__ = ["score_repeats", "score_variants"]

@@ -31,7 +31,7 @@ from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, err_console
 from agent_eval.costs import PriceTable
 from agent_eval.errors import AgentEvalError, ConfigError, StoreError
 from agent_eval.result import MetricResult
-from agent_eval.store import load_results
+from agent_eval.run.store import load_results
 from agent_eval.trace import AgentTrace
 
 __all__ = [

@@ -3,7 +3,7 @@
 Settings come from the ``[score]`` table of ``agent-eval.toml`` and the flags, exactly as for
 ``agent-eval score`` (:func:`agent_eval.config.load_config`); the judge is built the same way
 (:func:`agent_eval.cli.score_cmds.build_judge`) and wrapped the same way
-(:func:`agent_eval.judge_stack.wrap_judge`: rate limits, then the judge-call cache in
+(:func:`agent_eval.run.judge_stack.wrap_judge`: rate limits, then the judge-call cache in
 ``OUT/judge-cache.db`` unless ``--cache-path`` names another file; ``--no-cache`` bypasses it,
 ``--refresh-cache`` re-asks and overwrites). Prices come from ``[prices]``.
 """
@@ -31,22 +31,22 @@ from agent_eval.analysis.labels import (
 from agent_eval.analysis.paired import VariantComparison, compare_formatters
 from agent_eval.analysis.scoring import score_repeats, score_variants
 from agent_eval.analysis.stability import Stability, measure_stability
-from agent_eval.cache import CACHE_FILENAME, JudgeCache
 from agent_eval.cli.analysis_options import load_run_results, out_console, write_json
 from agent_eval.cli.app import err_console
 from agent_eval.cli.score_cmds import HOW_TO_CONFIGURE, build_judge, judge_model, redact_argv
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config
 from agent_eval.costs import PriceTable
-from agent_eval.engine import new_run_id
 from agent_eval.errors import ConfigError, InputError, JudgeNotConfiguredError
 from agent_eval.ingest.pipeline import ingest
-from agent_eval.judge_stack import JudgeStack, wrap_judge
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric, metrics
 from agent_eval.references import load_references
 from agent_eval.report.renderings import read_renderings, tokens_by_formatter
 from agent_eval.report.terminal import calibration_table, comparison_tables, stability_tables
 from agent_eval.result import MetricResult
+from agent_eval.run.cache import CACHE_FILENAME, JudgeCache
+from agent_eval.run.engine import new_run_id
+from agent_eval.run.judge_stack import JudgeStack, wrap_judge
 from agent_eval.trace import AgentTrace
 
 __all__ = [

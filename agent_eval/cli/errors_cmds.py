@@ -16,7 +16,7 @@ from rich.table import Table
 
 from agent_eval.cli.app import app
 from agent_eval.result import MetricResult
-from agent_eval.runs import errored_results, find_run
+from agent_eval.run.runs import errored_results, find_run
 
 __all__ = ["errors"]
 

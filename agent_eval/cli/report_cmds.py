@@ -36,7 +36,7 @@ def _run_dir(path: Path) -> Path:
 def _runs(path: Path) -> list[RunInfo]:
     """The run records of ``path``'s results store (none for a bare JSONL file)."""
     from agent_eval.report.model import RunInfo
-    from agent_eval.store import DB_NAME, ResultStore
+    from agent_eval.run.store import DB_NAME, ResultStore
 
     directory = _run_dir(path)
     if not (directory / DB_NAME).is_file():

@@ -42,19 +42,19 @@ from agent_eval.cli.judge_setup import (
 from agent_eval.cli.score_inputs import check_references, read_inputs
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
 from agent_eval.costs import PriceTable, agent_usage, judge_usage, usage_table
-from agent_eval.engine import Engine, new_run_id, utc_now
 from agent_eval.errors import AgentEvalError, ConfigError, JudgeNotConfiguredError
 from agent_eval.formatting import load_formatters
 from agent_eval.formatting.registry import get_formatter
-from agent_eval.judge_stack import JudgeStack, default_cache_path, wrap_judge
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric, metrics
-from agent_eval.plan import RunPlan, plan_run
 from agent_eval.references import load_references
 from agent_eval.report.renderings import render_all, write_renderings
-from agent_eval.runs import RunRef, check_identity, find_run, finished_results
-from agent_eval.store import ResultStore, RunRecord, load_results
-from agent_eval.summary import RunSummary
+from agent_eval.run.engine import Engine, new_run_id, utc_now
+from agent_eval.run.judge_stack import JudgeStack, default_cache_path, wrap_judge
+from agent_eval.run.plan import RunPlan, plan_run
+from agent_eval.run.runs import RunRef, check_identity, find_run, finished_results
+from agent_eval.run.store import ResultStore, RunRecord, load_results
+from agent_eval.run.summary import RunSummary
 from agent_eval.trace import AgentTrace
 
 __all__ = ["HOW_TO_CONFIGURE", "build_judge", "judge_model", "redact_argv", "run_score", "score"]

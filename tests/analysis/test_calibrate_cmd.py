@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from agent_eval.analysis.calibration import calibrate
 from agent_eval.cli.app import app
 from agent_eval.report.terminal import calibration_table
-from agent_eval.store import ResultStore
+from agent_eval.run.store import ResultStore
 
 from .conftest import MakeResult
 

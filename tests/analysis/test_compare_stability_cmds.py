@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from agent_eval.cli.app import app
 from agent_eval.ingest.pipeline import ingest
 from agent_eval.report.renderings import render_all
-from agent_eval.store import load_results
+from agent_eval.run.store import load_results
 from agent_eval.testing import FakeModelServer
 from agent_eval.tokens import count_tokens
 

@@ -8,10 +8,10 @@ import pytest
 
 from agent_eval.cli.judge_setup import is_loopback_url, key_env_problem
 from agent_eval.config import load_config
-from agent_eval.store import load_results
+from agent_eval.run.store import load_results
 from agent_eval.testing import FakeModelServer
 
-from ..engine.goal_script import script_goal_judge, trace
+from ..run.goal_script import script_goal_judge, trace
 from .test_score_cli import score, traces_file
 
 

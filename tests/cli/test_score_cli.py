@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 
 from agent_eval.cli import app
 from agent_eval.cli.score_cmds import redact_argv
-from agent_eval.store import load_results
+from agent_eval.run.store import load_results
 from agent_eval.testing import FakeModelServer, InvalidVerdict
 
-from ..engine.goal_script import script_goal_judge, trace
+from ..run.goal_script import script_goal_judge, trace
 
 SECRET = "sk-cli-SECRET-5f3a9c0e7d"
 runner = CliRunner()

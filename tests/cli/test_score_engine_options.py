@@ -8,11 +8,11 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
-from agent_eval.store import load_results
+from agent_eval.run.store import load_results
 from agent_eval.testing import FakeModelServer, HttpError
 from agent_eval.trace import AgentTrace, ModelUsage
 
-from ..engine.goal_script import script_goal_judge, trace
+from ..run.goal_script import script_goal_judge, trace
 
 runner = CliRunner()
 

@@ -9,7 +9,7 @@ import pytest
 
 from agent_eval.testing import FakeModelServer
 
-from ..engine.goal_script import script_goal_judge, trace
+from ..run.goal_script import script_goal_judge, trace
 from .test_score_cli import score, traces_file
 
 

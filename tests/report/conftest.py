@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent_eval.result import MetricResult
-from agent_eval.store import ResultStore
+from agent_eval.run.store import ResultStore
 
 SCRIPT_TITLE = "<script>document.title='pwned-by-script'</script>"
 IMG_ONERROR = "<img src=x onerror=\"document.body.setAttribute('data-pwned-img','1')\">"

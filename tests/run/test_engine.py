@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from agent_eval.engine import Engine
 from agent_eval.formatting.registry import get_formatter
 from agent_eval.judges.openai_judge import OpenAIJudge
 from agent_eval.metrics.goal_accuracy import GoalAccuracy
-from agent_eval.store import ResultStore, load_results, result_key
+from agent_eval.run.engine import Engine
+from agent_eval.run.store import ResultStore, load_results, result_key
 from agent_eval.testing import FakeModelServer, HttpError, InvalidVerdict
 from agent_eval.trace import AgentTrace
 

@@ -31,10 +31,10 @@ from agent_eval.formatting.base import Formatter
 from agent_eval.formatting.fingerprint import fingerprint
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import CallTally, Metric, MetricInput
-from agent_eval.outcomes import build_sample, failure, judge_failure, ok, skip_fields
 from agent_eval.result import MetricResult
-from agent_eval.store import ResultKey, ResultStore
-from agent_eval.summary import RunSummary
+from agent_eval.run.outcomes import build_sample, failure, judge_failure, ok, skip_fields
+from agent_eval.run.store import ResultKey, ResultStore
+from agent_eval.run.summary import RunSummary
 from agent_eval.trace import AgentTrace
 
 __all__ = [

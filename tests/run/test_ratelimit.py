@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from agent_eval.errors import ConfigError
-from agent_eval.ratelimit import RateLimitedJudge, estimate_tokens
+from agent_eval.run.ratelimit import RateLimitedJudge, estimate_tokens
 from agent_eval.tokens import count_tokens
 
 from .fakes import CountingJudge, request

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval.cache import CachedJudge, CacheEntry, JudgeCache, request_key
 from agent_eval.errors import JudgeTransportError, StoreError
+from agent_eval.run.cache import CachedJudge, CacheEntry, JudgeCache, request_key
 
 from .fakes import CountingJudge, Verdict, request
 

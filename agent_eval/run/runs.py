@@ -3,7 +3,7 @@
 ``agent-eval errors RUN``, ``agent-eval score --resume RUN`` and ``--retry-errors RUN`` all take
 ``RUN`` as either a run directory (the ``--out`` of the run; its latest run is meant) or a run
 id, looked up in the given output directory. The run's configuration identity is stored in the
-``runs`` table of ``results.db`` (see :mod:`agent_eval.store`).
+``runs`` table of ``results.db`` (see :mod:`agent_eval.run.store`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from agent_eval.errors import ConfigError
 from agent_eval.result import MetricResult
-from agent_eval.store import DB_NAME, ResultKey, ResultStore, RunRecord, result_key
+from agent_eval.run.store import DB_NAME, ResultKey, ResultStore, RunRecord, result_key
 
 __all__ = [
     "IDENTITY_KEYS",

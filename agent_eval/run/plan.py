@@ -19,7 +19,7 @@ from rich.table import Table
 from agent_eval.costs import PriceTable
 from agent_eval.formatting.base import Formatter
 from agent_eval.metrics.base import Metric
-from agent_eval.outcomes import build_sample, skip_fields
+from agent_eval.run.outcomes import build_sample, skip_fields
 from agent_eval.trace import AgentTrace
 
 __all__ = ["OUTPUT_TOKENS_PER_CALL", "RunPlan", "plan_run"]

@@ -9,7 +9,7 @@ import pytest
 
 from agent_eval.errors import StoreError
 from agent_eval.result import MetricResult
-from agent_eval.store import JSONL_NAME, ResultStore, RunRecord, load_results, result_key
+from agent_eval.run.store import JSONL_NAME, ResultStore, RunRecord, load_results, result_key
 
 
 def row(conversation_id: str, status: str = "ok", **fields: object) -> MetricResult:

@@ -1,7 +1,7 @@
 """The judge a run uses: the adapter wrapped in rate limits and the judge-call cache.
 
-Order, outermost first: :class:`~agent_eval.cache.CachedJudge` (a hit returns at once, without
-waiting on a limiter) -> :class:`~agent_eval.ratelimit.RateLimitedJudge` -> the adapter (whose
+Order, outermost first: :class:`~agent_eval.run.cache.CachedJudge` (a hit returns at once, without
+waiting on a limiter) -> :class:`~agent_eval.run.ratelimit.RateLimitedJudge` -> the adapter (whose
 own client retries 429/5xx/timeouts and honours ``Retry-After``).
 
 The cache file defaults to ``DIR/judge-cache.db`` in the run's output directory, or
@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_eval.cache import CACHE_FILENAME, CachedJudge, CacheMode, JudgeCache
 from agent_eval.judges.base import Judge
-from agent_eval.ratelimit import RateLimitedJudge
+from agent_eval.run.cache import CACHE_FILENAME, CachedJudge, CacheMode, JudgeCache
+from agent_eval.run.ratelimit import RateLimitedJudge
 
 __all__ = ["DEFAULT_RUNS_DIR", "JudgeStack", "default_cache_path", "wrap_judge"]
 

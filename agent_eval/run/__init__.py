@@ -1,0 +1,14 @@
+"""How a run works: from AgentTraces and a metric to stored results.
+
+One module per concept, in the order a run uses them:
+
+- :mod:`~agent_eval.run.plan`: what a run will send (units, calls, tokens, cost) before it sends it.
+- :mod:`~agent_eval.run.outcomes`: a unit's sample, its skips, and the fields of its result row.
+- :mod:`~agent_eval.run.engine`: concurrent scoring; every unit ends as exactly one result.
+- :mod:`~agent_eval.run.judge_stack`: the judge wrapped with its cache and rate limits.
+- :mod:`~agent_eval.run.cache`: the judge-call cache (SQLite, keyed by the canonical request).
+- :mod:`~agent_eval.run.ratelimit`: requests- and tokens-per-minute limits.
+- :mod:`~agent_eval.run.store`: the results store (SQLite and JSON Lines, in step).
+- :mod:`~agent_eval.run.runs`: run ids, resuming and retrying a stored run.
+- :mod:`~agent_eval.run.summary`: the counts and usage a run reports.
+"""
