@@ -5,7 +5,9 @@ and, unless ``--dry-run``, scores every conversation through the engine, writing
 ``DIR/results.jsonl`` and ``DIR/results.db`` as results complete. A progress bar goes to stderr;
 the summary table and the line ``scored + skipped + errored = units`` follow.
 
-With no judge configured the plan is shown with how to configure one, and the exit code is 2.
+With no judge configured the plan is shown with how to configure one, and the exit code is 2;
+judge-free metrics named with the judged ones (``--metric tool_call_accuracy,goal_accuracy``)
+are still scored and written first.
 Exit codes: 0 done; 1 no conversation was scored (every one errored or was skipped: the line
 names the dominant reason), or ``--fail-under`` or a gate failed; 2 usage, configuration or
 input error (no input readable, no judge configured, the variable named by ``--api-key-env``
@@ -48,6 +50,7 @@ from agent_eval.formatting.registry import get_formatter
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric
 from agent_eval.metrics.spec import build_metric, split_metrics
+from agent_eval.reference_calls import load_reference_calls, with_reference_calls
 from agent_eval.references import load_references
 from agent_eval.report.renderings import render_all, write_renderings
 from agent_eval.run.engine import Engine, new_run_id, utc_now
@@ -113,15 +116,16 @@ def run_score(
 
     Several metrics (``--metric a,b``) are scored in one run, one engine per metric over the
     same conversations, into the same store and run id. Judge-free metrics run with no judge
-    configured; judged ones then print their plan and how to configure a judge (exit 2 when
-    nothing could be scored for that reason).
+    configured; judged ones then print their plan and how to configure a judge, and the exit
+    code is 2 (a configuration error: a metric asked for did not run) after the judge-free
+    metrics' results are written.
 
     Raises:
         AgentEvalError: a usage, configuration or input error (the caller exits 2).
 
     """
     out = console or Console()
-    traces = read_inputs(cfg.paths, cfg.format)
+    traces = _with_tool_references(read_inputs(cfg.paths, cfg.format), cfg)
     for location in cfg.formatter_path:
         load_formatters(location)
     chosen, formatter = _metrics(cfg), get_formatter(cfg.formatter)
@@ -144,12 +148,13 @@ def run_score(
             out.print(plan.table())
         return 0
     judge = _judge_for(chosen, model, cfg)
+    not_configured = 0
     if judge is None and any(m.requires_judge for m in chosen):
         missing = [p for p, m in zip(plans, chosen, strict=True) if m.requires_judge]
-        code = _not_configured(out, missing, cfg)
         chosen = [m for m in chosen if not m.requires_judge]
+        not_configured = _not_configured(out, missing, cfg, [m.id for m in chosen])
         if not chosen:
-            return code
+            return not_configured
     earlier = _earlier_run(cfg)
     if earlier is not None:
         cfg = cfg.model_copy(update={"out": earlier.directory})
@@ -184,9 +189,37 @@ def run_score(
         out.print(summary.table())
         out.print(summary.accounting_line, highlight=False)
     _print_usage(out, summaries, traces, stack, cfg)
+    return _exit_code(summaries, not_configured, cfg, gates, out)
+
+
+def _exit_code(
+    summaries: list[RunSummary],
+    not_configured: int,
+    cfg: ScoreConfig,
+    gates: Sequence[Gate],
+    out: Console,
+) -> int:
+    """2 when judged metrics could not run (said once more, last), else 1 or the gates' code."""
+    if not_configured:
+        err_console.print(
+            "[bold red]error:[/] no judge is configured, so the judged metrics were not scored "
+            "(their plan is above); the judge-free metrics' results are written",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return not_configured
     if all(summary.nothing_scored() is not None for summary in summaries):
         return _nothing_scored(summaries[0])
     return _gates_code(summaries, cfg, gates, out)
+
+
+def _with_tool_references(traces: list[AgentTrace], cfg: ScoreConfig) -> list[AgentTrace]:
+    """``traces`` with the ``--tool-references`` file's reference calls (checked), if any."""
+    if cfg.tool_references is None:
+        return traces
+    references = load_reference_calls(cfg.tool_references)
+    check_references(references, traces, cfg.tool_references)
+    return list(with_reference_calls(traces, references))
 
 
 def _gates_code(
@@ -313,14 +346,25 @@ def _plan_model(cfg: ScoreConfig) -> str | None:
     return configured_model(cfg)
 
 
-def _not_configured(out: Console, plans: list[RunPlan], cfg: ScoreConfig) -> int:
+def _not_configured(
+    out: Console, plans: list[RunPlan], cfg: ScoreConfig, judge_free: Sequence[str] = ()
+) -> int:
+    """Print the judged metrics' plans and how to configure a judge; the exit code (2)."""
     for plan in plans:
         out.print(plan.table())
     err_console.print(
         f"[bold red]error:[/] {escape(missing_judge(cfg))}", highlight=False, soft_wrap=True
     )
+    how = HOW_TO_CONFIGURE.format(default=DEFAULT_JUDGE)
+    if judge_free:  # the judge-free metrics still run: say what was not scored
+        unscored = ", ".join(plan.metric for plan in plans)
+        how = how.replace(
+            "so nothing was scored",
+            f"so {unscored} {'was' if len(plans) == 1 else 'were'} not scored "
+            f"({', '.join(judge_free)} need none and are scored)",
+        )
     err_console.print(
-        HOW_TO_CONFIGURE.format(default=DEFAULT_JUDGE),
+        how,
         highlight=False,
         markup=False,
         soft_wrap=True,
@@ -371,6 +415,10 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     ] = None,
     references: Annotated[
         Path | None, typer.Option(help="JSONL/CSV of {conversation_id, reference}.")
+    ] = None,
+    tool_references: Annotated[
+        Path | None,
+        typer.Option(help="JSONL/CSV of {conversation_id, tool_calls}: expected tool calls."),
     ] = None,
     formatter: Annotated[
         str | None, typer.Option(help="Formatter NAME@V (default ragas-pretty@1).")
@@ -441,12 +489,14 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
         ),
     ] = None,
 ) -> None:
-    """Score conversations with an LLM judge; results go to DIR/results.jsonl and results.db.
+    """Score conversations with metrics; results go to DIR/results.jsonl and results.db.
 
-    Exit codes: 0 done, at least one conversation scored; 1 nothing was scored (every
+    Judge-free metrics (tool_call_accuracy, trajectory_match, tool_errors, loops) need no
+    judge. Exit codes: 0 done, at least one conversation scored; 1 nothing was scored (every
     conversation errored or was skipped; see agent-eval errors DIR), or --fail-under or a
-    --gate failed; 2 a usage, configuration or input error (no judge configured, the
-    variable named by --api-key-env unset, no input readable).
+    --gate failed; 2 a usage, configuration or input error (no judge configured for a judged
+    metric, even when judge-free ones were scored; the variable named by --api-key-env
+    unset; no input readable).
     """
     logging.getLogger("instructor").setLevel(logging.CRITICAL)  # failures become result rows
     overrides = {
@@ -454,6 +504,7 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
         "metric": metric,
         "with_reference": with_reference,
         "references": references,
+        "tool_references": tool_references,
         "formatter": formatter,
         "formatter_path": tuple(formatter_path) if formatter_path else None,
         "judge": judge,

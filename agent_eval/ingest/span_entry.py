@@ -21,6 +21,7 @@ from agent_eval.errors import InputError
 from agent_eval.ingest.accounting import FileReport
 from agent_eval.ingest.conventions.base import Convention
 from agent_eval.ingest.extraction import SpanExtraction
+from agent_eval.ingest.reference_keys import REFERENCE_TOOL_CALLS
 from agent_eval.ingest.spans import SpanRecord
 from agent_eval.trace import SpanErrorInfo
 
@@ -61,6 +62,8 @@ class SpanEntry:
         reason: Why the span is unusable when ``extraction`` is ``None``.
         detail: A sentence for the skipped-items report (invalid spans).
         logs: Log records joined to the span.
+        reference_tool_calls: The span's ``agent_eval.reference.tool_calls`` attribute
+            (JSON text), when it has one.
 
     """
 
@@ -78,6 +81,7 @@ class SpanEntry:
     reason: str | None = None
     detail: str | None = None
     logs: int = 0
+    reference_tool_calls: str | None = None
 
     @property
     def has_messages(self) -> bool:
@@ -106,6 +110,9 @@ def read_span(
         file=file,
         errors=span_errors(span),
     )
+    reference = span.attributes.get(REFERENCE_TOOL_CALLS)
+    if isinstance(reference, str):
+        entry.reference_tool_calls = reference
     extractions: list[SpanExtraction] = []
     for convention in matched:
         try:
@@ -128,6 +135,12 @@ def read_span(
     entry.shadowed = tuple(
         e.convention for e in extractions if e.convention != entry.extraction.convention
     )
+    tool = entry.extraction.tool
+    if entry.errors and tool is not None:  # a failed tool run: which call it was
+        entry.errors = tuple(
+            e.model_copy(update={"tool_call_id": tool.call_id, "tool_name": tool.name})
+            for e in entry.errors
+        )
     return entry
 
 
