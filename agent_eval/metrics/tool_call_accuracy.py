@@ -214,26 +214,22 @@ def _atoms(
     comparison: ArgumentComparison,
     order: Order,
 ) -> tuple[Atom, ...]:
+    """One atom per reference call, then one per agent call no reference atom accounts for."""
     used = set(pairs.values())
     free = [j for j in range(len(agent)) if j not in used]
     atoms: list[Atom] = []
     for i, call in enumerate(reference):
         if i in pairs:
-            atoms.append(
-                Atom(
-                    text=call_text(call),
-                    label="match",
-                    passed=True,
-                    rationale=f"reference call {i + 1} = agent call {pairs[i] + 1}",
-                )
-            )
-            continue
-        label, why = _unmatched(call, agent, free, comparison)
+            label, why = "match", f"agent call {pairs[i] + 1}"
+        else:
+            label, why, claimed = _unmatched(call, agent, free, comparison)
+            if claimed is not None:  # made out of order: that agent call is explained here
+                free.remove(claimed)
         atoms.append(
             Atom(
                 text=call_text(call),
                 label=label,
-                passed=order == "subset",
+                passed=label == "match" or order == "subset",
                 rationale=f"reference call {i + 1}: {why}",
             )
         )
@@ -251,13 +247,14 @@ def _atoms(
 
 def _unmatched(
     call: ToolCall, agent: list[ToolCall], free: list[int], comparison: ArgumentComparison
-) -> tuple[str, str]:
+) -> tuple[str, str, int | None]:
+    """Label and reason of an unmatched reference call, and the agent call it claims."""
     same_tool = [j for j in free if agent[j].name == call.name]
     for j in same_tool:
         if comparison.call_difference(call, agent[j]) is None:
-            return "out_of_order", f"made as agent call {j + 1}, out of the reference's order"
+            return "out_of_order", f"made as agent call {j + 1}, out of order", j
     if same_tool:
         j = same_tool[0]
         difference = comparison.call_difference(call, agent[j])
-        return "argument_mismatch", f"agent call {j + 1} differs: {difference}"
-    return "missing", "the agent made no such call"
+        return "argument_mismatch", f"agent call {j + 1} differs: {difference}", None
+    return "missing", "the agent made no such call", None
