@@ -1,8 +1,8 @@
 """The agent's tool calls in a conversation, with their results, and the judge-free base class.
 
 :func:`agent_calls` lists every tool call the assistant made, in conversation order, each with
-the tool message that answered it (paired by call id, else the next unanswered result of that
-tool) and whether that result was an error (:func:`error_of`). :class:`JudgeFreeMetric` is the
+the tool message that answered it (paired by call id, the earliest unanswered call of that id
+when a recording reuses one; else the earliest unanswered call of that tool) and whether that result was an error (:func:`error_of`). :class:`JudgeFreeMetric` is the
 base of the trajectory metrics: no judge, no formatter, no prompt, one unit per conversation.
 """
 
@@ -43,7 +43,7 @@ def agent_calls(trace: AgentTrace) -> list[AgentCall]:
     calls: list[AgentCall] = []
     open_calls: list[int] = []  # indices of calls still waiting for a result
     results: dict[int, ToolMessage] = {}
-    by_id: dict[str, int] = {}
+    by_id: dict[str, list[int]] = {}  # a recording may reuse an id (tau-bench does)
     for position, message in enumerate(trace.messages):
         if isinstance(message, AssistantMessage):
             for call in message.tool_calls or ():
@@ -51,7 +51,7 @@ def agent_calls(trace: AgentTrace) -> list[AgentCall]:
                 calls.append(AgentCall(index, call, position, None))
                 open_calls.append(index)
                 if call.id is not None:
-                    by_id.setdefault(call.id, index)
+                    by_id.setdefault(call.id, []).append(index)
         elif isinstance(message, ToolMessage):
             answered = _answered(message, calls, open_calls, by_id)
             if answered is not None:
@@ -61,11 +61,14 @@ def agent_calls(trace: AgentTrace) -> list[AgentCall]:
 
 
 def _answered(
-    message: ToolMessage, calls: list[AgentCall], open_calls: list[int], by_id: Mapping[str, int]
+    message: ToolMessage,
+    calls: list[AgentCall],
+    open_calls: list[int],
+    by_id: Mapping[str, list[int]],
 ) -> int | None:
+    """The open call ``message`` answers: the first open one with its id, else by tool name."""
     if message.tool_call_id is not None and message.tool_call_id in by_id:
-        index = by_id[message.tool_call_id]
-        return index if index in open_calls else None
+        return next((i for i in by_id[message.tool_call_id] if i in open_calls), None)
     for index in open_calls:  # no id: the first open call of that tool (or of any tool)
         if message.tool_name in (None, calls[index].call.name):
             return index

@@ -109,3 +109,15 @@ def test_loops_counts_identical_calls_beyond_the_threshold() -> None:
     assert strict.metric == "loops@1[max_identical=1]"
     assert [a.label for a in strict.atoms or ()] == ["ok", "ok", "repeat", "repeat", "ok"]
     assert score("loops", conversation((), None)).error_type == "no_tool_calls"
+
+
+def test_a_reused_call_id_pairs_each_result_with_the_open_call() -> None:
+    # tau-bench recordings reuse call ids; the second result answers the second call
+    first, second = calls(("a", {}), ("b", {}))
+    second = second.model_copy(update={"id": first.id})
+    results = {
+        0: ToolMessage(content="fine", tool_call_id=first.id),
+        1: ToolMessage(content="Error: nope", tool_call_id=first.id, is_error=True),
+    }
+    row = score("tool_errors", conversation((first, second), None, results=results))
+    assert [a.label for a in row.atoms or ()] == ["ok", "error"]
