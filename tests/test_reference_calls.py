@@ -71,7 +71,9 @@ def test_jsonl_and_csv_files(tmp_path: Path) -> None:
         "c2": (),
     }
     csv = tmp_path / "refs.csv"
-    csv.write_text('conversation_id,tool_calls\nc1,"[{""name"": ""a"", ""arguments"": {""x"": 1}}]"\n')
+    csv.write_text(
+        'conversation_id,tool_calls\nc1,"[{""name"": ""a"", ""arguments"": {""x"": 1}}]"\n'
+    )
     assert load_reference_calls(csv) == {"c1": (ToolCall(name="a", arguments={"x": 1}),)}
 
 
@@ -112,14 +114,17 @@ def test_a_span_attribute_carries_the_reference() -> None:
         llm(1, [user("weather?")], [call("get_weather", {"city": "Paris"}, "k1")], start=1,
             agent_eval__reference__tool_calls=json.dumps(reference)),
         tool_span(2, "get_weather", "k1", "sunny", start=2),
-        llm(3, [user("weather?"), call("get_weather", {"city": "Paris"}, "k1"), result("sunny", "k1")],
-            [say("It is sunny.")], start=3),
+        llm(3, [user("weather?"), call("get_weather", {"city": "Paris"}, "k1"),
+                result("sunny", "k1")], [say("It is sunny.")], start=3),
     )  # fmt: skip
     (trace,) = spans.finish()
-    assert trace.reference_tool_calls == (ToolCall(name="get_weather", arguments={"city": "Paris"}),)
+    assert trace.reference_tool_calls == (
+        ToolCall(name="get_weather", arguments={"city": "Paris"}),
+    )
     assert score("tool_call_accuracy", trace).score == 1.0
     bad = Run().spans(
-        llm(1, [user("hi")], [say("hello")], start=1, **{REFERENCE_TOOL_CALLS.replace(".", "__"): "[{"}),
+        llm(1, [user("hi")], [say("hello")], start=1,
+            **{REFERENCE_TOOL_CALLS.replace(".", "__"): "[{"}),
     )  # fmt: skip
     (ignored,) = bad.finish()
     assert ignored.reference_tool_calls is None
@@ -149,10 +154,14 @@ def test_score_reads_tool_references_and_exits_2_for_the_judged_metric(tmp_path:
     rows = [conversation(made, None, cid="c1"), conversation(made, None, cid="c2")]
     traces.write_text("".join(t.model_dump_json() + "\n" for t in rows))
     refs = tmp_path / "refs.jsonl"
-    refs.write_text('{"conversation_id": "c1", "tool_calls": [{"name": "a", "arguments": {"x": 1}}]}\n')
+    refs.write_text(
+        '{"conversation_id": "c1", "tool_calls": [{"name": "a", "arguments": {"x": 1}}]}\n'
+    )
     out = tmp_path / "out"
     args = ["score", str(traces), "--tool-references", str(refs), "--out", str(out)]
-    mixed = runner.invoke(app, [*args, "--metric", "tool_call_accuracy[order=superset],goal_accuracy"])
+    mixed = runner.invoke(
+        app, [*args, "--metric", "tool_call_accuracy[order=superset],goal_accuracy"]
+    )
     assert mixed.exit_code == 2, mixed.stderr
     assert "references: 1 of 1 id(s)" in mixed.stderr
     assert "so goal_accuracy@1 was not scored (tool_call_accuracy@1[order=superset] need none" in (
@@ -161,6 +170,8 @@ def test_score_reads_tool_references_and_exits_2_for_the_judged_metric(tmp_path:
     by_id = {r.conversation_id: r for r in load_results(out)}
     assert (by_id["c1"].status, by_id["c1"].score) == ("ok", 1.0)
     assert (by_id["c2"].status, by_id["c2"].error_type) == ("skipped", "missing_reference")
-    alone = runner.invoke(app, [*args, "--metric", "tool_call_accuracy", "--out", str(tmp_path / "o2")])
+    alone = runner.invoke(
+        app, [*args, "--metric", "tool_call_accuracy", "--out", str(tmp_path / "o2")]
+    )
     assert alone.exit_code == 0, alone.stderr
     assert "scored + skipped + errored = units: 1 + 1 + 0 = 2" in alone.stdout

@@ -13,8 +13,8 @@ only with ``null``. Modes:
 A normaliser applies to every string and number argument, at any depth: ``strings=normalized``
 compares strings after Unicode NFKC, case folding and whitespace collapsing (trimmed, runs of
 whitespace as one space); ``rel_tol`` compares numbers within a relative tolerance
-(``math.isclose``; ``0`` means equal). :func:`canonical` gives the hashable identity of a JSON
-value under exact comparison (for counting identical calls).
+(``math.isclose``; ``0`` means equal). :func:`json_equal` and :func:`calls_equal` are the
+``exact`` comparison as a predicate (for counting identical calls).
 """
 
 from __future__ import annotations
@@ -33,41 +33,48 @@ __all__ = [
     "ArgumentComparison",
     "ArgumentMode",
     "StringMode",
-    "call_key",
     "call_text",
-    "canonical",
+    "calls_equal",
+    "json_equal",
 ]
 
 ArgumentMode = Literal["exact", "subset", "ignore"]
 StringMode = Literal["exact", "normalized"]
 
-Canonical = tuple[object, ...]
 
+def json_equal(a: JsonValue, b: JsonValue) -> bool:
+    """Whether ``a`` and ``b`` are equal as JSON values (the ``exact`` comparison).
 
-def canonical(value: JsonValue) -> Canonical:
-    """A hashable form of a JSON value, equal exactly when the values are equal as JSON.
-
-    Numbers keep Python's numeric equality (``1 == 1.0``, equal hashes); booleans are tagged
-    apart from numbers; arrays keep order and duplicates; objects are sorted by key.
+    Python's ``==`` already compares objects regardless of key order, arrays in order and
+    numbers as numbers; what it gets wrong for JSON is ``True == 1``, which is checked apart
+    (only for values ``==`` found equal whose sorted JSON texts differ).
     """
-    if isinstance(value, bool):
-        return ("bool", value)
-    if isinstance(value, int | float):
-        return ("number", value)
-    if isinstance(value, str):
-        return ("string", value)
-    if value is None:
-        return ("null",)
-    if isinstance(value, list):
-        return ("array", tuple(canonical(v) for v in value))
-    return ("object", tuple(sorted((k, canonical(v)) for k, v in value.items())))
+    if a != b:
+        return False
+    if _text(a) == _text(b):  # the same canonical text: equal (the common case, in C)
+        return True
+    return _no_bool_mixup(a, b)  # equal by ==, written differently: 1 vs 1.0, or True vs 1
 
 
-def call_key(call: ToolCall) -> Canonical:
-    """A hashable identity of a call: its name and arguments (raw text when unparsed)."""
-    if call.raw_arguments is not None:
-        return (call.name, ("raw", call.raw_arguments))
-    return (call.name, canonical(call.arguments))
+def _text(value: JsonValue) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def _no_bool_mixup(a: JsonValue, b: JsonValue) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return all(_no_bool_mixup(value, b[key]) for key, value in a.items())
+    if isinstance(a, list) and isinstance(b, list):
+        return all(map(_no_bool_mixup, a, b))
+    return True
+
+
+def calls_equal(a: ToolCall, b: ToolCall) -> bool:
+    """Same tool and arguments equal as JSON (unparsed argument text: equal text)."""
+    if a.name != b.name or a.raw_arguments != b.raw_arguments:
+        return False
+    return a.raw_arguments is not None or json_equal(a.arguments, b.arguments)
 
 
 def call_text(call: ToolCall, limit: int = 300) -> str:
@@ -96,6 +103,11 @@ class ArgumentComparison:
     mode: ArgumentMode = "exact"
     strings: StringMode = "exact"
     rel_tol: float = 0.0
+
+    @property
+    def is_equivalence(self) -> bool:
+        """Exact comparison: a match is :func:`calls_equal` (an equivalence relation)."""
+        return self.mode == "exact" and self.strings == "exact" and self.rel_tol == 0.0
 
     def call_difference(self, expected: ToolCall, actual: ToolCall) -> str | None:
         """``None`` when ``actual`` matches ``expected`` (name and arguments), else why not.

@@ -1,7 +1,7 @@
 """Loops (``loops@1``): identical tool calls repeated beyond a threshold.
 
 Judge-free and reference-free. Two calls are identical when they have the same tool name and
-equal arguments as JSON values (:func:`~agent_eval.metrics.arguments.call_key`: nested objects
+equal arguments as JSON values (:func:`~agent_eval.metrics.arguments.calls_equal`: nested objects
 key by key, arrays in order with duplicates, ``1`` equal to ``1.0``), wherever they occur in the
 conversation. The first ``max_identical`` calls of each kind pass; every further one is an atom
 labelled ``repeat`` that fails. The score is the share of calls that are not such repeats; the
@@ -16,11 +16,12 @@ from typing import ClassVar
 from pydantic import Field, JsonValue
 
 from agent_eval.judges.base import Judge
-from agent_eval.metrics.arguments import call_key, call_text
+from agent_eval.metrics.arguments import call_text, calls_equal
 from agent_eval.metrics.base import CallTally, MetricInput, MetricOutcome, MetricParams
 from agent_eval.metrics.tool_calls import JudgeFreeMetric, agent_calls
 from agent_eval.metrics.tool_errors import NO_TOOL_CALLS
 from agent_eval.result import Atom
+from agent_eval.trace import ToolCall
 
 __all__ = ["Loops", "LoopsParams"]
 
@@ -52,10 +53,14 @@ class Loops(JudgeFreeMetric):
         """Count identical calls; the ones beyond ``max_identical`` fail."""
         assert sample.trace is not None
         limit: int = self.params.max_identical  # type: ignore[attr-defined]
-        seen: dict[object, list[int]] = {}
+        kinds: dict[str, list[tuple[ToolCall, list[int]]]] = {}  # by name: (call, positions)
         atoms: list[Atom] = []
         for call in agent_calls(sample.trace):
-            positions = seen.setdefault(call_key(call.call), [])
+            same_name = kinds.setdefault(call.call.name, [])
+            positions = next((p for c, p in same_name if calls_equal(c, call.call)), None)
+            if positions is None:
+                positions = []
+                same_name.append((call.call, positions))
             positions.append(call.index)
             looping = len(positions) > limit
             atoms.append(
@@ -70,10 +75,14 @@ class Loops(JudgeFreeMetric):
                     ),
                 )
             )
-        calls = {key: positions for key, positions in seen.items() if len(positions) > limit}
+        repeated = sorted(
+            (positions for same in kinds.values() for _, positions in same),
+            key=lambda positions: positions[0],
+        )
         loops: list[JsonValue] = [
             {"call": atoms[positions[0]].text, "count": len(positions), "calls": list(positions)}
-            for positions in calls.values()
+            for positions in repeated
+            if len(positions) > limit
         ]
         repeats = sum(not atom.passed for atom in atoms)
         return MetricOutcome(

@@ -35,7 +35,13 @@ import orjson
 from pydantic import Field, JsonValue, field_validator
 
 from agent_eval.judges.base import Judge
-from agent_eval.metrics.arguments import ArgumentComparison, ArgumentMode, StringMode, call_text
+from agent_eval.metrics.arguments import (
+    ArgumentComparison,
+    ArgumentMode,
+    StringMode,
+    call_text,
+    calls_equal,
+)
 from agent_eval.metrics.base import CallTally, MetricInput, MetricOutcome, MetricParams
 from agent_eval.metrics.tool_calls import JudgeFreeMetric, agent_calls
 from agent_eval.result import Atom
@@ -99,8 +105,17 @@ def match_calls(
     ordered: bool,
 ) -> CallMatching:
     """Match ``reference`` with ``agent`` calls (in order when ``ordered``), one to one."""
-    matches = [[comparison.call_difference(r, a) is None for a in agent] for r in reference]
-    pairs = _in_order(matches) if ordered else _any_order(matches, len(agent))
+    if comparison.is_equivalence:
+        matches = [[calls_equal(r, a) for a in agent] for r in reference]
+    else:
+        matches = [
+            [r.name == a.name and comparison.call_difference(r, a) is None for a in agent]
+            for r in reference
+        ]
+    if ordered:
+        pairs = _in_order(matches)
+    else:
+        pairs = _any_order(matches, len(agent), exact=comparison.is_equivalence)
     return CallMatching(pairs, len(reference), len(agent))
 
 
@@ -128,10 +143,27 @@ def _in_order(matches: list[list[bool]]) -> dict[int, int]:
     return pairs
 
 
-def _any_order(matches: list[list[bool]], n_agent: int) -> dict[int, int]:
-    """A maximum one-to-one matching (Hopcroft-Karp, scipy) of reference and agent calls."""
-    if not any(any(row) for row in matches):
-        return {}
+def _any_order(matches: list[list[bool]], n_agent: int, *, exact: bool) -> dict[int, int]:
+    """A maximum one-to-one matching of reference and agent calls.
+
+    Greedy first: it is maximum when the match relation is an equivalence (exact comparison),
+    or when no unmatched reference call and unmatched agent call both have a match left (no
+    augmenting path can exist). Otherwise Hopcroft-Karp (scipy's
+    ``maximum_bipartite_matching``) decides.
+    """
+    pairs: dict[int, int] = {}
+    taken: set[int] = set()
+    for i, row in enumerate(matches):
+        j = next((j for j, ok in enumerate(row) if ok and j not in taken), None)
+        if j is not None:
+            pairs[i] = j
+            taken.add(j)
+    if exact or len(pairs) in (len(matches), n_agent):
+        return pairs
+    loose_rows = any(any(row) for i, row in enumerate(matches) if i not in pairs)
+    loose_cols = any(row[j] for row in matches for j in range(n_agent) if j not in taken)
+    if not (loose_rows and loose_cols):
+        return pairs
     import numpy as np
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import maximum_bipartite_matching

@@ -2,14 +2,15 @@
 
 :func:`agent_calls` lists every tool call the assistant made, in conversation order, each with
 the tool message that answered it (paired by call id, the earliest unanswered call of that id
-when a recording reuses one; else the earliest unanswered call of that tool) and whether that result was an error (:func:`error_of`). :class:`JudgeFreeMetric` is the
-base of the trajectory metrics: no judge, no formatter, no prompt, one unit per conversation.
+when a recording reuses one; else the earliest unanswered call of that tool) and whether that
+result was an error (:func:`error_of`). :class:`JudgeFreeMetric` is the base of the trajectory
+metrics: no judge, no formatter, no prompt, one unit per conversation.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import ClassVar
 
 from agent_eval.metrics.base import Metric, MetricInput
@@ -57,7 +58,10 @@ def agent_calls(trace: AgentTrace) -> list[AgentCall]:
             if answered is not None:
                 results[answered] = message
                 open_calls.remove(answered)
-    return [replace(c, result=results[c.index]) if c.index in results else c for c in calls]
+    return [
+        AgentCall(c.index, c.call, c.message_index, results[c.index]) if c.index in results else c
+        for c in calls
+    ]
 
 
 def _answered(

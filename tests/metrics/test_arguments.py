@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from agent_eval.metrics.arguments import ArgumentComparison, call_key, call_text, canonical
+from agent_eval.metrics.arguments import ArgumentComparison, call_text, calls_equal, json_equal
 from agent_eval.trace import ToolCall
 
 EXACT = ArgumentComparison()
@@ -89,14 +89,20 @@ def test_call_difference_checks_the_name_then_the_arguments() -> None:
     assert EXACT.call_difference(raw, raw) is None
 
 
-def test_canonical_form_equals_exactly_when_the_json_values_do() -> None:
-    assert canonical({"a": [1, {"b": 2}]}) == canonical({"a": [1.0, {"b": 2}]})
-    assert canonical({"a": True}) != canonical({"a": 1})
-    assert canonical([1, 1]) != canonical([1])
-    assert canonical({"a": 1, "b": 2}) == canonical({"b": 2, "a": 1})
+def test_json_equal_is_the_exact_comparison_as_a_predicate() -> None:
+    assert json_equal({"a": [1, {"b": 2}]}, {"a": [1.0, {"b": 2}]})
+    assert not json_equal({"a": True}, {"a": 1})
+    assert not json_equal([1, {"k": False}], [1, {"k": 0}])  # nested bool/number mixup
+    assert not json_equal([1, 1], [1])
+    assert json_equal({"a": 1, "b": 2}, {"b": 2, "a": 1})
     first = ToolCall(name="t", arguments={"q": [{"x": 1}]})
-    assert call_key(first) == call_key(ToolCall(name="t", arguments={"q": [{"x": 1.0}]}))
-    assert call_key(first) != call_key(ToolCall(name="u", arguments={"q": [{"x": 1}]}))
+    assert calls_equal(first, ToolCall(name="t", arguments={"q": [{"x": 1.0}]}))
+    assert not calls_equal(first, ToolCall(name="u", arguments={"q": [{"x": 1}]}))
+    raw = ToolCall(name="t", raw_arguments="{x")
+    assert calls_equal(raw, raw) and not calls_equal(raw, first)
+    # the predicate agrees with the exact comparison's difference
+    for a, b in [({"n": 1}, {"n": True}), ({"n": 1}, {"n": 1.0}), ([{"a": 1}], [{"a": 1, "b": 2}])]:
+        assert json_equal(a, b) == (EXACT.difference(a, b) is None)
 
 
 def test_call_text_is_one_line_of_compact_sorted_json() -> None:

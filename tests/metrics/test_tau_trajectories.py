@@ -80,7 +80,9 @@ def _matched_in_order(gold: list[Call], made: list[Call]) -> int:
     table = [[0] * (len(made) + 1) for _ in range(len(gold) + 1)]
     for i, g in enumerate(gold):
         for j, m in enumerate(made):
-            table[i + 1][j + 1] = table[i][j] + 1 if g == m else max(table[i][j + 1], table[i + 1][j])
+            table[i + 1][j + 1] = (
+                table[i][j] + 1 if g == m else max(table[i][j + 1], table[i + 1][j])
+            )
     return table[len(gold)][len(made)]
 
 
@@ -186,4 +188,6 @@ def test_calibrate_tool_call_accuracy_against_the_tau_rewards(
         predicted.append(int(_matched_any(gold, made) == len(gold)))
     assert result["n"] == len(truth) == 58
     assert result["confusion"] == confusion_matrix(truth, predicted, labels=[0, 1]).tolist()
-    assert result["accuracy"] == pytest.approx(sum(t == p for t, p in zip(truth, predicted, strict=True)) / 58)
+    assert result["accuracy"] == pytest.approx(
+        sum(t == p for t, p in zip(truth, predicted, strict=True)) / 58
+    )

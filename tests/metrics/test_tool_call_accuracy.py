@@ -57,9 +57,7 @@ def test_precision_recall_and_f1_with_a_missing_and_an_extra_call() -> None:
     assert subset.score == 0.5  # precision: half the agent's calls are in the reference
     superset = score("tool_call_accuracy[order=superset]", conversation(made, REF))
     assert superset.score == 0.5  # recall: half the reference calls were made
-    extras_allowed = score(
-        "tool_call_accuracy[order=superset]", conversation((*REF, made[1]), REF)
-    )
+    extras_allowed = score("tool_call_accuracy[order=superset]", conversation((*REF, made[1]), REF))
     assert (extras_allowed.verdict, extras_allowed.score) == ("1", 1.0)
     assert [a.passed for a in extras_allowed.atoms or ()] == [True, True, True]
     fewer = score("tool_call_accuracy[order=subset]", conversation(REF[:1], REF))

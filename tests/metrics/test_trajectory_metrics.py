@@ -17,10 +17,12 @@ REF = calls(("login", {}), ("search", {"q": 1}), ("book", {"id": 2}))
     [
         ("strict", ["login", "search", "book"], "1", None),
         ("strict", ["login", "book"], "0", {"step": 1, "expected": "search", "actual": "book"}),
-        ("strict", ["login", "search", "book", "x"], "0", {"step": 3, "expected": None, "actual": "x"}),
+        ("strict", ["login", "search", "book", "x"], "0",
+         {"step": 3, "expected": None, "actual": "x"}),
         ("strict", ["login", "search"], "0", {"step": 2, "expected": "book", "actual": None}),
         ("in_order", ["login", "x", "search", "y", "book"], "1", None),
-        ("in_order", ["login", "book", "search"], "0", {"step": 2, "expected": "book", "actual": None}),
+        ("in_order", ["login", "book", "search"], "0",
+         {"step": 2, "expected": "book", "actual": None}),
         ("in_order", ["x", "search"], "0", {"step": 0, "expected": "login", "actual": "x"}),
         ("any", ["book", "x", "search", "login"], "1", None),
         ("any", ["book", "search"], "0", {"step": 0, "expected": "login", "actual": None}),
@@ -39,7 +41,10 @@ def test_trajectory_orders_and_the_first_divergence(
 def test_any_order_counts_duplicates() -> None:
     pairs, divergence = match_trajectory(["get", "get"], ["get", "x"], "any")
     assert pairs == {0: 0} and divergence == {"step": 1, "expected": "get", "actual": None}
-    row = score("trajectory_match[order=any]", conversation(calls(("get", {})), calls(("get", {}), ("get", {}))))
+    row = score(
+        "trajectory_match[order=any]",
+        conversation(calls(("get", {})), calls(("get", {}), ("get", {}))),
+    )
     assert row.reason == (
         "diverges at reference step 1 (any): get is missing (the agent called it 1 time(s))"
     )
@@ -54,7 +59,10 @@ def test_trajectory_atoms_and_missing_reference() -> None:
         ("book", "match"),
         ("extra", "extra"),
     ]
-    assert row.reason == "diverges at reference step 3 (strict): the reference has ended, the agent called extra"
+    assert (
+        row.reason
+        == "diverges at reference step 3 (strict): the reference has ended, the agent called extra"
+    )
     skipped = score("trajectory_match", conversation(made, None))
     assert (skipped.status, skipped.error_type) == ("skipped", "missing_reference")
 
@@ -62,7 +70,9 @@ def test_trajectory_atoms_and_missing_reference() -> None:
 def test_tool_errors_from_flags_and_from_tool_spans() -> None:
     made = calls(("a", {}), ("b", {}), ("c", {}), ("d", {}))
     flagged = ToolMessage(content="Error: no such flight", tool_call_id="c0", is_error=True)
-    by_name = ToolMessage(content="boom", tool_call_id=None, tool_name="d", span_ids=("00000000000000d0",))
+    by_name = ToolMessage(
+        content="boom", tool_call_id=None, tool_name="d", span_ids=("00000000000000d0",)
+    )
     errors = (
         SpanErrorInfo(trace_id="t" * 32, span_id="00000000000000b0", span_name="execute_tool b",
                       error_type="TimeoutError", message="took too long", tool_call_id="c1"),
