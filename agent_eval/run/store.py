@@ -23,7 +23,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +92,8 @@ class RunRecord:
         started_at: ISO-8601 UTC start time.
         config: The run's configuration identity (JSON-able; no credentials).
         argv: The command line, secrets removed (empty for Python API runs).
+        record: The reproducibility record (:mod:`agent_eval.run.record`): versions, platform,
+            request parameters, input digests, the config file with secrets removed.
 
     """
 
@@ -99,6 +101,7 @@ class RunRecord:
     started_at: str
     config: dict[str, Any]
     argv: tuple[str, ...] = ()
+    record: dict[str, Any] = field(default_factory=dict)
 
 
 def _column_type(name: str) -> str:
@@ -123,7 +126,7 @@ def _schema() -> str:
     return (
         f"{_results_table()};"
         "CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, started_at TEXT NOT NULL,"
-        " config TEXT NOT NULL, argv TEXT NOT NULL);"
+        " config TEXT NOT NULL, argv TEXT NOT NULL, record TEXT);"
         f"PRAGMA user_version = {SCHEMA_VERSION};"
     )
 
@@ -149,6 +152,8 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
     if not existing:
         db.executescript(_schema())
         return
+    if _table_columns(db, "runs") and "record" not in _table_columns(db, "runs"):
+        db.execute("ALTER TABLE runs ADD COLUMN record TEXT")
     if version == SCHEMA_VERSION and set(existing) >= set(_FIELDS):
         return
     db.execute("BEGIN IMMEDIATE")
@@ -236,24 +241,29 @@ class ResultStore:
     def start_run(self, run: RunRecord) -> None:
         """Record ``run`` in the ``runs`` table (a resumed run keeps its first record)."""
         self._db.execute(
-            "INSERT OR IGNORE INTO runs VALUES (?, ?, ?, ?)",
+            "INSERT OR IGNORE INTO runs (run_id, started_at, config, argv, record)"
+            " VALUES (?, ?, ?, ?, ?)",
             (
                 run.run_id,
                 run.started_at,
                 orjson.dumps(run.config, option=orjson.OPT_SORT_KEYS).decode(),
                 orjson.dumps(list(run.argv)).decode(),
+                orjson.dumps(run.record, option=orjson.OPT_SORT_KEYS).decode(),
             ),
         )
 
     def runs(self) -> list[RunRecord]:
         """Every recorded run, oldest first."""
-        rows = self._db.execute("SELECT * FROM runs ORDER BY started_at, run_id").fetchall()
+        rows = self._db.execute(
+            "SELECT run_id, started_at, config, argv, record FROM runs ORDER BY started_at, run_id"
+        ).fetchall()
         return [
             RunRecord(
                 run_id=r[0],
                 started_at=r[1],
                 config=orjson.loads(r[2]),
                 argv=tuple(orjson.loads(r[3])),
+                record=orjson.loads(r[4] or "{}"),
             )
             for r in rows
         ]
