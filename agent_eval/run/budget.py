@@ -27,6 +27,7 @@ from typing import Any
 from agent_eval.costs import PriceTable
 from agent_eval.errors import BudgetExhausted, ConfigError, JudgeError
 from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
+from agent_eval.run.plan import OUTPUT_TOKENS_PER_CALL
 from agent_eval.run.ratelimit import estimate_tokens
 
 __all__ = ["BUDGET_SKIP", "Budget", "BudgetedJudge", "budget_line", "planned_tokens"]
@@ -34,13 +35,12 @@ __all__ = ["BUDGET_SKIP", "Budget", "BudgetedJudge", "budget_line", "planned_tok
 BUDGET_SKIP = "budget"
 """``error_type`` of rows skipped because the run's budget would have been crossed."""
 
-_OUTPUT_ESTIMATE = 80  # = plan.OUTPUT_TOKENS_PER_CALL (not imported: plan imports outcomes)
 
 
 def planned_tokens(request: JudgeRequest) -> tuple[int, int]:
     """``(prompt, completion)`` tokens planned for ``request`` (o200k estimate)."""
     prompt = estimate_tokens(request) - (request.max_tokens or 0)
-    return prompt, request.max_tokens or _OUTPUT_ESTIMATE
+    return prompt, request.max_tokens or OUTPUT_TOKENS_PER_CALL
 
 
 @dataclass(kw_only=True)

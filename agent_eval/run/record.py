@@ -59,7 +59,7 @@ VERDICT_PACKAGES = (
 )
 """Packages whose version can change what a judge is sent or how its reply is read."""
 
-_SECRET_KEY = re.compile(r"(key|token|password|secret|credential)", re.IGNORECASE)
+_SECRET_WORDS = frozenset({"key", "apikey", "token", "password", "passwd", "secret", "credential"})
 _CHUNK = 1 << 20
 
 
@@ -91,13 +91,22 @@ def _inputs(paths: Iterable[str]) -> list[dict[str, Any]]:
     ]
 
 
+def _is_secret(key: str) -> bool:
+    """A key one of whose words names a secret (``api-key``, ``auth_token``).
+
+    ``*-env`` keys name a variable, not its value.
+    """
+    words = re.split(r"[-_.\s]+", key.lower())
+    return words[-1] != "env" and any(word in _SECRET_WORDS for word in words)
+
+
 def _scrub(value: Any, key: str = "") -> Any:
     """``value`` with secrets removed (see the module docstring)."""
     if isinstance(value, Mapping):
         return {k: _scrub(v, str(k)) for k, v in value.items()}
     if isinstance(value, list):
         return [_scrub(v, key) for v in value]
-    if _SECRET_KEY.search(key) and not key.endswith("_env") and not key.endswith("-env"):
+    if _is_secret(key):
         return "***"
     if isinstance(value, str) and "://" in value:
         return redact_url(value)

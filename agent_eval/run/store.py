@@ -38,6 +38,7 @@ __all__ = [
     "JSONL_NAME",
     "RESULT_KEY",
     "SCHEMA_VERSION",
+    "HumanLabel",
     "ResultKey",
     "ResultStore",
     "RunRecord",
@@ -127,6 +128,11 @@ def _schema() -> str:
         f"{_results_table()};"
         "CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, started_at TEXT NOT NULL,"
         " config TEXT NOT NULL, argv TEXT NOT NULL, record TEXT);"
+        "CREATE TABLE IF NOT EXISTS human_labels (run_id TEXT NOT NULL, conversation_id TEXT"
+        " NOT NULL, unit_id TEXT NOT NULL, metric TEXT NOT NULL, label INTEGER NOT NULL,"
+        " labeler TEXT NOT NULL, labeled_at TEXT NOT NULL, notes TEXT, source TEXT NOT NULL,"
+        " imported_at TEXT NOT NULL,"
+        " PRIMARY KEY (run_id, conversation_id, unit_id, metric, labeler, labeled_at));"
         f"PRAGMA user_version = {SCHEMA_VERSION};"
     )
 
@@ -200,6 +206,32 @@ def _jsonl_line(result: MetricResult) -> bytes:
     return orjson.dumps(result.model_dump(mode="json")) + b"\n"
 
 
+@dataclass(frozen=True)
+class HumanLabel:
+    """A person's label of one unit, kept apart from the judge's verdict.
+
+    Attributes:
+        run_id / conversation_id / unit_id / metric: The unit and the run it was reviewed in.
+        label: 0 or 1.
+        labeler / labeled_at: Who and when, as the review file says (``""`` when it does not).
+        notes: The reviewer's notes.
+        source: The file the label was read from, and its sha256 (``path#sha256``).
+        imported_at: ISO-8601 UTC time it was stored.
+
+    """
+
+    run_id: str
+    conversation_id: str
+    unit_id: str
+    metric: str
+    label: int
+    labeler: str
+    labeled_at: str
+    notes: str | None
+    source: str
+    imported_at: str
+
+
 class ResultStore:
     """The results of the runs written to one directory.
 
@@ -267,6 +299,38 @@ class ResultStore:
             )
             for r in rows
         ]
+
+    def add_human_labels(self, labels: Iterable[HumanLabel]) -> int:
+        """Store human labels apart from the verdicts (never touching a result row).
+
+        A label given again by the same labeler at the same time replaces the earlier copy.
+        Returns how many were written.
+
+        Raises:
+            StoreError: the database cannot be written.
+
+        """
+        rows = [
+            (h.run_id, h.conversation_id, h.unit_id, h.metric, h.label, h.labeler,
+             h.labeled_at, h.notes, h.source, h.imported_at)
+            for h in labels
+        ]  # fmt: skip
+        try:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO human_labels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write human labels to {self.directory}: {exc}") from exc
+        return len(rows)
+
+    def human_labels(self, run_id: str | None = None) -> list[HumanLabel]:
+        """The stored human labels (of one run, or all), in key order."""
+        query = "SELECT * FROM human_labels" + (" WHERE run_id = ?" if run_id else "")
+        rows = self._db.execute(
+            query + " ORDER BY run_id, conversation_id, unit_id, metric, labeler, labeled_at",
+            (run_id,) if run_id else (),
+        )
+        return [HumanLabel(*row) for row in rows]
 
     def add(self, result: MetricResult) -> None:
         """Commit ``result`` to SQLite, then append it to the JSONL file (flushed).

@@ -1,4 +1,4 @@
-"""Run budgets through the CLI and the fake server: the stop, the skips, the resume, a cost limit."""
+"""Run budgets through the CLI and the fake server: the stop, skips, resume and a cost limit."""
 
 from __future__ import annotations
 
