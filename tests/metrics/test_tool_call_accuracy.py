@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agent_eval.errors import ConfigError
 from agent_eval.metrics.arguments import ArgumentComparison
 from agent_eval.metrics.spec import build_metric
 from agent_eval.metrics.tool_call_accuracy import match_calls
+from agent_eval.trace import ToolCall
 
 from .trajectory_cases import calls, conversation, score
 
@@ -139,3 +143,27 @@ def test_no_reference_is_skipped_never_zero() -> None:
     row = score("tool_call_accuracy", conversation(REF, None))
     assert (row.status, row.error_type, row.score) == ("skipped", "missing_reference", None)
     assert "--tool-references" in (row.error_message or "")
+
+
+_ARGS = [{}, {"x": 1}, {"y": 2}, {"x": 1, "y": 2}, {"x": 1.0}, {"x": True}]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.sampled_from(range(len(_ARGS))), max_size=5),
+    st.lists(st.sampled_from(range(len(_ARGS))), max_size=5),
+    st.sampled_from(["exact", "subset"]),
+)
+def test_any_order_matching_is_maximum(reference: list[int], made: list[int], mode: str) -> None:
+    """Against brute force over every one-to-one assignment of the small lists."""
+    ref = [ToolCall(name="t", arguments=_ARGS[i]) for i in reference]
+    agent = [ToolCall(name="t", arguments=_ARGS[i]) for i in made]
+    comparison = ArgumentComparison(mode=mode)  # type: ignore[arg-type]
+    ok = [[comparison.call_difference(r, a) is None for a in agent] for r in ref]
+    best = 0
+    slots = list(range(len(agent))) + [None] * len(ref)
+    for chosen in itertools.permutations(slots, len(ref)):
+        best = max(best, sum(j is not None and ok[i][j] for i, j in enumerate(chosen)))
+    pairs = match_calls(ref, agent, comparison, ordered=False).pairs
+    assert len(pairs) == best
+    assert len(set(pairs.values())) == len(pairs) and all(ok[i][j] for i, j in pairs.items())
