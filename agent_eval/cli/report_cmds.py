@@ -1,6 +1,7 @@
 """agent-eval CLI command ``report``: one self-contained HTML file for a run (or two).
 
-The report modules (matplotlib, statistics) are imported when the command runs.
+The report modules are imported when the command runs; the statistics libraries only when the
+rows need them (several variants, repeats or labels).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from agent_eval.cli.analysis_options import (
     usage_errors,
 )
 from agent_eval.cli.app import app
+from agent_eval.report.conversations import read_conversations
 from agent_eval.report.renderings import RenderingKey, read_renderings, render_all
 
 if TYPE_CHECKING:
@@ -80,26 +82,30 @@ def report_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     with usage_errors():
         from agent_eval.analysis.labels import LABELS_NAME, labels_from_traces, read_binary_file
         from agent_eval.ingest.pipeline import ingest
-        from agent_eval.report.html import write_html  # matplotlib: imported when needed
+        from agent_eval.report.html import write_html
         from agent_eval.report.model import build_report
 
         results = load_run_results(run)
         renderings = read_renderings(_run_dir(run))
+        stored = read_conversations(_run_dir(run))
         if compare is not None:
             results += load_run_results(compare)
             renderings = {**read_renderings(_run_dir(compare)), **renderings}
+            stored = {**read_conversations(_run_dir(compare)), **stored}
         traces = list(ingest(inputs)) if inputs else []
         if traces:
             renderings = _rerender(traces, results, renderings)
+            stored = {**stored, **{t.conversation_id: t for t in traces}}
         truth = read_binary_file(labels, field=label_field) if labels else None
         if truth is None and traces:
             truth = labels_from_traces(traces, field=label_field) or None
-        stored = _run_dir(run) / LABELS_NAME
-        if truth is None and stored.is_file():  # the labels a compare run used
-            truth = read_binary_file(stored)
+        used = _run_dir(run) / LABELS_NAME
+        if truth is None and used.is_file():  # the labels a compare run used
+            truth = read_binary_file(used)
         data = build_report(
             results,
             renderings=renderings,
+            traces=stored,
             labels=truth,
             pricing=price_table(config_path(config)).cost,
             title=title,

@@ -48,6 +48,7 @@ from agent_eval.formatting.registry import get_formatter
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric, metrics
 from agent_eval.references import load_references
+from agent_eval.report.conversations import write_conversations
 from agent_eval.report.renderings import render_all, write_renderings
 from agent_eval.run.engine import Engine, new_run_id, utc_now
 from agent_eval.run.judge_stack import JudgeStack, default_cache_path, wrap_judge
@@ -217,6 +218,7 @@ async def _score(
         )
         # what the judge saw, for `agent-eval report` (the formatter is pure: same text again)
         write_renderings(directory, render_all(traces, [engine.formatter.identity]))
+        write_conversations(directory, traces)
         engine.store = store
         try:
             return await engine.run(traces, total=len(traces))
