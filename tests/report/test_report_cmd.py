@@ -44,7 +44,9 @@ def test_inputs_rerender_and_carry_labels(
     html = out.read_text()
     assert "[1] USER\nquestion c1" in html  # transcript@1, as the run's rows name it
     assert "No rendering stored" not in html
-    assert "Calibration: transcript@1" in html  # rewards carried by the traces
+    assert html.count('<table class="calibration">') == 1  # rewards carried by the traces
+    assert '<div class="msg role-user">' in html  # laid out from --inputs
+    assert "(carried: reward=1.0)" in html
     assert "<th>Command</th>" not in html  # rows written without a runs record
     assert "1 of 2 (accuracy 0.500)" in html
 
@@ -68,9 +70,27 @@ def test_compare_two_runs_and_labels_file(
     html = out.read_text()
     assert "transcript@1 · gpt-4o-mini · run-1" in html
     assert "transcript@1 · gpt-4o · run-2" in html
-    assert html.count("Calibration:") == 2
+    assert html.count('<table class="calibration">') == 2
     # list prices per 1M tokens, 2000 in and 100 out: gpt-4o-mini 0.15/0.60, gpt-4o 2.50/10.00
     assert "$0.0004" in html and "$0.0060" in html
+
+
+def test_conversations_stored_with_the_run_are_laid_out(
+    tmp_path: Path, make_result: MakeResult, write_run: WriteRun
+) -> None:
+    from agent_eval.report.conversations import read_conversations, write_conversations
+
+    run = write_run("run", [make_result("c1", "1"), make_result("c2", "0")])
+    traces = [AgentTrace.model_validate_json(line) for line in _inputs(tmp_path).read_text().splitlines()]
+    write_conversations(run, traces)
+    assert read_conversations(run, ["c2"]) == {"c2": traces[1]}
+    out = tmp_path / "r.html"
+    code, output = _report(str(run), "--html", str(out))
+    assert code == 0, output
+    html = out.read_text()
+    assert html.count('<div class="msg role-user">') == 2
+    assert "question c2" in html
+    assert "No conversation stored" not in html
 
 
 def test_missing_run_is_a_clean_error(tmp_path: Path) -> None:

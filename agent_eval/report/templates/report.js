@@ -15,6 +15,8 @@
     for (var node = el; node; node = node.parentElement) {
       if (node.tagName === "DETAILS") node.open = true;
     }
+    var inner = el.querySelector(":scope > details");
+    if (inner) inner.open = true;
     el.scrollIntoView();
   }
   window.addEventListener("hashchange", openTarget);
