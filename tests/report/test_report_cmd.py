@@ -81,7 +81,9 @@ def test_conversations_stored_with_the_run_are_laid_out(
     from agent_eval.report.conversations import read_conversations, write_conversations
 
     run = write_run("run", [make_result("c1", "1"), make_result("c2", "0")])
-    traces = [AgentTrace.model_validate_json(line) for line in _inputs(tmp_path).read_text().splitlines()]
+    traces = [
+        AgentTrace.model_validate_json(line) for line in _inputs(tmp_path).read_text().splitlines()
+    ]
     write_conversations(run, traces)
     assert read_conversations(run, ["c2"]) == {"c2": traces[1]}
     out = tmp_path / "r.html"

@@ -141,6 +141,7 @@
     button.addEventListener("click", function () {
       var key = th.getAttribute("data-key");
       state.sort = state.sort === key ? "-" + key : key;
+      state.page = 1;
       apply(true);
     });
   });
