@@ -7,6 +7,7 @@ rows need them (several variants, repeats or labels).
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -35,6 +36,11 @@ def _run_dir(path: Path) -> Path:
     return path if path.is_dir() else path.parent
 
 
+def _command(argv: Sequence[str]) -> str:
+    """The command line, its program named without the directory it was installed in."""
+    return shlex.join([Path(argv[0]).name, *argv[1:]]) if argv else ""
+
+
 def _runs(path: Path) -> list[RunInfo]:
     """The run records of ``path``'s results store (none for a bare JSONL file)."""
     from agent_eval.report.model import RunInfo
@@ -45,7 +51,7 @@ def _runs(path: Path) -> list[RunInfo]:
         return []
     with ResultStore(directory) as store:
         return [
-            RunInfo(run_id=r.run_id, started_at=r.started_at, command=shlex.join(r.argv))
+            RunInfo(run_id=r.run_id, started_at=r.started_at, command=_command(r.argv))
             for r in store.runs()
         ]
 
