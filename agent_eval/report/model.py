@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from agent_eval.analysis.selection import ConfigurationIdentity
-from agent_eval.result import MetricResult
+from agent_eval.result import CONVERSATION_UNIT, MetricResult
 from agent_eval.trace import AgentTrace
 
 if TYPE_CHECKING:
@@ -70,12 +70,14 @@ class RunSummary(BaseModel):
         n_conversations: Distinct conversation ids.
         n_variants: Distinct variants (formatter, judge, metric, run).
         repeats: The largest number of repeats of one (conversation, variant).
-        n_results: Rows of repeat 0 (one per conversation and variant).
+        n_results: Rows of repeat 0 (one per unit and variant; a unit is the conversation or
+            one of its turns).
         status_counts: Rows of repeat 0 by status.
         n_rows: All rows, every repeat.
         status_counts_all: All rows by status.
-        mean_score: Mean score of the ``ok`` rows of repeat 0.
-        ci_low / ci_high: Its 95% Wilson interval (Wilson 1927) when every score is 0 or 1.
+        mean_score: Mean score (in [0, 1]) of the ``ok`` rows of repeat 0.
+        ci_low / ci_high: Its 95% Wilson interval (Wilson 1927) when every verdict is binary
+            (``"0"``/``"1"``); ``None`` for fractional scores (from atoms).
         input_tokens / output_tokens: Judge tokens over all rows, retries included.
         n_cached: Rows of all repeats whose every judge reply came from the judge-call cache.
         cost_usd: Judge cost over all rows, ``None`` when a model's price is unknown.
@@ -120,7 +122,7 @@ class ConversationRow(BaseModel):
         result: The row.
         label: The conversation's binary label, when labels are known.
         agreement: The verdict against the label: ``agree``/``disagree``, ``unlabelled``, or
-            ``not scored`` (the row is not ``ok``, or its score is not 0 or 1).
+            ``not scored`` (the row is not ``ok``, or its verdict is not binary).
         cached: Every judge reply of the row came from the judge-call cache (:func:`is_cached`).
 
     """
@@ -154,7 +156,8 @@ class ConversationView(BaseModel):
         reference: The reference the rows used, else the one the conversation carries.
         trace: The normalized conversation, when the run stored it or ``--inputs`` gave it.
         renderings: One per formatter the rows name, when stored or re-rendered.
-        results: Every result row of the conversation: variants in report order, then repeats.
+        results: Every result row of the conversation: the conversation unit first, then turns
+            in order; within a unit, variants in report order, then repeats.
 
     """
 
@@ -214,6 +217,10 @@ class ReportData:
     stability: dict[str, StabilityView] = field(default_factory=dict)
     calibration: dict[str, Calibration] = field(default_factory=dict)
     labelled: bool = False
+    subjects: dict[str, str] = field(default_factory=dict)
+    """``{subject: conversation_id}``: what a subject id (``c1/turn:2``) links to."""
+    units: bool = False
+    """Some rows score a unit other than the whole conversation (show the unit column)."""
 
 
 _DIGITS = re.compile(r"(\d+)")
@@ -269,7 +276,7 @@ def _summary(
 ) -> RunSummary:
     first = [r for r in rows if r.repeat == 0]
     scores = [r.score for r in first if r.score is not None]
-    binary = all(s in (0.0, 1.0) for s in scores)
+    binary = all(r.verdict in ("0", "1") for r in first if r.status == "ok")
     ci = _wilson(int(sum(scores)), len(scores)) if binary else None
     by_model: dict[str, list[MetricResult]] = {}
     for r in rows:
@@ -280,7 +287,7 @@ def _summary(
         else None
         for m, g in by_model.items()
     ]
-    per_unit = Counter((r.conversation_id, key(r)) for r in rows)
+    per_unit = Counter((r.subject, key(r)) for r in rows)
     return RunSummary(
         run_ids=sorted({r.run_id for r in rows}, key=natural_key),
         n_conversations=len({r.conversation_id for r in rows}),
@@ -322,7 +329,7 @@ def _errors(rows: Sequence[MetricResult]) -> list[ErrorGroup]:
 
 
 def _agreement(r: MetricResult, label: int | None) -> Agreement:
-    if r.status != "ok" or r.score not in (0.0, 1.0):
+    if r.status != "ok" or r.verdict not in ("0", "1"):
         return "not scored"
     if label is None:
         return "unlabelled"
@@ -358,7 +365,15 @@ def _conversation_views(
     order = {v: i for i, v in enumerate(dict.fromkeys(r.variant for r in rows))}
     views = []
     for cid in sorted(by_id, key=natural_key):
-        results = sorted(by_id[cid], key=lambda x: (order.get(x.variant, 0), x.result.repeat))
+        results = sorted(
+            by_id[cid],
+            key=lambda x: (
+                x.result.unit_id != CONVERSATION_UNIT,
+                natural_key(x.result.unit_id),
+                order.get(x.variant, 0),
+                x.result.repeat,
+            ),
+        )
         trace = traces.get(cid)
         formatters = dict.fromkeys(x.result.formatter for x in results)
         renderings = [
@@ -396,7 +411,7 @@ def _stability(groups: Mapping[str, Sequence[MetricResult]]) -> dict[str, Stabil
         k = max(r.repeat for r in g) + 1
         repeats: dict[str, list[MetricResult | None]] = {}
         for r in g:
-            slots = repeats.setdefault(r.conversation_id, [None] * k)
+            slots = repeats.setdefault(r.subject, [None] * k)
             slots[r.repeat] = r
         st = st.model_copy(
             update={
@@ -439,7 +454,7 @@ def build_report(
     truth = labels or {}
 
     def row(r: MetricResult) -> ConversationRow:
-        label = truth.get(r.conversation_id)
+        label = truth.get(r.subject)
         return ConversationRow(
             variant=key(r),
             result=r,
@@ -451,7 +466,7 @@ def build_report(
     all_rows = [row(r) for r in results]
     rows = sorted(
         (x for x in all_rows if x.result.repeat == 0),
-        key=lambda x: natural_key(x.result.conversation_id),
+        key=lambda x: (natural_key(x.result.conversation_id), natural_key(x.result.unit_id)),
     )
     comparison = None
     if len(groups) > 1:
@@ -476,4 +491,6 @@ def build_report(
         stability=_stability(groups),
         calibration=calibration,
         labelled=bool(labels),
+        subjects={r.subject: r.conversation_id for r in results},
+        units=any(r.unit_id != CONVERSATION_UNIT for r in results),
     )

@@ -54,7 +54,9 @@ def score_plot(groups: Groups) -> Markup | None:
     """Repeat-0 ``ok`` scores per variant: bars for verdict 0 and 1, or ten bins over [0, 1]."""
     first = _first(groups)
     scores = {v: [r.score for r in rows if r.score is not None] for v, rows in first.items()}
-    binary = all(s in (0.0, 1.0) for values in scores.values() for s in values)
+    binary = all(
+        r.verdict in ("0", "1") for rows in first.values() for r in rows if r.status == "ok"
+    )
     if binary:
         categories = ["verdict 0 (fail)", "verdict 1 (pass)"]
         series = [

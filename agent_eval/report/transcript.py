@@ -24,7 +24,17 @@ from agent_eval.trace import (
     ToolMessage,
 )
 
-__all__ = ["CONTENT_LIMIT", "FOLD_AT", "Block", "CallView", "clip", "layout", "pretty_json"]
+__all__ = [
+    "CONTENT_LIMIT",
+    "FOLD_AT",
+    "Block",
+    "CallView",
+    "QuoteSite",
+    "clip",
+    "layout",
+    "locate",
+    "pretty_json",
+]
 
 CONTENT_LIMIT = 20_000
 """Characters of one message, tool result or document shown; the rest is counted in a note."""
@@ -120,3 +130,56 @@ def layout(trace: AgentTrace) -> list[Block]:
     end = len(trace.messages)
     blocks += [Block("retrieval", end, retrieval=r) for r in retrievals.get(end, [])]
     return blocks
+
+
+@dataclass(frozen=True)
+class QuoteSite:
+    """Where an atom's evidence quote occurs in the conversation, with some text either side.
+
+    Attributes:
+        source: The message or document it was found in (``"message #3 (tool)"``,
+            ``"document d1 of the retrieval after message 2"``).
+        before / quote / after: The text around it, the quote as it appears, the text after.
+
+    """
+
+    source: str
+    before: str
+    quote: str
+    after: str
+
+
+_SEARCH_ORDER = {"tool": 0, "system": 1, "user": 2, "assistant": 3}
+
+
+def _texts(trace: AgentTrace) -> list[tuple[str, str]]:
+    """Texts evidence may come from: documents, tool results, system, user, then assistant."""
+    texts = []
+    for r in trace.retrievals:
+        for k, doc in enumerate(r.documents):
+            name = f"document {doc.id}" if doc.id else f"document {k + 1}"
+            texts.append((f"{name} of the retrieval after message {r.after_message}", doc.content))
+    messages = sorted(enumerate(trace.messages), key=lambda im: _SEARCH_ORDER[im[1].role])
+    return texts + [(f"message #{i + 1} ({m.role})", m.content) for i, m in messages]
+
+
+def locate(trace: AgentTrace | None, quote: str | None, window: int = 90) -> QuoteSite | None:
+    """The first place ``quote`` occurs in ``trace``'s documents or messages, else ``None``.
+
+    Retrieved documents and tool results are searched first, the assistant's messages last. An
+    exact match is tried first, then one ignoring case (the report shows where the quote is;
+    whether it counts as verified is the metric's ``evidence_verified``).
+    """
+    if trace is None or not quote or not quote.strip():
+        return None
+    needle = quote.strip()
+    for exact in (True, False):
+        for source, text in _texts(trace):
+            at = text.find(needle) if exact else text.lower().find(needle.lower())
+            if at < 0:
+                continue
+            end = at + len(needle)
+            before = ("…" if at > window else "") + text[max(0, at - window) : at]
+            after = text[end : end + window] + ("…" if len(text) > end + window else "")
+            return QuoteSite(source, before, text[at:end], after)
+    return None

@@ -319,7 +319,10 @@ def test_fractional_scores_are_binned(make_result: MakeResult) -> None:
     from agent_eval.report.plots import score_plot
 
     rows = [make_result("c1", "1"), make_result("c2", "0")]
-    rows = [r.model_copy(update={"score": s, "verdict": None}) for r, s in zip(rows, (0.25, 0.95))]
+    rows = [
+        r.model_copy(update={"score": s, "verdict": None})
+        for r, s in zip(rows, (0.25, 0.95), strict=True)
+    ]
     svg = score_plot({"v": rows})
     assert svg is not None and "0.2–0.3: 1" in svg and "0.9–1.0: 1" in svg
 
@@ -356,3 +359,56 @@ def test_html_never_prints_negative_zero(make_result: Callable[..., MetricResult
     labels = {"a": 1, "b": 0, "c": 0, "d": 1, "e": 1}  # kappa 0, CI low end about -1.6e-8
     text = render_html(build_report(rows, labels=labels))
     assert "[0.000, 0.000]" in text and "-0.000" not in text
+
+
+def test_atoms_per_unit_failing_first_with_quotes_found_in_the_context(
+    make_result: MakeResult,
+) -> None:
+    from agent_eval.result import Atom
+
+    trace = AgentTrace(
+        conversation_id="c1",
+        messages=(
+            UserMessage(content="When does the museum open?"),
+            AssistantMessage(content="It opens at 9am and is free on Sundays."),
+        ),
+        retrievals=(
+            Retrieval(
+                after_message=1,
+                documents=(
+                    RetrievedDocument(id="d7", content="Hours: the museum opens at 9am daily."),
+                ),
+            ),
+        ),
+    )
+    atoms = (
+        Atom(text="It opens at 9am.", label="SUPPORTED", passed=True, evidence="opens at 9am",
+             evidence_verified=True, rationale="the hours say so"),
+        Atom(text="It is free on Sundays.", label="UNSUPPORTED", passed=False,
+             evidence="free admission on Sundays", evidence_verified=False,
+             rationale="no document mentions prices"),
+    )  # fmt: skip
+    claim = make_result(
+        "c1", "1", metric="faithfulness@1", unit_id="turn:1", span_id="ab" * 8
+    ).model_copy(update={"verdict": None, "score": 0.5, "atoms": atoms, "reason": None})
+    goal = make_result("c1", "1")
+    data = build_report([claim, goal], traces={"c1": trace})
+    assert data.units and data.subjects == {"c1/turn:1": "c1", "c1": "c1"}
+    assert [r.result.subject for r in data.rows] == ["c1", "c1/turn:1"]
+    html = render_html(data)
+    failed = html.index("UNSUPPORTED</span> It is free on Sundays.")
+    passed = html.index("SUPPORTED</span> It opens at 9am.")
+    assert failed < passed  # failing atoms first
+    assert "1 of 2 atoms passed · score 0.50" in html
+    assert (
+        "in document d7 of the retrieval after message 1:</span> Hours: the museum "
+        '<mark class="quote">opens at 9am</mark> daily.'
+    ) in html
+    assert '<mark class="quote unverified">free admission on Sundays</mark>' in html
+    assert "the metric could not verify this quote in the context" in html
+    assert "no document mentions prices" in html
+    assert "Answer of turn 1" in html and "Whole conversation" in html
+    assert f'<a class="cid" href="#{anchor("c1")}">c1/turn:1</a>' in html
+    (row,) = [r for r in data.rows if r.result.unit_id == "turn:1"]
+    assert row.agreement == "not scored"
+    assert data.summary.ci_low is None and data.summary.mean_score == 0.75
