@@ -16,6 +16,7 @@ Chromium is Debian's ``chromium`` package (or ``$CHROMIUM``); :func:`find_chromi
 from __future__ import annotations
 
 import base64
+import contextlib
 import fcntl
 import json
 import os
@@ -52,7 +53,8 @@ class BrowserError(RuntimeError):
 
 def find_chromium() -> str | None:
     """Path of the Chromium binary: ``$CHROMIUM``, then ``chromium`` on ``PATH``; else None."""
-    return os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    found = os.environ.get("CHROMIUM") or shutil.which("chromium")
+    return found or shutil.which("chromium-browser")
 
 
 class Chromium:
@@ -69,7 +71,12 @@ class Chromium:
     """
 
     def __init__(
-        self, binary: str | None = None, *, width: int = 1280, height: int = 900, timeout: float = 60
+        self,
+        binary: str | None = None,
+        *,
+        width: int = 1280,
+        height: int = 900,
+        timeout: float = 60,
     ) -> None:
         found = binary or find_chromium()
         if found is None:
@@ -85,7 +92,7 @@ class Chromium:
             os.dup2(high_r, 3)
             os.dup2(high_w, 4)
 
-        self._proc = subprocess.Popen(  # noqa: S603  a fixed argument list, no shell
+        self._proc = subprocess.Popen(  # a fixed argument list, no shell
             [found, *FLAGS, f"--user-data-dir={self._profile.name}", "about:blank"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -243,20 +250,16 @@ class Chromium:
     def close(self) -> None:
         """End the browser process and remove its profile."""
         if self._proc.poll() is None:
-            try:
+            with contextlib.suppress(BrowserError, OSError):
                 self._call("Browser.close")
-            except (BrowserError, OSError):
-                pass
             try:
                 self._proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()
         for fd in (self._to_browser, self._from_browser):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         self._profile.cleanup()
 
     def __enter__(self) -> Chromium:
