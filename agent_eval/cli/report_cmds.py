@@ -23,6 +23,7 @@ from agent_eval.cli.analysis_options import (
 from agent_eval.cli.app import app
 from agent_eval.report.conversations import read_conversations
 from agent_eval.report.renderings import RenderingKey, read_renderings, render_all
+from agent_eval.run.outcomes import NO_FORMATTER
 
 if TYPE_CHECKING:
     from agent_eval.report.model import RunInfo
@@ -59,7 +60,9 @@ def _runs(path: Path) -> list[RunInfo]:
 def _rerender(
     traces: list[AgentTrace], results: list[MetricResult], have: dict[RenderingKey, str]
 ) -> dict[RenderingKey, str]:
-    wanted = {(r.conversation_id, r.formatter) for r in results} - set(have)
+    wanted = {
+        (r.conversation_id, r.formatter) for r in results if r.formatter != NO_FORMATTER
+    } - set(have)
     formatters = sorted({f for _, f in wanted})
     ids = {c for c, _ in wanted}
     fresh = render_all([t for t in traces if t.conversation_id in ids], formatters)

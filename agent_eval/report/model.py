@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from agent_eval.analysis.selection import ConfigurationIdentity
 from agent_eval.result import CONVERSATION_UNIT, MetricResult
+from agent_eval.run.outcomes import NO_FORMATTER
 from agent_eval.trace import AgentTrace
 
 if TYPE_CHECKING:
@@ -244,9 +245,10 @@ def is_cached(r: MetricResult) -> bool:
     """The row made no judge request: an ``ok`` row with 0 attempts was answered from the cache.
 
     ``attempts`` counts the HTTP requests (or local generations) a row made, and a cached reply
-    makes none (:class:`agent_eval.judges.base.JudgeReply`).
+    makes none (:class:`agent_eval.judges.base.JudgeReply`). Rows of judge-free metrics
+    (``judge_model == "none"``) make none either, and are not cached.
     """
-    return r.status == "ok" and r.attempts == 0
+    return r.status == "ok" and r.attempts == 0 and r.judge_model != NO_FORMATTER
 
 
 def variant_key(results: Sequence[MetricResult]) -> Callable[[MetricResult], str]:

@@ -128,3 +128,19 @@ def test_an_invalid_row_is_one_line_naming_file_line_and_field(
     code, output = _report(str(path), "--html", str(tmp_path / "r.html"))
     assert output.startswith(f"error: {path}:1: not a result row: run_id: Input should be")
     assert output.endswith("more problem(s))\n") and output.count("\n") == 1
+
+
+def test_rows_of_judge_free_metrics_are_not_rerendered_nor_cached(
+    tmp_path: Path, make_result: MakeResult, write_run: WriteRun
+) -> None:
+    free = make_result(
+        "c1", "1", metric="tool_match@1", formatter="none", judge_model="none", attempts=0
+    )
+    run = write_run("run", [free, make_result("c1", "1")])
+    out = tmp_path / "r.html"
+    code, output = _report(str(run), "--html", str(out), "--inputs", str(_inputs(tmp_path)))
+    assert code == 0, output  # regression: re-rendering with formatter "none" raised
+    html = out.read_text()
+    assert '<span class="badge cached"' not in html  # no judge call is not a cache hit
+    assert "As the judge saw it (transcript@1" in html
+    assert "As the judge saw it (none" not in html
