@@ -69,7 +69,16 @@ def _rerender(
     return {**have, **{k: v for k, v in fresh.items() if k in wanted}}
 
 
-@app.command("report")
+@app.command(
+    "report",
+    help=(
+        "Write one self-contained HTML report a reviewer can work in.\n\n"
+        "Summary and provenance, plots, errors by type, a results table to sort, filter, "
+        "search and page, and each conversation laid out with every input of its verdicts "
+        "(reference, labels, inferred goal, raw replies, atoms) and the text the judge saw; "
+        "comparison, stability and calibration views when the rows support them."
+    ),
+)
 def report_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     run: Annotated[Path, typer.Argument(help="Run directory, results.db or results.jsonl.")],
     html: Annotated[Path, typer.Option("--html", help="Where to write the HTML file.")],
@@ -82,12 +91,20 @@ def report_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     label_field: Annotated[str | None, typer.Option("--label-field")] = None,
     inputs: Annotated[
         list[Path] | None,
-        typer.Option("--inputs", help="The run's inputs, to render conversations not stored."),
+        typer.Option(
+            "--inputs", help="The run's inputs, to lay out and render conversations not stored."
+        ),
     ] = None,
     title: Annotated[str, typer.Option("--title")] = "agent-eval report",
     config: Annotated[Path | None, typer.Option("--config")] = None,
 ) -> None:
-    """Write one self-contained HTML report: summary, provenance, conversations and analyses."""
+    """Write one self-contained HTML report a reviewer can work in.
+
+    Summary and provenance, plots, errors by type, a results table to sort, filter, search and
+    page, and each conversation laid out with every input of its verdicts (reference, labels,
+    inferred goal, raw replies, atoms) and the text the judge saw; comparison, stability and
+    calibration views when the rows support them.
+    """
     with usage_errors():
         from agent_eval.analysis.labels import LABELS_NAME, labels_from_traces, read_binary_file
         from agent_eval.ingest.pipeline import ingest
