@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -144,3 +146,22 @@ def test_rows_of_judge_free_metrics_are_not_rerendered_nor_cached(
     assert '<span class="badge cached"' not in html  # no judge call is not a cache hit
     assert "As the judge saw it (transcript@1" in html
     assert "As the judge saw it (none" not in html
+
+
+def test_report_of_one_run_without_labels_imports_no_statistics_library(
+    tmp_path: Path, make_result: MakeResult, write_run: WriteRun
+) -> None:
+    run = write_run("run", [make_result("c1", "1"), make_result("c2", None)])
+    args = ["report", str(run), "--html", str(tmp_path / "r.html")]
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from agent_eval.cli import app\n"
+        f"done = CliRunner().invoke(app, {args!r})\n"
+        "assert done.exit_code == 0, done.output\n"
+        "heavy = {'matplotlib', 'sklearn', 'scipy', 'statsmodels', 'numpy'}\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & heavy))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+    assert (tmp_path / "r.html").is_file()
