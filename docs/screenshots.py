@@ -128,6 +128,11 @@ def main(argv: list[str] | None = None) -> int:
                     "section.conversation:target",
                     "report-conversation.png",
                 ),
+                (
+                    cmp_html.as_uri() + "#" + anchor("oi-openai/currency"),
+                    "section.conversation:target .verdicts",
+                    "report-error.png",
+                ),
                 (st_html.as_uri(), "#stability-view", "report-stability.png"),
             ]
             for url, selector, name in shots:

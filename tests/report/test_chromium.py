@@ -223,6 +223,10 @@ def test_sorting_filtering_search_paging_and_links(
     browser.click(f"#results-table a[href='#{target}']")
     assert browser.evaluate("location.hash") == f"#{target}"
     assert browser.evaluate(f"document.querySelector('#{target} > details').open") is True
+    # a malformed fragment or query breaks nothing
+    browser.open(out.as_uri() + "?status=%3Cb%3E&sort=nonsense&page=-3#%E0%A4%A")
+    assert browser.console_errors() == []
+    assert len(_visible_ids(browser)) == 50  # unknown values ignored, first page
     # links from the error table too
     errors_links = browser.evaluate(
         "[...document.querySelectorAll('table.errors a')].map(a => a.getAttribute('href'))"

@@ -9,7 +9,8 @@
   body.setAttribute("data-script", "ready");
 
   function openTarget() {
-    var id = decodeURIComponent(location.hash.slice(1));
+    var id = location.hash.slice(1);
+    try { id = decodeURIComponent(id); } catch (e) { /* a malformed escape: use it as is */ }
     var el = id ? document.getElementById(id) : null;
     if (!el) return;
     for (var node = el; node; node = node.parentElement) {
