@@ -168,11 +168,21 @@ class Chromium:
         )
 
     def open(self, url: str, settle: float = 0.3) -> None:
-        """Navigate to ``url`` and wait for its load event (then ``settle`` seconds more)."""
+        """Navigate to ``url`` and wait for its load event (then ``settle`` seconds more).
+
+        Raises:
+            BrowserError: The page cannot be opened, or did not load in time.
+
+        """
         self.events.clear()
-        self.send("Page.navigate", {"url": url})
+        navigation = self.send("Page.navigate", {"url": url})
+        if "errorText" in navigation:
+            raise BrowserError(f"cannot open {url}: {navigation['errorText']}")
         deadline = time.monotonic() + self._timeout
-        while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
+        # a same-document navigation (only the fragment changes) has no loaderId and no load
+        while "loaderId" in navigation and not any(
+            e.get("method") == "Page.loadEventFired" for e in self.events
+        ):
             self.events.append(self._read_message(deadline))
         time.sleep(settle)
 
