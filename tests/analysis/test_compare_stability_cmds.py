@@ -153,7 +153,7 @@ def test_stability_counts_stages_and_bypasses_cache(
     text = html.read_text()
     assert '<div id="stability-view">\n<h2 id="stability">Stability</h2>\n' in text
     assert "<h3>transcript@1</h3>" in text
-    assert "are not unanimous (flip rate)</th><td class=\"num\">2 (0.500)</td>" in text
+    assert 'are not unanimous (flip rate)</th><td class="num">2 (0.500)</td>' in text
     assert text.count('<tr class="result"') == 4  # repeat 0 rows only
     assert text.count('<td class="rep') == 4 * 3  # every repeat side by side
 
