@@ -28,7 +28,14 @@ from agent_eval.errors import StoreError
 from agent_eval.report import plots
 from agent_eval.report.model import ConversationRow, ReportData, anchor, natural_key
 from agent_eval.report.terminal import fixed, usd
-from agent_eval.report.transcript import clip, folds, layout, locate, pretty_json
+from agent_eval.report.transcript import (
+    clip,
+    folds,
+    json_text,
+    layout,
+    locate,
+    pretty_json,
+)
 from agent_eval.result import MetricResult
 
 __all__ = ["OPEN_ALL_UP_TO", "content_security_policy", "render_html", "write_html"]
@@ -45,7 +52,14 @@ _ENV = Environment(
 _ENV.filters["fixed"] = fixed
 _ENV.filters["usd"] = usd
 _ENV.filters["anchor"] = anchor
-_ENV.globals.update(clip=clip, folds=folds, layout=layout, locate=locate, pretty_json=pretty_json)
+_ENV.globals.update(
+    clip=clip,
+    folds=folds,
+    json_text=json_text,
+    layout=layout,
+    locate=locate,
+    pretty_json=pretty_json,
+)
 
 
 def _asset(name: str) -> str:

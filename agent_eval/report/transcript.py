@@ -31,6 +31,7 @@ __all__ = [
     "CallView",
     "QuoteSite",
     "clip",
+    "json_text",
     "layout",
     "locate",
     "pretty_json",
@@ -75,6 +76,21 @@ def folds(text: str) -> bool:
 def pretty_json(value: JsonValue) -> str:
     """Indented JSON of tool arguments or opaque parts (keys in recorded order)."""
     return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode("utf-8")
+
+
+def json_text(text: str) -> str | None:
+    """``text`` re-indented when it is a JSON object or array (tool results often are), else None.
+
+    Only texts up to :data:`CONTENT_LIMIT` characters are tried; keys keep their order.
+    """
+    stripped = text.strip()
+    if len(stripped) > CONTENT_LIMIT or not stripped.startswith(("{", "[")):
+        return None
+    try:
+        value = orjson.loads(stripped)
+    except orjson.JSONDecodeError:
+        return None
+    return pretty_json(value) if isinstance(value, dict | list) else None
 
 
 def _pair(messages: tuple[Message, ...]) -> tuple[dict[tuple[int, int], int], set[int]]:

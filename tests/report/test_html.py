@@ -198,7 +198,7 @@ def test_structured_transcript_pairs_calls_with_results_and_places_retrievals(
                 agent_name="planner",
             ),
             ToolMessage(content="Rome: rain", tool_call_id="b"),
-            ToolMessage(content="Paris: sun", tool_call_id="a"),
+            ToolMessage(content='{"city": "Paris", "sky": "sun"}', tool_call_id="a"),
             AssistantMessage(content="x" * 5000),
         ),
         retrievals=(
@@ -212,7 +212,8 @@ def test_structured_transcript_pairs_calls_with_results_and_places_retrievals(
     assert html.count('class="msg retrieval"') == 1
     assert html.index("retrieval</span>") < html.index("tool call <code>get_weather")
     paris, rome = html.index("&#34;city&#34;: &#34;Paris&#34;"), html.index("{city: Rome")
-    assert paris < html.index("Paris: sun") < rome < html.index("Rome: rain")
+    paris_result = html.index("  &#34;sky&#34;: &#34;sun&#34;\n}")  # JSON result, re-indented
+    assert paris < paris_result < rome < html.index("Rome: rain")
     assert "arguments are not valid JSON" in html
     assert "agent planner" in html
     assert "(5000 characters)" in html  # folded
