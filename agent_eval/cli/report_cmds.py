@@ -6,6 +6,7 @@ rows need them (several variants, repeats or labels).
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,9 +43,14 @@ def _command(argv: Sequence[str]) -> str:
     return shlex.join([Path(argv[0]).name, *argv[1:]]) if argv else ""
 
 
+def _shown(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 def _runs(path: Path) -> list[RunInfo]:
     """The run records of ``path``'s results store (none for a bare JSONL file)."""
     from agent_eval.report.model import RunInfo
+    from agent_eval.run.record import flatten
     from agent_eval.run.store import DB_NAME, ResultStore
 
     directory = _run_dir(path)
@@ -52,7 +58,12 @@ def _runs(path: Path) -> list[RunInfo]:
         return []
     with ResultStore(directory) as store:
         return [
-            RunInfo(run_id=r.run_id, started_at=r.started_at, command=_command(r.argv))
+            RunInfo(
+                run_id=r.run_id,
+                started_at=r.started_at,
+                command=_command(r.argv),
+                record={k: _shown(v) for k, v in flatten(r.record).items()} if r.record else {},
+            )
             for r in store.runs()
         ]
 

@@ -106,13 +106,18 @@ class RunSummary(BaseModel):
 
 
 class RunInfo(BaseModel):
-    """A run's record from the store: id, start time and command line (secrets removed)."""
+    """A run's record from the store: id, start time and command line (secrets removed).
+
+    ``record`` is its reproducibility record flattened to dotted keys
+    (:func:`agent_eval.run.record.flatten`), each value as text.
+    """
 
     model_config = ConfigDict(frozen=True)
 
     run_id: str
     started_at: str
     command: str
+    record: dict[str, str] = {}
 
 
 class ConversationRow(BaseModel):
