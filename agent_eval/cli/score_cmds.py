@@ -298,20 +298,19 @@ def unit_lines(rows: Sequence[MetricResult], limit: int = 10) -> str:
     Lists up to ``limit`` units (lowest share first) with their first failing atom, and says
     how many units had every atom pass; ``""`` when no row carries atoms.
     """
-    scored = [r for r in rows if r.status == "ok" and r.atoms]
+    scored = [(r, r.atoms) for r in rows if r.status == "ok" and r.atoms]
     if not scored:
         return ""
     failing = sorted(
-        (r for r in scored if not all(a.passed for a in r.atoms)),
-        key=lambda r: (r.score, r.metric, r.subject),
+        ((r, atoms) for r, atoms in scored if not all(a.passed for a in atoms)),
+        key=lambda pair: (pair[0].score or 0.0, pair[0].metric, pair[0].subject),
     )
     lines = [f"units with every atom passed: {len(scored) - len(failing)} of {len(scored)}"]
-    for row in failing[:limit]:
-        passed = sum(a.passed for a in row.atoms)
-        first = next(a for a in row.atoms if not a.passed)
+    for row, atoms in failing[:limit]:
+        first = next(a for a in atoms if not a.passed)
         lines.append(
-            f"  {row.metric} {row.subject}: {passed} of {len(row.atoms)} passed; "
-            f"first failing ({first.label}): {first.text}"
+            f"  {row.metric} {row.subject}: {sum(a.passed for a in atoms)} of {len(atoms)} "
+            f"passed; first failing ({first.label}): {first.text}"
         )
     if len(failing) > limit:
         lines.append(f"  ... and {len(failing) - limit} more (see results.jsonl)")
