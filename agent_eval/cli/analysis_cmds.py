@@ -228,10 +228,24 @@ def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     as_json: JsonOpt = False,
     gate: GateOpt = None,
     config: ConfigOpt = None,
+    redecompose: Annotated[
+        bool,
+        typer.Option(
+            "--redecompose",
+            help="Claim-level metrics: split answers anew in every repeat instead of judging "
+            "the pinned statements.",
+        ),
+    ] = False,
 ) -> None:
-    """Judge each conversation K times (cache bypassed for repeats) and measure agreement."""
+    """Judge each conversation K times (cache bypassed for repeats) and measure agreement.
+
+    Claim-level metrics (faithfulness, groundedness) judge the same pinned atoms in every
+    repeat and report the flip rate per atom as well as per score.
+    """
     with usage_errors():
-        cfg, gates = _scoring_setup(locals(), ("unanimity",), formatter=formatter)
+        cfg, gates = _scoring_setup(
+            locals(), ("unanimity",), formatter=formatter, redecompose=redecompose or None
+        )
         from agent_eval.cli import analysis_runs as runs
 
         run_id, directory, st = runs.stability_for(cfg, repeats, sys.argv)

@@ -39,7 +39,10 @@ from agent_eval.costs import PriceTable
 from agent_eval.errors import ConfigError, InputError, JudgeNotConfiguredError
 from agent_eval.ingest.pipeline import ingest
 from agent_eval.judges.base import Judge
-from agent_eval.metrics.base import Metric, metrics
+from agent_eval.metrics.base import Metric
+from agent_eval.metrics.claim_metric import ClaimMetric
+from agent_eval.metrics.decomposition import DECOMPOSITIONS_FILENAME, DecompositionCache
+from agent_eval.metrics.spec import build_metric
 from agent_eval.references import load_references
 from agent_eval.report.renderings import read_renderings, tokens_by_formatter
 from agent_eval.report.terminal import calibration_table, comparison_tables, stability_tables
@@ -83,11 +86,20 @@ def _traces(cfg: ScoreConfig) -> list[AgentTrace]:
     return traces
 
 
-def _metric(cfg: ScoreConfig) -> Metric:
-    options: dict[str, Any] = {"temperature": cfg.temperature, "seed": cfg.seed}
-    if cfg.with_reference:
-        options["with_reference"] = True
-    return metrics.get(cfg.metric)(**options)
+def _metric(cfg: ScoreConfig, out: Path | None = None) -> Metric:
+    """The metric ``cfg.metric`` names (``name[@v][params]``).
+
+    Claim-level metrics pin their decompositions in ``out/decompositions.db``
+    (``--redecompose``: every repeat decomposes anew).
+    """
+    metric = build_metric(
+        cfg.metric, with_reference=cfg.with_reference, temperature=cfg.temperature, seed=cfg.seed
+    )
+    if out is not None and isinstance(metric, ClaimMetric):
+        metric.decompositions = DecompositionCache(
+            out / DECOMPOSITIONS_FILENAME, refresh=cfg.redecompose
+        )
+    return metric
 
 
 def _judge(cfg: ScoreConfig) -> Judge:
@@ -207,7 +219,7 @@ def run_repeats(
     limited = _stack(cfg, inner, out, cached=False).judge
     cache = None if cfg.cache == "off" else JudgeCache(cfg.cache_path or out / CACHE_FILENAME)
     work = score_repeats(
-        traces, repeats=repeats, formatter=cfg.formatter, metric=_metric(cfg), judge=limited,
+        traces, repeats=repeats, formatter=cfg.formatter, metric=_metric(cfg, out), judge=limited,
         cache=cache, out=out, run_id=run_id, concurrency=cfg.concurrency,
         max_context_tokens=cfg.max_context_tokens, references=references,
         cache_mode="refresh" if cfg.cache == "refresh" else "use", argv=_redacted(cfg, argv),

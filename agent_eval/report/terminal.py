@@ -122,7 +122,9 @@ def _flipped_table(pair: PairComparison, width: int = 120) -> Table:
 
 
 def stability_tables(st: Stability) -> RenderableType:
-    """Overall stability line plus one row per conversation."""
+    """Overall stability line plus one row per conversation (per unit, for atom metrics)."""
+    if st.n_atoms is not None:
+        return _atom_stability_table(st)
     table = Table(
         title=(
             f"Stability over {st.repeats} repeats: flip rate {fixed(st.flip_rate)} "
@@ -141,6 +143,34 @@ def stability_tables(st: Stability) -> RenderableType:
             str(c.n_fail),
             str(c.n_not_ok),
             c.majority or "tie",
+            c.varies_at or "",
+        )
+    return table
+
+
+def _atom_stability_table(st: Stability) -> RenderableType:
+    """Stability of an atom metric: per-score and per-atom flip rates, one row per unit."""
+    table = Table(
+        title=(
+            f"Stability over {st.repeats} repeats: score flip rate {fixed(st.flip_rate)} "
+            f"({st.n_flipping} of {st.n_conversations} units); atom flip rate "
+            f"{fixed(st.atom_flip_rate)} ({st.n_atoms_flipping} of {st.n_atoms} atoms), "
+            f"Fleiss' kappa over atoms {fixed(st.atom_fleiss_kappa)} (n={st.n_atom_fleiss}); "
+            f"units with pinned atoms {st.units_pinned} of {len(st.conversations)}; starts at "
+            f"decomposition {st.stage_counts.get('decomposition', 0)}, at verification "
+            f"{st.stage_counts.get('verification', 0)}"
+        ),
+        title_justify="left",
+    )
+    for name in ("unit", "scores", "atoms flipping", "pinned", "not ok", "varies at"):
+        table.add_column(name)
+    for c in st.conversations:
+        table.add_row(
+            escape(c.conversation_id),
+            " ".join(f"{s:.2f}" for s in c.scores or ()),
+            f"{c.n_atoms_flipping} of {c.n_atoms}" if c.n_atoms is not None else "",
+            "yes" if c.atoms_pinned else "no",
+            str(c.n_not_ok),
             c.varies_at or "",
         )
     return table
