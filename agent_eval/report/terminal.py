@@ -11,10 +11,20 @@ from rich.markup import escape
 from rich.table import Table
 
 from agent_eval.analysis.calibration import Calibration
+from agent_eval.analysis.claim_calibration import ClaimCalibration
+from agent_eval.analysis.ordinal import OrdinalCalibration
 from agent_eval.analysis.paired import PairComparison, VariantComparison
 from agent_eval.analysis.stability import Stability
 
-__all__ = ["calibration_table", "comparison_tables", "fixed", "stability_tables", "usd"]
+__all__ = [
+    "calibration_table",
+    "claim_calibration_tables",
+    "comparison_tables",
+    "fixed",
+    "ordinal_table",
+    "stability_tables",
+    "usd",
+]
 
 
 def fixed(value: float | None, digits: int = 3) -> str:
@@ -174,3 +184,46 @@ def _atom_stability_table(st: Stability) -> RenderableType:
             c.varies_at or "",
         )
     return table
+
+
+def ordinal_table(cal: OrdinalCalibration) -> Table:
+    """Spearman and Kendall [95% CI] of scores against ordinal ratings."""
+    table = Table(title="Calibration against ordinal ratings", show_header=False,
+                  title_justify="left")  # fmt: skip
+    table.add_column(style="bold")
+    table.add_column()
+    if cal.identity is not None:
+        table.add_row("applies to", escape(str(cal.identity)))
+    table.add_row("units", str(cal.n))
+    table.add_row(
+        "Spearman's rho [95% CI]",
+        f"{fixed(cal.spearman)} [{fixed(cal.spearman_ci_low)}, {fixed(cal.spearman_ci_high)}]"
+        f" (p {fixed(cal.spearman_p)})",
+    )
+    table.add_row(
+        "Kendall's tau-b [95% CI]",
+        f"{fixed(cal.kendall)} [{fixed(cal.kendall_ci_low)}, {fixed(cal.kendall_ci_high)}]"
+        f" (p {fixed(cal.kendall_p)})",
+    )
+    table.add_row("ratings", ", ".join(f"{k}: {v}" for k, v in cal.ratings.items()) or "none")
+    if cal.unlabelled or cal.unpredicted:
+        table.add_row(
+            "unmatched",
+            f"{len(cal.unlabelled)} score(s) without a rating, "
+            f"{len(cal.unpredicted)} rating(s) without a score",
+        )
+    return table
+
+
+def claim_calibration_tables(cal: ClaimCalibration) -> RenderableType:
+    """How many labelled claims matched an atom, then the binary agreement over the matches."""
+    table = Table(title="Claim matching", show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row("units", str(cal.n_units))
+    table.add_row(
+        "matched",
+        f"{cal.n_matched} pairs of {cal.n_labelled} labelled claims and {cal.n_atoms} atoms "
+        f"(similarity >= {cal.min_similarity:g}, mean {fixed(cal.mean_similarity)})",
+    )
+    return Group(table, calibration_table(cal.binary))
