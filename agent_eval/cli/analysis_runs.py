@@ -50,7 +50,7 @@ from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric
 from agent_eval.metrics.claim_metric import ClaimMetric
 from agent_eval.metrics.decomposition import DECOMPOSITIONS_FILENAME, DecompositionCache
-from agent_eval.metrics.spec import build_metric
+from agent_eval.metrics.spec import build_metric, split_metrics
 from agent_eval.references import load_references
 from agent_eval.report.renderings import read_renderings, tokens_by_formatter
 from agent_eval.report.terminal import (
@@ -101,13 +101,16 @@ def _traces(cfg: ScoreConfig) -> list[AgentTrace]:
 
 
 def _metric(cfg: ScoreConfig, out: Path | None = None) -> Metric:
-    """The metric ``cfg.metric`` names (``name[@v][params]``).
+    """The one metric ``cfg.metric`` names (``NAME[@V][params]``); compare/stability take one.
 
     Claim-level metrics pin their decompositions in ``out/decompositions.db``
     (``--redecompose``: every repeat decomposes anew).
     """
+    specs = split_metrics(cfg.metric)
+    if len(specs) != 1:
+        raise ConfigError(f"--metric: give exactly one metric here, not {cfg.metric!r}")
     metric = build_metric(
-        cfg.metric, with_reference=cfg.with_reference, temperature=cfg.temperature, seed=cfg.seed
+        specs[0], with_reference=cfg.with_reference, temperature=cfg.temperature, seed=cfg.seed
     )
     if out is not None and isinstance(metric, ClaimMetric):
         metric.decompositions = DecompositionCache(
