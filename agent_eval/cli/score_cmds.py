@@ -59,6 +59,7 @@ from agent_eval.metrics.decomposition import DECOMPOSITIONS_FILENAME, Decomposit
 from agent_eval.metrics.spec import build_metric, split_metrics
 from agent_eval.references import load_references
 from agent_eval.report.renderings import render_all, write_renderings
+from agent_eval.report.unit_contexts import write_units
 from agent_eval.result import MetricResult
 from agent_eval.run.engine import Engine, new_run_id, utc_now
 from agent_eval.run.judge_stack import JudgeStack, default_cache_path, wrap_judge
@@ -345,6 +346,8 @@ async def _score(
         # what the judge saw, for `agent-eval report` (the formatter is pure: same text again)
         rendered = sorted({e.formatter.identity for e in engines if e.metric.uses_formatter})
         write_renderings(directory, render_all(traces, rendered))
+        if any(e.metric.unit_kind == "answer" for e in engines):  # the contexts atoms quote
+            write_units(directory, traces)
         summaries = []
         try:
             for engine in engines:

@@ -10,6 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
+from agent_eval.metrics.evidence import find_quote
+from agent_eval.report.unit_contexts import read_units
 from agent_eval.run.store import load_results
 from agent_eval.testing import ClaimScript, FakeModelServer
 
@@ -94,6 +96,13 @@ def test_three_metrics_in_one_run_one_row_per_unit_per_metric(
     assert "units with every atom passed: 0 of 2" in out
     assert "faithfulness@1 returns/turn:1: 1 of 2 passed" in out
     assert (tmp_path / "out" / "decompositions.db").is_file()
+    # the report can find each verified quote in the unit's stored context
+    units = read_units(tmp_path / "out")
+    unit = units[("returns", "turn:1")]
+    assert unit["answer"] == ANSWER and unit["contexts"][0]["text"] == POLICY
+    atom = (by[("groundedness@1", "returns")].atoms or ())[0]
+    assert atom.evidence_verified
+    assert find_quote(atom.evidence, [c["text"] for c in unit["contexts"]]) == 0
 
 
 def test_a_second_run_reuses_the_pinned_statements_unless_redecompose(
