@@ -30,4 +30,4 @@ def test_find_quote(quote: str | None, found: int | None) -> None:
 
 
 def test_normalize_is_documented_steps() -> None:
-    assert normalize("  It’s\u00a0“Free” — Now\t") == "it's \"free\" - now"
+    assert normalize("  It’s\u00a0“Free” — Now\t") == 'it\'s "free" - now'
