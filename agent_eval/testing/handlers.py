@@ -99,7 +99,7 @@ class ChatHandlers:
             await asyncio.sleep(latency)
             outcome = await self._respond(reply, recorded)
             if field == "input" and isinstance(outcome, dict):
-                outcome = response_body(outcome, self._responses)
+                outcome = response_body(outcome, body, self._responses)
             response = await self._send(request, outcome, body)
         except asyncio.CancelledError:  # the client gave up (e.g. timed out during a hang)
             self._log.finish(index, rule_index, fault, web.Response(status=CLIENT_CLOSED))

@@ -61,8 +61,14 @@ def request_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
     return messages
 
 
-def response_body(completion: dict[str, Any], counter: Iterator[int]) -> dict[str, Any]:
-    """The ``response`` object carrying ``completion``'s message (ids drawn from ``counter``)."""
+def response_body(
+    completion: dict[str, Any], request: dict[str, Any], counter: Iterator[int]
+) -> dict[str, Any]:
+    """The ``response`` object carrying ``completion``'s message (ids drawn from ``counter``).
+
+    Like the real API it echoes the request's ``instructions``, ``tools``, ``tool_choice`` and
+    ``metadata`` (instrumentations read the system instructions from the response).
+    """
     number = next(counter)
     message = completion["choices"][0]["message"]
     output: list[dict[str, Any]] = []
@@ -83,13 +89,13 @@ def response_body(completion: dict[str, Any], counter: Iterator[int]) -> dict[st
         "status": "completed",
         "model": completion["model"],
         "output": output,
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
+        "parallel_tool_calls": request.get("parallel_tool_calls", True),
+        "tool_choice": request.get("tool_choice", "auto"),
+        "tools": request.get("tools") or [],
         "error": None,
         "incomplete_details": None,
-        "instructions": None,
-        "metadata": {},
+        "instructions": request.get("instructions"),
+        "metadata": request.get("metadata") or {},
         "text": {"format": {"type": "text"}},
         "truncation": "disabled",
         "usage": {

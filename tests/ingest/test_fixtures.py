@@ -21,7 +21,9 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 EXPECTED: dict[str, Any] = json.loads((FIXTURES / "expected.json").read_text())
 FILES = [entry["file"] for entry in EXPECTED["files"]]
 CONVENTION = {"openinference-openai": "openinference", "openai-v2": "genai",
-              "langchain": "openinference"}  # fmt: skip
+              "langchain": "openinference", "strands-events": "genai",
+              "strands-latest": "genai", "strands-attributes": "genai",
+              "openai-agents": "openinference"}  # fmt: skip
 
 
 def normalized(message: Message) -> dict[str, Any]:

@@ -405,6 +405,7 @@ async def test_responses_api_text_and_tool_calls(fake_server: FakeModelServer) -
     fake_server.add_rule(Text("It is sunny.", usage=Usage(9, 4)), contains="sunny?")
     api = client(fake_server)
     first = await api.responses.create(model="m", input="Weather?", instructions="Be brief.")
+    assert first.instructions == "Be brief."  # echoed, as the real API does
     got = [(item.type, item.call_id, item.name, item.arguments) for item in first.output]
     assert got == [
         ("function_call", "call_a", "get_weather", '{"city":"Paris"}'),

@@ -24,11 +24,14 @@ from typing import Any
 
 import orjson
 
+from agent_eval.ingest.conventions.attachments import attachment_part
 from agent_eval.ingest.conventions.content_parts import (
     TEXT_PART_TYPES,
+    is_text_part,
     opaque_parts_of,
     text_of,
 )
+from agent_eval.ingest.conventions.converse_blocks import converse_messages, is_converse_content
 from agent_eval.ingest.conventions.history_cache import HISTORY_MIN_CHARS, read_history
 from agent_eval.ingest.conventions.json_values import decode_json, parse_arguments, to_json_value
 from agent_eval.trace import (
@@ -146,6 +149,10 @@ def _from_openai(role: Any, data: Mapping[str, Any]) -> Message:
     content = data.get("content", data.get("text"))
     if _is_parts_json(content):
         content = decode_json(content)
+    if is_converse_content(content):
+        messages = converse_messages(_canonical_role(role), content)
+        if len(messages) == 1:
+            return messages[0]
     calls = _openai_tool_calls(data)
     return build_message(
         role,
@@ -158,7 +165,15 @@ def _from_openai(role: Any, data: Mapping[str, Any]) -> Message:
 
 
 def _is_parts_json(value: Any) -> bool:
-    return isinstance(value, str) and value.lstrip().startswith('[{"type"')
+    """A JSON list of content parts (OpenAI/GenAI ``{"type"...}`` or Converse blocks)."""
+    return isinstance(value, str) and value.lstrip().startswith('[{"')
+
+
+def _canonical_role(role: Any) -> str:
+    canonical = ROLE_ALIASES.get(str(role).lower()) if role is not None else None
+    if canonical is None:
+        raise ValueError(f"unknown message role {role!r}; expected one of {sorted(ROLE_ALIASES)}")
+    return canonical
 
 
 def _openai_tool_calls(data: Mapping[str, Any]) -> list[ToolCall] | None:
@@ -199,7 +214,7 @@ def _from_parts(role: Any, parts: Sequence[Any]) -> Message:
             response_id = _str_or_none(part.get("id"))
             texts.append(_response_text(part.get("response")))
         else:
-            opaque.append(OpaquePart(type=str(kind or "unknown"), data=to_json_value(part)))
+            opaque.append(attachment_part(str(kind or "unknown"), part))
     return build_message(
         role,
         "\n".join(t for t in texts if t),
@@ -215,6 +230,8 @@ def _response_text(response: Any) -> str:
         return response
     if response is None:
         return ""
+    if isinstance(response, list) and response and all(is_text_part(p) for p in response):
+        return text_of(response)  # a list of text blocks (Strands, MCP content)
     return orjson.dumps(to_json_value(response)).decode()
 
 
@@ -280,6 +297,9 @@ def _read_message_json(raw: bytes, default_role: str | None) -> tuple[Message, .
 
 
 def _read_message(data: Mapping[str, Any], default_role: str | None) -> tuple[Message, ...]:
+    content = decode_json(data.get("content")) if "parts" not in data else None
+    if is_converse_content(content):  # Converse blocks: tool results become their own messages
+        return tuple(converse_messages(_canonical_role(data.get("role") or default_role), content))
     return tuple(message_from_mapping(one, default_role) for one in split_tool_responses(data))
 
 

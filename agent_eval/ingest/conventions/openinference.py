@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from agent_eval.errors import InvalidSpanError
 from agent_eval.ingest.conventions import openinference_keys as k
+from agent_eval.ingest.conventions.attachments import attachment_part
 from agent_eval.ingest.conventions.base import Convention, markers_of
 from agent_eval.ingest.conventions.flatten import indexed
 from agent_eval.ingest.conventions.messages import (
@@ -143,7 +144,7 @@ def _content(flat: Mapping[str, Any]) -> tuple[str, list[OpaquePart]]:
         if kind == "text":
             texts.append(str(part.get(k.CONTENT_TEXT, "")))
         else:
-            parts.append(OpaquePart(type=kind, data=to_json_value(part)))
+            parts.append(attachment_part(kind, part))
     return "\n".join(texts), parts
 
 
