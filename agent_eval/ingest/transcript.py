@@ -34,7 +34,34 @@ from agent_eval.ingest.message_identity import (
 )
 from agent_eval.trace import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage
 
-__all__ = ["Transcript"]
+__all__ = ["Transcript", "coalesce_tool_calls"]
+
+
+def coalesce_tool_calls(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """Consecutive assistant messages of tool calls as the one assistant turn they were.
+
+    The OpenAI Responses API has one input item per ``function_call``, so an instrumentation
+    replaying it (openinference on the Agents SDK) records a turn with two parallel calls as two
+    assistant messages; the model's output was one. A message holding only tool calls (no text)
+    is merged into the assistant message with tool calls right before it.
+    """
+    if len(messages) < 2:
+        return messages
+    out: list[Message] = []
+    for message in messages:
+        previous = out[-1] if out else None
+        if (
+            isinstance(message, AssistantMessage)
+            and message.tool_calls
+            and not message.content
+            and isinstance(previous, AssistantMessage)
+            and previous.tool_calls
+        ):
+            calls = (*previous.tool_calls, *message.tool_calls)
+            out[-1] = previous.model_copy(update={"tool_calls": calls})
+        else:
+            out.append(message)
+    return messages if len(out) == len(messages) else tuple(out)
 
 
 @dataclass(slots=True)
@@ -44,6 +71,8 @@ class _Slot:
     key: MessageKey = ()
     absorbed: Message | None = None
     """The last other sighting merged without effect (frozen, so merging it again is a no-op)."""
+    from_tool_span: bool = False
+    """A tool result read from a tool span, not yet replayed by an LLM input."""
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -60,10 +89,19 @@ class _Slot:
         """
         return bool(self.span_ids) and self.span_ids[-1] == span_id
 
-    def link(self, message: Message, span_id: str | None) -> None:
-        """Record another sighting: add the span id, fill what this message lacked."""
+    def link(self, message: Message, span_id: str | None, *, replay: bool = False) -> None:
+        """Record another sighting: add the span id, fill what this message lacked.
+
+        ``replay``: the sighting is an LLM input. A tool result first read from a tool span then
+        takes the replay's content, the text the model was actually sent (tool spans often
+        record a serialized wrapper object instead).
+        """
         if span_id and not self.seen_on(span_id):
             self.span_ids.append(span_id)
+        if replay and self.from_tool_span and isinstance(message, ToolMessage):
+            self.from_tool_span = False
+            if message.content and message.content != self.message.content:
+                self.replace(self.message.model_copy(update={"content": message.content}))
         if message is self.message or message is self.absorbed:  # replays share cached objects
             return
         merged = merge_sightings(self.message, message)
@@ -83,6 +121,8 @@ class Transcript:
         self._keys: dict[int, tuple[Message, MessageKey]] = {}
         self.inputs_end = 0
         """Transcript length after the last new call's input (where its context is complete)."""
+        self._guesses: dict[str, str] = {}
+        """Notes on tool results paired to a call by order, by call id, until a replay confirms."""
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -109,6 +149,7 @@ class Transcript:
 
         """
         outputs = tuple(with_speaker(m, agent_name, model) for m in outputs)
+        inputs = coalesce_tool_calls(inputs)
         input_keys = tuple(map(self._key, inputs))
         signature = (input_keys, tuple(map(self._key, outputs)))
         seen = self._calls.get(signature)
@@ -145,7 +186,7 @@ class Transcript:
                 self._append(message, span_id)
                 cursor = len(self._slots)
             else:
-                self._link(found, message, span_id)
+                self._link(found, message, span_id, replay=True)
                 cursor = max(cursor, found + 1)
         return cursor, len(self._slots) > size
 
@@ -166,7 +207,7 @@ class Transcript:
                 continue
             found = self._find(key, cursor)
             if found is not None:
-                self._link(found, message, span_id)
+                self._link(found, message, span_id, replay=True)
                 cursor = found + 1
                 continue
             at = self._next_match(history[i + 1 :], cursor)
@@ -214,8 +255,19 @@ class Transcript:
     def _insert(self, at: int, message: Message, span_id: str) -> None:
         self._slots.insert(at, _Slot(message, [span_id], self._key(message)))
 
-    def _link(self, index: int, message: Message, span_id: str | None) -> None:
-        self._slots[index].link(message, span_id)
+    def _link(
+        self, index: int, message: Message, span_id: str | None, *, replay: bool = False
+    ) -> None:
+        slot = self._slots[index]
+        if replay and slot.from_tool_span and isinstance(message, ToolMessage):
+            self._confirm(message.tool_call_id)
+        slot.link(message, span_id, replay=replay)
+
+    def _confirm(self, call_id: str | None) -> None:
+        """An LLM input replayed the result of ``call_id``: its pairing is no longer a guess."""
+        note = self._guesses.pop(call_id, None) if call_id is not None else None
+        if note is not None and note in self.notes:
+            self.notes.remove(note)
 
     # Tool runs recorded on their own spans -------------------------------------------------
 
@@ -246,17 +298,23 @@ class Transcript:
             )
             return
         if tool.call_id is None and call.id is not None:
-            self.notes.append(
-                f"tool span {span_id} ({call.name}) paired to call {call.id} by order"
-            )
+            note = f"tool span {span_id} ({call.name}) paired to call {call.id} by order"
+            self.notes.append(note)
+            self._guesses[call.id] = note
         self._append(
             ToolMessage(
                 content=tool.result, tool_call_id=call_id, tool_name=tool.name or call.name or None
             ),
             span_id,
         )
+        self._slots[-1].from_tool_span = True
 
     def _find_call(self, tool: ToolExecution) -> tuple[int, int] | None:
+        """The call a tool run answers, by call id, else by name.
+
+        Without a call id: the earliest unanswered call of that name, preferring one with the
+        same arguments (parallel calls of one tool).
+        """
         answered: set[str | None] | None = None  # only needed to pair by name
         by_name: tuple[int, int] | None = None
         for i, slot in enumerate(self._slots):
@@ -266,11 +324,14 @@ class Transcript:
             for j, call in enumerate(message.tool_calls):
                 if tool.call_id is not None and call.id == tool.call_id:
                     return i, j
-                if tool.call_id is None and by_name is None and call.name == tool.name:
+                if tool.call_id is None and call.name == tool.name:
                     if answered is None:
                         answered = self._answered()
-                    if call.id is None or call.id not in answered:
-                        by_name = (i, j)
+                    if call.id is not None and call.id in answered:
+                        continue
+                    if tool.arguments is not None and call.arguments == tool.arguments:
+                        return i, j
+                    by_name = by_name or (i, j)
         return by_name
 
     def _answered(self) -> set[str | None]:
