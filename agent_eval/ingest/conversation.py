@@ -211,6 +211,7 @@ class ConversationBuilder:
             ),
             notes=tuple(
                 self.conversation.notes()
+                + [n for e in self.used if e.extraction for n in e.extraction.notes]
                 + self.transcript.notes
                 + pairing_notes
                 + self._shadow_notes()

@@ -183,6 +183,8 @@ class Transcript:
             start = 0 if isinstance(message, SystemMessage) else cursor
             found = self._find(key, start)
             if found is None:
+                found = self._combined_results(message, cursor)
+            if found is None:
                 self._append(message, span_id)
                 cursor = len(self._slots)
             else:
@@ -206,6 +208,8 @@ class Transcript:
                     self._link(found, message, span_id)
                 continue
             found = self._find(key, cursor)
+            if found is None:
+                found = self._combined_results(message, cursor)
             if found is not None:
                 self._link(found, message, span_id, replay=True)
                 cursor = found + 1
@@ -219,6 +223,34 @@ class Transcript:
             self._insert(cursor, extra, span_id)
             cursor += 1
         return cursor
+
+    def _combined_results(self, message: Message, cursor: int) -> int | None:
+        """Where an id-less tool result replays, in one text, the results of parallel calls.
+
+        smolagents replays the results of one step's calls as a single observation without a
+        call id. When the assistant turn before ``cursor`` has several calls with ids and every
+        one already has its result (from the tool spans), that message is their replay: the
+        position of the last of those results is returned (and their pairing is confirmed);
+        ``None`` otherwise.
+        """
+        if not isinstance(message, ToolMessage) or message.tool_call_id is not None:
+            return None
+        turn = next((i for i in range(min(cursor, len(self._slots)) - 1, -1, -1)
+                     if isinstance(self._slots[i].message, AssistantMessage)), None)  # fmt: skip
+        if turn is None:
+            return None
+        calls = self._slots[turn].message.tool_calls or ()  # type: ignore[union-attr]
+        ids = [c.id for c in calls]
+        if len(ids) < 2 or not all(ids):
+            return None
+        found = [self._find(tool_result_key(i), turn + 1) for i in ids if i is not None]
+        if any(f is None for f in found):
+            return None
+        for call_id, at in zip(ids, found, strict=True):
+            self._confirm(call_id)
+            if at is not None:  # confirmed; each keeps its own text, not the combined one
+                self._slots[at].from_tool_span = False
+        return max(f for f in found if f is not None)
 
     def _next_match(self, rest: tuple[Message, ...], cursor: int) -> int:
         for message in rest:

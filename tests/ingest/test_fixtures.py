@@ -24,7 +24,7 @@ CONVENTION = {"openinference-openai": "openinference", "openai-v2": "genai",
               "langchain": "openinference", "strands-events": "genai",
               "strands-latest": "genai", "strands-attributes": "genai",
               "openai-agents": "openinference", "pydantic-ai-otel": "pydantic-ai",
-              "pydantic-ai-logfire": "pydantic-ai"}  # fmt: skip
+              "pydantic-ai-logfire": "pydantic-ai", "smolagents": "openinference"}  # fmt: skip
 SHADOW_NOTE = "also matched convention"
 """The informative note that a span matched two conventions (pydantic-ai writes GenAI keys too)."""
 

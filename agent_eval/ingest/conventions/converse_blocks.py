@@ -16,7 +16,7 @@ kept, media blocks as :class:`~agent_eval.trace.OpaquePart` placeholders without
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import orjson
 
@@ -46,7 +46,7 @@ _SKIPPED = frozenset({"cachePoint"})
 """Blocks that carry no content (a prompt-cache marker)."""
 
 
-def is_converse_content(value: Any) -> bool:
+def is_converse_content(value: Any) -> TypeGuard[list[Mapping[str, Any]]]:
     """Whether ``value`` is a non-empty list of Converse blocks (and not OpenAI/GenAI parts)."""
     if not isinstance(value, list) or not value:
         return False

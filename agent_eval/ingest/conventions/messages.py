@@ -147,7 +147,7 @@ def message_from_mapping(data: Mapping[str, Any], default_role: str | None = Non
 
 def _from_openai(role: Any, data: Mapping[str, Any]) -> Message:
     content = data.get("content", data.get("text"))
-    if _is_parts_json(content):
+    if _is_parts_json(content) or _is_blocks_json(content):
         content = decode_json(content)
     if is_converse_content(content):
         messages = converse_messages(_canonical_role(role), content)
@@ -165,8 +165,14 @@ def _from_openai(role: Any, data: Mapping[str, Any]) -> Message:
 
 
 def _is_parts_json(value: Any) -> bool:
-    """A JSON list of content parts (OpenAI/GenAI ``{"type"...}`` or Converse blocks)."""
-    return isinstance(value, str) and value.lstrip().startswith('[{"')
+    return isinstance(value, str) and value.lstrip().startswith('[{"type"')
+
+
+def _is_blocks_json(value: Any) -> bool:
+    """A JSON list of Converse content blocks (Strands), e.g. ``[{"text": ...}]``."""
+    if not (isinstance(value, str) and value.lstrip().startswith('[{"')):
+        return False
+    return is_converse_content(decode_json(value))
 
 
 def _canonical_role(role: Any) -> str:
@@ -226,6 +232,14 @@ def _from_parts(role: Any, parts: Sequence[Any]) -> Message:
 
 
 def _response_text(response: Any) -> str:
+    """A ``tool_call_response`` part's result as the text the model received.
+
+    Microsoft Agent Framework records the result as its serialized ``FunctionResultContent``,
+    ``{"type": "function_result", "call_id", "result"}``; the result inside is the text.
+    """
+    wrapped = decode_json(response) if isinstance(response, str) else response
+    if isinstance(wrapped, Mapping) and wrapped.get("type") == "function_result":
+        response = wrapped.get("result")
     if isinstance(response, str):
         return response
     if response is None:
@@ -297,7 +311,9 @@ def _read_message_json(raw: bytes, default_role: str | None) -> tuple[Message, .
 
 
 def _read_message(data: Mapping[str, Any], default_role: str | None) -> tuple[Message, ...]:
-    content = decode_json(data.get("content")) if "parts" not in data else None
+    content = data.get("content") if "parts" not in data else None
+    if _is_blocks_json(content):
+        content = decode_json(content)
     if is_converse_content(content):  # Converse blocks: tool results become their own messages
         return tuple(converse_messages(_canonical_role(data.get("role") or default_role), content))
     return tuple(message_from_mapping(one, default_role) for one in split_tool_responses(data))
