@@ -156,6 +156,8 @@ class Assembler:
                     detail=f"conversation {conversation.id!r} could not be assembled: "
                     f"{type(exc).__name__}: {exc}; please report it with this file",
                     trace_id=first.trace_id,
+                    span_id=first.span_id,
+                    source=first.location,
                     spans=len(conversation.entries) - builder.counted,
                 )
             )

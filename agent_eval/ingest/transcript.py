@@ -127,6 +127,11 @@ class Transcript:
     def __len__(self) -> int:
         return len(self._slots)
 
+    @property
+    def slots(self) -> list[_Slot]:
+        """The transcript's slots (message and span ids), in order; read-only use."""
+        return self._slots
+
     def messages(self) -> list[Message]:
         """The messages so far, ``span_ids`` filled (first sighting first)."""
         return [s.message.model_copy(update={"span_ids": tuple(s.span_ids)}) for s in self._slots]
