@@ -8,7 +8,8 @@ output. Two input shapes are recognised:
   transcript (a cursor moves forward, so a replayed sub-history of one agent among others, or a
   truncated window, aligns too); a message never seen is inserted before the next matched one;
   system messages match anywhere (a sub-agent's own instructions appear once, where that agent
-  first speaks);
+  first speaks), and so do tool results with a call id (parallel results replayed in another
+  order than they ran are each kept once);
 - the **new turn** after it (user message, tool results) is matched only after the position of
   that assistant message, so a repeated "yes" is a new message. An input without any assistant
   message (first call, or a **stateful server** such as the Responses API with
@@ -35,6 +36,18 @@ from agent_eval.ingest.message_identity import (
 from agent_eval.trace import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage
 
 __all__ = ["Transcript", "coalesce_tool_calls"]
+
+
+def _anywhere(message: Message) -> bool:
+    """Messages matched anywhere in the transcript, not only after the cursor.
+
+    System messages (a sub-agent's instructions) and tool results with a call id: call ids are
+    unique, so a result is the same wherever a replay puts it (parallel results come back in
+    any order).
+    """
+    return isinstance(message, SystemMessage) or (
+        isinstance(message, ToolMessage) and message.tool_call_id is not None
+    )
 
 
 def coalesce_tool_calls(messages: tuple[Message, ...]) -> tuple[Message, ...]:
@@ -185,7 +198,7 @@ class Transcript:
         else:
             cursor = self._last_assistant() + 1
         for message, key in zip(inputs[last + 1 :], keys[last + 1 :], strict=True):
-            start = 0 if isinstance(message, SystemMessage) else cursor
+            start = 0 if _anywhere(message) else cursor
             found = self._find(key, start)
             if found is None:
                 found = self._combined_results(message, cursor)
@@ -212,12 +225,12 @@ class Transcript:
                 else:
                     self._link(found, message, span_id)
                 continue
-            found = self._find(key, cursor)
+            found = self._find(key, 0 if _anywhere(message) else cursor)
             if found is None:
                 found = self._combined_results(message, cursor)
             if found is not None:
                 self._link(found, message, span_id, replay=True)
-                cursor = found + 1
+                cursor = max(cursor, found + 1)
                 continue
             at = self._next_match(history[i + 1 :], cursor)
             for extra in [*pending, message]:
