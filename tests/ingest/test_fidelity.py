@@ -146,8 +146,13 @@ def test_parallel_results_replayed_out_of_order_appear_once_each() -> None:
     calls = {"role": "assistant", "parts": [
         {"type": "tool_call", "id": "p", "name": "wx", "arguments": {"city": "Paris"}},
         {"type": "tool_call", "id": "r", "name": "wx", "arguments": {"city": "Rome"}}]}  # fmt: skip
-    results = [{"role": "tool", "parts": [{"type": "tool_call_response", "id": i,
-                                           "response": f"{i} sunny"}]} for i in ("r", "p")]  # fmt: skip
+    results = [
+        {
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": i, "response": f"{i} sunny"}],
+        }
+        for i in ("r", "p")
+    ]
     tool_runs = [
         span(10 + i, {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "wx",
                       "gen_ai.tool.call.id": cid, "gen_ai.tool.call.result": f"{cid} sunny"},
