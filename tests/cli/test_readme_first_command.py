@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from collections import Counter
@@ -37,10 +38,13 @@ def test_the_first_command_scores_the_judge_free_metrics_and_prints_the_plan(
     assert "No judge is configured, so goal_accuracy@1 was not scored" in result.stderr
     assert "judge calls" in result.stdout  # goal accuracy's plan
     rows = load_results(tmp_path / "fixtures")
+    expected = json.loads((ROOT / "fixtures" / "expected.json").read_text())["conversations"]
+    n = len(expected)
+    assert n >= 15
     assert Counter((r.metric, r.status) for r in rows) == {
-        ("tool_call_accuracy@1", "ok"): 15,
-        ("trajectory_match@1", "ok"): 15,
-        ("tool_errors@1", "ok"): 15,
-        ("loops@1", "ok"): 15,
+        ("tool_call_accuracy@1", "ok"): n,
+        ("trajectory_match@1", "ok"): n,
+        ("tool_errors@1", "ok"): n,
+        ("loops@1", "ok"): n,
     }
     assert all(r.score == 1.0 for r in rows)  # the scripted calls are the references
