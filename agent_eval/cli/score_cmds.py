@@ -30,6 +30,7 @@ from rich.markup import escape
 from agent_eval.analysis.gates import Gate, GateCount
 from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
+from agent_eval.cli.event_options import EventOptions, EventsFile, OtlpEndpoint
 from agent_eval.cli.formatter_options import FormatterPath
 from agent_eval.cli.judge_setup import (
     HOW_TO_CONFIGURE,
@@ -47,6 +48,7 @@ from agent_eval.formatting import load_formatters
 from agent_eval.formatting.registry import get_formatter
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric, metrics
+from agent_eval.otel.targets import targets_by_conversation
 from agent_eval.references import load_references
 from agent_eval.report.renderings import render_all, write_renderings
 from agent_eval.run.engine import Engine, new_run_id, utc_now
@@ -97,7 +99,11 @@ def _metric(cfg: ScoreConfig) -> Metric:
 
 
 def run_score(
-    cfg: ScoreConfig, argv: list[str], console: Console | None = None, gates: Sequence[Gate] = ()
+    cfg: ScoreConfig,
+    argv: list[str],
+    console: Console | None = None,
+    gates: Sequence[Gate] = (),
+    events: EventOptions | None = None,
 ) -> int:
     """Run ``score`` for ``cfg``; returns the exit code (1 when ``--fail-under`` or a gate fails).
 
@@ -153,7 +159,7 @@ def run_score(
         check_identity(earlier, engine.identity())
         engine.done = finished_results(earlier, retry_errors=cfg.retry_errors is not None)
     try:
-        summary = asyncio.run(_score(engine, traces, cfg, argv))
+        summary = asyncio.run(_score(engine, traces, cfg, argv, events or EventOptions()))
     finally:
         if stack.cache is not None:
             stack.cache.close()
@@ -202,7 +208,11 @@ def _print_usage(
 
 
 async def _score(
-    engine: Engine, traces: list[AgentTrace], cfg: ScoreConfig, argv: list[str]
+    engine: Engine,
+    traces: list[AgentTrace],
+    cfg: ScoreConfig,
+    argv: list[str],
+    events: EventOptions,
 ) -> RunSummary:
     directory = cfg.out or Path("runs") / engine.run_id
     secret = os.environ.get(cfg.api_key_env, "")
@@ -218,10 +228,15 @@ async def _score(
         # what the judge saw, for `agent-eval report` (the formatter is pure: same text again)
         write_renderings(directory, render_all(traces, [engine.formatter.identity]))
         engine.store = store
+        emitter = events.build(directory, targets_by_conversation(traces))
+        if emitter is not None:
+            engine.on_result = (*engine.on_result, emitter.emit)
         try:
             return await engine.run(traces, total=len(traces))
         finally:
             await engine.judge.aclose()
+            if emitter is not None:  # export failures are counted and shown, never fatal
+                err_console.print(emitter.close().line(), highlight=False, soft_wrap=True)
 
 
 def _plan_model(cfg: ScoreConfig) -> str | None:
@@ -356,6 +371,8 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
             ),
         ),
     ] = None,
+    otlp_endpoint: OtlpEndpoint = None,
+    events_file: EventsFile = False,
 ) -> None:
     """Score conversations with an LLM judge; results go to DIR/results.jsonl and results.db.
 
@@ -393,7 +410,8 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     }
     try:
         gates = gates_from(config_path(config), gate or [], statistics=("mean_score",))
-        code = run_score(load_config(config, **overrides), sys.argv, gates=gates)
+        events = EventOptions(otlp_endpoint=otlp_endpoint, events_file=events_file)
+        code = run_score(load_config(config, **overrides), sys.argv, gates=gates, events=events)
     except AgentEvalError as exc:
         err_console.print(
             f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
