@@ -7,6 +7,7 @@ from agent_eval.cli import (  # noqa: F401  (each module registers its commands 
     ingest_cmds,
     report_cmds,
     score_cmds,
+    serve_cmds,
 )
 from agent_eval.cli.app import app, main
 

@@ -126,6 +126,7 @@ class Engine:
             self.formatter.identity,
             self.judge.model,
             self.repeat,
+            0,  # revision: a batch run scores each conversation once
         )
 
     def identity(self) -> dict[str, Any]:

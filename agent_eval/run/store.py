@@ -40,10 +40,18 @@ __all__ = [
 
 DB_NAME = "results.db"
 JSONL_NAME = "results.jsonl"
-RESULT_KEY = ("run_id", "conversation_id", "metric", "formatter", "judge_model", "repeat")
+RESULT_KEY = (
+    "run_id",
+    "conversation_id",
+    "metric",
+    "formatter",
+    "judge_model",
+    "repeat",
+    "revision",
+)
 """The fields that identify a result row (the SQLite primary key)."""
 
-ResultKey = tuple[str, str, str, str, str, int]
+ResultKey = tuple[str, str, str, str, str, int, int]
 
 _FIELDS = tuple(MetricResult.model_fields)
 _COLUMNS = ", ".join(_FIELDS)
@@ -59,6 +67,7 @@ def result_key(result: MetricResult) -> ResultKey:
         result.formatter,
         result.judge_model,
         result.repeat,
+        result.revision,
     )
 
 

@@ -9,7 +9,6 @@ here from the raw spans (the LLM span that ended last in the conversation).
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
