@@ -78,11 +78,13 @@ def test_each_test_sees_only_its_spans(agent_spans):
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester, fake_server: FakeModelServer) -> pytest.Pytester:
+def project(
+    pytester: pytest.Pytester, fake_server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
+) -> pytest.Pytester:
     script_goal_judge(fake_server)
     pytester.makepyfile(agent=AGENT, test_agent=TESTS)
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENT_EVAL_JUDGE", "AGENT_EVAL_BASE_URL"):
-        pytester._monkeypatch.delenv(name, raising=False)  # noqa: SLF001  (pytester's own)
+        monkeypatch.delenv(name, raising=False)
     return pytester
 
 
@@ -112,10 +114,13 @@ def test_assert_score_and_marker_pass_and_fail_with_the_verdict_reason_and_rende
 
 
 def test_settings_from_the_environment_and_xdist_with_one_html_report(
-    project: pytest.Pytester, fake_server: FakeModelServer, tmp_path: Path
+    project: pytest.Pytester,
+    fake_server: FakeModelServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    project._monkeypatch.setenv("AGENT_EVAL_JUDGE", "fake-model")  # noqa: SLF001
-    project._monkeypatch.setenv("AGENT_EVAL_BASE_URL", fake_server.base_url)  # noqa: SLF001
+    monkeypatch.setenv("AGENT_EVAL_JUDGE", "fake-model")
+    monkeypatch.setenv("AGENT_EVAL_BASE_URL", fake_server.base_url)
     report = tmp_path / "agent-eval.html"
     result = project.runpytest_subprocess(
         "-p", "no:cacheprovider", "-p", "no:asyncio", "-n", "2", f"--agent-eval-report={report}"

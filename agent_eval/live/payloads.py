@@ -159,7 +159,7 @@ def _parse(body: bytes, signal: Signal, encoding: Encoding) -> Any:
     return _request_dict(message, signal)
 
 
-def _any(value: Any) -> dict[str, Any]:
+def _any(value: Any) -> dict[str, Any]:  # noqa: PLR0911  (one branch per AnyValue kind)
     kind = value.WhichOneof("value")
     if kind == "string_value":
         return {"stringValue": value.string_value}
