@@ -3,6 +3,7 @@
 from agent_eval.cli import (  # noqa: F401  (each module registers its commands on ``app``)
     analysis_cmds,
     errors_cmds,
+    export_cmds,
     formatters_cmds,
     ingest_cmds,
     report_cmds,

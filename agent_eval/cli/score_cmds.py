@@ -48,7 +48,7 @@ from agent_eval.formatting import load_formatters
 from agent_eval.formatting.registry import get_formatter
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric, metrics
-from agent_eval.otel.targets import targets_by_conversation
+from agent_eval.otel.targets import targets_by_conversation, write_targets
 from agent_eval.references import load_references
 from agent_eval.report.renderings import render_all, write_renderings
 from agent_eval.run.engine import Engine, new_run_id, utc_now
@@ -228,7 +228,9 @@ async def _score(
         # what the judge saw, for `agent-eval report` (the formatter is pure: same text again)
         write_renderings(directory, render_all(traces, [engine.formatter.identity]))
         engine.store = store
-        emitter = events.build(directory, targets_by_conversation(traces))
+        targets = targets_by_conversation(traces)
+        write_targets(directory, targets)  # for `agent-eval export phoenix`
+        emitter = events.build(directory, targets)
         if emitter is not None:
             engine.on_result = (*engine.on_result, emitter.emit)
         try:

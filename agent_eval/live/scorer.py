@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from agent_eval.otel.events import EvaluationEvents
+from agent_eval.otel.targets import conversation_target, write_targets
 from agent_eval.result import MetricResult
 from agent_eval.run.engine import Engine
 from agent_eval.run.store import ResultStore
@@ -106,11 +107,17 @@ class LiveScorer:
             result = result.model_copy(update={"revision": job.revision, "note": job.note})
         if self.store is not None:
             self.store.add(result)
+            target = conversation_target(job.trace)
+            if target is not None:  # for `agent-eval export phoenix`
+                write_targets(self.store.directory, {job.trace.conversation_id: target})
         if self.keep_results:
             self.results.append(result)
         self.statuses[result.status] += 1
         self.rescored += job.revision > 0
         if self.events is not None:
+            target = conversation_target(job.trace)
+            if target is not None:
+                self.events.targets[job.trace.conversation_id] = target
             self.events.emit(result, job.note)
 
     async def drain(self, timeout: float | None) -> list[Job]:
