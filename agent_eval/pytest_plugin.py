@@ -254,7 +254,7 @@ class AgentSpans:
     ) -> tuple[list[MetricResult], dict[tuple[str, str], str]]:
         from agent_eval.formatting.registry import get_formatter
         from agent_eval.judges.openai_judge import OpenAIJudge
-        from agent_eval.metrics.base import metrics
+        from agent_eval.metrics.spec import build_metric
         from agent_eval.run.engine import Engine
 
         if not self.settings.judge:
@@ -263,8 +263,7 @@ class AgentSpans:
                 "--agent-eval-base-url URL), set agent_eval_judge in the ini file, or "
                 "AGENT_EVAL_JUDGE in the environment"
             )
-        cls = metrics.get(metric_name)
-        chosen = cls(with_reference=True) if reference else cls()  # type: ignore[call-arg]
+        chosen = build_metric(metric_name, with_reference=bool(reference))
         formatter = get_formatter(self.settings.formatter)
         judge = OpenAIJudge(
             self.settings.judge,

@@ -104,9 +104,7 @@ async def _serve(kind: str) -> None:
         from agent_eval.run.engine import Engine
 
         judge = OpenAIJudge("unused", base_url="http://127.0.0.1:9", api_key_env="NO_KEY")
-        engine = Engine(
-            metric=GoalAccuracy(), formatter=get_formatter("transcript@1"), judge=judge
-        )
+        engine = Engine(metric=GoalAccuracy(), formatter=get_formatter("transcript@1"), judge=judge)
         limits = ReceiverLimits(
             idle_seconds=3600,
             after_root_seconds=3600,

@@ -1,8 +1,8 @@
 """``agent-eval export phoenix RUN``: write a run's results into Phoenix as span annotations.
 
 ``RUN`` is a run directory or run id (``--out`` to look it up), as for ``agent-eval errors``.
-The evaluated spans come from the run's ``span-targets.jsonl`` (written by ``score`` and
-``serve``); Phoenix must hold those spans (it received the agent's traces over OTLP).
+Each result is written on its evaluated span (``span_id``); Phoenix must hold those spans (it
+received the agent's traces over OTLP).
 Exit codes: 0 every exportable result written; 1 some were not written (Phoenix down or
 refusing: the line says how many; run the same command again, it writes each annotation once);
 2 usage error (no such run, the ``phoenix`` extra missing).
@@ -38,7 +38,6 @@ def phoenix(
 ) -> None:
     """Write RUN's results as annotations on the spans they evaluated, in Phoenix."""
     from agent_eval.export.phoenix import export_annotations
-    from agent_eval.otel.targets import read_targets
     from agent_eval.run.runs import find_run
     from agent_eval.run.store import ResultStore
 
@@ -48,7 +47,6 @@ def phoenix(
             results = store.results(ref.run_id)
         report = export_annotations(
             results,
-            read_targets(ref.directory),
             endpoint=endpoint.rstrip("/"),
             api_key=os.environ.get(api_key_env) or None,
             timeout=timeout,

@@ -32,7 +32,7 @@ from agent_eval.errors import AgentEvalError, ConfigError
 from agent_eval.formatting.registry import get_formatter
 from agent_eval.live.receiver import Receiver, ReceiverLimits, dumps
 from agent_eval.live.scorer import LiveScorer
-from agent_eval.metrics.base import metrics
+from agent_eval.metrics.spec import build_metric
 from agent_eval.run.engine import Engine, new_run_id, utc_now
 from agent_eval.run.judge_stack import default_cache_path, wrap_judge
 from agent_eval.run.store import ResultStore, RunRecord
@@ -48,8 +48,7 @@ async def _serve(
     model = judge_model(cfg)
     if model is None:
         raise ConfigError(f"{missing_judge(cfg)}\n{HOW_TO_CONFIGURE.format(default=DEFAULT_JUDGE)}")
-    options: dict[str, Any] = {"temperature": cfg.temperature, "seed": cfg.seed}
-    metric = metrics.get(cfg.metric)(**options)
+    metric = build_metric(cfg.metric, temperature=cfg.temperature, seed=cfg.seed)
     stack = wrap_judge(
         build_judge(cfg, model),
         cache_mode=cfg.cache,

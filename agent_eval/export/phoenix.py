@@ -1,7 +1,7 @@
 """Results as Phoenix span annotations, written through Phoenix's own client.
 
-Each result of a run becomes one annotation on the span it evaluated (the conversation's last
-LLM span, from the run's ``span-targets.jsonl``; see :mod:`agent_eval.otel.targets`), written
+Each result of a run becomes one annotation on the span it evaluated (its ``span_id``: for a
+conversation its last LLM span, for a turn that turn's span), written
 with ``phoenix.client.Client().spans.log_span_annotations`` (the ``arize-phoenix-client``
 package, extra ``phoenix``):
 
@@ -23,13 +23,12 @@ counted as not written with the error, and the export carries on with the next b
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent_eval.errors import MissingDependencyError
 from agent_eval.otel import semconv as sc
-from agent_eval.otel.targets import SpanTarget
 from agent_eval.result import MetricResult
 
 __all__ = ["ANNOTATOR_KIND", "BATCH_SIZE", "ExportReport", "annotation", "export_annotations"]
@@ -74,7 +73,9 @@ def annotation(result: MetricResult, span_id: str) -> dict[str, Any]:
     if result.status == "ok":
         outcome: dict[str, Any] = {
             "score": result.score,
-            "label": sc.LABEL_PASS if result.verdict == "1" else sc.LABEL_FAIL,
+            "label": {"1": sc.LABEL_PASS, "0": sc.LABEL_FAIL}.get(
+                result.verdict or "", result.verdict
+            ),
         }
         if result.reason:
             outcome["explanation"] = result.reason
@@ -86,6 +87,7 @@ def annotation(result: MetricResult, span_id: str) -> dict[str, Any]:
     metadata = {
         "run_id": result.run_id,
         "conversation_id": result.conversation_id,
+        "unit_id": result.unit_id,
         "metric": result.metric,
         "formatter": result.formatter,
         "formatter_fingerprint": result.formatter_fingerprint,
@@ -120,7 +122,6 @@ def _client(endpoint: str, api_key: str | None, timeout: float) -> Any:
 
 def export_annotations(
     results: Iterable[MetricResult],
-    targets: Mapping[str, SpanTarget],
     *,
     endpoint: str,
     api_key: str | None = None,
@@ -131,7 +132,6 @@ def export_annotations(
 
     Args:
         results: The rows (one run's, typically).
-        targets: The evaluated span per conversation id; a row's own ``span_id`` wins.
         endpoint: Phoenix's base URL, e.g. ``http://127.0.0.1:6006``.
         api_key: Sent as the bearer token when Phoenix has authentication on.
         timeout: Seconds per request.
@@ -147,9 +147,7 @@ def export_annotations(
         if result.status == "skipped":
             report.skipped["skipped_row"] += 1
             continue
-        span_id = getattr(result, "span_id", None) or (
-            targets[result.conversation_id].span_id if result.conversation_id in targets else None
-        )
+        span_id = result.span_id
         if span_id is None:
             report.skipped["no_span"] += 1
             continue

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from agent_eval.otel.events import EvaluationEvents
-from agent_eval.otel.targets import conversation_target, write_targets
+from agent_eval.otel.targets import conversation_target
 from agent_eval.result import MetricResult
 from agent_eval.run.engine import Engine
 from agent_eval.run.store import ResultStore
@@ -102,14 +102,14 @@ class LiveScorer:
                 self.queue.task_done()
 
     async def _score(self, job: Job) -> None:
-        result = await self.engine.score(job.trace)
+        for result in await self.engine.score_all(job.trace):  # one row per unit
+            self._keep(job, result)
+
+    def _keep(self, job: Job, result: MetricResult) -> None:
         if job.revision or job.note:
             result = result.model_copy(update={"revision": job.revision, "note": job.note})
         if self.store is not None:
             self.store.add(result)
-            target = conversation_target(job.trace)
-            if target is not None:  # for `agent-eval export phoenix`
-                write_targets(self.store.directory, {job.trace.conversation_id: target})
         if self.keep_results:
             self.results.append(result)
         self.statuses[result.status] += 1

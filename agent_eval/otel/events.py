@@ -8,12 +8,13 @@ semantic conventions v1.38.0 (keys in :mod:`agent_eval.otel.semconv`):
 - ``gen_ai.evaluation.name``: the metric name without its version (``goal_accuracy``);
 - ``gen_ai.evaluation.score.value``: the score (``0.0``/``1.0`` for a binary verdict), on ``ok``
   rows only;
-- ``gen_ai.evaluation.score.label``: ``"pass"`` for verdict ``"1"``, ``"fail"`` for ``"0"``;
+- ``gen_ai.evaluation.score.label``: ``"pass"`` for verdict ``"1"``, ``"fail"`` for ``"0"``,
+  any other typed verdict (an ordinal ``"4"``) as itself;
 - ``gen_ai.evaluation.explanation``: the judge's reason;
 - ``error.type``: on ``error`` and ``skipped`` rows, the row's ``error_type`` (e.g.
   ``invalid_judge_output``, ``context_overflow``): the evaluation ended without a score;
-- ``agent_eval.*``: the run id, status, conversation id, ``metric@version``, formatter and its
-  fingerprint, prompt sha256, judge model, verdict, and a note (e.g. a re-score).
+- ``agent_eval.*``: the run id, status, conversation and unit id, ``metric@version``,
+  formatter and its fingerprint, prompt sha256, judge model, verdict, and a note (a re-score).
 
 Events go through the SDK's own ``LoggerProvider`` (a private one: the application's global
 providers are not touched), one ``BatchLogRecordProcessor`` per exporter: the OTLP/HTTP
@@ -71,15 +72,17 @@ _log = logging.getLogger(__name__)
 _VERSION = "0.1.0"
 
 
+_LABELS = {"1": sc.LABEL_PASS, "0": sc.LABEL_FAIL}
+"""Binary verdicts as labels; any other typed verdict (an ordinal ``"4"``) is its own label."""
+
+
 def _metric_name(metric: str) -> str:
     return metric.split("@", 1)[0]
 
 
 def evaluation_attributes(result: MetricResult, note: str | None = None) -> dict[str, Any]:
     """The event attributes of ``result`` (see the module docstring); ``None`` values left out."""
-    label = None
-    if result.verdict is not None:
-        label = sc.LABEL_PASS if result.verdict == "1" else sc.LABEL_FAIL
+    label = _LABELS.get(result.verdict or "", result.verdict)
     values: dict[str, Any] = {
         sc.GEN_AI_EVALUATION_NAME: _metric_name(result.metric),
         sc.GEN_AI_EVALUATION_SCORE_VALUE: result.score,
@@ -89,6 +92,7 @@ def evaluation_attributes(result: MetricResult, note: str | None = None) -> dict
         sc.AGENT_EVAL_RUN_ID: result.run_id,
         sc.AGENT_EVAL_STATUS: result.status,
         sc.AGENT_EVAL_CONVERSATION_ID: result.conversation_id,
+        sc.AGENT_EVAL_UNIT_ID: result.unit_id,
         sc.AGENT_EVAL_METRIC: result.metric,
         sc.AGENT_EVAL_FORMATTER: result.formatter,
         sc.AGENT_EVAL_FORMATTER_FINGERPRINT: result.formatter_fingerprint,
@@ -344,7 +348,7 @@ class EvaluationEvents:
 
     def target_of(self, result: MetricResult) -> SpanTarget | None:
         """The span ``result`` evaluated: its own span id when it has one, else by conversation."""
-        span_id = getattr(result, "span_id", None)
+        span_id = result.span_id
         known = self.targets.get(result.conversation_id)
         if span_id:
             trace_id = known.trace_id if known else (result.trace_ids or ("",))[-1]

@@ -158,7 +158,7 @@ def test_an_unreachable_backend_is_counted_never_fatal(
         url = closed.url  # the port is free once the server is gone
     code, out, err = _score(fake_server, tmp_path / "run", "--otlp-endpoint", url)
     assert code == 0, err
-    assert "scored + skipped + errored = input: 5 + 0 + 0 = 5" in out
+    assert "scored + skipped + errored = units: 5 + 0 + 0 = 5" in out
     assert "evaluation events: 5 emitted" in err and "0 exported, 5 failed" in err
     assert len(load_results(tmp_path / "run")) == 5
 
