@@ -191,7 +191,7 @@ def test_config_errors_exit_2_without_traceback(tmp_path: Path) -> None:
     for args, message in (
         (["--config", str(tmp_path / "key.toml")], "api-key-env"),
         (["--config", str(tmp_path / "typo.toml")], "concurency"),
-        (["--metric", "nope"], "unknown metric 'nope'; available: goal_accuracy"),
+        (["--metric", "nope"], "unknown metric 'nope'; available: faithfulness, goal_accuracy"),
         (["--formatter", "nope@9"], "nope@9"),
         (["--concurrency", "0"], "concurrency"),
     ):
@@ -331,7 +331,13 @@ def test_finished_run_leaves_no_sqlite_wal_or_shm_files(
     out_dir = tmp_path / "run"
     code, _, err = score(str(sample(tmp_path)), *judge_args(fake_server, out_dir))
     assert code == 0, err
-    expected = {"results.db", "results.jsonl", "judge-cache.db", "renderings.jsonl"}
+    expected = {
+        "results.db",
+        "results.jsonl",
+        "judge-cache.db",
+        "renderings.jsonl",
+        "conversations.jsonl",
+    }
     assert {p.name for p in out_dir.iterdir()} == expected
     code, _, err = score(
         str(sample(tmp_path)), *judge_args(fake_server, out_dir), "--resume", "run"
