@@ -50,7 +50,7 @@ from agent_eval.trace import (
 
 __version__ = "0.1.0"
 
-# Analysis pulls in scikit-learn, statsmodels and numpy: imported on first use (PEP 562) so that
+# Analysis pulls in statsmodels, scipy and numpy: imported on first use (PEP 562) so that
 # ``import agent_eval`` and every CLI command stay fast.
 _LAZY = {
     "calibrate": "agent_eval.analysis.calibration",

@@ -10,7 +10,6 @@ every ``agent-eval`` command.
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -142,7 +141,6 @@ def _scoring_setup(
         ConfigError / InputError: An invalid setting or gate, or no input paths.
 
     """
-    logging.getLogger("instructor").setLevel(logging.CRITICAL)  # failures become result rows
     from agent_eval.cli import analysis_runs as runs
 
     cache = "off" if options["no_cache"] else "refresh" if options["refresh_cache"] else None

@@ -16,7 +16,6 @@ Every setting can come from ``agent-eval.toml`` (see :mod:`agent_eval.config`).
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -364,7 +363,6 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     --gate failed; 2 a usage, configuration or input error (no judge configured, the
     variable named by --api-key-env unset, no input readable).
     """
-    logging.getLogger("instructor").setLevel(logging.CRITICAL)  # failures become result rows
     overrides = {
         "paths": tuple(paths) if paths else None,
         "metric": metric,

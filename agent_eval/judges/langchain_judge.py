@@ -3,8 +3,7 @@
 The chat model answers through ``with_structured_output(schema, include_raw=True)``, so the raw
 message (and its ``usage_metadata``) is kept beside the parsed object. A reply that fails
 validation is re-asked (:mod:`agent_eval.judges.reask`, ``max_retries`` times) with the
-validation error appended as a user message, the way instructor does it for the ``openai``
-judge. Transport retries are the
+validation error appended as a user message, as the ``openai`` judge does. Transport retries are the
 chat model's own (e.g. ``ChatOpenAI(max_retries=...)``).
 """
 
