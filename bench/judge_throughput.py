@@ -221,8 +221,8 @@ def _package(path: str) -> str:
         return path.split("site-packages/", 1)[1].split("/", 1)[0]
     if "/agent_eval/" in path:
         return "agent_eval/" + path.split("/agent_eval/", 1)[1].split("/", 1)[0]
-    if "/formatters/" in path:
-        return "formatters"
+    if "/agent_eval_formatters/" in path:
+        return "agent_eval_formatters"
     if "/lib/python" in path:
         return "stdlib/" + path.rsplit("/lib/python", 1)[1].split("/", 2)[1]
     return path or "<builtin>"
