@@ -50,7 +50,7 @@ def test_score_example_runs_with_warnings_as_errors(
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Unclosed" not in done.stderr and "Warning" not in done.stderr, done.stderr[-3000:]
-    counts = re.search(r"= input: (\d+) \+ 0 \+ 0 = (\d+)", done.stdout)
+    counts = re.search(r"= units: (\d+) \+ 0 \+ 0 = (\d+)", done.stdout)
     assert counts is not None and counts.group(1) == counts.group(2) != "0", done.stdout
     assert fake_server.requests, "the example called no judge"
     assert (tmp_path / "runs" / "py" / "results.jsonl").is_file()
