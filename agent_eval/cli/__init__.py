@@ -2,6 +2,7 @@
 
 from agent_eval.cli import (  # noqa: F401  (each module registers its commands on ``app``)
     analysis_cmds,
+    cache_cmds,
     errors_cmds,
     formatters_cmds,
     ingest_cmds,
@@ -9,5 +10,7 @@ from agent_eval.cli import (  # noqa: F401  (each module registers its commands 
     score_cmds,
 )
 from agent_eval.cli.app import app, main
+
+app.add_typer(cache_cmds.cache_app, name="cache")
 
 __all__ = ["app", "main"]

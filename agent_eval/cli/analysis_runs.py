@@ -45,9 +45,9 @@ from agent_eval.references import load_references
 from agent_eval.report.renderings import read_renderings, tokens_by_formatter
 from agent_eval.report.terminal import calibration_table, comparison_tables, stability_tables
 from agent_eval.result import MetricResult
-from agent_eval.run.cache import CACHE_FILENAME, JudgeCache
+from agent_eval.run.cache import JudgeCache
 from agent_eval.run.engine import new_run_id
-from agent_eval.run.judge_stack import JudgeStack, wrap_judge
+from agent_eval.run.judge_stack import JudgeStack, default_cache_path, wrap_judge
 from agent_eval.trace import AgentTrace
 
 __all__ = [
@@ -106,7 +106,7 @@ def _stack(cfg: ScoreConfig, inner: Judge, out: Path, *, cached: bool) -> JudgeS
     return wrap_judge(
         inner,
         cache_mode=cfg.cache if cached else "off",
-        cache_path=cfg.cache_path or out / CACHE_FILENAME,
+        cache_path=cfg.cache_path or default_cache_path(),
         requests_per_minute=cfg.rpm,
         tokens_per_minute=cfg.tpm,
         parameters={"mode": cfg.mode},
@@ -209,7 +209,7 @@ def run_repeats(
     references = load_references(cfg.references) if cfg.references else None
     inner = _judge(cfg)
     limited = _stack(cfg, inner, out, cached=False).judge
-    cache = None if cfg.cache == "off" else JudgeCache(cfg.cache_path or out / CACHE_FILENAME)
+    cache = None if cfg.cache == "off" else JudgeCache(cfg.cache_path or default_cache_path())
     work = score_repeats(
         traces, repeats=repeats, formatter=cfg.formatter, metric=_metric(cfg), judge=limited,
         cache=cache, out=out, run_id=run_id, concurrency=cfg.concurrency,

@@ -237,7 +237,7 @@ def _wrap(judge: Judge, cfg: ScoreConfig) -> JudgeStack:
     return wrap_judge(
         judge,
         cache_mode=cfg.cache,
-        cache_path=cfg.cache_path or default_cache_path(cfg.out),
+        cache_path=cfg.cache_path or default_cache_path(),
         requests_per_minute=cfg.rpm,
         tokens_per_minute=cfg.tpm,
         parameters={"mode": cfg.mode},
