@@ -55,6 +55,7 @@ __all__ = [
     "compare_for",
     "emit",
     "labels_for",
+    "print_plans",
     "run_compare",
     "run_repeats",
     "scoring_config",
@@ -375,6 +376,36 @@ _TABLES: dict[str, Callable[[Any], RenderableType]] = {
     "comparison": comparison_tables,
     "stability": stability_tables,
 }
+
+
+def print_plans(cfg: ScoreConfig, formatters: Sequence[str], repeats: int = 1) -> None:
+    """``--dry-run`` of ``compare``/``stability``: the plan of each formatter; no judge call.
+
+    ``repeats`` (stability) multiplies the judge calls and cost shown in the last line.
+
+    Raises:
+        AgentEvalError: unreadable inputs, an unknown metric or formatter.
+
+    """
+    from agent_eval.formatting.registry import get_formatter
+    from agent_eval.run.plan import plan_run
+
+    traces = _traces(cfg)
+    metric = _metric(cfg)
+    references = load_references(cfg.references) if cfg.references else None
+    for name in formatters:
+        plan = plan_run(
+            traces,
+            metric=metric,
+            formatter=get_formatter(name),
+            judge_model=cfg.judge,
+            references=references,
+            max_context_tokens=cfg.max_context_tokens,
+            prices=PriceTable.from_config(cfg.prices),
+        )
+        out_console.print(plan.table())
+    if repeats > 1:
+        out_console.print(f"x {repeats} repeats: the judge calls and cost above, {repeats} times")
 
 
 def emit(as_json: bool, run_id: str, directory: Path, *, name: str, model: BaseModel) -> None:

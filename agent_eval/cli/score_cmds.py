@@ -29,7 +29,6 @@ from rich.markup import escape
 from agent_eval.analysis.gates import Gate, GateCount
 from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
-from agent_eval.cli.formatter_options import FormatterPath
 from agent_eval.cli.judge_setup import (
     HOW_TO_CONFIGURE,
     build_judge,
@@ -39,6 +38,33 @@ from agent_eval.cli.judge_setup import (
     missing_judge,
 )
 from agent_eval.cli.score_inputs import check_references, read_inputs
+from agent_eval.cli.scoring_options import (
+    ApiKeyEnvOpt,
+    BaseUrlOpt,
+    CachePathOpt,
+    ConcurrencyOpt,
+    ConfigOpt,
+    DryRunOpt,
+    FormatOpt,
+    FormatterPathOpt,
+    GateOpt,
+    JudgeOpt,
+    MaxContextTokensOpt,
+    MaxRetriesOpt,
+    MetricOpt,
+    ModeOpt,
+    NoCacheOpt,
+    OutOpt,
+    PathsArg,
+    ReferencesOpt,
+    RefreshCacheOpt,
+    RpmOpt,
+    TemperatureOpt,
+    TimeoutOpt,
+    TpmOpt,
+    WithReferenceOpt,
+    config_overrides,
+)
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
 from agent_eval.costs import PriceTable, agent_usage, judge_usage, usage_table
 from agent_eval.errors import AgentEvalError, ConfigError, JudgeNotConfiguredError
@@ -354,91 +380,42 @@ def _gate(summary: RunSummary, fail_under: float | None, out: Console) -> int:
 
 @app.command()
 def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
-    paths: Annotated[
-        list[str] | None,
-        typer.Argument(help="Inputs: files, directories, globs.", show_default=False),
-    ] = None,
-    metric: Annotated[
-        str | None,
-        typer.Option(
-            help=escape("Metrics, comma-separated: NAME[@V][params] (default goal_accuracy).")
-        ),
-    ] = None,
-    with_reference: Annotated[
-        bool | None,
-        typer.Option("--with-reference/--without-reference", help="Compare against references."),
-    ] = None,
-    references: Annotated[
-        Path | None, typer.Option(help="JSONL/CSV of {conversation_id, reference}.")
-    ] = None,
+    paths: PathsArg = None,
+    metric: MetricOpt = None,
+    with_reference: WithReferenceOpt = None,
+    references: ReferencesOpt = None,
     formatter: Annotated[
         str | None, typer.Option(help="Formatter NAME@V (default ragas-pretty@1).")
     ] = None,
-    formatter_path: FormatterPath = None,
-    judge: Annotated[str | None, typer.Option(help="Judge model name.")] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL.")] = None,
-    api_key_env: Annotated[
-        str | None,
-        typer.Option(
-            help="Env var holding the key (default OPENAI_API_KEY). Naming an unset one is an "
-            "error, unless --base-url is on this machine (localhost), where no key is needed."
-        ),
-    ] = None,
-    mode: Annotated[
-        str | None, typer.Option(help="Structured output: tools | json_schema | json.")
-    ] = None,
-    concurrency: Annotated[
-        int | None, typer.Option(help="Conversations at once (default 16).")
-    ] = None,
-    timeout: Annotated[
-        float | None, typer.Option(help="Per-request timeout, seconds (default 60).")
-    ] = None,
-    max_retries: Annotated[
-        int | None, typer.Option(help="Re-asks after an invalid reply (default 2).")
-    ] = None,
-    max_context_tokens: Annotated[
-        int | None, typer.Option(help="Skip longer prompts (default 128000).")
-    ] = None,
-    out: Annotated[
-        Path | None, typer.Option(help="Output directory (default runs/RUN_ID).")
-    ] = None,
-    config: Annotated[
-        Path | None, typer.Option(help="TOML config (default ./agent-eval.toml).")
-    ] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Plan only; call no judge.")] = False,
+    formatter_path: FormatterPathOpt = None,
+    judge: JudgeOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
+    mode: ModeOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    timeout: TimeoutOpt = None,
+    max_retries: MaxRetriesOpt = None,
+    max_context_tokens: MaxContextTokensOpt = None,
+    temperature: TemperatureOpt = None,
+    out: OutOpt = None,
+    config: ConfigOpt = None,
+    dry_run: DryRunOpt = False,
     fail_under: Annotated[
         float | None, typer.Option(help="Exit 1 when the mean score is below this.")
     ] = None,
-    format: Annotated[
-        str | None, typer.Option("--format", help="Input container, or auto.")
-    ] = None,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Neither read nor write the judge-call cache.")
-    ] = False,
-    refresh_cache: Annotated[
-        bool, typer.Option("--refresh-cache", help="Call the judge again; overwrite the cache.")
-    ] = False,
-    cache_path: Annotated[
-        Path | None, typer.Option(help="Judge-call cache file (default OUT/judge-cache.db).")
-    ] = None,
-    rpm: Annotated[float | None, typer.Option(help="Most judge requests per minute.")] = None,
-    tpm: Annotated[float | None, typer.Option(help="Most judge tokens per minute.")] = None,
+    format: FormatOpt = None,
+    no_cache: NoCacheOpt = False,
+    refresh_cache: RefreshCacheOpt = False,
+    cache_path: CachePathOpt = None,
+    rpm: RpmOpt = None,
+    tpm: TpmOpt = None,
     resume: Annotated[
         str | None, typer.Option(help="Continue an interrupted run: RUN_ID or its directory.")
     ] = None,
     retry_errors: Annotated[
         str | None, typer.Option(help="Score again only the errored conversations of RUN.")
     ] = None,
-    gate: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--gate",
-            help=escape(  # rich markup would swallow the square brackets
-                "[NAME=]mean_score>=THRESHOLD/ITEMS (repeatable); also the [gates.<name>] "
-                "tables of agent-eval.toml."
-            ),
-        ),
-    ] = None,
+    gate: GateOpt = None,
 ) -> None:
     """Score conversations with an LLM judge; results go to DIR/results.jsonl and results.db.
 
@@ -447,29 +424,9 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     --gate failed; 2 a usage, configuration or input error (no judge configured, the
     variable named by --api-key-env unset, no input readable).
     """
-    overrides = {
-        "paths": tuple(paths) if paths else None,
-        "metric": metric,
-        "with_reference": with_reference,
-        "references": references,
+    overrides = config_overrides(locals()) | {
         "formatter": formatter,
-        "formatter_path": tuple(formatter_path) if formatter_path else None,
-        "judge": judge,
-        "base_url": base_url,
-        "api_key_env": api_key_env,
-        "mode": mode,
-        "concurrency": concurrency,
-        "timeout": timeout,
-        "max_retries": max_retries,
-        "max_context_tokens": max_context_tokens,
-        "out": out,
-        "dry_run": dry_run or None,
         "fail_under": fail_under,
-        "format": format,
-        "cache": "off" if no_cache else "refresh" if refresh_cache else None,
-        "cache_path": cache_path,
-        "rpm": rpm,
-        "tpm": tpm,
         "resume": resume,
         "retry_errors": retry_errors,
     }
