@@ -21,8 +21,10 @@ Hierarchy::
     │   │                          out of a run)
     │   ├── JudgeOutputError       the reply never validated against the verdict schema
     │   ├── JudgeTransportError    HTTP/timeout/connection failure after all retries
-    │   └── JudgeContextLengthError  the endpoint refused the prompt as longer than the
-    │                              model's context window (not retried)
+    │   ├── JudgeContextLengthError  the endpoint refused the prompt as longer than the
+    │   │                          model's context window (not retried)
+    │   └── BudgetExhausted        the call was not sent: it would cross the run's budget
+    │                              (the unit is skipped with reason ``budget``)
     └── StoreError                 the results store or cache cannot be used
 
 Judge failures inside a run are turned into result rows with status ``error``; they only
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 __all__ = [
     "AgentEvalError",
+    "BudgetExhausted",
     "ConfigError",
     "DecodeError",
     "FormatterLockError",
@@ -208,6 +211,15 @@ class JudgeContextLengthError(JudgeError):
     """
 
     error_type = "context_length_exceeded"
+
+
+class BudgetExhausted(JudgeError):
+    """The call was not sent because it would cross the run's token or cost budget."""
+
+    error_type = "budget"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, attempts=0)
 
 
 class StoreError(AgentEvalError):

@@ -34,6 +34,8 @@ __all__ = [
     "JsonOpt",
     "JudgeOpt",
     "MaxContextTokensOpt",
+    "MaxCostOpt",
+    "MaxJudgeTokensOpt",
     "MaxRetriesOpt",
     "MetricOpt",
     "ModeOpt",
@@ -123,6 +125,20 @@ CachePathOpt = Annotated[
         help="Judge-call cache file (default $AGENT_EVAL_CACHE_PATH, else the per-user cache).",
     ),
 ]
+MaxJudgeTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-judge-tokens",
+        help="Run budget: most judge tokens; then the rest is skipped (budget).",
+    ),
+]
+MaxCostOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--max-cost",
+        help="Run budget: most USD (needs the judge's price); then skip (budget).",
+    ),
+]
 RpmOpt = Annotated[float | None, typer.Option("--rpm", help="Most judge requests per minute.")]
 TpmOpt = Annotated[float | None, typer.Option("--tpm", help="Most judge tokens per minute.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")]
@@ -140,7 +156,7 @@ GateOpt = Annotated[
 SCORING_FLAGS = (
     "metric", "judge", "base_url", "api_key_env", "mode", "concurrency", "timeout",
     "max_retries", "max_context_tokens", "with_reference", "references", "temperature", "out",
-    "cache_path", "rpm", "tpm",
+    "cache_path", "rpm", "tpm", "max_judge_tokens", "max_cost",
 )  # fmt: skip
 """Parameters passed as they are to the ``[score]`` settings of the same name."""
 

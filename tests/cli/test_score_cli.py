@@ -105,7 +105,7 @@ def test_dry_run_plans_calls_tokens_and_cost(tmp_path: Path) -> None:
 def test_full_run_writes_matching_stores_without_the_key(
     fake_server: FakeModelServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.DEBUG)  # openai, httpx and instructor log requests at DEBUG
+    caplog.set_level(logging.DEBUG)  # openai and httpx2 log requests at DEBUG
     fake_server.add_rule(InvalidVerdict("1.0"), contains="IMPOSSIBLE")
     script_goal_judge(fake_server)
     out_dir = tmp_path / "run"
@@ -332,7 +332,12 @@ def test_finished_run_leaves_no_sqlite_wal_or_shm_files(
     out_dir = tmp_path / "run"
     code, _, err = score(str(sample(tmp_path)), *judge_args(fake_server, out_dir))
     assert code == 0, err
-    expected = {"results.db", "results.jsonl", "renderings.jsonl"}  # the cache is per user
+    expected = {  # the judge-call cache is per user, not in OUT/
+        "results.db",
+        "results.jsonl",
+        "renderings.jsonl",
+        "conversations.jsonl",
+    }
     assert {p.name for p in out_dir.iterdir()} == expected
     code, _, err = score(
         str(sample(tmp_path)), *judge_args(fake_server, out_dir), "--resume", "run"

@@ -16,7 +16,8 @@ SHARED = {
     "--metric", "--judge", "--base-url", "--api-key-env", "--mode", "--concurrency", "--timeout",
     "--max-retries", "--max-context-tokens", "--with-reference", "--references", "--temperature",
     "--formatter-path", "--out", "--config", "--dry-run", "--format", "--no-cache",
-    "--refresh-cache", "--cache-path", "--rpm", "--tpm", "--gate",
+    "--refresh-cache", "--cache-path", "--rpm", "--tpm", "--gate", "--max-judge-tokens",
+    "--max-cost",
 }  # fmt: skip
 
 
