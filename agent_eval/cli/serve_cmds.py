@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import signal
 import sys
 from pathlib import Path
@@ -156,7 +155,6 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     Exit codes: 0 stopped cleanly (Ctrl-C or SIGTERM); 2 a usage or configuration error (no
     judge configured, the port in use).
     """
-    logging.getLogger("instructor").setLevel(logging.CRITICAL)
     overrides = {
         "metric": metric,
         "formatter": formatter,
