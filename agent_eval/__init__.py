@@ -57,8 +57,8 @@ if _TYPE_CHECKING:  # the lazily imported names, for type checkers and IDEs
 __version__ = "0.1.0"
 
 # Imported on first use (PEP 562) so that ``import agent_eval`` and every CLI command stay fast:
-# analysis pulls in statsmodels and numpy, the scoring API the judge stack, langchain-core the
-# LangChain bridge; only the data model and the errors are imported eagerly.
+# analysis pulls in statsmodels, scipy and numpy, the scoring API the judge stack, langchain-core
+# the LangChain bridge; only the data model and the errors are imported eagerly.
 _LAZY = {
     "calibrate": "agent_eval.analysis.calibration",
     "compare_formatters": "agent_eval.analysis.paired",

@@ -7,7 +7,7 @@ Example::
     from agent_eval.judges.openai_judge import OpenAIJudge
 
     traces = ingest("traces/")
-    summary = agent_eval.score(
+    summary = agent_eval.score(  # closes the judge's connections before it returns
         traces,
         metric="goal_accuracy",
         formatter="ragas-pretty@1",
@@ -137,8 +137,21 @@ async def ascore(
 def score(traces: Iterable[AgentTrace], **options: Any) -> RunSummary:
     """Blocking :func:`ascore` (same arguments); use :func:`ascore` inside an event loop.
 
+    The event loop is this call's own, so everything opened in it is closed before it returns:
+    a :class:`Judge` passed in is closed (:meth:`Judge.aclose`) at the end, which releases its
+    connections and leaves it usable again (a later call opens new ones).
+
     Raises:
         RuntimeError: called from a running event loop.
 
     """
-    return asyncio.run(ascore(traces, **options))
+
+    async def run_and_close() -> RunSummary:
+        try:
+            return await ascore(traces, **options)
+        finally:
+            judge = options.get("judge")
+            if isinstance(judge, Judge):
+                await judge.aclose()
+
+    return asyncio.run(run_and_close())

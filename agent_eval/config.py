@@ -87,8 +87,8 @@ class ScoreConfig(BaseModel):
         dry_run: Plan only; call no judge.
         fail_under: Exit 1 when the mean score is below this (0-1).
         cache: Judge-call cache mode: ``use``, ``refresh`` or ``off``.
-        cache_path: The cache file; ``OUT/judge-cache.db`` (or ``runs/judge-cache.db``) when
-            unset.
+        cache_path: The cache file; the per-user cache
+            (:func:`~agent_eval.run.judge_stack.default_cache_path`) when unset.
         rpm / tpm: Client-side requests / tokens per minute; ``None`` for no limit.
         max_judge_tokens / max_cost: The run's budget in judge tokens (prompt + completion) and
             USD, checked before every judge call (:mod:`agent_eval.run.budget`); ``None``: none.

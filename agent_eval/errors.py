@@ -21,6 +21,8 @@ Hierarchy::
     │   │                          out of a run)
     │   ├── JudgeOutputError       the reply never validated against the verdict schema
     │   ├── JudgeTransportError    HTTP/timeout/connection failure after all retries
+    │   ├── JudgeContextLengthError  the endpoint refused the prompt as longer than the
+    │   │                          model's context window (not retried)
     │   └── BudgetExhausted        the call was not sent: it would cross the run's budget
     │                              (the unit is skipped with reason ``budget``)
     └── StoreError                 the results store or cache cannot be used
@@ -39,6 +41,7 @@ __all__ = [
     "FormatterLockError",
     "InputError",
     "InvalidSpanError",
+    "JudgeContextLengthError",
     "JudgeError",
     "JudgeNotConfiguredError",
     "JudgeOutputError",
@@ -161,6 +164,8 @@ class JudgeError(AgentEvalError):
         raw_reply: The last raw completion text, when there was one.
         input_tokens: Prompt tokens spent before the failure, summed over attempts.
         output_tokens: Completion tokens spent before the failure, summed over attempts.
+        usage_known: False when some reply came without a usage report (counts are a lower
+            bound).
 
     """
 
@@ -174,8 +179,10 @@ class JudgeError(AgentEvalError):
         raw_reply: str | None = None,
         input_tokens: int = 0,
         output_tokens: int = 0,
+        usage_known: bool = True,
     ) -> None:
         self.attempts = attempts
+        self.usage_known = usage_known
         self.raw_reply = raw_reply
         self.input_tokens = input_tokens
         self.output_tokens = output_tokens
@@ -192,6 +199,18 @@ class JudgeTransportError(JudgeError):
     """The judge endpoint could not be reached or kept failing after all retries."""
 
     error_type = "judge_unavailable"
+
+
+class JudgeContextLengthError(JudgeError):
+    """The endpoint refused the request as longer than the model's context window.
+
+    OpenAI reports it as HTTP 400 with error code ``context_length_exceeded``; vLLM, llama.cpp
+    server and others say "maximum context length" or "context window" in the message. It is
+    not retried: the same prompt fails again. Lower ``--max-context-tokens`` to skip such
+    conversations before any call, or use a judge with a longer context.
+    """
+
+    error_type = "context_length_exceeded"
 
 
 class BudgetExhausted(JudgeError):

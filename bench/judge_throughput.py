@@ -178,7 +178,6 @@ _IDLE = {"select", "poll", "epoll.poll", "select.epoll.poll", "EpollSelector.sel
 
 
 async def _raw_calls(base_url: str, traces: list[Any], concurrency: int) -> int:
-    import httpx
     import openai
     import orjson
 
@@ -191,7 +190,7 @@ async def _raw_calls(base_url: str, traces: list[Any], concurrency: int) -> int:
     schema = GoalAndOutcome.model_json_schema()
     tool = {"type": "function", "function": {"name": "GoalAndOutcome", "parameters": schema}}
     choice = {"type": "function", "function": {"name": "GoalAndOutcome"}}
-    http_client = judge_http_client({})  # the judge's transport (aiohttp when installed)
+    http_client = judge_http_client({})  # the judge's transport (openai's aiohttp client)
     client = openai.AsyncOpenAI(base_url=base_url, api_key="bench-key", http_client=http_client)
     slots = asyncio.Semaphore(concurrency)
 
@@ -200,8 +199,8 @@ async def _raw_calls(base_url: str, traces: list[Any], concurrency: int) -> int:
         body = {"model": MODEL, "messages": list(request.messages), "tools": [tool],
                 "tool_choice": choice, "temperature": 0}  # fmt: skip
         async with slots:
-            reply = await client.post("/chat/completions", body=body, cast_to=httpx.Response)
-        call = orjson.loads(reply.content)["choices"][0]["message"]["tool_calls"][0]
+            reply = await client.post("/chat/completions", body=body, cast_to=bytes)
+        call = orjson.loads(reply)["choices"][0]["message"]["tool_calls"][0]
         GoalAndOutcome.model_validate_json(call["function"]["arguments"])
 
     await asyncio.gather(*(one(t) for t in traces))
@@ -211,7 +210,7 @@ async def _raw_calls(base_url: str, traces: list[Any], concurrency: int) -> int:
 
 def raw_floor(base_url: str, traces: list[Any], concurrency: int) -> float:
     """CPU ms per call of the bare openai client (``AsyncOpenAI.post``, no request transform,
-    no typed response, no instructor) plus pydantic validation: what the HTTP layer costs."""
+    no typed response) plus pydantic validation: what the HTTP layer costs."""
     cpu = time.process_time()
     calls = asyncio.run(_raw_calls(base_url, traces, concurrency))
     return (time.process_time() - cpu) / calls * 1000
@@ -222,8 +221,8 @@ def _package(path: str) -> str:
         return path.split("site-packages/", 1)[1].split("/", 1)[0]
     if "/agent_eval/" in path:
         return "agent_eval/" + path.split("/agent_eval/", 1)[1].split("/", 1)[0]
-    if "/formatters/" in path:
-        return "formatters"
+    if "/agent_eval_formatters/" in path:
+        return "agent_eval_formatters"
     if "/lib/python" in path:
         return "stdlib/" + path.rsplit("/lib/python", 1)[1].split("/", 2)[1]
     return path or "<builtin>"
@@ -343,7 +342,7 @@ def main() -> int:
               f"({cpu['cpu']:.2f} s CPU / {cpu['requests']:.0f} calls)")  # fmt: skip
         floor_ms = raw_floor(fast_url, cpu_traces, concurrency)
         print(f"    of which the bare openai client (low-level post + pydantic, no request "
-              f"transform, no instructor) costs {floor_ms:.3f} ms per call")  # fmt: skip
+              f"transform, no re-ask loop) costs {floor_ms:.3f} ms per call")  # fmt: skip
         profile_ours(fast_url, cpu_traces, concurrency)
         if args.skip_ragas:
             print("\n[3] Ragas: skipped (--skip-ragas)")

@@ -37,6 +37,15 @@ def shared_data(shared_dir: Path) -> Path:
     return shared_dir / "data"
 
 
+@pytest.fixture(autouse=True)
+def _judge_cache_in_tmp(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test's default judge-call cache is its own file, never the user's cache."""
+    cache = tmp_path_factory.mktemp("user-cache") / "judge-cache.db"
+    monkeypatch.setenv("AGENT_EVAL_CACHE_PATH", str(cache))
+
+
 @pytest.fixture
 def fake_server() -> Iterator[FakeModelServer]:
     """A started :class:`~agent_eval.testing.FakeModelServer` (no latency, no faults, no rules)."""

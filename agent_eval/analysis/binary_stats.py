@@ -3,7 +3,9 @@
 Every function takes equal-length sequences of ints in ``{0, 1}`` (or a 2x2 count table) and
 returns plain floats, or ``None`` where the statistic is undefined (never NaN):
 
-- :func:`cohen_kappa`: Cohen's kappa, computed by scikit-learn's ``cohen_kappa_score``.
+- :func:`cohen_kappa`: Cohen's kappa (Cohen 1960, "A coefficient of agreement for nominal
+  scales", Educational and Psychological Measurement 20(1)), ``(p_o - p_e) / (1 - p_e)``, as
+  computed by statsmodels' ``inter_rater.cohens_kappa`` on the 2x2 table.
 - :func:`kappa_interval`: its 95% confidence interval from the large-sample standard error of
   Fleiss, Cohen & Everitt (1969), "Large sample standard errors of kappa and weighted kappa",
   Psychological Bulletin 72(5), as implemented by statsmodels' ``inter_rater.cohens_kappa``
@@ -21,7 +23,6 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
-from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.inter_rater import cohens_kappa
 from statsmodels.stats.proportion import proportion_confint
@@ -54,19 +55,19 @@ def _finite(value: float) -> float | None:
 
 
 def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float | None:
-    """Cohen's kappa of two raters' binary outcomes (scikit-learn).
+    """Cohen's kappa of two raters' binary outcomes (statsmodels' ``cohens_kappa``).
 
     Returns:
         Kappa in [-1, 1], or ``None`` when undefined (no items, or chance agreement is 1,
         e.g. both raters gave one and the same outcome to every item).
 
     """
-    table_2x2(a, b)
+    table = np.asarray(table_2x2(a, b), dtype=float)
     if not a:
         return None
     with warnings.catch_warnings():  # undefined kappa: a warning and NaN, mapped to None
         warnings.simplefilter("ignore")
-        return _finite(cohen_kappa_score(list(a), list(b), labels=[0, 1]))
+        return _finite(cohens_kappa(table).kappa)
 
 
 def kappa_interval(a: Sequence[int], b: Sequence[int]) -> tuple[float, float, float] | None:

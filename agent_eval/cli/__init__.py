@@ -2,6 +2,7 @@
 
 from agent_eval.cli import (  # noqa: F401  (each module registers its commands on ``app``)
     analysis_cmds,
+    cache_cmds,
     errors_cmds,
     export_cmds,
     formatters_cmds,
@@ -13,5 +14,7 @@ from agent_eval.cli import (  # noqa: F401  (each module registers its commands 
     serve_cmds,
 )
 from agent_eval.cli.app import app, main
+
+app.add_typer(cache_cmds.cache_app, name="cache")
 
 __all__ = ["app", "main"]

@@ -10,7 +10,6 @@ every ``agent-eval`` command.
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,6 +26,36 @@ from agent_eval.cli.analysis_options import (
     usage_errors,
 )
 from agent_eval.cli.app import app
+from agent_eval.cli.scoring_options import (
+    ApiKeyEnvOpt,
+    BaseUrlOpt,
+    CachePathOpt,
+    ConcurrencyOpt,
+    ConfigOpt,
+    DryRunOpt,
+    FormatOpt,
+    FormatterPathOpt,
+    GateOpt,
+    JsonOpt,
+    JudgeOpt,
+    MaxContextTokensOpt,
+    MaxCostOpt,
+    MaxJudgeTokensOpt,
+    MaxRetriesOpt,
+    MetricOpt,
+    ModeOpt,
+    NoCacheOpt,
+    OutOpt,
+    PathsArg,
+    ReferencesOpt,
+    RefreshCacheOpt,
+    RpmOpt,
+    TemperatureOpt,
+    TimeoutOpt,
+    TpmOpt,
+    WithReferenceOpt,
+    config_overrides,
+)
 from agent_eval.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -35,12 +64,6 @@ if TYPE_CHECKING:
 
 __all__ = ["calibrate_cmd", "compare_cmd", "stability_cmd"]
 
-ConfigOpt = Annotated[Path | None, typer.Option("--config", help="agent-eval.toml to read.")]
-GateOpt = Annotated[
-    list[str] | None,
-    typer.Option("--gate", help="[NAME=]STATISTIC>=THRESHOLD/ITEMS, e.g. accuracy>=0.8/50."),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON summary on stdout.")]
 LabelsOpt = Annotated[
     Path | None, typer.Option("--labels", help="JSONL/CSV of {conversation_id, label}.")
 ]
@@ -126,45 +149,8 @@ def calibrate_cmd(  # noqa: PLR0917  (one parameter per CLI option)
 
 # -- compare and stability: scoring options shared with `agent-eval score` -----------------
 
-PathsArg = Annotated[list[str], typer.Argument(help="Inputs: files, directories, globs.")]
-MetricOpt = Annotated[str | None, typer.Option("--metric", help="Metric (goal_accuracy).")]
-JudgeOpt = Annotated[str | None, typer.Option("--judge", help="Judge model name.")]
-BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible URL.")]
-KeyEnvOpt = Annotated[str | None, typer.Option("--api-key-env", help="Env var with the key.")]
-ModeOpt = Annotated[
-    str | None, typer.Option("--mode", help="Structured output: tools | json_schema | json.")
-]
-ConcurrencyOpt = Annotated[int | None, typer.Option("--concurrency")]
-RefOpt = Annotated[bool | None, typer.Option("--with-reference/--without-reference")]
-RefsOpt = Annotated[Path | None, typer.Option("--references", help="JSONL/CSV references.")]
-TempOpt = Annotated[float | None, typer.Option("--temperature", help="Judge temperature.")]
-OutOpt = Annotated[Path | None, typer.Option("--out", help="Output dir (runs/RUN_ID).")]
-CacheOpt = Annotated[
-    Path | None, typer.Option("--cache-path", help="Judge-call cache file (OUT/judge-cache.db).")
-]
-NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Call the judge for everything.")]
-RefreshOpt = Annotated[
-    bool, typer.Option("--refresh-cache", help="Call the judge again; overwrite the cache.")
-]
-RpmOpt = Annotated[float | None, typer.Option("--rpm", help="Most judge requests per minute.")]
-TpmOpt = Annotated[float | None, typer.Option("--tpm", help="Most judge tokens per minute.")]
-FormatOpt = Annotated[str | None, typer.Option("--format", help="Input container, or auto.")]
-MaxTokensOpt = Annotated[
-    int | None, typer.Option("--max-judge-tokens", help="Run budget: most judge tokens.")
-]
-MaxCostOpt = Annotated[
-    float | None, typer.Option("--max-cost", help="Run budget: most USD (needs a price).")
-]
-
-
 COMPARE_STATISTICS = ("mean_score", "agreement", "accuracy")
 """What ``compare`` measures (``accuracy`` only with labels, given or carried by the traces)."""
-SCORING_FLAGS = (
-    "metric", "judge", "base_url", "api_key_env", "mode", "concurrency", "with_reference",
-    "references", "temperature", "out", "cache_path", "rpm", "tpm", "max_judge_tokens",
-    "max_cost",
-)  # fmt: skip
-"""The ``compare``/``stability`` parameters passed as is to the ``[score]`` settings."""
 
 
 def _scoring_setup(
@@ -173,8 +159,8 @@ def _scoring_setup(
     """The scoring settings and declared gates of ``compare``/``stability``.
 
     Args:
-        options: The command's parameters (its ``locals()``): :data:`SCORING_FLAGS`, ``paths``,
-            ``input_format``, ``no_cache``, ``refresh_cache``, ``gate`` and ``config``.
+        options: The command's parameters (its ``locals()``): the shared scoring options of
+            :mod:`agent_eval.cli.scoring_options`, ``gate`` and ``config``.
         statistics: What the command measures (a ``--gate`` for another is refused).
         extra: More ``[score]`` overrides (``formatter``).
 
@@ -182,18 +168,12 @@ def _scoring_setup(
         ConfigError / InputError: An invalid setting or gate, or no input paths.
 
     """
-    logging.getLogger("instructor").setLevel(logging.CRITICAL)  # failures become result rows
     from agent_eval.cli import analysis_runs as runs
+    from agent_eval.formatting import load_formatters
 
-    cache = "off" if options["no_cache"] else "refresh" if options["refresh_cache"] else None
-    cfg = runs.scoring_config(
-        options["config"],
-        paths=tuple(options["paths"]),
-        format=options["input_format"],
-        cache=cache,
-        **{name: options[name] for name in SCORING_FLAGS},
-        **extra,
-    )
+    cfg = runs.scoring_config(options["config"], **config_overrides(options), **extra)
+    for location in cfg.formatter_path:
+        load_formatters(location)
     gates = gates_from(config_path(options["config"]), options["gate"] or [], statistics=statistics)
     return cfg, gates
 
@@ -207,23 +187,28 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     metric: MetricOpt = None,
     judge: JudgeOpt = None,
     base_url: BaseUrlOpt = None,
-    api_key_env: KeyEnvOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
     mode: ModeOpt = None,
     concurrency: ConcurrencyOpt = None,
-    with_reference: RefOpt = None,
-    references: RefsOpt = None,
-    temperature: TempOpt = None,
+    timeout: TimeoutOpt = None,
+    max_retries: MaxRetriesOpt = None,
+    max_context_tokens: MaxContextTokensOpt = None,
+    with_reference: WithReferenceOpt = None,
+    references: ReferencesOpt = None,
+    temperature: TemperatureOpt = None,
+    formatter_path: FormatterPathOpt = None,
     labels: LabelsOpt = None,
     label_field: LabelFieldOpt = None,
     out: OutOpt = None,
-    cache_path: CacheOpt = None,
+    cache_path: CachePathOpt = None,
     no_cache: NoCacheOpt = False,
-    refresh_cache: RefreshOpt = False,
+    refresh_cache: RefreshCacheOpt = False,
     rpm: RpmOpt = None,
     tpm: TpmOpt = None,
-    max_judge_tokens: MaxTokensOpt = None,
+    max_judge_tokens: MaxJudgeTokensOpt = None,
     max_cost: MaxCostOpt = None,
     input_format: FormatOpt = None,
+    dry_run: DryRunOpt = False,
     as_json: JsonOpt = False,
     gate: GateOpt = None,
     config: ConfigOpt = None,
@@ -235,6 +220,10 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
             raise ConfigError(f"--formatters needs two or more distinct formatters, got {names}")
         cfg, gates = _scoring_setup(locals(), COMPARE_STATISTICS)
         from agent_eval.cli import analysis_runs as runs
+
+        if cfg.dry_run:
+            runs.print_plans(cfg, names)
+            return
 
         run_id, directory, cmp = runs.compare_for(
             cfg, names, labels=labels, label_field=label_field, argv=sys.argv
@@ -254,21 +243,26 @@ def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     metric: MetricOpt = None,
     judge: JudgeOpt = None,
     base_url: BaseUrlOpt = None,
-    api_key_env: KeyEnvOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
     mode: ModeOpt = None,
     concurrency: ConcurrencyOpt = None,
-    with_reference: RefOpt = None,
-    references: RefsOpt = None,
-    temperature: TempOpt = None,
+    timeout: TimeoutOpt = None,
+    max_retries: MaxRetriesOpt = None,
+    max_context_tokens: MaxContextTokensOpt = None,
+    with_reference: WithReferenceOpt = None,
+    references: ReferencesOpt = None,
+    temperature: TemperatureOpt = None,
+    formatter_path: FormatterPathOpt = None,
     out: OutOpt = None,
-    cache_path: CacheOpt = None,
+    cache_path: CachePathOpt = None,
     no_cache: NoCacheOpt = False,
-    refresh_cache: RefreshOpt = False,
+    refresh_cache: RefreshCacheOpt = False,
     rpm: RpmOpt = None,
     tpm: TpmOpt = None,
-    max_judge_tokens: MaxTokensOpt = None,
+    max_judge_tokens: MaxJudgeTokensOpt = None,
     max_cost: MaxCostOpt = None,
     input_format: FormatOpt = None,
+    dry_run: DryRunOpt = False,
     as_json: JsonOpt = False,
     gate: GateOpt = None,
     config: ConfigOpt = None,
@@ -291,6 +285,10 @@ def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
             locals(), ("unanimity",), formatter=formatter, redecompose=redecompose or None
         )
         from agent_eval.cli import analysis_runs as runs
+
+        if cfg.dry_run:
+            runs.print_plans(cfg, [cfg.formatter], repeats=repeats)
+            return
 
         run_id, directory, st = runs.stability_for(cfg, repeats, sys.argv)
         runs.emit(as_json, run_id, directory, name="stability", model=st)

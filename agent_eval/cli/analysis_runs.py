@@ -62,9 +62,9 @@ from agent_eval.report.terminal import (
 )
 from agent_eval.result import MetricResult
 from agent_eval.run.budget import BUDGET_SKIP, Budget, budget_line
-from agent_eval.run.cache import CACHE_FILENAME, JudgeCache
+from agent_eval.run.cache import JudgeCache
 from agent_eval.run.engine import new_run_id
-from agent_eval.run.judge_stack import JudgeStack, wrap_judge
+from agent_eval.run.judge_stack import JudgeStack, default_cache_path, wrap_judge
 from agent_eval.run.record import reproducibility_record, request_parameters
 from agent_eval.trace import AgentTrace
 
@@ -73,6 +73,7 @@ __all__ = [
     "compare_for",
     "emit",
     "labels_for",
+    "print_plans",
     "run_compare",
     "run_repeats",
     "scoring_config",
@@ -162,7 +163,7 @@ def _stack(
     return wrap_judge(
         inner,
         cache_mode=cfg.cache if cached else "off",
-        cache_path=cfg.cache_path or out / CACHE_FILENAME,
+        cache_path=cfg.cache_path or default_cache_path(),
         requests_per_minute=cfg.rpm,
         tokens_per_minute=cfg.tpm,
         parameters={"mode": cfg.mode},
@@ -271,7 +272,7 @@ def run_repeats(
     inner = _judge(cfg)
     budget = _budget(cfg, inner)
     limited = _stack(cfg, inner, out, cached=False, budget=budget).judge
-    cache = None if cfg.cache == "off" else JudgeCache(cfg.cache_path or out / CACHE_FILENAME)
+    cache = None if cfg.cache == "off" else JudgeCache(cfg.cache_path or default_cache_path())
     work = score_repeats(
         traces, repeats=repeats, formatter=cfg.formatter, metric=_metric(cfg, out), judge=limited,
         cache=cache, out=out, run_id=run_id, concurrency=cfg.concurrency,
@@ -440,6 +441,36 @@ _TABLES: dict[str, Callable[[Any], RenderableType]] = {
     "comparison": comparison_tables,
     "stability": stability_tables,
 }
+
+
+def print_plans(cfg: ScoreConfig, formatters: Sequence[str], repeats: int = 1) -> None:
+    """``--dry-run`` of ``compare``/``stability``: the plan of each formatter; no judge call.
+
+    ``repeats`` (stability) multiplies the judge calls and cost shown in the last line.
+
+    Raises:
+        AgentEvalError: unreadable inputs, an unknown metric or formatter.
+
+    """
+    from agent_eval.formatting.registry import get_formatter
+    from agent_eval.run.plan import plan_run
+
+    traces = _traces(cfg)
+    metric = _metric(cfg)
+    references = load_references(cfg.references) if cfg.references else None
+    for name in formatters:
+        plan = plan_run(
+            traces,
+            metric=metric,
+            formatter=get_formatter(name),
+            judge_model=cfg.judge,
+            references=references,
+            max_context_tokens=cfg.max_context_tokens,
+            prices=PriceTable.from_config(cfg.prices),
+        )
+        out_console.print(plan.table())
+    if repeats > 1:
+        out_console.print(f"x {repeats} repeats: the judge calls and cost above, {repeats} times")
 
 
 def emit(as_json: bool, run_id: str, directory: Path, *, name: str, model: BaseModel) -> None:

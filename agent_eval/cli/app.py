@@ -25,9 +25,30 @@ app = typer.Typer(
     help="Score recorded LLM-agent conversations (OpenTelemetry spans) with LLM judges.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, pwsh)
 )
 err_console = Console(stderr=True)
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"agent-eval {version('otel-agent-eval')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        help="Print the version and exit.",
+        callback=_show_version,
+        is_eager=True,
+    ),
+) -> None:
+    """Score recorded LLM-agent conversations (OpenTelemetry spans) with LLM judges."""
 
 
 def main() -> None:

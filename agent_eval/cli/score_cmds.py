@@ -18,7 +18,6 @@ Every setting can come from ``agent-eval.toml`` (see :mod:`agent_eval.config`).
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -34,7 +33,6 @@ from agent_eval.analysis.gates import Gate, GateCount
 from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
 from agent_eval.cli.event_options import EventOptions, EventsFile, OtlpEndpoint
-from agent_eval.cli.formatter_options import FormatterPath
 from agent_eval.cli.judge_setup import (
     HOW_TO_CONFIGURE,
     build_judge,
@@ -44,6 +42,35 @@ from agent_eval.cli.judge_setup import (
     missing_judge,
 )
 from agent_eval.cli.score_inputs import check_references, read_inputs
+from agent_eval.cli.scoring_options import (
+    ApiKeyEnvOpt,
+    BaseUrlOpt,
+    CachePathOpt,
+    ConcurrencyOpt,
+    ConfigOpt,
+    DryRunOpt,
+    FormatOpt,
+    FormatterPathOpt,
+    GateOpt,
+    JudgeOpt,
+    MaxContextTokensOpt,
+    MaxCostOpt,
+    MaxJudgeTokensOpt,
+    MaxRetriesOpt,
+    MetricOpt,
+    ModeOpt,
+    NoCacheOpt,
+    OutOpt,
+    PathsArg,
+    ReferencesOpt,
+    RefreshCacheOpt,
+    RpmOpt,
+    TemperatureOpt,
+    TimeoutOpt,
+    TpmOpt,
+    WithReferenceOpt,
+    config_overrides,
+)
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
 from agent_eval.costs import (
     PriceTable,
@@ -71,7 +98,12 @@ from agent_eval.report.unit_contexts import write_units
 from agent_eval.result import MetricResult
 from agent_eval.run.budget import BUDGET_SKIP, Budget, budget_line
 from agent_eval.run.engine import Engine, new_run_id, utc_now
-from agent_eval.run.judge_stack import JudgeStack, default_cache_path, wrap_judge
+from agent_eval.run.judge_stack import (
+    DEFAULT_RUNS_DIR,
+    JudgeStack,
+    default_cache_path,
+    wrap_judge,
+)
 from agent_eval.run.plan import RunPlan, plan_run
 from agent_eval.run.record import reproducibility_record, request_parameters
 from agent_eval.run.runs import RunRef, check_identity, find_run, finished_results
@@ -397,7 +429,7 @@ def _wrap(judge: Judge, cfg: ScoreConfig, budget: Budget | None = None) -> Judge
     return wrap_judge(
         judge,
         cache_mode=cfg.cache,
-        cache_path=cfg.cache_path or default_cache_path(cfg.out),
+        cache_path=cfg.cache_path or default_cache_path(),
         requests_per_minute=cfg.rpm,
         tokens_per_minute=cfg.tpm,
         parameters={"mode": cfg.mode},
@@ -513,7 +545,7 @@ async def _score(
 
 def decompositions_path(out: Path | None) -> Path:
     """``OUT/decompositions.db``, or ``runs/decompositions.db`` without ``--out``."""
-    return default_cache_path(out).parent / DECOMPOSITIONS_FILENAME
+    return (out if out is not None else DEFAULT_RUNS_DIR) / DECOMPOSITIONS_FILENAME
 
 
 def _pin_decompositions(engines: Sequence[Engine], cfg: ScoreConfig) -> DecompositionCache | None:
@@ -591,23 +623,10 @@ def _gate(summary: RunSummary, fail_under: float | None, out: Console) -> int:
 
 @app.command()
 def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
-    paths: Annotated[
-        list[str] | None,
-        typer.Argument(help="Inputs: files, directories, globs.", show_default=False),
-    ] = None,
-    metric: Annotated[
-        str | None,
-        typer.Option(
-            help=escape("Metrics, comma-separated: NAME[@V][params] (default goal_accuracy).")
-        ),
-    ] = None,
-    with_reference: Annotated[
-        bool | None,
-        typer.Option("--with-reference/--without-reference", help="Compare against references."),
-    ] = None,
-    references: Annotated[
-        Path | None, typer.Option(help="JSONL/CSV of {conversation_id, reference}.")
-    ] = None,
+    paths: PathsArg = None,
+    metric: MetricOpt = None,
+    with_reference: WithReferenceOpt = None,
+    references: ReferencesOpt = None,
     tool_references: Annotated[
         Path | None,
         typer.Option(help="JSONL/CSV of {conversation_id, tool_calls}: expected tool calls."),
@@ -615,79 +634,37 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     formatter: Annotated[
         str | None, typer.Option(help="Formatter NAME@V (default ragas-pretty@1).")
     ] = None,
-    formatter_path: FormatterPath = None,
-    judge: Annotated[str | None, typer.Option(help="Judge model name.")] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL.")] = None,
-    api_key_env: Annotated[
-        str | None,
-        typer.Option(
-            help="Env var holding the key (default OPENAI_API_KEY). Naming an unset one is an "
-            "error, unless --base-url is on this machine (localhost), where no key is needed."
-        ),
-    ] = None,
-    mode: Annotated[
-        str | None, typer.Option(help="Structured output: tools | json_schema | json.")
-    ] = None,
-    concurrency: Annotated[
-        int | None, typer.Option(help="Conversations at once (default 16).")
-    ] = None,
-    timeout: Annotated[
-        float | None, typer.Option(help="Per-request timeout, seconds (default 60).")
-    ] = None,
-    max_retries: Annotated[
-        int | None, typer.Option(help="Re-asks after an invalid reply (default 2).")
-    ] = None,
-    max_context_tokens: Annotated[
-        int | None, typer.Option(help="Skip longer prompts (default 128000).")
-    ] = None,
-    out: Annotated[
-        Path | None, typer.Option(help="Output directory (default runs/RUN_ID).")
-    ] = None,
-    config: Annotated[
-        Path | None, typer.Option(help="TOML config (default ./agent-eval.toml).")
-    ] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Plan only; call no judge.")] = False,
+    formatter_path: FormatterPathOpt = None,
+    judge: JudgeOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
+    mode: ModeOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    timeout: TimeoutOpt = None,
+    max_retries: MaxRetriesOpt = None,
+    max_context_tokens: MaxContextTokensOpt = None,
+    temperature: TemperatureOpt = None,
+    out: OutOpt = None,
+    config: ConfigOpt = None,
+    dry_run: DryRunOpt = False,
     fail_under: Annotated[
         float | None, typer.Option(help="Exit 1 when the mean score is below this.")
     ] = None,
-    format: Annotated[
-        str | None, typer.Option("--format", help="Input container, or auto.")
-    ] = None,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Neither read nor write the judge-call cache.")
-    ] = False,
-    refresh_cache: Annotated[
-        bool, typer.Option("--refresh-cache", help="Call the judge again; overwrite the cache.")
-    ] = False,
-    cache_path: Annotated[
-        Path | None, typer.Option(help="Judge-call cache file (default OUT/judge-cache.db).")
-    ] = None,
-    rpm: Annotated[float | None, typer.Option(help="Most judge requests per minute.")] = None,
-    tpm: Annotated[float | None, typer.Option(help="Most judge tokens per minute.")] = None,
-    max_judge_tokens: Annotated[
-        int | None,
-        typer.Option(help="Run budget: most judge tokens; then the rest is skipped (budget)."),
-    ] = None,
-    max_cost: Annotated[
-        float | None,
-        typer.Option(help="Run budget: most USD (needs the judge's price); then skip (budget)."),
-    ] = None,
+    format: FormatOpt = None,
+    no_cache: NoCacheOpt = False,
+    refresh_cache: RefreshCacheOpt = False,
+    cache_path: CachePathOpt = None,
+    rpm: RpmOpt = None,
+    tpm: TpmOpt = None,
+    max_judge_tokens: MaxJudgeTokensOpt = None,
+    max_cost: MaxCostOpt = None,
     resume: Annotated[
         str | None, typer.Option(help="Continue an interrupted run: RUN_ID or its directory.")
     ] = None,
     retry_errors: Annotated[
         str | None, typer.Option(help="Score again only the errored conversations of RUN.")
     ] = None,
-    gate: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--gate",
-            help=escape(  # rich markup would swallow the square brackets
-                "[NAME=]mean_score>=THRESHOLD/ITEMS or [NAME=]atoms>=THRESHOLD/ATOMS "
-                "(repeatable); also the [gates.<name>] tables of agent-eval.toml."
-            ),
-        ),
-    ] = None,
+    gate: GateOpt = None,
     redecompose: Annotated[
         bool,
         typer.Option(
@@ -708,33 +685,10 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     metric, even when judge-free ones were scored; the variable named by --api-key-env
     unset; no input readable).
     """
-    logging.getLogger("instructor").setLevel(logging.CRITICAL)  # failures become result rows
-    overrides = {
-        "paths": tuple(paths) if paths else None,
-        "metric": metric,
-        "with_reference": with_reference,
-        "references": references,
+    overrides = config_overrides(locals()) | {
         "tool_references": tool_references,
         "formatter": formatter,
-        "formatter_path": tuple(formatter_path) if formatter_path else None,
-        "judge": judge,
-        "base_url": base_url,
-        "api_key_env": api_key_env,
-        "mode": mode,
-        "concurrency": concurrency,
-        "timeout": timeout,
-        "max_retries": max_retries,
-        "max_context_tokens": max_context_tokens,
-        "out": out,
-        "dry_run": dry_run or None,
         "fail_under": fail_under,
-        "format": format,
-        "cache": "off" if no_cache else "refresh" if refresh_cache else None,
-        "cache_path": cache_path,
-        "rpm": rpm,
-        "tpm": tpm,
-        "max_judge_tokens": max_judge_tokens,
-        "max_cost": max_cost,
         "resume": resume,
         "retry_errors": retry_errors,
         "redecompose": redecompose or None,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import signal
 import sys
 from pathlib import Path
@@ -52,7 +51,7 @@ async def _serve(
     stack = wrap_judge(
         build_judge(cfg, model),
         cache_mode=cfg.cache,
-        cache_path=cfg.cache_path or default_cache_path(cfg.out),
+        cache_path=cfg.cache_path or default_cache_path(),
         requests_per_minute=cfg.rpm,
         tokens_per_minute=cfg.tpm,
         parameters={"mode": cfg.mode},
@@ -156,7 +155,6 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     Exit codes: 0 stopped cleanly (Ctrl-C or SIGTERM); 2 a usage or configuration error (no
     judge configured, the port in use).
     """
-    logging.getLogger("instructor").setLevel(logging.CRITICAL)
     overrides = {
         "metric": metric,
         "formatter": formatter,

@@ -9,7 +9,7 @@ One concept per module:
 - :mod:`~agent_eval.formatting.loading`: formatters from a directory, file or module path.
 - :mod:`~agent_eval.formatting.probe_set`: the versioned probe traces.
 - :mod:`~agent_eval.formatting.fingerprint`: sha256 over the probe set's renderings.
-- :mod:`~agent_eval.formatting.lock`: ``formatters/formatters.lock`` and its check.
+- :mod:`~agent_eval.formatting.lock`: the built-ins' ``formatters.lock`` and its check.
 
 Example::
 

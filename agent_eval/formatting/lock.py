@@ -1,4 +1,4 @@
-"""``formatters/formatters.lock``: the frozen fingerprints of released formatter versions.
+"""``formatters.lock``: the frozen fingerprints of released formatter versions.
 
 Released versions are immutable, like database migrations. The lock records, for every locked
 identity (each release with default parameters, plus its ``lock_variants``), the fingerprint
@@ -48,8 +48,11 @@ __all__ = [
 
 
 def default_lock_path() -> Path:
-    """``formatters.lock`` inside the installed top-level ``formatters`` package."""
-    return Path(str(files("formatters").joinpath("formatters.lock")))
+    """``formatters.lock`` inside the installed ``agent_eval_formatters`` package.
+
+    In the repository: ``formatters/agent_eval_formatters/formatters.lock``.
+    """
+    return Path(str(files("agent_eval_formatters").joinpath("formatters.lock")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +106,7 @@ def lock_scope(path: Path) -> str | None:
     """The dotted package a lock file sits in, or ``None`` outside any package.
 
     A lock inside a package covers the formatters defined in that package only (the project's
-    ``formatters/formatters.lock`` covers ``formatters.*``, a third-party package's own lock its
+    the built-in lock covers ``agent_eval_formatters.*``, a third-party package's own lock its
     own modules); a lock outside any package covers every registered formatter.
     """
     parts: list[str] = []

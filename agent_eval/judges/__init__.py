@@ -2,7 +2,7 @@
 
 :mod:`~agent_eval.judges.base` holds the protocol (:class:`Judge`, :class:`JudgeRequest`,
 :class:`JudgeReply`) and the ``agent_eval.judges`` registry. Adapters: ``openai``
-(:mod:`~agent_eval.judges.openai_judge`, instructor over any OpenAI-compatible endpoint),
+(:mod:`~agent_eval.judges.openai_judge`, the openai client on any OpenAI-compatible endpoint),
 ``langchain`` (:mod:`~agent_eval.judges.langchain_judge`) and ``llama-cpp``
 (:mod:`~agent_eval.judges.llama_cpp_judge`, an extra). Adapters are imported on use.
 """

@@ -83,6 +83,8 @@ class JudgeReply(Generic[T]):
         attempts: HTTP requests (or local generations) made, retries included; 0 when cached.
         raw_reply: The last raw completion text (the JSON or tool arguments the model wrote).
         cached: True when the reply came from a judge-call cache, not the model.
+        usage_known: False when the endpoint reported no usage for some attempt (local
+            servers may not): the token counts are then a lower bound, not the cost.
 
     """
 
@@ -94,6 +96,7 @@ class JudgeReply(Generic[T]):
     attempts: int
     raw_reply: str
     cached: bool = False
+    usage_known: bool = True
 
 
 class Judge(ABC):

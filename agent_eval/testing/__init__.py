@@ -11,6 +11,7 @@ from agent_eval.testing.recording import RecordedRequest
 from agent_eval.testing.replies import (
     DEFAULT_FAULTS,
     INVALID_VERDICTS,
+    NO_USAGE,
     Hang,
     HttpError,
     InvalidVerdict,
@@ -27,6 +28,7 @@ from agent_eval.testing.server import FakeModelServer
 __all__ = [
     "DEFAULT_FAULTS",
     "INVALID_VERDICTS",
+    "NO_USAGE",
     "ClaimScript",
     "FakeModelServer",
     "Hang",

@@ -39,7 +39,7 @@ class CompletionBuilder:
         message = self._message(reply, request)
         with self._lock:
             completion_id = f"chatcmpl-{next(self._completions):06d}"
-        return {
+        body = {
             "id": completion_id,
             "object": "chat.completion",
             "created": int(time.time()),
@@ -54,10 +54,16 @@ class CompletionBuilder:
             ],
             "usage": _usage(reply.usage, request, message),
         }
+        if reply.usage is not None and not reply.usage.reported:
+            del body["usage"]
+        return body
 
     def _message(self, reply: ContentReply, request: RecordedRequest) -> dict[str, Any]:
         if isinstance(reply, Text):
-            return {"role": "assistant", "content": reply.content}
+            message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+            if reply.reasoning_content is not None:
+                message["reasoning_content"] = reply.reasoning_content
+            return message
         if isinstance(reply, ToolCalls):
             calls = [self._tool_call(call) for call in reply.calls]
             return {"role": "assistant", "content": reply.content, "tool_calls": calls}

@@ -153,7 +153,7 @@ class ChatHandlers:
         if isinstance(reply, InvalidVerdict):
             reply = Structured(reply.spoil(reply.base))
         if isinstance(reply, HttpError):
-            return _error(reply.status, reply.message, reply.retry_after)
+            return _error(reply.status, reply.message, reply.retry_after, reply.code)
         if isinstance(reply, Hang):
             await asyncio.sleep(reply.seconds)
             then = reply.then or HttpError(504, message="fake server: hung")
@@ -189,7 +189,9 @@ class ChatHandlers:
         return response
 
 
-def _error(status: int, message: str, retry_after: float | None = None) -> web.Response:
+def _error(
+    status: int, message: str, retry_after: float | None = None, code: str | None = None
+) -> web.Response:
     headers = {} if retry_after is None else {"Retry-After": f"{retry_after:g}"}
     kind = (
         "rate_limit_error"
@@ -198,7 +200,7 @@ def _error(status: int, message: str, retry_after: float | None = None) -> web.R
         if status >= 500
         else "invalid_request_error"
     )
-    body = {"error": {"message": message, "type": kind, "param": None, "code": str(status)}}
+    body = {"error": {"message": message, "type": kind, "param": None, "code": code or str(status)}}
     return web.Response(
         status=status, body=orjson.dumps(body), headers=headers, content_type="application/json"
     )

@@ -3,13 +3,14 @@
 A :class:`RecordedRequest` keeps the path, the JSON body and a monotonic arrival time, never a
 header: the ``Authorization`` header and any API key are not recorded.
 
-The structured-output mode of a chat-completions request is read the way instructor sends it:
+The structured-output mode of a chat-completions request is read the way the ``openai`` judge
+(and instructor) send it:
 
 * ``tools``: a ``tool_choice`` naming a function (or exactly one function tool); the schema
   name is that function's name;
 * ``json_schema``: ``response_format = {"type": "json_schema", "json_schema": {"name": ...}}``;
 * ``json_object``: ``response_format = {"type": "json_object"}``; the schema name is the
-  ``title`` of the first JSON schema object in a system message, where instructor puts it;
+  ``title`` of the first JSON schema object in a system message, where JSON mode puts it;
 * ``text``: anything else.
 """
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_FAULTS",
     "INVALID_VERDICTS",
+    "NO_USAGE",
     "ContentReply",
     "Fault",
     "Hang",
@@ -44,10 +45,19 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Token usage reported in a reply's ``usage`` object (counts of tokens)."""
+    """Token usage reported in a reply's ``usage`` object (counts of tokens).
+
+    ``reported=False`` (see :data:`NO_USAGE`) sends a reply with no ``usage`` object at all, as
+    some local servers do.
+    """
 
     prompt_tokens: int
     completion_tokens: int
+    reported: bool = True
+
+
+NO_USAGE = Usage(0, 0, reported=False)
+"""A reply without a ``usage`` object."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,11 +67,14 @@ class Text:
     Attributes:
         content: The assistant text.
         usage: Reported usage; estimated with ``o200k_base`` from the texts when ``None``.
+        reasoning_content: Sent as the message's ``reasoning_content`` (as DeepSeek, vLLM and
+            llama.cpp server do for reasoning models) when not ``None``.
 
     """
 
     content: str
     usage: Usage | None = None
+    reasoning_content: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,12 +141,15 @@ class HttpError:
         status: The HTTP status, e.g. 429, 500, 503.
         retry_after: Seconds for the ``Retry-After`` header (429/503); omitted when ``None``.
         message: The error message in the body.
+        code: The body's ``error.code`` (e.g. ``"context_length_exceeded"``); the status as a
+            string when ``None``.
 
     """
 
     status: int
     retry_after: float | None = None
     message: str = "fake server: injected error"
+    code: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,9 +27,9 @@ class Rule:
         reply: The reply, or a callable ``(RecordedRequest) -> Reply``.
         match: A predicate on the request's JSON body.
         contains: A substring that must occur in the messages' text.
-        schema: The response schema name (instructor's function name in tools mode, the
-            ``json_schema.name`` in json_schema mode); ``Partial<schema>``, the name instructor
-            gives the model when it streams partial objects, matches too.
+        schema: The response schema name (the function name in tools mode, the
+            ``json_schema.name`` in json_schema mode); ``Partial<schema>``, the name
+            instructor's partial streaming gives the model, matches too.
         model: The requested model name.
         times: How many requests it answers; ``None`` for always.
         latency: Seconds to wait before answering; the server's latency when ``None``.

@@ -1,6 +1,6 @@
 """A fake OpenAI-compatible model server: real HTTP on 127.0.0.1, scripted replies and faults.
 
-Tests (and users' own tests) point the real ``openai``/``instructor`` clients at it, so the
+Tests (and users' own tests) point the real ``openai`` client and the judges at it, so the
 whole client stack runs, retries and parsing included::
 
     with FakeModelServer(latency=0.01) as server:

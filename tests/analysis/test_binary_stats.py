@@ -42,6 +42,23 @@ def test_kappa_by_hand() -> None:
     assert cohen_kappa(a, b) == pytest.approx(0.4)
 
 
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        ([[20, 5], [10, 15]], 0.4),
+        ([[3, 7], [9, 1]], -0.6),
+        ([[40, 2], [5, 3]], 0.38596491228070173),
+        ([[0, 4], [6, 0]], -0.9230769230769229),
+        ([[1, 0], [0, 49]], 1.0),
+        ([[12, 7], [9, 22]], 0.3344425956738768),
+    ],
+)
+def test_kappa_pinned_to_scikit_learns_values(table: list[list[int]], expected: float) -> None:
+    """Values scikit-learn 1.9.1's cohen_kappa_score gave before it was dropped (same tables)."""
+    a, b = _vectors(table)
+    assert cohen_kappa(a, b) == pytest.approx(expected, abs=1e-12)
+
+
 def test_kappa_perfect_and_undefined() -> None:
     assert cohen_kappa([0, 1, 1, 0], [0, 1, 1, 0]) == pytest.approx(1.0)
     assert cohen_kappa([1, 1, 1], [1, 1, 1]) is None

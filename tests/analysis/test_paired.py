@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import pytest
-from sklearn.metrics import cohen_kappa_score
 
 from agent_eval.analysis.paired import compare_formatters, compare_variants
 
 from .conftest import MakeResult
+
+
+def kappa_by_formula(a: list[int], b: list[int]) -> float:
+    """Cohen's kappa, (p_o - p_e) / (1 - p_e), computed by hand as the test's oracle."""
+    n = len(a)
+    observed = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    expected = sum((a.count(k) / n) * (b.count(k) / n) for k in (0, 1))
+    return (observed - expected) / (1 - expected)
 
 
 def _rows(make: MakeResult, formatter: str, verdicts: str) -> list:
@@ -31,7 +38,7 @@ def test_pair_counts_flips_kappa_mcnemar(make_result: MakeResult) -> None:
     assert pair.mcnemar_p == pytest.approx(0.5)  # 2 * 0.5^2
     va = [1, 1, 1, 1, 0, 0, 0, 0, 1]
     vb = [1, 1, 0, 0, 0, 0, 0, 0, 1]
-    assert pair.kappa == pytest.approx(cohen_kappa_score(va, vb))
+    assert pair.kappa == pytest.approx(kappa_by_formula(va, vb))
     flipped = {f.conversation_id: f for f in pair.flipped}
     assert set(flipped) == {"c2", "c3"}
     assert flipped["c2"].reason_a == "transcript@1 says 1"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 from pathlib import Path
 
@@ -104,7 +105,7 @@ def test_dry_run_plans_calls_tokens_and_cost(tmp_path: Path) -> None:
 def test_full_run_writes_matching_stores_without_the_key(
     fake_server: FakeModelServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.DEBUG)  # openai, httpx and instructor log requests at DEBUG
+    caplog.set_level(logging.DEBUG)  # openai and httpx2 log requests at DEBUG
     fake_server.add_rule(InvalidVerdict("1.0"), contains="IMPOSSIBLE")
     script_goal_judge(fake_server)
     out_dir = tmp_path / "run"
@@ -331,10 +332,9 @@ def test_finished_run_leaves_no_sqlite_wal_or_shm_files(
     out_dir = tmp_path / "run"
     code, _, err = score(str(sample(tmp_path)), *judge_args(fake_server, out_dir))
     assert code == 0, err
-    expected = {
+    expected = {  # the judge-call cache is per user, not in OUT/
         "results.db",
         "results.jsonl",
-        "judge-cache.db",
         "renderings.jsonl",
         "conversations.jsonl",
     }
@@ -345,6 +345,23 @@ def test_finished_run_leaves_no_sqlite_wal_or_shm_files(
     assert code == 0, err
     assert runner.invoke(app, ["errors", str(out_dir)]).exit_code == 0
     assert {p.name for p in out_dir.iterdir()} == expected
+    cache = Path(os.environ["AGENT_EVAL_CACHE_PATH"])
+    assert cache.is_file()
+    assert not [p for p in cache.parent.iterdir() if p.name.endswith(("-wal", "-shm"))]
+
+
+def test_scoring_again_into_a_new_out_makes_no_judge_call(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    # regression: the cache lived in OUT/, so a new --out paid for every call again
+    script_goal_judge(fake_server)
+    code, _, err = score(str(sample(tmp_path)), *judge_args(fake_server, tmp_path / "first"))
+    assert code == 0, err
+    sent = len(fake_server.requests)
+    assert sent > 0
+    code, _, err = score(str(sample(tmp_path)), *judge_args(fake_server, tmp_path / "second"))
+    assert code == 0, err
+    assert len(fake_server.requests) == sent
 
 
 def test_a_gate_score_cannot_measure_is_refused_before_any_judge_call(

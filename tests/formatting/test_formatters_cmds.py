@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from agent_eval_formatters.ragas_pretty_v1 import RagasPrettyV1
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
@@ -15,7 +16,6 @@ from agent_eval.formatting.fingerprint import probe_renderings
 from agent_eval.formatting.lock import read_lock
 from agent_eval.tokens import count_tokens
 from agent_eval.trace import AgentTrace, UserMessage
-from formatters.ragas_pretty_v1 import RagasPrettyV1
 
 runner = CliRunner()
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from agent_eval_formatters.transcript_v1 import TranscriptParams
 
 from agent_eval.errors import ConfigError
 from agent_eval.formatting import FormatterSpec, format_identity, get_formatter, parse_identity
 from agent_eval.formatting.identity import build_params, describe_params
-from formatters.transcript_v1 import TranscriptParams
 
 
 def test_parse_full_identity() -> None:

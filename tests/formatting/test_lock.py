@@ -7,6 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from agent_eval_formatters.ragas_pretty_v1 import RagasPrettyV1
+from agent_eval_formatters.transcript_v1 import TranscriptV1
 
 from agent_eval.errors import ConfigError, FormatterLockError
 from agent_eval.formatting import (
@@ -22,14 +24,15 @@ from agent_eval.formatting import (
 from agent_eval.formatting.lock import lock_targets, read_lock
 from agent_eval.formatting.registry import new_registry
 from agent_eval.trace import AgentTrace
-from formatters.ragas_pretty_v1 import RagasPrettyV1
-from formatters.transcript_v1 import TranscriptV1
 
 
 def test_lock_file_is_where_the_package_is() -> None:
     assert (
         default_lock_path()
-        == Path(__file__).resolve().parents[2] / "formatters" / "formatters.lock"
+        == Path(__file__).resolve().parents[2]
+        / "formatters"
+        / "agent_eval_formatters"
+        / "formatters.lock"
     )
 
 
@@ -60,7 +63,7 @@ def test_unversioned_change_fails_with_bump_the_version(monkeypatch: pytest.Monk
 
 
 def test_a_one_character_change_in_a_helper_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    import formatters.xml_v1 as xml_v1
+    import agent_eval_formatters.xml_v1 as xml_v1
 
     monkeypatch.setattr(xml_v1, "_TEXT", xml_v1._TEXT[:3])  # forget to escape "\r"
     report = verify_lock()

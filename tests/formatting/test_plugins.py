@@ -123,9 +123,11 @@ def test_load_from_a_file_and_a_module_path(
 def test_loading_a_release_that_exists_is_refused(tmp_path: Path) -> None:
     clash = SHOUT.replace('"shout"', '"json"')
     (tmp_path / "clash.py").write_text(clash)
-    with pytest.raises(ConfigError, match=r"declares json@1, which formatters\.json_v1\.JsonV1"):
+    with pytest.raises(
+        ConfigError, match=r"declares json@1, which agent_eval_formatters\.json_v1\.JsonV1"
+    ):
         load_formatters(tmp_path / "clash.py")
-    assert formatters.get("json@1").__module__ == "formatters.json_v1"
+    assert formatters.get("json@1").__module__ == "agent_eval_formatters.json_v1"
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from agent_eval.errors import ConfigError, UnknownPluginError
@@ -24,7 +28,7 @@ def test_built_ins_come_from_the_entry_point_group() -> None:
     assert set(fresh.names()) >= BUILT_INS
     assert not BUILT_INS & set(fresh.broken)
     for name in BUILT_INS:
-        assert fresh.get(name).__module__.startswith("formatters.")
+        assert fresh.get(name).__module__.startswith("agent_eval_formatters.")
 
 
 def test_one_module_per_released_version() -> None:
@@ -91,8 +95,9 @@ def test_entry_point_declaring_another_release_is_broken() -> None:
 
 
 def test_wrong_parameter_model_is_rejected() -> None:
+    from agent_eval_formatters.transcript_v1 import TranscriptV1
+
     from agent_eval.formatting import NoParams as Plain
-    from formatters.transcript_v1 import TranscriptV1
 
     with pytest.raises(TypeError, match="transcript@1 takes TranscriptParams, not NoParams"):
         TranscriptV1(Plain())
@@ -110,3 +115,27 @@ def test_badly_named_formatter_is_refused() -> None:
         fresh.register("Upper@3", Upper)
     with pytest.raises(ConfigError, match="bad formatter 'echo-test@one'"):
         fresh.register("echo-test@one", NoVersion)
+
+
+def test_built_ins_install_under_an_unambiguous_top_level_name(tmp_path: Path) -> None:
+    """The repository's formatters/ folder installs as agent_eval_formatters, not formatters."""
+    from importlib.metadata import distribution
+
+    points = [
+        ep for ep in distribution("otel-agent-eval").entry_points
+        if ep.group == "agent_eval.formatters"
+    ]  # fmt: skip
+    assert points and all(ep.value.startswith("agent_eval_formatters.") for ep in points)
+    # an editable install puts the checkout on sys.path, where formatters/ is a bare folder
+    # (a namespace package with no code); a wheel installs no "formatters" at all
+    code = (
+        "import importlib.util as u\n"
+        "spec = u.find_spec('formatters')\n"
+        "print(spec is None or spec.origin is None, u.find_spec('agent_eval_formatters').origin)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    no_formatters, origin = done.stdout.split()
+    assert no_formatters == "True"
+    assert Path(origin).parent.name == "agent_eval_formatters"

@@ -2,7 +2,7 @@
 conversations in ``../shared/data`` (skipped only when ``../shared`` is absent).
 
 A failing snapshot for a *released* version means an unversioned behaviour change: do not update
-the snapshot, bump the version (see ``formatters/formatters.lock``).
+the snapshot, bump the version (see ``formatters/agent_eval_formatters/formatters.lock``).
 """
 
 from __future__ import annotations

@@ -55,23 +55,27 @@ async def test_typed_reply_with_usage(fake_server: FakeModelServer, method: str)
     assert fake_server.requests[0].body["temperature"] == 0.0
 
 
+@pytest.mark.parametrize("method", [None, "function_calling", "json_schema", "json_mode"])
 @pytest.mark.parametrize("bad", INVALID_VERDICTS, ids=repr)
 async def test_invalid_verdicts_are_reasked_then_error(
-    fake_server: FakeModelServer, bad: InvalidVerdict
+    fake_server: FakeModelServer, bad: InvalidVerdict, method: str | None
 ) -> None:
     fake_server.add_rule(bad)
     with pytest.raises(JudgeOutputError) as caught:
-        await judge(fake_server, "function_calling", max_retries=2).ask(REQUEST)
+        await judge(fake_server, method, max_retries=2).ask(REQUEST)
+    assert caught.value.error_type == "invalid_judge_output"
     assert caught.value.attempts == 3 == len(fake_server.requests)
     assert caught.value.raw_reply and "scripted invalid verdict" in caught.value.raw_reply
     assert "invalid" in fake_server.requests[1].text
 
 
-async def test_reask_recovers(fake_server: FakeModelServer) -> None:
+@pytest.mark.parametrize("method", [None, "function_calling", "json_schema", "json_mode"])
+async def test_reask_recovers(fake_server: FakeModelServer, method: str | None) -> None:
     fake_server.add_rule(InvalidVerdict(True), times=1)
     fake_server.add_rule(GOOD)
-    reply = await judge(fake_server, "function_calling").ask(REQUEST)
+    reply = await judge(fake_server, method).ask(REQUEST)
     assert (reply.output.verdict, reply.attempts) == ("0", 2)
+    assert '"verdict"' in reply.raw_reply
 
 
 async def test_endpoint_failure_is_a_transport_error(fake_server: FakeModelServer) -> None:

@@ -8,18 +8,25 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from agent_eval.errors import JudgeNotConfiguredError, JudgeOutputError, JudgeTransportError
+from agent_eval.errors import (
+    JudgeContextLengthError,
+    JudgeNotConfiguredError,
+    JudgeOutputError,
+    JudgeTransportError,
+)
 from agent_eval.judges.base import JudgeRequest, judges
 from agent_eval.judges.openai_judge import OpenAIJudge
 from agent_eval.metrics.goal_accuracy import OutcomeComparison
 from agent_eval.testing import (
     INVALID_VERDICTS,
+    NO_USAGE,
     FakeModelServer,
     Hang,
     HttpError,
     InvalidVerdict,
     MalformedJSON,
     Structured,
+    Text,
     Usage,
 )
 
@@ -198,3 +205,116 @@ async def test_persistent_malformed_body_is_a_transport_error(fake_server: FakeM
     with pytest.raises(JudgeTransportError, match="does not parse") as caught:
         await make(fake_server, transport_retries=1, max_retries=0).ask(REQUEST)
     assert caught.value.attempts == 2 == len(fake_server.requests)
+
+
+REASONING_REPLIES = [
+    '<think>The agent booked a table.</think>\n{"reason": "ok", "verdict": "1"}',
+    '```json\n{"reason": "ok", "verdict": "1"}\n```',
+    'Here is my verdict: {"reason": "ok", "verdict": "1"}',
+    '<think>\nhmm {not json}\n</think>\n```json\n{"reason": "ok", "verdict": "1"}\n```',
+]
+
+
+@pytest.mark.parametrize("mode", ["json", "json_schema", "tools"])
+@pytest.mark.parametrize("text", REASONING_REPLIES, ids=["think", "fence", "sentence", "both"])
+async def test_reasoning_model_replies_are_read_after_one_leading_part(
+    fake_server: FakeModelServer, mode: str, text: str
+) -> None:
+    fake_server.add_rule(Text(text, usage=Usage(30, 12)))
+    reply = await make(fake_server, mode=mode, max_retries=0).ask(REQUEST)
+    assert reply.output.model_dump() == {"reason": "ok", "verdict": "1"}
+    assert reply.raw_reply == text  # the raw reply is kept whole
+    assert reply.attempts == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<think>fine</think>{"reason": "ok", "verdict": "yes"}',
+        '```json\n{"reason": "ok", "verdict": 1}\n```',
+        'My verdict: {"reason": "ok", "verdict": "1.0"}',
+    ],
+)
+async def test_salvaged_json_is_still_validated_strictly(
+    fake_server: FakeModelServer, text: str
+) -> None:
+    fake_server.add_rule(Text(text))
+    with pytest.raises(JudgeOutputError) as caught:
+        await make(fake_server, mode="json", max_retries=1).ask(REQUEST)
+    assert caught.value.raw_reply == text and caught.value.attempts == 2
+    assert "verdict" in fake_server.requests[1].text  # the re-ask names the bad field
+
+
+@pytest.mark.parametrize("mode", ["json", "json_schema", "tools"])
+async def test_reasoning_content_field_is_not_the_answer(
+    fake_server: FakeModelServer, mode: str
+) -> None:
+    answer = '{"reason": "ok", "verdict": "0"}'
+    fake_server.add_rule(Text(answer, reasoning_content='Thinking... {"verdict": "1"}'))
+    reply = await make(fake_server, mode=mode, max_retries=0).ask(REQUEST)
+    assert reply.output.verdict == "0" and reply.raw_reply == answer
+
+
+async def test_context_length_reply_is_its_own_error(fake_server: FakeModelServer) -> None:
+    message = "This model's maximum context length is 128000 tokens. However, you requested 200000"
+    fake_server.add_rule(HttpError(400, message=message, code="context_length_exceeded"))
+    with pytest.raises(JudgeContextLengthError) as caught:
+        await make(fake_server).ask(REQUEST)
+    assert caught.value.error_type == "context_length_exceeded"
+    assert len(fake_server.requests) == 1  # not retried: the same prompt fails again
+    assert "--max-context-tokens" in str(caught.value)
+
+
+async def test_context_window_message_without_code_is_recognised(
+    fake_server: FakeModelServer,
+) -> None:
+    fake_server.add_rule(HttpError(400, message="prompt exceeds the context window of 4096"))
+    with pytest.raises(JudgeContextLengthError):
+        await make(fake_server).ask(REQUEST)
+
+
+async def test_other_400_is_still_unavailable(fake_server: FakeModelServer) -> None:
+    fake_server.add_rule(HttpError(400, message="unknown parameter: seed"))
+    with pytest.raises(JudgeTransportError) as caught:
+        await make(fake_server).ask(REQUEST)
+    assert not isinstance(caught.value, JudgeContextLengthError)
+
+
+async def test_reply_without_usage_is_unknown_usage(fake_server: FakeModelServer) -> None:
+    fake_server.add_rule(Structured({"reason": "ok", "verdict": "1"}, usage=NO_USAGE))
+    reply = await make(fake_server).ask(REQUEST)
+    assert reply.usage_known is False
+    assert (reply.input_tokens, reply.output_tokens) == (0, 0)
+
+
+async def test_judge_is_an_async_context_manager_and_reusable_after_close(
+    fake_server: FakeModelServer,
+) -> None:
+    fake_server.add_rule(GOOD)
+    judge = make(fake_server)
+    async with judge as entered:
+        assert entered is judge
+        assert (await judge.ask(REQUEST)).output.verdict == "1"
+    await judge.aclose()  # idempotent
+    assert (await judge.ask(REQUEST)).output.verdict == "1"  # fresh connections
+
+
+def test_one_judge_serves_successive_event_loops_when_closed_in_each(
+    fake_server: FakeModelServer,
+) -> None:
+    import asyncio
+    import warnings
+
+    fake_server.add_rule(GOOD)
+    judge = OpenAIJudge("fake-model", base_url=fake_server.base_url, api_key=SECRET)
+
+    async def once() -> str:
+        async with judge:
+            return str((await judge.ask(REQUEST)).output.verdict)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [asyncio.run(once()), asyncio.run(once())] == ["1", "1"]
+        import gc
+
+        gc.collect()

@@ -188,7 +188,7 @@ async def test_an_invalid_label_is_reasked_then_invalid_judge_output(
     (row,) = await score(Faithfulness(), judge, returns_trace())
     assert row.status == "error" and row.error_type == "invalid_judge_output"
     assert row.raw_reply is not None and json.dumps(bad) in row.raw_reply
-    assert row.attempts == 1 + 2  # decompose + the first try and one instructor re-ask
+    assert row.attempts == 1 + 2  # decompose + the first try and one re-ask
 
 
 async def test_groundedness_invalid_label_keeps_the_raw_reply(

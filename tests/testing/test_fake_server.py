@@ -1,4 +1,4 @@
-"""The fake model server through the real openai and instructor clients, over HTTP."""
+"""The fake model server through the real openai client and the openai judge, over HTTP."""
 
 from __future__ import annotations
 
@@ -12,12 +12,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Literal
 
-import instructor
 import openai
 import pytest
-from instructor.core.exceptions import InstructorRetryException
 from pydantic import BaseModel
 
+from agent_eval.errors import JudgeOutputError
+from agent_eval.judges.base import JudgeRequest
+from agent_eval.judges.openai_judge import OpenAIJudge
 from agent_eval.testing import (
     INVALID_VERDICTS,
     FakeModelServer,
@@ -50,11 +51,25 @@ def client(server: FakeModelServer, **kwargs: object) -> openai.AsyncOpenAI:
     return api
 
 
+_judges: list[OpenAIJudge] = []
+
+
+def judge_on(server: FakeModelServer, mode: str = "tools", **kwargs: object) -> OpenAIJudge:
+    judge = OpenAIJudge("m", base_url=server.base_url, api_key="sk-SECRET-123", mode=mode, **kwargs)  # type: ignore[arg-type]
+    _judges.append(judge)
+    return judge
+
+
+VERDICT_REQUEST = JudgeRequest(messages=tuple(USER), response_model=Verdict)
+
+
 @pytest.fixture(autouse=True)
 async def _close_clients() -> AsyncIterator[None]:
     yield
     while _clients:
         await _clients.pop().close()
+    while _judges:
+        await _judges.pop().aclose()
 
 
 async def test_text_reply_and_usage(fake_server: FakeModelServer) -> None:
@@ -87,17 +102,16 @@ async def test_tool_calls_reply(fake_server: FakeModelServer) -> None:
 @pytest.mark.parametrize(
     ("mode", "wire_mode"),
     [
-        (instructor.Mode.TOOLS, "tools"),
-        (instructor.Mode.JSON_SCHEMA, "json_schema"),
-        (instructor.Mode.JSON, "json_object"),
+        ("tools", "tools"),
+        ("json_schema", "json_schema"),
+        ("json", "json_object"),
     ],
 )
 async def test_structured_reply_in_each_mode(
-    fake_server: FakeModelServer, mode: instructor.Mode, wire_mode: str
+    fake_server: FakeModelServer, mode: str, wire_mode: str
 ) -> None:
     fake_server.add_rule(Structured(Verdict(reason="done", verdict="1")), schema="Verdict")
-    judge = instructor.from_openai(client(fake_server), mode=mode)
-    verdict = await judge.chat.completions.create(model="m", response_model=Verdict, messages=USER)
+    verdict = (await judge_on(fake_server, mode).ask(VERDICT_REQUEST)).output
     assert verdict.model_dump() == {"reason": "done", "verdict": "1"}
     (request,) = fake_server.requests
     assert (request.mode, request.schema_name) == (wire_mode, "Verdict")
@@ -109,24 +123,18 @@ async def test_each_invalid_verdict_is_rejected_then_reasked(
 ) -> None:
     fake_server.add_rule(bad, schema="Verdict", times=1)
     fake_server.add_rule(Structured({"reason": "ok", "verdict": "0"}), schema="Verdict")
-    judge = instructor.from_openai(client(fake_server), mode=instructor.Mode.TOOLS)
-    verdict = await judge.chat.completions.create(
-        model="m", response_model=Verdict, messages=USER, max_retries=2
-    )
+    verdict = (await judge_on(fake_server, max_retries=2).ask(VERDICT_REQUEST)).output
     assert verdict.verdict == "0"
     first, second = fake_server.requests
     assert (first.rule, second.rule) == (0, 1)
-    assert "verdict" in second.text  # instructor re-asked with the validation error
+    assert "verdict" in second.text  # the judge re-asked with the validation error
 
 
 async def test_invalid_verdict_until_retries_run_out(fake_server: FakeModelServer) -> None:
     fake_server.add_rule(InvalidVerdict("yes"), schema="Verdict")
-    judge = instructor.from_openai(client(fake_server), mode=instructor.Mode.JSON_SCHEMA)
-    with pytest.raises(InstructorRetryException):
-        await judge.chat.completions.create(
-            model="m", response_model=Verdict, messages=USER, max_retries=2
-        )
-    assert len(fake_server.requests) == 3  # instructor: max_retries=2 is three attempts
+    with pytest.raises(JudgeOutputError):
+        await judge_on(fake_server, "json_schema", max_retries=2).ask(VERDICT_REQUEST)
+    assert len(fake_server.requests) == 3  # max_retries=2 is three attempts
 
 
 async def test_rules_fire_in_order_with_budgets(fake_server: FakeModelServer) -> None:
@@ -391,12 +399,22 @@ async def test_streamed_tool_calls_and_structured_reply(fake_server: FakeModelSe
         "arguments": '{"query":"a long query string"}',
     }
     assert calls[1]["name"] == "b" and calls[1]["arguments"] == "{}"
-    judge = instructor.from_openai(client(fake_server), mode=instructor.Mode.TOOLS)
-    partials = judge.chat.completions.create_partial(
-        model="m", response_model=Verdict, messages=USER
+    tool = {"type": "function", "function": {"name": "Verdict", "parameters": {}}}
+    structured = await client(fake_server).chat.completions.create(
+        model="m",
+        messages=USER,
+        stream=True,
+        tools=[tool],  # type: ignore[list-item]
+        tool_choice={"type": "function", "function": {"name": "Verdict"}},
     )
-    last = [p async for p in partials][-1]
-    assert last.model_dump() == {"reason": "because", "verdict": "1"}
+    arguments = ""
+    async for chunk in structured:
+        for delta in chunk.choices[0].delta.tool_calls or () if chunk.choices else ():
+            arguments += (delta.function and delta.function.arguments) or ""
+    assert Verdict.model_validate_json(arguments).model_dump() == {
+        "reason": "because",
+        "verdict": "1",
+    }
 
 
 async def test_responses_api_text_and_tool_calls(fake_server: FakeModelServer) -> None:

@@ -1,0 +1,61 @@
+"""score, compare and stability share one option set: same flags, same help, same config keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from typer.testing import CliRunner
+
+from agent_eval.cli import app
+from agent_eval.cli.scoring_options import SCORING_FLAGS, config_overrides
+from agent_eval.testing import FakeModelServer
+
+runner = CliRunner()
+SHARED = {
+    "--metric", "--judge", "--base-url", "--api-key-env", "--mode", "--concurrency", "--timeout",
+    "--max-retries", "--max-context-tokens", "--with-reference", "--references", "--temperature",
+    "--formatter-path", "--out", "--config", "--dry-run", "--format", "--no-cache",
+    "--refresh-cache", "--cache-path", "--rpm", "--tpm", "--gate", "--max-judge-tokens",
+    "--max-cost",
+}  # fmt: skip
+
+
+def _options(name: str) -> dict[str, str | None]:
+    command = typer.main.get_command(app).commands[name]  # type: ignore[attr-defined]
+    return {
+        opt: param.help
+        for param in command.params
+        if param.param_type_name == "option"
+        for opt in param.opts
+    }
+
+
+def test_the_three_commands_share_every_scoring_option_with_the_same_help() -> None:
+    score, compare, stability = _options("score"), _options("compare"), _options("stability")
+    for flag in SHARED:
+        assert flag in score and flag in compare and flag in stability, flag
+        assert score[flag] == compare[flag] == stability[flag], flag
+
+
+def test_each_option_is_the_config_key_of_its_name() -> None:
+    params = dict.fromkeys(SCORING_FLAGS, 1) | {"paths": ["x"], "no_cache": True}
+    overrides = config_overrides(params)
+    assert all(overrides[name] == 1 for name in SCORING_FLAGS)
+    assert overrides["paths"] == ("x",) and overrides["cache"] == "off"
+
+
+def test_compare_and_stability_dry_run_call_no_judge(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    fixtures = str(Path(__file__).resolve().parents[2] / "fixtures" / "otel")
+    judge = ["--judge", "m", "--base-url", fake_server.base_url, "--out", str(tmp_path / "o")]
+    compare = runner.invoke(
+        app, ["compare", fixtures, "--formatters", "json@1,xml@1", "--dry-run", *judge]
+    )
+    assert compare.exit_code == 0, compare.output
+    assert "json@1" in compare.stdout and "xml@1" in compare.stdout
+    stability = runner.invoke(app, ["stability", fixtures, "--repeats", "3", "--dry-run", *judge])
+    assert stability.exit_code == 0, stability.output
+    assert "x 3 repeats" in stability.stdout
+    assert fake_server.requests == []

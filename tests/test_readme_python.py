@@ -1,0 +1,56 @@
+"""The README's Python scoring example runs clean with warnings as errors (no unclosed session)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from agent_eval.testing import FakeModelServer
+from agent_eval.testing.script import load_script
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _python_example(after: str) -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index(after)
+    block = re.search(r"```python\n(.*?)```", readme[start:], re.DOTALL)
+    assert block is not None, f"no python block after {after!r} in the README"
+    return block.group(1)
+
+
+def test_score_example_runs_with_warnings_as_errors(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    code = _python_example("The same from Python (`ascore` inside an event loop):")
+    assert "agent_eval.score(" in code and "OpenAIJudge(" in code
+    load_script(ROOT / "fixtures" / "fake-judge.json", fake_server)
+    shutil.copytree(ROOT / "fixtures" / "otel", tmp_path / "traces")
+    shutil.copy(ROOT / "fixtures" / "references.jsonl", tmp_path / "references.jsonl")
+    env = {
+        **os.environ,
+        "OPENAI_BASE_URL": fake_server.base_url,
+        "OPENAI_API_KEY": "sk-readme-example",
+        "PYTHONDEVMODE": "1",  # unclosed sessions and sockets warn (ResourceWarning)
+    }
+    # the GC runs before exit, so a leaked aiohttp session warns while -W error is in force
+    code += "\nimport gc\ngc.collect()\n"
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Unclosed" not in done.stderr and "Warning" not in done.stderr, done.stderr[-3000:]
+    counts = re.search(r"= units: (\d+) \+ 0 \+ 0 = (\d+)", done.stdout)
+    assert counts is not None and counts.group(1) == counts.group(2) != "0", done.stdout
+    assert fake_server.requests, "the example called no judge"
+    assert (tmp_path / "runs" / "py" / "results.jsonl").is_file()
