@@ -68,6 +68,8 @@ class IngestReport:
     conversations: int = 0
     records_ignored: Counter[str] = field(default_factory=Counter)
     skipped: list[Skipped] = field(default_factory=list)
+    internal_errors: int = 0
+    text_replaced: int = 0
 
     @property
     def spans_read(self) -> int:
