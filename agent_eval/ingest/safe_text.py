@@ -192,8 +192,11 @@ def _error(message: str, data: bytes | str) -> orjson.JSONDecodeError:
     return orjson.JSONDecodeError(message, doc, 0)
 
 
-def loads(data: bytes | bytearray | memoryview | str) -> Any:
+def loads(data: bytes | bytearray | memoryview | str, max_depth: int = MAX_NESTING) -> Any:
     """Decode one JSON document safely (see the module docstring).
+
+    ``max_depth`` bounds nesting (:data:`MAX_NESTING` unless the caller reads a format that
+    wraps such values, like AgentTrace lines).
 
     Raises:
         orjson.JSONDecodeError: not valid JSON, nested too deep, or an integer too long.
@@ -202,7 +205,7 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
     try:
         value = orjson.loads(data)
         if isinstance(value, dict | list):
-            check_depth(value)
+            check_depth(value, max_depth)
         return value
     except NestingTooDeep as exc:
         raise _error(str(exc), _text_or_empty(data)) from None
@@ -213,7 +216,7 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
     except orjson.JSONDecodeError as exc:
         if "surrogate" not in str(exc):
             raise
-        return _loads_with_surrogates(data)
+        return _loads_with_surrogates(data, max_depth)
 
 
 def _text_or_empty(data: bytes | bytearray | memoryview | str) -> str:
@@ -230,14 +233,14 @@ def _parse_int(digits: str) -> int:
     return int(digits)
 
 
-def _loads_with_surrogates(data: bytes | bytearray | memoryview | str) -> Any:
+def _loads_with_surrogates(data: bytes | bytearray | memoryview | str, max_depth: int) -> Any:
     """The standard library decodes lone surrogate escapes; :func:`clean` then replaces them."""
     text = ""
     try:
         text = _text(data)
         if _SURROGATE.search(text) is None and _SURROGATE_ESCAPE.search(text) is None:
             raise _error("not valid UTF-8 (surrogates)", text)
-        return clean(json.loads(text, parse_int=_parse_int))
+        return clean(json.loads(text, parse_int=_parse_int), max_depth)
     except UnicodeError:
         raise _error("not valid UTF-8", text) from None
     except RecursionError:
