@@ -27,7 +27,8 @@ from agent_eval.analysis.gates import (
     load_gates,
     parse_gate,
 )
-from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, err_console
+from agent_eval.cli.app import EXIT_GATE, err_console
+from agent_eval.cli.exit_codes import exit_code
 from agent_eval.costs import PriceTable
 from agent_eval.errors import AgentEvalError, ConfigError, StoreError
 from agent_eval.result import MetricResult
@@ -206,11 +207,11 @@ def write_json(payload: str) -> None:
 
 @contextmanager
 def usage_errors() -> Iterator[None]:
-    """Turn an :class:`AgentEvalError` into its one-line message on stderr and exit code 2."""
+    """Turn an :class:`AgentEvalError` into its one-line message on stderr and its exit code."""
     try:
         yield
     except AgentEvalError as exc:
         err_console.print(
             f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
         )
-        raise typer.Exit(EXIT_USAGE) from None
+        raise typer.Exit(exit_code(exc)) from None

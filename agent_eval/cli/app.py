@@ -1,9 +1,9 @@
 """The typer application every ``agent-eval`` sub-command registers on, and the entry point.
 
-Exit codes: 0 success; 1 a declared gate failed (``--fail-under``, gates), or ``ingest`` read its
-inputs but found no conversation; 2 a usage,
-configuration or input error (the message names the file, id or value and the fix). No command
-ends in a bare traceback for an error agent-eval anticipates.
+Exit codes (one table for every command, :mod:`agent_eval.cli.exit_codes`): 0 done; 1 a gate
+failed; 2 a usage or configuration error; 3 input unreadable; 4 nothing scored (or no
+conversation found); 5 output not written. The message names the file, id or value and the
+fix. No command ends in a bare traceback for an error agent-eval anticipates.
 """
 
 from __future__ import annotations
@@ -12,13 +12,12 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
+from agent_eval.cli.exit_codes import EXIT_GATE, EXIT_USAGE, exit_code
 from agent_eval.errors import AgentEvalError
 
 __all__ = ["EXIT_GATE", "EXIT_USAGE", "app", "err_console", "main"]
-
-EXIT_GATE = 1
-EXIT_USAGE = 2
 
 app = typer.Typer(
     name="agent-eval",
@@ -31,11 +30,11 @@ err_console = Console(stderr=True)
 
 
 def main() -> None:
-    """Run the CLI; turn agent-eval errors into a one-line message and exit code 2."""
+    """Run the CLI; turn agent-eval errors into a one-line message and their exit code."""
     from agent_eval import cli  # noqa: F401  (registers every command module)
 
     try:
         app()
     except AgentEvalError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
-        sys.exit(EXIT_USAGE)
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        sys.exit(exit_code(exc))

@@ -6,10 +6,11 @@ and, unless ``--dry-run``, scores every conversation through the engine, writing
 the summary table and the line ``scored + skipped + errored = input`` follow.
 
 With no judge configured the plan is shown with how to configure one, and the exit code is 2.
-Exit codes: 0 done; 1 no conversation was scored (every one errored or was skipped: the line
-names the dominant reason), or ``--fail-under`` or a gate failed; 2 usage, configuration or
-input error (no input readable, no judge configured, the variable named by ``--api-key-env``
-unset while the endpoint is not on this machine).
+Exit codes (:mod:`agent_eval.cli.exit_codes`): 0 done; 1 ``--fail-under`` or a gate failed; 2
+usage or configuration error (no judge configured, the variable named by ``--api-key-env``
+unset while the endpoint is not on this machine); 3 no input readable; 4 no conversation was
+scored (every one errored or was skipped: the line names the dominant reason); 5 the output
+directory cannot be written or another run holds its lock.
 Every setting can come from ``agent-eval.toml`` (see :mod:`agent_eval.config`).
 """
 
@@ -30,6 +31,7 @@ from rich.markup import escape
 from agent_eval.analysis.gates import Gate, GateCount
 from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
+from agent_eval.cli.exit_codes import EXIT_NOTHING, exit_code
 from agent_eval.cli.formatter_options import FormatterPath
 from agent_eval.cli.judge_setup import (
     HOW_TO_CONFIGURE,
@@ -59,7 +61,7 @@ from agent_eval.trace import AgentTrace
 
 __all__ = ["HOW_TO_CONFIGURE", "build_judge", "judge_model", "redact_argv", "run_score", "score"]
 
-EXIT_NOTHING_SCORED = 1
+EXIT_NOTHING_SCORED = EXIT_NOTHING
 """Exit code when conversations were read but none was scored (all errored or skipped)."""
 
 _SECRET_FLAGS = ("--api-key", "--key", "--token", "--password")
@@ -250,7 +252,7 @@ def _not_configured(out: Console, plan: RunPlan, cfg: ScoreConfig) -> int:
 
 
 def _nothing_scored(summary: RunSummary) -> int:
-    """Say in one line why no conversation was scored, and where to look; exit code 1."""
+    """Say in one line why no conversation was scored, and where to look; exit code 4."""
     where = summary.out_dir or summary.run_id
     see = (
         f"list the errors with: agent-eval errors {where}"
@@ -359,10 +361,11 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
 ) -> None:
     """Score conversations with an LLM judge; results go to DIR/results.jsonl and results.db.
 
-    Exit codes: 0 done, at least one conversation scored; 1 nothing was scored (every
-    conversation errored or was skipped; see agent-eval errors DIR), or --fail-under or a
-    --gate failed; 2 a usage, configuration or input error (no judge configured, the
-    variable named by --api-key-env unset, no input readable).
+    Exit codes: 0 done, at least one conversation scored; 1 --fail-under or a --gate
+    failed; 2 a usage or configuration error (no judge configured, the variable named by
+    --api-key-env unset); 3 no input readable; 4 nothing scored (every conversation errored
+    or was skipped; see agent-eval errors DIR); 5 the output cannot be written, or another
+    run holds its lock.
     """
     logging.getLogger("instructor").setLevel(logging.CRITICAL)  # failures become result rows
     overrides = {
@@ -398,5 +401,5 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
         err_console.print(
             f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
         )
-        raise typer.Exit(EXIT_USAGE) from None
+        raise typer.Exit(exit_code(exc)) from None
     raise typer.Exit(code)

@@ -18,7 +18,7 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from agent_eval.errors import StoreError
+from agent_eval.errors import OutputError
 from agent_eval.report.model import ReportData
 from agent_eval.report.plots import confusion_plot, cost_plot, flips_plot, stability_plot
 from agent_eval.report.terminal import fixed, usd
@@ -86,5 +86,5 @@ def write_html(data: ReportData, path: str | Path) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(render_html(data), encoding="utf-8")
     except OSError as exc:
-        raise StoreError(f"cannot write the report to {target}: {exc}") from exc
+        raise OutputError(f"cannot write the report to {target}: {exc}") from exc
     return target

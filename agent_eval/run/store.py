@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from agent_eval.errors import StoreError
+from agent_eval.errors import OutputError, StoreError
 from agent_eval.result import MetricResult
 
 __all__ = [
@@ -135,7 +135,7 @@ class ResultStore:
         except (OSError, sqlite3.Error) as exc:
             if hasattr(self, "_db"):  # opened, then a later step failed: leave no connection
                 self._db.close()
-            raise StoreError(f"cannot open the results store in {self.directory}: {exc}") from exc
+            raise OutputError(f"cannot open the results store in {self.directory}: {exc}") from exc
 
     @property
     def db_path(self) -> Path:
@@ -188,7 +188,7 @@ class ResultStore:
             self._jsonl.write(_jsonl_line(result))
             self._jsonl.flush()
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"cannot write a result to {self.directory}: {exc}") from exc
+            raise OutputError(f"cannot write a result to {self.directory}: {exc}") from exc
 
     def finished_keys(
         self, run_id: str, statuses: Iterable[str] = ("ok", "skipped", "error")
