@@ -28,7 +28,8 @@ from typing import Any
 from agent_eval.formatting.base import Formatter
 from agent_eval.formatting.registry import get_formatter
 from agent_eval.judges.base import Judge
-from agent_eval.metrics.base import Metric, metrics
+from agent_eval.metrics.base import Metric
+from agent_eval.metrics.spec import build_metric
 from agent_eval.references import load_references
 from agent_eval.run.engine import DEFAULT_CONCURRENCY, Engine, new_run_id, utc_now
 from agent_eval.run.store import ResultStore, RunRecord
@@ -45,8 +46,7 @@ a JSONL/CSV reference file; ``None``/``False``: the reference-free variant."""
 def _metric(metric: str | Metric, reference: Reference) -> Metric:
     if isinstance(metric, Metric):
         return metric
-    cls = metrics.get(metric)
-    return cls(with_reference=bool(reference)) if reference else cls()  # type: ignore[call-arg]
+    return build_metric(metric, with_reference=bool(reference))
 
 
 def _references(reference: Reference) -> dict[str, str]:

@@ -186,8 +186,8 @@ def compare_pair(
     va, vb = verdicts(rows_a), verdicts(rows_b)
     common = [c for c in va if c in vb]
     a, b = [va[c] for c in common], [vb[c] for c in common]
-    reasons_a = {r.conversation_id: r.reason for r in rows_a if r.repeat == 0}
-    reasons_b = {r.conversation_id: r.reason for r in rows_b if r.repeat == 0}
+    reasons_a = {r.subject: r.reason for r in rows_a if r.repeat == 0}
+    reasons_b = {r.subject: r.reason for r in rows_b if r.repeat == 0}
     flipped = [
         FlippedConversation(
             conversation_id=c,

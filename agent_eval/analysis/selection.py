@@ -79,20 +79,23 @@ def group_by(
 
 
 def verdicts(results: Sequence[MetricResult]) -> dict[str, int]:
-    """``{conversation_id: 0|1}`` from the ``ok`` rows of repeat 0 (other rows are ignored).
+    """``{subject: 0|1}`` from the binary ``ok`` rows of repeat 0 (other rows are ignored).
+
+    The subject is the conversation id, or ``conversation_id/unit_id`` for turn units
+    (:attr:`MetricResult.subject`).
 
     Raises:
-        ConfigError: Two ``ok`` rows of repeat 0 share a conversation id (mixed configurations).
+        ConfigError: Two ``ok`` rows of repeat 0 share a subject (mixed configurations).
 
     """
     out: dict[str, int] = {}
     for result in results:
-        if result.status != "ok" or result.repeat != 0 or result.verdict is None:
+        if result.status != "ok" or result.repeat != 0 or result.verdict not in ("0", "1"):
             continue
-        if result.conversation_id in out:
+        if result.subject in out:
             raise ConfigError(
-                f"conversation {result.conversation_id!r} has more than one result; "
+                f"conversation {result.subject!r} has more than one result; "
                 "filter the results to one metric, formatter and judge"
             )
-        out[result.conversation_id] = int(result.verdict)
+        out[result.subject] = int(result.verdict)
     return out

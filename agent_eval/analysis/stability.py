@@ -126,7 +126,7 @@ def _fleiss(convs: Sequence[ConversationStability], repeats: int) -> tuple[float
 
 def measure_stability(results: Sequence[MetricResult]) -> Stability:
     """Per-conversation and overall stability of repeated verdicts of one configuration."""
-    by_conv = group_by(results, lambda r: r.conversation_id)
+    by_conv = group_by(results, lambda r: r.subject)
     convs = [_conversation(cid, rows) for cid, rows in by_conv.items()]
     repeats = max((len({r.repeat for r in rows}) for rows in by_conv.values()), default=0)
     base = [c for c in convs if c.n_pass + c.n_fail >= 2]

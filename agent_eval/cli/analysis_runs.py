@@ -39,7 +39,8 @@ from agent_eval.costs import PriceTable
 from agent_eval.errors import ConfigError, InputError, JudgeNotConfiguredError
 from agent_eval.ingest.pipeline import ingest
 from agent_eval.judges.base import Judge
-from agent_eval.metrics.base import Metric, metrics
+from agent_eval.metrics.base import Metric
+from agent_eval.metrics.spec import build_metric, split_metrics
 from agent_eval.references import load_references
 from agent_eval.report.renderings import read_renderings, tokens_by_formatter
 from agent_eval.report.terminal import calibration_table, comparison_tables, stability_tables
@@ -84,10 +85,13 @@ def _traces(cfg: ScoreConfig) -> list[AgentTrace]:
 
 
 def _metric(cfg: ScoreConfig) -> Metric:
-    options: dict[str, Any] = {"temperature": cfg.temperature, "seed": cfg.seed}
-    if cfg.with_reference:
-        options["with_reference"] = True
-    return metrics.get(cfg.metric)(**options)
+    """The one metric ``cfg.metric`` names (``NAME[@V][params]``); compare/stability take one."""
+    specs = split_metrics(cfg.metric)
+    if len(specs) != 1:
+        raise ConfigError(f"--metric: give exactly one metric here, not {cfg.metric!r}")
+    return build_metric(
+        specs[0], with_reference=cfg.with_reference, temperature=cfg.temperature, seed=cfg.seed
+    )
 
 
 def _judge(cfg: ScoreConfig) -> Judge:

@@ -3,7 +3,7 @@
 Ingests the inputs, plans the run (conversations, judge calls, prompt tokens, estimated cost),
 and, unless ``--dry-run``, scores every conversation through the engine, writing
 ``DIR/results.jsonl`` and ``DIR/results.db`` as results complete. A progress bar goes to stderr;
-the summary table and the line ``scored + skipped + errored = input`` follow.
+the summary table and the line ``scored + skipped + errored = units`` follow.
 
 With no judge configured the plan is shown with how to configure one, and the exit code is 2.
 Exit codes (:mod:`agent_eval.cli.exit_codes`): 0 done; 1 ``--fail-under`` or a gate failed; 2
@@ -48,7 +48,8 @@ from agent_eval.errors import AgentEvalError, ConfigError, JudgeNotConfiguredErr
 from agent_eval.formatting import load_formatters
 from agent_eval.formatting.registry import get_formatter
 from agent_eval.judges.base import Judge
-from agent_eval.metrics.base import Metric, metrics
+from agent_eval.metrics.base import Metric
+from agent_eval.metrics.spec import build_metric, split_metrics
 from agent_eval.references import load_references
 from agent_eval.report.renderings import render_all, write_renderings
 from agent_eval.run.engine import Engine, new_run_id, utc_now
@@ -90,18 +91,32 @@ def _scrub(text: str, secrets: tuple[str, ...]) -> str:
     return text
 
 
-def _metric(cfg: ScoreConfig) -> Metric:
-    cls = metrics.get(cfg.metric)
-    options: dict[str, Any] = {"temperature": cfg.temperature, "seed": cfg.seed}
-    if cfg.with_reference:
-        options["with_reference"] = True
-    return cls(**options)
+def _metrics(cfg: ScoreConfig) -> list[Metric]:
+    """The metrics ``cfg.metric`` names (``a,b[x=1],c``), in order, each once."""
+    specs = split_metrics(cfg.metric)
+    if not specs:
+        raise ConfigError("--metric names no metric; e.g. --metric goal_accuracy")
+    built = [
+        build_metric(
+            spec, with_reference=cfg.with_reference, temperature=cfg.temperature, seed=cfg.seed
+        )
+        for spec in specs
+    ]
+    ids = [metric.id for metric in built]
+    if len(set(ids)) != len(ids):
+        raise ConfigError(f"--metric names a metric twice: {', '.join(ids)}")
+    return built
 
 
 def run_score(
     cfg: ScoreConfig, argv: list[str], console: Console | None = None, gates: Sequence[Gate] = ()
 ) -> int:
     """Run ``score`` for ``cfg``; returns the exit code (1 when ``--fail-under`` or a gate fails).
+
+    Several metrics (``--metric a,b``) are scored in one run, one engine per metric over the
+    same conversations, into the same store and run id. Judge-free metrics run with no judge
+    configured; judged ones then print their plan and how to configure a judge (exit 2 when
+    nothing could be scored for that reason).
 
     Raises:
         AgentEvalError: a usage, configuration or input error (the caller exits 2).
@@ -111,62 +126,105 @@ def run_score(
     traces = read_inputs(cfg.paths, cfg.format)
     for location in cfg.formatter_path:
         load_formatters(location)
-    metric, formatter = _metric(cfg), get_formatter(cfg.formatter)
-    references: dict[str, str] = {}
-    if cfg.references is not None:
-        references = load_references(cfg.references)
-        check_references(references, traces, cfg.references)
+    chosen, formatter = _metrics(cfg), get_formatter(cfg.formatter)
+    references = _references(cfg, traces)
     model = _plan_model(cfg) if cfg.dry_run else judge_model(cfg)
-    plan = plan_run(
-        traces,
-        metric=metric,
-        formatter=formatter,
-        judge_model=model or cfg.judge,
-        references=references,
-        max_context_tokens=cfg.max_context_tokens,
-        prices=PriceTable.from_config(cfg.prices),
-    )
+    plans = [
+        plan_run(
+            traces,
+            metric=metric,
+            formatter=formatter,
+            judge_model=(model or cfg.judge) if metric.requires_judge else None,
+            references=references,
+            max_context_tokens=cfg.max_context_tokens,
+            prices=PriceTable.from_config(cfg.prices),
+        )
+        for metric in chosen
+    ]
     if cfg.dry_run:
-        out.print(plan.table())
+        for plan in plans:
+            out.print(plan.table())
         return 0
-    if model is None:
-        return _not_configured(out, plan, cfg)
-    try:
-        judge = build_judge(cfg, model)
-    except JudgeNotConfiguredError:
-        return _not_configured(out, plan, cfg)
+    judge = _judge_for(chosen, model, cfg)
+    if judge is None and any(m.requires_judge for m in chosen):
+        missing = [p for p, m in zip(plans, chosen, strict=True) if m.requires_judge]
+        code = _not_configured(out, missing, cfg)
+        chosen = [m for m in chosen if not m.requires_judge]
+        if not chosen:
+            return code
     earlier = _earlier_run(cfg)
     if earlier is not None:
         cfg = cfg.model_copy(update={"out": earlier.directory})
-    stack = _wrap(judge, cfg)
-    engine = Engine(
-        metric=metric,
-        formatter=formatter,
-        judge=stack.judge,
-        run_id=earlier.run_id if earlier else new_run_id(),
-        concurrency=cfg.concurrency,
-        max_context_tokens=cfg.max_context_tokens,
-        references=references,
-        progress=True,
-        console=err_console,
-        keep_results=False,
-    )
+    stack = _wrap(judge, cfg) if judge is not None else None
+    run_id = earlier.run_id if earlier else new_run_id()
+    engines = [
+        Engine(
+            metric=metric,
+            formatter=formatter,
+            judge=stack.judge if stack is not None and metric.requires_judge else None,
+            run_id=run_id,
+            concurrency=cfg.concurrency,
+            max_context_tokens=cfg.max_context_tokens,
+            references=references,
+            progress=True,
+            console=err_console,
+            keep_results=False,
+        )
+        for metric in chosen
+    ]
     if earlier is not None:
-        check_identity(earlier, engine.identity())
-        engine.done = finished_results(earlier, retry_errors=cfg.retry_errors is not None)
+        done = finished_results(earlier, retry_errors=cfg.retry_errors is not None)
+        for engine in engines:
+            check_identity(earlier, engine.identity())
+            engine.done = done
     try:
-        summary = asyncio.run(_score(engine, traces, cfg, argv))
+        summaries = asyncio.run(_score(engines, traces, cfg, argv))
     finally:
-        if stack.cache is not None:
+        if stack is not None and stack.cache is not None:
             stack.cache.close()
-    out.print(summary.table())
-    out.print(summary.accounting_line, highlight=False)
-    _print_usage(out, summary, traces, stack, cfg)
-    if summary.nothing_scored() is not None:
-        return _nothing_scored(summary)
-    code = _gate(summary, cfg.fail_under, out)
-    count = GateCount(subject="run", successes=round(summary.score_sum), n=summary.scored)
-    return EXIT_GATE if apply_gates(gates, {"mean_score": [count]}) else code
+    for summary in summaries:
+        out.print(summary.table())
+        out.print(summary.accounting_line, highlight=False)
+    _print_usage(out, summaries, traces, stack, cfg)
+    if all(summary.nothing_scored() is not None for summary in summaries):
+        return _nothing_scored(summaries[0])
+    return _gates_code(summaries, cfg, gates, out)
+
+
+def _gates_code(
+    summaries: list[RunSummary], cfg: ScoreConfig, gates: Sequence[Gate], out: Console
+) -> int:
+    """``--fail-under`` and the gates over each metric's summary: 0, or the gate exit code."""
+    code = max(_gate(summary, cfg.fail_under, out) for summary in summaries)
+    single = len(summaries) == 1
+    counts = [
+        GateCount(
+            subject="run" if single else summary.metric,
+            successes=round(summary.score_sum),
+            n=summary.scored,
+        )
+        for summary in summaries
+    ]
+    return EXIT_GATE if apply_gates(gates, {"mean_score": counts}) else code
+
+
+def _references(cfg: ScoreConfig, traces: list[AgentTrace]) -> dict[str, str]:
+    """The ``--references`` file's references (checked against the traces), or none."""
+    if cfg.references is None:
+        return {}
+    references = load_references(cfg.references)
+    check_references(references, traces, cfg.references)
+    return references
+
+
+def _judge_for(chosen: list[Metric], model: str | None, cfg: ScoreConfig) -> Judge | None:
+    """The judge for the judged metrics of ``chosen``; ``None`` when none is needed or set."""
+    if model is None or not any(m.requires_judge for m in chosen):
+        return None
+    try:
+        return build_judge(cfg, model)
+    except JudgeNotConfiguredError:
+        return None
 
 
 def _earlier_run(cfg: ScoreConfig) -> RunRef | None:
@@ -190,12 +248,17 @@ def _wrap(judge: Judge, cfg: ScoreConfig) -> JudgeStack:
 
 
 def _print_usage(
-    out: Console, summary: RunSummary, traces: list[AgentTrace], stack: JudgeStack, cfg: ScoreConfig
+    out: Console,
+    summaries: list[RunSummary],
+    traces: list[AgentTrace],
+    stack: JudgeStack | None,
+    cfg: ScoreConfig,
 ) -> None:
     """Cache hits, then judge tokens and cost by metric/formatter/model, and agent usage."""
-    line = stack.cache_line()
+    line = stack.cache_line() if stack is not None else None
     if line is not None:
         out.print(line, highlight=False)
+    summary = summaries[0]
     if summary.out_dir is None:
         return
     rows = [r for r in load_results(summary.out_dir) if r.run_id == summary.run_id]
@@ -203,27 +266,42 @@ def _print_usage(
     out.print(usage_table(judge_usage(rows, prices), agent_usage(traces, prices)))
 
 
+def run_config(engines: Sequence[Engine], cfg: ScoreConfig) -> dict[str, Any]:
+    """The ``runs`` table config: the first engine's identity, every metric's under ``metrics``."""
+    config = engines[0].identity() | {"mode": cfg.mode, "base_url": redact_url(cfg.base_url)}
+    if len(engines) > 1:
+        config["metrics"] = {engine.metric.id: engine.identity() for engine in engines}
+    return config
+
+
 async def _score(
-    engine: Engine, traces: list[AgentTrace], cfg: ScoreConfig, argv: list[str]
-) -> RunSummary:
-    directory = cfg.out or Path("runs") / engine.run_id
+    engines: list[Engine], traces: list[AgentTrace], cfg: ScoreConfig, argv: list[str]
+) -> list[RunSummary]:
+    run_id = engines[0].run_id
+    directory = cfg.out or Path("runs") / run_id
     secret = os.environ.get(cfg.api_key_env, "")
+    judges = {id(e.judge): e.judge for e in engines if e.judge is not None}
     with ResultStore(directory) as store:
         store.start_run(
             RunRecord(
-                run_id=engine.run_id,
+                run_id=run_id,
                 started_at=utc_now(),
-                config=engine.identity() | {"mode": cfg.mode, "base_url": redact_url(cfg.base_url)},
+                config=run_config(engines, cfg),
                 argv=redact_argv(argv, (secret,)),
             )
         )
         # what the judge saw, for `agent-eval report` (the formatter is pure: same text again)
-        write_renderings(directory, render_all(traces, [engine.formatter.identity]))
-        engine.store = store
+        rendered = sorted({e.formatter.identity for e in engines if e.metric.uses_formatter})
+        write_renderings(directory, render_all(traces, rendered))
+        summaries = []
         try:
-            return await engine.run(traces, total=len(traces))
+            for engine in engines:
+                engine.store = store
+                summaries.append(await engine.run(traces, total=len(traces)))
         finally:
-            await engine.judge.aclose()
+            for judge in judges.values():
+                await judge.aclose()
+        return summaries
 
 
 def _plan_model(cfg: ScoreConfig) -> str | None:
@@ -237,8 +315,9 @@ def _plan_model(cfg: ScoreConfig) -> str | None:
     return configured_model(cfg)
 
 
-def _not_configured(out: Console, plan: RunPlan, cfg: ScoreConfig) -> int:
-    out.print(plan.table())
+def _not_configured(out: Console, plans: list[RunPlan], cfg: ScoreConfig) -> int:
+    for plan in plans:
+        out.print(plan.table())
     err_console.print(
         f"[bold red]error:[/] {escape(missing_judge(cfg))}", highlight=False, soft_wrap=True
     )
@@ -282,7 +361,12 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
         list[str] | None,
         typer.Argument(help="Inputs: files, directories, globs.", show_default=False),
     ] = None,
-    metric: Annotated[str | None, typer.Option(help="Metric name (default goal_accuracy).")] = None,
+    metric: Annotated[
+        str | None,
+        typer.Option(
+            help=escape("Metrics, comma-separated: NAME[@V][params] (default goal_accuracy).")
+        ),
+    ] = None,
     with_reference: Annotated[
         bool | None,
         typer.Option("--with-reference/--without-reference", help="Compare against references."),

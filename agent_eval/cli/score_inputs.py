@@ -3,7 +3,7 @@
 ``read_inputs`` ingests the paths and prints on stderr the same accounting ``agent-eval ingest``
 prints (files read and with errors, each error naming its file and reason, spans used and
 ignored), then says which files gave no conversation: they are not scored and not counted in
-``scored + skipped + errored = input``. ``check_references`` says how many ids of a
+``scored + skipped + errored = units``. ``check_references`` says how many ids of a
 ``--references`` file match a conversation, and warns when none does.
 """
 

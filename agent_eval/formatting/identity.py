@@ -19,12 +19,13 @@ import re
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Union, get_args, get_origin
+from typing import Any, TypeVar, Union, get_args, get_origin
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agent_eval.errors import ConfigError
-from agent_eval.formatting.base import FormatterParams
+
+ParamsT = TypeVar("ParamsT", bound=BaseModel)
 
 __all__ = ["FormatterSpec", "build_params", "describe_params", "format_identity", "parse_identity"]
 
@@ -54,8 +55,8 @@ class FormatterSpec:
         return self.name if self.version is None else f"{self.name}@{self.version}"
 
 
-def parse_identity(text: str) -> FormatterSpec:
-    """Parse ``name@version[param=value,...]``.
+def parse_identity(text: str, kind: str = "formatter") -> FormatterSpec:
+    """Parse ``name@version[param=value,...]`` (of a ``kind``: formatter, metric).
 
     Raises:
         ConfigError: the string does not follow the grammar, or names a parameter twice.
@@ -64,7 +65,7 @@ def parse_identity(text: str) -> FormatterSpec:
     match = _IDENTITY.match(text.strip())
     if match is None:
         raise ConfigError(
-            f"bad formatter {text!r}: write NAME@VERSION or NAME@VERSION[param=value,...], "
+            f"bad {kind} {text!r}: write NAME@VERSION or NAME@VERSION[param=value,...], "
             "e.g. 'transcript@1[max_tool_chars=2000]'"
         )
     version = match["version"]
@@ -119,7 +120,7 @@ def _type_name(annotation: Any) -> str:
     return str(getattr(annotation, "__name__", annotation))
 
 
-def describe_params(model: type[FormatterParams]) -> list[str]:
+def describe_params(model: type[BaseModel]) -> list[str]:
     """``["max_tool_chars: int | None = none", ...]``: each parameter, its type and default."""
     return [
         f"{key}: {_type_name(field.annotation)} = {format_value(field.default)}"
@@ -132,9 +133,9 @@ def _accepts_none(annotation: Any) -> bool:
 
 
 def build_params(
-    release: str, model: type[FormatterParams], raw: Mapping[str, str]
-) -> FormatterParams:
-    """Validate raw ``name -> value`` strings against ``model``.
+    release: str, model: type[ParamsT], raw: Mapping[str, str], kind: str = "formatter"
+) -> ParamsT:
+    """Validate raw ``name -> value`` strings against ``model`` (of a ``kind``: formatter, metric).
 
     Raises:
         ConfigError: an unknown parameter name, or a value of the wrong type; the message lists
@@ -146,7 +147,7 @@ def build_params(
     values: dict[str, Any] = {}
     for key, value in raw.items():
         if key not in fields:
-            raise ConfigError(f"formatter {release} has no parameter {key!r}{known}")
+            raise ConfigError(f"{kind} {release} has no parameter {key!r}{known}")
         none_word = value.lower() in ("none", "null")
         values[key] = None if none_word and _accepts_none(fields[key].annotation) else value
     try:
@@ -156,4 +157,4 @@ def build_params(
             f"{'.'.join(map(str, err['loc']))}={err.get('input')!r}: {err['msg']}"
             for err in exc.errors()
         )
-        raise ConfigError(f"bad parameter for formatter {release}: {problems}{known}") from None
+        raise ConfigError(f"bad parameter for {kind} {release}: {problems}{known}") from None

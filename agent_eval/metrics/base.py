@@ -1,11 +1,20 @@
 """The metric protocol: :class:`Metric`, what it is given and returns, and the registry.
 
-A metric turns one formatted conversation (and, optionally, a reference) into one binary
-verdict through one or more judge calls. It never builds result rows itself: it returns a
-:class:`MetricOutcome` or raises a :class:`~agent_eval.errors.JudgeError`, and the engine turns
-either into a :class:`~agent_eval.result.MetricResult`. Judge usage is counted on the
-:class:`CallTally` the engine passes in, so a failure in a later stage still reports what the
-earlier stages spent.
+A metric scores **units** of a conversation (:mod:`agent_eval.metrics.units`): the whole
+conversation (goal accuracy) or each turn's answer with the context it had (claim-level and RAG
+metrics). For each unit it gets a :class:`MetricInput` (the rendering when it reads one, the
+unit, the trace, a reference) and returns a :class:`MetricOutcome`: a score in [0, 1], the typed
+verdict when it has one, and its atoms when the score is built from atoms (the score is then
+computed from them with :func:`~agent_eval.result.score_from_atoms`, never read from a model).
+It may instead raise :class:`~agent_eval.errors.JudgeError`, or answer :meth:`Metric.skip_reason`
+before any call. It never builds result rows itself: the engine turns either into a
+:class:`~agent_eval.result.MetricResult`. Judge usage is counted on the :class:`CallTally` the
+engine passes in, so a failure in a later stage still reports what the earlier stages spent.
+
+Judge-free metrics (``requires_judge = False``) get ``judge=None``; metrics that read no
+rendering (``uses_formatter = False``) get ``conversation == ""`` and their rows record the
+formatter as ``"none"``. Identity parameters are a pydantic model (``Params``) and part of the
+id: ``faithfulness@1[per_statement=true]``.
 """
 
 from __future__ import annotations
@@ -15,42 +24,92 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from agent_eval.errors import JudgeError
-from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
-from agent_eval.plugins import Registry
-from agent_eval.result import Verdict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
-__all__ = ["CallTally", "Metric", "MetricInput", "MetricOutcome", "metrics"]
+from agent_eval.errors import JudgeError
+from agent_eval.formatting.identity import format_identity
+from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
+from agent_eval.metrics.units import Unit, UnitKind, answer_units, conversation_unit
+from agent_eval.plugins import Registry
+from agent_eval.result import Atom, score_from_atoms
+from agent_eval.trace import AgentTrace
+
+__all__ = [
+    "CallTally",
+    "Metric",
+    "MetricInput",
+    "MetricOutcome",
+    "MetricParams",
+    "metrics",
+    "require_judge",
+]
+
+
+class MetricParams(BaseModel):
+    """A metric's identity parameters (none by default); subclasses add typed fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 @dataclass(frozen=True, kw_only=True)
 class MetricInput:
-    """What a metric scores.
+    """What a metric scores: one unit.
 
     Attributes:
-        conversation: The conversation as rendered by the run's formatter.
-        reference: The reference goal, or ``None`` for the reference-free variant.
+        conversation: The conversation as rendered by the run's formatter (``""`` for metrics
+            that read no rendering).
+        reference: The reference, or ``None`` for reference-free variants: for a conversation
+            the reference goal; for a turn its reference answer.
+        unit: The unit (the whole conversation by default).
+        trace: The conversation itself, for metrics that read its structure (tool calls).
 
     """
 
     conversation: str
     reference: str | None = None
+    unit: Unit = field(default_factory=lambda: Unit(id="conversation"))
+    trace: AgentTrace | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
 class MetricOutcome:
-    """A metric's verdict and the intermediate outputs that explain it.
+    """A metric's result for one unit and the intermediate outputs that explain it.
 
     Attributes:
-        verdict: ``"0"`` or ``"1"``.
-        reason: The judge's reason.
-        details: Intermediate outputs by result field name (e.g. ``user_goal``, ``end_state``).
+        verdict: The typed verdict as text (``"0"``/``"1"``, ``"1"``..``"5"``), or ``None`` for
+            a score built from atoms.
+        reason: The judge's reason (or the metric's own summary).
+        score: In [0, 1]. ``None``: derived, from ``atoms`` when given, else from a binary
+            verdict.
+        atoms: The unit's atoms, for scores built from atoms.
+        details: Intermediate outputs: keys that are result fields (``user_goal``,
+            ``end_state``) go to those fields, the rest to ``MetricResult.details``.
+
+    Raises:
+        ValueError: no score can be derived (no atoms, a non-binary verdict and no score), or
+            the score is outside [0, 1].
 
     """
 
-    verdict: Verdict
-    reason: str
-    details: dict[str, str] = field(default_factory=dict)
+    verdict: str | None = None
+    reason: str | None = None
+    score: float | None = None
+    atoms: tuple[Atom, ...] | None = None
+    details: dict[str, JsonValue] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.score is None:
+            derived = self._derived_score()
+            object.__setattr__(self, "score", derived)
+        if self.score is None or not 0.0 <= self.score <= 1.0:
+            raise ValueError(f"a metric outcome needs a score in [0, 1], got {self.score!r}")
+
+    def _derived_score(self) -> float | None:
+        if self.atoms is not None:
+            return score_from_atoms(self.atoms)
+        if self.verdict in ("0", "1"):
+            return float(self.verdict)
+        return None
 
 
 @dataclass
@@ -93,21 +152,72 @@ class CallTally:
 
 
 class Metric(ABC):
-    """A named, versioned procedure from one formatted conversation to one verdict.
+    """A named, versioned procedure from one unit of a conversation to one scored result.
 
-    Subclasses set ``name`` and ``version``; ``id`` is ``name@version`` (``goal_accuracy@1``).
+    Subclasses set ``name`` and ``version``; ``id`` is ``name@version`` plus the parameters
+    that differ from their defaults (``goal_accuracy@1``, ``faithfulness@1[per_statement=true]``).
     ``prompt_sha256`` identifies the prompt templates and is stored in every result.
+
+    Args:
+        params: Identity parameters (an instance of the class's ``Params``); defaults when
+            ``None``.
+        with_reference: Compare against the unit's reference (metrics that support one).
+        temperature: Judge sampling temperature (0 for repeatable verdicts).
+        max_tokens: Completion token limit per call, or ``None`` for the endpoint default.
+        seed: Sampling seed sent to endpoints that honour one.
+
     """
 
     name: ClassVar[str]
     version: ClassVar[int]
+    Params: ClassVar[type[MetricParams]] = MetricParams
+    unit_kind: ClassVar[UnitKind] = "conversation"
+    """What the metric scores: the whole conversation or each turn's answer."""
+    requires_judge: ClassVar[bool] = True
+    """False for judge-free metrics: they run with ``judge=None`` and record ``"none"``."""
+    uses_formatter: ClassVar[bool] = True
+    """False for metrics that read no rendering (their rows record formatter ``"none"``)."""
     judge_calls: ClassVar[int] = 1
-    """Judge calls per conversation when nothing fails (for plans and cost estimates)."""
+    """Judge calls per unit when nothing fails (for plans and cost estimates)."""
+
+    def __init__(
+        self,
+        params: MetricParams | None = None,
+        *,
+        with_reference: bool = False,
+        temperature: float | None = 0.0,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+    ) -> None:
+        self.params = params if params is not None else self.Params()
+        if not isinstance(self.params, self.Params):
+            raise TypeError(f"{self.name} takes {self.Params.__name__}, not {type(params)}")
+        self.with_reference = with_reference
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.seed = seed
 
     @property
     def id(self) -> str:
-        """``name@version``."""
-        return f"{self.name}@{self.version}"
+        """``name@version[params]``, parameters at their defaults left out."""
+        changed = self.params.model_dump(exclude_defaults=True)
+        return format_identity(self.name, self.version, changed)
+
+    def units(self, trace: AgentTrace) -> list[Unit]:
+        """The units of ``trace`` this metric scores (by :attr:`unit_kind`).
+
+        An ``answer`` metric on a trace with no user turn gets one conversation unit, which
+        :meth:`skip_reason` skips (``no_answer``): every conversation ends with a row.
+        """
+        if self.unit_kind == "conversation":
+            return [conversation_unit(trace)]
+        return answer_units(trace) or [conversation_unit(trace)]
+
+    def unit_reference(self, unit: Unit, trace: AgentTrace) -> str | None:
+        """The reference the unit is compared with: a turn's reference, else the trace's."""
+        if unit.turn is not None:
+            return unit.reference
+        return trace.reference
 
     @property
     @abstractmethod
@@ -120,7 +230,12 @@ class Metric(ABC):
         return False
 
     def skip_reason(self, sample: MetricInput) -> str | None:
-        """A reason to skip ``sample`` without calling the judge (e.g. ``missing_reference``)."""
+        """A reason to skip ``sample`` without calling the judge (e.g. ``missing_reference``).
+
+        The default skips an ``answer`` metric's unit that has no answer (``no_answer``).
+        """
+        if self.unit_kind == "answer" and not sample.unit.answer.strip():
+            return "no_answer"
         return None
 
     @abstractmethod
@@ -136,13 +251,22 @@ class Metric(ABC):
         """Estimated prompt tokens of all of ``sample``'s calls together (dry-run plans)."""
 
     @abstractmethod
-    async def evaluate(self, sample: MetricInput, judge: Judge, tally: CallTally) -> MetricOutcome:
-        """Score ``sample`` with ``judge``, counting every call on ``tally``.
+    async def evaluate(
+        self, sample: MetricInput, judge: Judge | None, tally: CallTally
+    ) -> MetricOutcome:
+        """Score ``sample`` with ``judge`` (``None`` for judge-free metrics), counting calls.
 
         Raises:
             JudgeError: a judge call failed after its retries (the engine records an error row).
 
         """
+
+
+def require_judge(metric: Metric, judge: Judge | None) -> Judge:
+    """``judge``, or TypeError when a judged metric was given none (a programming error)."""
+    if judge is None:
+        raise TypeError(f"{metric.id} needs a judge; the engine passed None")
+    return judge
 
 
 def _adapt(name: str, obj: object) -> type[Metric]:

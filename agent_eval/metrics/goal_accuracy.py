@@ -21,7 +21,13 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_eval.judges.base import Judge, JudgeRequest
-from agent_eval.metrics.base import CallTally, Metric, MetricInput, MetricOutcome
+from agent_eval.metrics.base import (
+    CallTally,
+    Metric,
+    MetricInput,
+    MetricOutcome,
+    require_judge,
+)
 from agent_eval.metrics.prompts import PromptSet
 from agent_eval.tokens import count_tokens
 
@@ -49,34 +55,17 @@ class OutcomeComparison(BaseModel):
 
 
 class GoalAccuracy(Metric):
-    """``goal_accuracy@1``.
+    """``goal_accuracy@1``: one unit per conversation.
 
-    Args:
-        with_reference: Compare against the sample's reference instead of the inferred goal;
-            samples without a reference are then skipped (``missing_reference``).
-        temperature: Judge sampling temperature (0 for repeatable verdicts).
-        max_tokens: Completion token limit per call, or ``None`` for the endpoint default.
-        seed: Sampling seed sent to endpoints that honour one.
-
+    Takes :class:`~agent_eval.metrics.base.Metric`'s arguments; with ``with_reference=True`` it
+    compares against the sample's reference instead of the inferred goal, and samples without
+    a reference are skipped (``missing_reference``).
     """
 
     name: ClassVar[str] = "goal_accuracy"
     version: ClassVar[int] = 1
     judge_calls: ClassVar[int] = 2
     prompts: ClassVar[PromptSet] = PromptSet("goal_accuracy_v1")
-
-    def __init__(
-        self,
-        *,
-        with_reference: bool = False,
-        temperature: float | None = 0.0,
-        max_tokens: int | None = None,
-        seed: int | None = None,
-    ) -> None:
-        self.with_reference = with_reference
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.seed = seed
 
     @property
     def prompt_sha256(self) -> str:
@@ -139,8 +128,11 @@ class GoalAccuracy(Metric):
         desired = sample.reference if self.with_reference and sample.reference else ""
         return self.prompt_tokens(sample) + _tokens(self.compare_request(desired, ""))
 
-    async def evaluate(self, sample: MetricInput, judge: Judge, tally: CallTally) -> MetricOutcome:
+    async def evaluate(
+        self, sample: MetricInput, judge: Judge | None, tally: CallTally
+    ) -> MetricOutcome:
         """Run both stages in order; the second only after the first validated."""
+        judge = require_judge(self, judge)
         inferred: GoalAndOutcome = (await tally.ask(judge, self.infer_request(sample))).output
         tally.details.update(user_goal=inferred.user_goal, end_state=inferred.end_state)
         desired = sample.reference if self.with_reference and sample.reference else None

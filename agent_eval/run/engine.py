@@ -1,17 +1,19 @@
 """The scoring engine: one metric, formatter and judge over a stream of AgentTraces.
 
 Conversations are scored concurrently (an ``asyncio.Semaphore`` bounds how many are in
-flight, default 16); the judge calls of one conversation run in order inside its task. Input
-is consumed lazily, at most ``concurrency`` conversations ahead, so memory stays bounded.
+flight, default 16); the units of one conversation (the conversation itself, or each turn's
+answer: :meth:`Metric.units <agent_eval.metrics.base.Metric.units>`) and their judge calls run
+in order inside its task, from one rendering. Input is consumed lazily, at most
+``concurrency`` conversations ahead, so memory stays bounded.
 
-Whatever happens, every conversation ends as exactly one
-:class:`~agent_eval.result.MetricResult`: ``ok``, ``skipped`` (``missing_reference``,
-``context_overflow``) or ``error`` (``invalid_judge_output``, ``judge_unavailable``,
-``formatter_error``, ``internal_error``). Each result is written to the store as it completes.
+Whatever happens, every unit ends as exactly one :class:`~agent_eval.result.MetricResult`:
+``ok``, ``skipped`` (``missing_reference``, ``no_answer``, ``context_overflow``...) or ``error``
+(``invalid_judge_output``, ``judge_unavailable``, ``formatter_error``, ``internal_error``).
+Each result is written to the store as it completes. Judge-free metrics run with no judge.
 
 Hooks for resuming and for wrappers: ``done`` holds results finished by an earlier run (their
-conversations are counted, not re-judged, not re-written); ``on_result`` callbacks see every
-new result after it is stored. Judge wrappers (cache, rate limits) wrap the ``judge`` itself.
+units are counted, not re-judged, not re-written); ``on_result`` callbacks see every new result
+after it is stored. Judge wrappers (cache, rate limits) wrap the ``judge`` itself.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,8 +33,17 @@ from agent_eval.formatting.base import Formatter
 from agent_eval.formatting.fingerprint import fingerprint
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import CallTally, Metric, MetricInput
+from agent_eval.metrics.units import Unit
 from agent_eval.result import MetricResult
-from agent_eval.run.outcomes import build_sample, failure, judge_failure, ok, skip_fields
+from agent_eval.run.outcomes import (
+    NO_FORMATTER,
+    build_sample,
+    build_samples,
+    failure,
+    judge_failure,
+    ok,
+    skip_fields,
+)
 from agent_eval.run.store import ResultKey, ResultStore
 from agent_eval.run.summary import RunSummary
 from agent_eval.trace import AgentTrace
@@ -65,7 +76,8 @@ class Engine:
     Args:
         metric: The metric (e.g. ``GoalAccuracy(with_reference=True)``).
         formatter: Renders each AgentTrace for the judge.
-        judge: The judge, possibly wrapped (cache, rate limit).
+        judge: The judge, possibly wrapped (cache, rate limit); ``None`` only for judge-free
+            metrics (``metric.requires_judge`` false).
         run_id: The run's id; a new one when ``None``.
         store: Where results are written as they complete; ``None`` keeps them in memory only.
         concurrency: Conversations in flight at once (>= 1).
@@ -81,7 +93,7 @@ class Engine:
         formatter_fingerprint: The formatter's fingerprint, computed when ``None``.
 
     Raises:
-        ValueError: ``concurrency`` is below 1.
+        ValueError: ``concurrency`` is below 1, or a judged metric was given no judge.
 
     """
 
@@ -90,7 +102,7 @@ class Engine:
         *,
         metric: Metric,
         formatter: Formatter[Any],
-        judge: Judge,
+        judge: Judge | None,
         run_id: str | None = None,
         store: ResultStore | None = None,
         concurrency: int = DEFAULT_CONCURRENCY,
@@ -106,6 +118,8 @@ class Engine:
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        if judge is None and metric.requires_judge:
+            raise ValueError(f"{metric.id} needs a judge")
         self.metric, self.formatter, self.judge = metric, formatter, judge
         self.run_id = run_id or new_run_id()
         self.store, self.concurrency = store, concurrency
@@ -115,16 +129,22 @@ class Engine:
         self.on_result = tuple(on_result)
         self.progress, self.keep_results = progress, keep_results
         self.console = console or Console(stderr=True)
-        self.fingerprint = formatter_fingerprint or fingerprint(formatter)
+        if metric.uses_formatter:
+            self.fingerprint = formatter_fingerprint or fingerprint(formatter)
+            self.formatter_identity = formatter.identity
+        else:
+            self.fingerprint, self.formatter_identity = "", NO_FORMATTER
+        self.judge_model = judge.model if judge is not None and metric.requires_judge else "none"
 
-    def key(self, trace: AgentTrace) -> ResultKey:
-        """The result key this run gives ``trace``."""
+    def key(self, trace: AgentTrace, unit_id: str = "conversation") -> ResultKey:
+        """The result key this run gives unit ``unit_id`` of ``trace``."""
         return (
             self.run_id,
             trace.conversation_id,
+            unit_id,
             self.metric.id,
-            self.formatter.identity,
-            self.judge.model,
+            self.formatter_identity,
+            self.judge_model,
             self.repeat,
         )
 
@@ -133,10 +153,10 @@ class Engine:
         return {
             "metric": self.metric.id,
             "uses_reference": self.metric.uses_reference,
-            "formatter": self.formatter.identity,
+            "formatter": self.formatter_identity,
             "formatter_fingerprint": self.fingerprint,
             "prompt_sha256": self.metric.prompt_sha256,
-            "judge_model": self.judge.model,
+            "judge_model": self.judge_model,
             "concurrency": self.concurrency,
             "max_context_tokens": self.max_context_tokens,
             "repeat": self.repeat,
@@ -153,8 +173,8 @@ class Engine:
         summary = RunSummary(
             run_id=self.run_id,
             metric=self.metric.id,
-            formatter=self.formatter.identity,
-            judge_model=self.judge.model,
+            formatter=self.formatter_identity,
+            judge_model=self.judge_model,
             out_dir=self.store.directory if self.store else None,
         )
         start = time.perf_counter()
@@ -173,13 +193,30 @@ class Engine:
         slots = asyncio.Semaphore(self.concurrency)
         async with asyncio.TaskGroup() as group:
             for trace in traces:
-                previous = self.done.get(self.key(trace))
-                if previous is not None:
-                    summary.add(previous, keep=self.keep_results, resumed=True)
+                units = self._pending(trace, summary)
+                if units == []:
                     advance()
                     continue
                 await slots.acquire()
-                group.create_task(self._one(trace, slots, summary, advance))
+                group.create_task(self._one(trace, units, slots, summary, advance))
+
+    def _pending(self, trace: AgentTrace, summary: RunSummary) -> list[Unit] | None:
+        """``trace``'s units not finished by an earlier run (the finished ones are counted).
+
+        ``None`` when the metric cannot list the units (its error row is made in the task).
+        """
+        try:
+            units = self.metric.units(trace)
+        except Exception:
+            return None
+        pending = []
+        for unit in units:
+            previous = self.done.get(self.key(trace, unit.id))
+            if previous is None:
+                pending.append(unit)
+            else:
+                summary.add(previous, keep=self.keep_results, resumed=True)
+        return pending
 
     def _progress(self, total: int | None) -> Progress:
         return Progress(
@@ -195,42 +232,75 @@ class Engine:
     async def _one(
         self,
         trace: AgentTrace,
+        units: list[Unit] | None,
         slots: asyncio.Semaphore,
         summary: RunSummary,
         advance: Callable[[], None],
     ) -> None:
         try:
-            result = await self.score(trace)
-            if self.store is not None:
-                self.store.add(result)
-            summary.add(result, keep=self.keep_results)
-            for callback in self.on_result:
-                callback(result)
+            async for result in self._score_units(trace, units):
+                if self.store is not None:
+                    self.store.add(result)
+                summary.add(result, keep=self.keep_results)
+                for callback in self.on_result:
+                    callback(result)
             advance()
         finally:
             slots.release()
 
     async def score(self, trace: AgentTrace) -> MetricResult:
-        """Score one conversation; never raises for a judge, formatter or metric failure."""
+        """Score the first unit of one conversation (for conversation metrics, the only one).
+
+        Never raises for a judge, formatter or metric failure; see :meth:`score_all`.
+        """
+        return (await self.score_all(trace))[0]
+
+    async def score_all(self, trace: AgentTrace) -> list[MetricResult]:
+        """Score every unit of one conversation, in order; one result per unit, never raises."""
+        return [result async for result in self._score_units(trace, None)]
+
+    async def _score_units(
+        self, trace: AgentTrace, units: list[Unit] | None
+    ) -> AsyncIterator[MetricResult]:
+        """Results of ``units`` of ``trace`` (all of them when ``None``), in order."""
+        started_at = utc_now()
+        try:
+            units = self.metric.units(trace) if units is None else units
+        except Exception as exc:  # a metric bug costs one conversation-level row
+            yield self._row(
+                trace,
+                Unit(id="conversation"),
+                started_at,
+                CallTally(),
+                failure("internal_error", exc),
+            )
+            return
+        try:
+            samples = build_samples(trace, self.metric, self.formatter, self.references, units)
+        except Exception as exc:  # a formatter bug costs this conversation's rows, not the run
+            error = failure("formatter_error", exc)
+            for unit in units:
+                yield self._row(trace, unit, started_at, CallTally(), error)
+            return
+        for sample in samples:
+            yield await self._score_sample(trace, sample)
+
+    async def _score_sample(self, trace: AgentTrace, sample: MetricInput) -> MetricResult:
         started_at = utc_now()
         tally = CallTally()
-        fields: dict[str, Any] = {}
+        fields: dict[str, Any] = {"reference": sample.reference}
         try:
-            sample = self._sample(trace)
-        except Exception as exc:  # a formatter bug must cost one row, not the run
-            return self._row(trace, started_at, tally, failure("formatter_error", exc))
-        fields["reference"] = sample.reference
-        skip = self._skip(sample)
-        if skip is not None:
-            return self._row(trace, started_at, tally, {**fields, **skip})
-        try:
+            skip = self._skip(sample)
+            if skip is not None:
+                return self._row(trace, sample.unit, started_at, tally, {**fields, **skip})
             outcome = await self.metric.evaluate(sample, self.judge, tally)
+            return self._row(trace, sample.unit, started_at, tally, {**fields, **ok(outcome)})
         except JudgeError as exc:
             failed = {**fields, **tally.details, **judge_failure(exc)}
-            return self._row(trace, started_at, tally, failed)
+            return self._row(trace, sample.unit, started_at, tally, failed)
         except Exception as exc:  # recorded as a row with its type, never lost
-            return self._row(trace, started_at, tally, {**fields, **failure("internal_error", exc)})
-        return self._row(trace, started_at, tally, {**fields, **ok(outcome)})
+            failed = {**fields, **failure("internal_error", exc)}
+            return self._row(trace, sample.unit, started_at, tally, failed)
 
     def _sample(self, trace: AgentTrace) -> MetricInput:
         return build_sample(trace, self.metric, self.formatter, self.references)
@@ -239,17 +309,25 @@ class Engine:
         return skip_fields(self.metric, sample, self.max_context_tokens)
 
     def _row(
-        self, trace: AgentTrace, started_at: str, tally: CallTally, fields: dict[str, Any]
+        self,
+        trace: AgentTrace,
+        unit: Unit,
+        started_at: str,
+        tally: CallTally,
+        fields: dict[str, Any],
     ) -> MetricResult:
+        fields = _known_fields(fields)
         return MetricResult(
             run_id=self.run_id,
             conversation_id=trace.conversation_id,
+            unit_id=unit.id,
+            span_id=unit.span_id,
             trace_ids=trace.trace_ids,
             metric=self.metric.id,
-            formatter=self.formatter.identity,
+            formatter=self.formatter_identity,
             formatter_fingerprint=self.fingerprint,
             prompt_sha256=self.metric.prompt_sha256,
-            judge_model=self.judge.model,
+            judge_model=self.judge_model,
             repeat=self.repeat,
             input_tokens=tally.input_tokens,
             output_tokens=tally.output_tokens,
@@ -258,6 +336,17 @@ class Engine:
             started_at=started_at,
             **fields,
         )
+
+
+def _known_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` with intermediate outputs that are not result fields moved to ``details``."""
+    known = MetricResult.model_fields
+    extra = {k: v for k, v in fields.items() if k not in known}
+    if not extra:
+        return fields
+    kept = {k: v for k, v in fields.items() if k in known}
+    kept["details"] = {**extra, **kept.get("details", {})}
+    return kept
 
 
 def _first_leaf(group: BaseExceptionGroup[Exception]) -> Exception:

@@ -1,38 +1,72 @@
-"""From a conversation to the fields of its result row: the sample, skips, and outcomes.
+"""From a conversation to the fields of its result rows: samples, skips, and outcomes.
 
-Pure functions the engine (and the dry-run plan) share: what a metric is given for a trace
-(:func:`build_sample`), whether it must be skipped without calling the judge
-(:func:`skip_fields`: ``missing_reference``, ``context_overflow``), and the result fields of an
-``ok`` outcome or an ``error`` (:func:`ok`, :func:`judge_failure`, :func:`failure`).
+Pure functions the engine (and the dry-run plan) share: what a metric is given for each unit of
+a trace (:func:`build_samples`, rendering the trace once), whether a unit must be skipped without
+calling the judge (:func:`skip_fields`: ``missing_reference``, ``no_answer``,
+``context_overflow``...), and the result fields of an ``ok`` outcome or an ``error`` (:func:`ok`,
+:func:`judge_failure`, :func:`failure`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent_eval.errors import JudgeError
 from agent_eval.formatting.base import Formatter
 from agent_eval.metrics.base import Metric, MetricInput, MetricOutcome
+from agent_eval.metrics.units import Unit
+from agent_eval.result import CONVERSATION_UNIT, MetricResult
 from agent_eval.trace import AgentTrace
 
-__all__ = ["build_sample", "failure", "judge_failure", "ok", "skip_fields"]
+__all__ = [
+    "NO_FORMATTER",
+    "build_sample",
+    "build_samples",
+    "failure",
+    "judge_failure",
+    "ok",
+    "reference_key",
+    "skip_fields",
+]
+
+NO_FORMATTER = "none"
+"""``formatter`` (and ``judge_model``) of rows whose metric reads no rendering (uses no judge)."""
 
 _SKIP_MESSAGES = {
-    "missing_reference": "no reference for this conversation: give one in the trace or in "
+    "missing_reference": "no reference for this unit: give one in the trace or in "
     "--references FILE, or score without --with-reference",
+    "no_answer": "this turn has no assistant answer (or the conversation has no user turn)",
 }
+
+_RESULT_FIELDS = frozenset(MetricResult.model_fields)
 
 
 def ok(outcome: MetricOutcome) -> dict[str, Any]:
-    """Fields of an ``ok`` row: verdict, score (the verdict as 0.0/1.0), reason, details."""
-    return {
+    """Fields of an ``ok`` row: score, verdict, reason, atoms, and the details.
+
+    Details named like a result field (``user_goal``, ``end_state``) fill that field; the others
+    go to ``details``.
+    """
+    named = {k: v for k, v in outcome.details.items() if k in _RESULT_FIELDS}
+    rest = {k: v for k, v in outcome.details.items() if k not in _RESULT_FIELDS}
+    fields: dict[str, Any] = {
         "status": "ok",
         "verdict": outcome.verdict,
-        "score": float(outcome.verdict),
+        "score": outcome.score,
         "reason": outcome.reason,
-        **outcome.details,
+        **named,
     }
+    if outcome.atoms is not None:
+        fields["atoms"] = outcome.atoms
+    if rest:
+        fields["details"] = rest
+    return fields
+
+
+def reference_key(conversation_id: str, unit_id: str) -> str:
+    """The key of a unit in a references mapping: the conversation id, or ``id/unit``."""
+    return conversation_id if unit_id == CONVERSATION_UNIT else f"{conversation_id}/{unit_id}"
 
 
 def judge_failure(exc: JudgeError) -> dict[str, Any]:
@@ -57,14 +91,53 @@ def failure(error_type: str, exc: Exception) -> dict[str, Any]:
 def build_sample(
     trace: AgentTrace, metric: Metric, formatter: Formatter[Any], references: Mapping[str, str]
 ) -> MetricInput:
-    """What ``metric`` scores for ``trace``: the rendering, and the reference when it uses one.
+    """The sample of ``trace``'s first unit (for conversation metrics: the only one)."""
+    return build_samples(trace, metric, formatter, references)[0]
 
-    A reference from ``references`` (a file) wins over ``trace.reference``.
+
+def build_samples(
+    trace: AgentTrace,
+    metric: Metric,
+    formatter: Formatter[Any],
+    references: Mapping[str, str],
+    units: Sequence[Unit] | None = None,
+) -> list[MetricInput]:
+    """What ``metric`` scores for each unit of ``trace`` (at least one unit).
+
+    The trace is rendered once, and only when the metric reads renderings. The reference (when
+    the metric uses one) comes from ``references`` (a file, keyed by :func:`reference_key`)
+    first, then from the unit (a turn's labelled reference) or the trace.
+
+    Args:
+        trace: The conversation.
+        metric: The metric that will score the samples.
+        formatter: The run's formatter (not called when the metric reads no rendering).
+        references: References by :func:`reference_key` (from a file).
+        units: The units to build, when the caller already has them (default: all of them).
+
+    Raises:
+        Exception: whatever the formatter raises (the engine records ``formatter_error``).
+
     """
-    reference = None
-    if metric.uses_reference:
-        reference = references.get(trace.conversation_id, trace.reference)
-    return MetricInput(conversation=formatter.render(trace), reference=reference)
+    conversation = formatter.render(trace) if metric.uses_formatter else ""
+    return [
+        MetricInput(
+            conversation=conversation,
+            reference=_reference(trace, unit, metric, references),
+            unit=unit,
+            trace=trace,
+        )
+        for unit in (metric.units(trace) if units is None else units)
+    ]
+
+
+def _reference(
+    trace: AgentTrace, unit: Unit, metric: Metric, references: Mapping[str, str]
+) -> str | None:
+    if not metric.uses_reference:
+        return None
+    found = references.get(reference_key(trace.conversation_id, unit.id))
+    return found if found is not None else metric.unit_reference(unit, trace)
 
 
 def skip_fields(
@@ -75,7 +148,7 @@ def skip_fields(
     if reason is not None:
         message = _SKIP_MESSAGES.get(reason, reason)
         return {"status": "skipped", "error_type": reason, "error_message": message}
-    if max_context_tokens is None:
+    if max_context_tokens is None or not metric.requires_judge:
         return None
     tokens = metric.prompt_tokens(sample)
     if tokens <= max_context_tokens:

@@ -19,7 +19,7 @@ from rich.table import Table
 from agent_eval.costs import PriceTable
 from agent_eval.formatting.base import Formatter
 from agent_eval.metrics.base import Metric
-from agent_eval.run.outcomes import build_sample, skip_fields
+from agent_eval.run.outcomes import build_samples, skip_fields
 from agent_eval.trace import AgentTrace
 
 __all__ = ["OUTPUT_TOKENS_PER_CALL", "RunPlan", "plan_run"]
@@ -36,12 +36,16 @@ class RunPlan:
         metric / formatter: Identities (``goal_accuracy@1``, ``ragas-pretty@1``).
         judge_model: The judge model, ``None`` when none is configured.
         conversations: Conversations in the input.
-        to_score: Conversations that would be sent to the judge.
-        skipped: Conversations that would be skipped, by reason.
-        judge_calls: Judge calls when nothing fails (``to_score`` x calls per conversation).
+        units: Units of those conversations (the conversations themselves, or their turns'
+            answers for answer metrics).
+        to_score: Units that would be scored (sent to the judge, for judged metrics).
+        skipped: Units that would be skipped, by reason.
+        judge_calls: Judge calls when nothing fails (``to_score`` x calls per unit; 0 for
+            judge-free metrics).
         prompt_tokens: Estimated prompt tokens of those calls (o200k).
         output_tokens: Estimated completion tokens (:data:`OUTPUT_TOKENS_PER_CALL` per call).
         cost_usd: Estimated USD, ``None`` when the model's price is unknown or no judge is set.
+        judge_free: The metric calls no judge.
 
     """
 
@@ -49,12 +53,14 @@ class RunPlan:
     formatter: str
     judge_model: str | None
     conversations: int = 0
+    units: int = 0
     to_score: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     judge_calls: int = 0
     prompt_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
+    judge_free: bool = False
 
     def table(self) -> Table:
         """The plan as a two-column rich table."""
@@ -65,11 +71,15 @@ class RunPlan:
         table.add_column("value")
         skipped = ", ".join(f"{k}: {v}" for k, v in sorted(self.skipped.items()))
         cost = "n/a (no price for this judge)" if self.cost_usd is None else f"${self.cost_usd:.4f}"
+        judge = self.judge_model or "(none configured)"
+        if self.judge_free:
+            judge = "none needed (judge-free metric)"
         rows = [
             ("metric", self.metric),
             ("formatter", self.formatter),
-            ("judge", self.judge_model or "(none configured)"),
+            ("judge", judge),
             ("conversations", str(self.conversations)),
+            ("units", str(self.units)),
             ("to score", str(self.to_score)),
             ("skipped", f"{sum(self.skipped.values())}" + (f" ({skipped})" if skipped else "")),
             ("judge calls", str(self.judge_calls)),
@@ -94,26 +104,35 @@ def plan_run(
 ) -> RunPlan:
     """Plan ``metric`` with ``formatter`` over ``traces`` (renders each; calls no judge).
 
-    A conversation whose rendering fails is counted as skipped (``formatter_error``), as the
-    engine would record it as an error.
+    A conversation whose rendering fails is counted as one skipped unit (``formatter_error``),
+    as the engine would record it as an error. Judge-free metrics plan no calls and cost 0.
     """
     plan = RunPlan(metric=metric.id, formatter=formatter.identity, judge_model=judge_model)
+    plan.judge_free = not metric.requires_judge
+    if not metric.uses_formatter:
+        plan.formatter = "none"
     for trace in traces:
         plan.conversations += 1
         try:
-            sample = build_sample(trace, metric, formatter, references or {})
-        except Exception:  # the engine records the same failure as an error row
+            samples = build_samples(trace, metric, formatter, references or {})
+        except Exception:  # the engine records the same failure as an error row per unit
+            plan.units += 1
             plan.skipped["formatter_error"] += 1
             continue
-        skip = skip_fields(metric, sample, max_context_tokens)
-        if skip is not None:
-            plan.skipped[skip["error_type"]] += 1
-            continue
-        plan.to_score += 1
-        plan.prompt_tokens += metric.planned_prompt_tokens(sample)
-    plan.judge_calls = plan.to_score * metric.judge_calls
+        for sample in samples:
+            plan.units += 1
+            skip = skip_fields(metric, sample, max_context_tokens)
+            if skip is not None:
+                plan.skipped[skip["error_type"]] += 1
+                continue
+            plan.to_score += 1
+            if metric.requires_judge:
+                plan.prompt_tokens += metric.planned_prompt_tokens(sample)
+    plan.judge_calls = plan.to_score * metric.judge_calls if metric.requires_judge else 0
     plan.output_tokens = plan.judge_calls * OUTPUT_TOKENS_PER_CALL
-    if judge_model is not None:
+    if judge_model is not None and metric.requires_judge:
         table = prices or PriceTable()
         plan.cost_usd = table.cost(judge_model, plan.prompt_tokens, plan.output_tokens)
+    elif not metric.requires_judge:
+        plan.cost_usd = 0.0
     return plan

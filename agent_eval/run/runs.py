@@ -105,11 +105,17 @@ def errored_results(ref: RunRef) -> list[MetricResult]:
 def check_identity(ref: RunRef, identity: Mapping[str, Any]) -> None:
     """Refuse to continue ``ref`` with a different metric, formatter, prompts or judge.
 
+    A run of several metrics stores each one's identity under ``config["metrics"][metric]``;
+    ``identity`` is then checked against its metric's.
+
     Raises:
         ConfigError: a setting in :data:`IDENTITY_KEYS` differs; names each one.
 
     """
     stored = ref.run.config
+    per_metric = stored.get("metrics")
+    if isinstance(per_metric, dict) and identity.get("metric") in per_metric:
+        stored = per_metric[identity["metric"]]
     changed = [
         f"{key}: {stored.get(key)!r} then, {identity.get(key)!r} now"
         for key in IDENTITY_KEYS

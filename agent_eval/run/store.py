@@ -10,6 +10,12 @@ rows missing from the JSONL are appended.
 
 The ``runs`` table records each run: its id, start time, configuration identity (metric,
 formatter, judge, parameters; never credentials) and the command line with secrets removed.
+
+The database schema is versioned (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`). Opening
+an older store migrates it in one transaction, never refuses it: version 1 (no ``unit_id`` in
+the key) is rebuilt with ``unit_id = 'conversation'`` for every row, and any result field a
+later version added is added with ``ALTER TABLE ... ADD COLUMN`` (its default, NULL, is the
+field's default). Readers of a store they may not write select the columns it has.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ __all__ = [
     "DB_NAME",
     "JSONL_NAME",
     "RESULT_KEY",
+    "SCHEMA_VERSION",
     "ResultKey",
     "ResultStore",
     "RunRecord",
@@ -40,14 +47,27 @@ __all__ = [
 
 DB_NAME = "results.db"
 JSONL_NAME = "results.jsonl"
-RESULT_KEY = ("run_id", "conversation_id", "metric", "formatter", "judge_model", "repeat")
+SCHEMA_VERSION = 2
+"""Version of the ``results.db`` schema (1: no unit_id; 2: units, atoms, details)."""
+
+RESULT_KEY = (
+    "run_id",
+    "conversation_id",
+    "unit_id",
+    "metric",
+    "formatter",
+    "judge_model",
+    "repeat",
+)
 """The fields that identify a result row (the SQLite primary key)."""
 
-ResultKey = tuple[str, str, str, str, str, int]
+ResultKey = tuple[str, str, str, str, str, str, int]
 
 _FIELDS = tuple(MetricResult.model_fields)
 _COLUMNS = ", ".join(_FIELDS)
 _SQL_TYPES = {"int": "INTEGER", "float": "REAL"}
+_JSON_FIELDS = ("trace_ids", "atoms", "details")
+_NOT_NULL_DEFAULTS = {"unit_id": "'conversation'"}
 
 
 def result_key(result: MetricResult) -> ResultKey:
@@ -55,6 +75,7 @@ def result_key(result: MetricResult) -> ResultKey:
     return (
         result.run_id,
         result.conversation_id,
+        result.unit_id,
         result.metric,
         result.formatter,
         result.judge_model,
@@ -81,28 +102,92 @@ class RunRecord:
 
 
 def _column_type(name: str) -> str:
+    if name in _JSON_FIELDS:
+        return "TEXT"
     annotation = str(MetricResult.model_fields[name].annotation)
     return next((sql for py, sql in _SQL_TYPES.items() if py in annotation), "TEXT")
 
 
+def _column(name: str) -> str:
+    default = _NOT_NULL_DEFAULTS.get(name)
+    suffix = f" NOT NULL DEFAULT {default}" if default else ""
+    return f"{name} {_column_type(name)}{suffix}"
+
+
+def _results_table(name: str = "results") -> str:
+    columns = ", ".join(_column(field) for field in _FIELDS)
+    return f"CREATE TABLE IF NOT EXISTS {name} ({columns}, PRIMARY KEY ({', '.join(RESULT_KEY)}))"
+
+
 def _schema() -> str:
-    columns = ", ".join(f"{name} {_column_type(name)}" for name in _FIELDS)
     return (
-        f"CREATE TABLE IF NOT EXISTS results ({columns}, PRIMARY KEY ({', '.join(RESULT_KEY)}));"
+        f"{_results_table()};"
         "CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, started_at TEXT NOT NULL,"
         " config TEXT NOT NULL, argv TEXT NOT NULL);"
+        f"PRAGMA user_version = {SCHEMA_VERSION};"
     )
 
 
+def _table_columns(db: sqlite3.Connection, table: str = "results") -> list[str]:
+    return [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+
+
+def _migrate(db: sqlite3.Connection, path: Path) -> None:
+    """Bring an existing store to :data:`SCHEMA_VERSION` in one transaction (see module doc).
+
+    Raises:
+        StoreError: the store was written by a newer agent-eval.
+
+    """
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"{path}: results store schema {version} is newer than this agent-eval "
+            f"understands ({SCHEMA_VERSION}); upgrade otel-agent-eval"
+        )
+    existing = _table_columns(db)
+    if not existing:
+        db.executescript(_schema())
+        return
+    if version == SCHEMA_VERSION and set(existing) >= set(_FIELDS):
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if "unit_id" not in existing:  # version 1: rebuild, the primary key changes
+            _rebuild_with_units(db, existing)
+        else:
+            for name in _FIELDS:
+                if name not in existing:
+                    db.execute(f"ALTER TABLE results ADD COLUMN {_column(name)}")
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
+def _rebuild_with_units(db: sqlite3.Connection, existing: list[str]) -> None:
+    kept = ", ".join(name for name in existing if name in _FIELDS)
+    db.execute(_results_table("results_migrated"))
+    db.execute(f"INSERT INTO results_migrated ({kept}) SELECT {kept} FROM results")
+    db.execute("DROP TABLE results")
+    db.execute("ALTER TABLE results_migrated RENAME TO results")
+
+
 def _to_row(result: MetricResult) -> tuple[Any, ...]:
-    data = result.model_dump()
-    data["trace_ids"] = orjson.dumps(list(result.trace_ids)).decode()
+    data = result.model_dump(mode="json")
+    data["trace_ids"] = orjson.dumps(data["trace_ids"]).decode()
+    data["atoms"] = None if result.atoms is None else orjson.dumps(data["atoms"]).decode()
+    data["details"] = orjson.dumps(data["details"]).decode() if result.details else None
     return tuple(data[name] for name in _FIELDS)
 
 
-def _from_row(row: Sequence[Any]) -> MetricResult:
-    data = dict(zip(_FIELDS, row, strict=True))
-    data["trace_ids"] = tuple(orjson.loads(data["trace_ids"] or "[]"))
+def _from_row(row: Sequence[Any], columns: Sequence[str] = _FIELDS) -> MetricResult:
+    data = {k: v for k, v in zip(columns, row, strict=True) if v is not None}
+    data["trace_ids"] = tuple(orjson.loads(data.get("trace_ids") or "[]"))
+    if "atoms" in data:
+        data["atoms"] = orjson.loads(data["atoms"])
+    data["details"] = orjson.loads(data.get("details") or "{}")
     return MetricResult.model_validate(data)
 
 
@@ -129,6 +214,7 @@ class ResultStore:
             self._db = sqlite3.connect(self.directory / DB_NAME, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
+            _migrate(self._db, self.db_path)
             self._db.executescript(_schema())
             self._repair_jsonl()
             self._jsonl = (self.directory / JSONL_NAME).open("ab")
@@ -280,12 +366,14 @@ def load_results(path: str | Path) -> list[MetricResult]:
         return _read_jsonl(target)
     try:
         with closing(_connect_to_read(target)) as db:
+            columns = [name for name in _FIELDS if name in _table_columns(db)]
+            order = ", ".join(name for name in RESULT_KEY if name in columns)
             rows = db.execute(
-                f"SELECT {_COLUMNS} FROM results ORDER BY {', '.join(RESULT_KEY)}"
+                f"SELECT {', '.join(columns)} FROM results ORDER BY {order}"
             ).fetchall()
     except sqlite3.Error as exc:
         raise StoreError(f"{target}: not a results database: {exc}") from exc
-    return [_from_row(row) for row in rows]
+    return sorted((_from_row(row, columns) for row in rows), key=result_key)
 
 
 def _connect_to_read(target: Path) -> sqlite3.Connection:

@@ -2,7 +2,7 @@
 
 The summary states the engine's accounting contract in every run: each input conversation
 ends ``ok`` (scored), ``skipped`` with a reason or ``error`` with a reason, and
-``scored + skipped + errored = input``.
+``scored + skipped + errored = units``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ class RunSummary:
         run_id: The run's id.
         metric / formatter / judge_model: The run's identity (formatter with parameters).
         out_dir: Where the results store is, or ``None`` when results were not stored.
-        input: Conversations taken in.
+        input: Units taken in (conversations, for conversation metrics).
         scored / skipped / errored: Rows by status (``ok``, ``skipped``, ``error``).
         resumed: Of these, rows already finished by an earlier, interrupted run (not re-judged).
         score_sum: Sum of the scores of the ``ok`` rows.
@@ -58,7 +58,7 @@ class RunSummary:
     results: list[MetricResult] = field(default_factory=list)
 
     def add(self, result: MetricResult, *, keep: bool = True, resumed: bool = False) -> None:
-        """Count ``result`` (one input conversation)."""
+        """Count ``result`` (one unit)."""
         self.input += 1
         self.resumed += int(resumed)
         self.input_tokens += result.input_tokens
@@ -105,15 +105,15 @@ class RunSummary:
 
     @property
     def balanced(self) -> bool:
-        """Whether ``scored + skipped + errored == input``."""
+        """Whether ``scored + skipped + errored == units`` (``input``)."""
         return self.scored + self.skipped + self.errored == self.input
 
     @property
     def accounting_line(self) -> str:
-        """``scored + skipped + errored = input: 8 + 1 + 1 = 10`` (``!=`` if it ever fails)."""
+        """``scored + skipped + errored = units: 8 + 1 + 1 = 10`` (``!=`` if it ever fails)."""
         sign = "=" if self.balanced else "!="
         return (
-            f"scored + skipped + errored {sign} input: "
+            f"scored + skipped + errored {sign} units: "
             f"{self.scored} + {self.skipped} + {self.errored} {sign} {self.input}"
         )
 

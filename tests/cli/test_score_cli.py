@@ -112,7 +112,7 @@ def test_full_run_writes_matching_stores_without_the_key(
         str(sample(tmp_path)), "--with-reference", *judge_args(fake_server, out_dir)
     )
     assert code == 0, err
-    assert "scored + skipped + errored = input: 2 + 1 + 1 = 4" in out
+    assert "scored + skipped + errored = units: 2 + 1 + 1 = 4" in out
     rows = load_results(out_dir / "results.db")
     assert rows == load_results(out_dir / "results.jsonl")
     assert {r.conversation_id: (r.status, r.verdict, r.error_type) for r in rows} == {
@@ -249,7 +249,7 @@ def test_tau_datasets_with_instructions_as_references(
     compare = [r for r in fake_server.requests if r.schema_name == "OutcomeComparison"]
     assert len(compare) == len(rows)
     assert any(rows[0].reference.splitlines()[0] in r.text for r in compare)  # type: ignore[union-attr]
-    assert f"scored + skipped + errored = input: {len(rows)} + 0 + 0 = {len(rows)}" in out
+    assert f"scored + skipped + errored = units: {len(rows)} + 0 + 0 = {len(rows)}" in out
 
 
 def test_run_keeps_what_the_judge_saw_for_the_report(

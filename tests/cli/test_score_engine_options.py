@@ -132,7 +132,7 @@ def test_retry_errors_rescores_only_the_errored_conversations(
     rows = load_results(tmp_path / "out")
     assert len(rows) == 6 and {r.run_id for r in rows} == {run_id}
     assert all(r.status == "ok" for r in rows)
-    assert "scored + skipped + errored = input: 6 + 0 + 0 = 6" in output
+    assert "scored + skipped + errored = units: 6 + 0 + 0 = 6" in output
 
 
 def test_resume_refuses_a_different_judge(fake_server: FakeModelServer, tmp_path: Path) -> None:

@@ -44,7 +44,7 @@ def test_dead_judge_endpoint_exits_1_naming_the_error_and_the_errors_command(
         *("--out", str(out_dir)),
     )
     assert code == 4, out + err
-    assert "scored + skipped + errored = input: 0 + 0 + 3 = 3" in out
+    assert "scored + skipped + errored = units: 0 + 0 + 3 = 3" in out
     (line,) = [x for x in err.splitlines() if "nothing was scored" in x]
     assert "all 3 conversations errored (mostly judge_unavailable: 3 of 3)" in line
     assert f"agent-eval errors {out_dir}" in line

@@ -62,7 +62,7 @@ def test_run_reports_the_files_it_could_not_read(
     code, out, err = score(str(mixed_inputs(tmp_path)), *judge_args(fake_server, out_dir))
     assert code == 0, err
     assert_accounted(err)
-    assert "scored + skipped + errored = input: 2 + 0 + 0 = 2" in out
+    assert "scored + skipped + errored = units: 2 + 0 + 0 = 2" in out
     assert {r.conversation_id for r in load_results(out_dir)} == {"a", "b"}
 
 

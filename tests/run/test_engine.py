@@ -121,7 +121,7 @@ async def test_unreachable_judge_is_an_error_row(fake_server: FakeModelServer) -
         ("error", "judge_unavailable")
     ] * 2
     assert all(r.attempts == 2 for r in summary.results)
-    assert summary.accounting_line == "scored + skipped + errored = input: 0 + 0 + 2 = 2"
+    assert summary.accounting_line == "scored + skipped + errored = units: 0 + 0 + 2 = 2"
 
 
 async def test_context_overflow_is_skipped_never_scored(fake_server: FakeModelServer) -> None:
@@ -154,7 +154,7 @@ async def test_counts_add_up_over_every_outcome(fake_server: FakeModelServer) ->
     summary = await engine(fake_server, with_reference=True, max_context_tokens=3000).run(traces)
     assert (summary.scored, summary.skipped, summary.errored, summary.input) == (2, 2, 1, 5)
     assert summary.balanced
-    assert summary.accounting_line == "scored + skipped + errored = input: 2 + 2 + 1 = 5"
+    assert summary.accounting_line == "scored + skipped + errored = units: 2 + 2 + 1 = 5"
     assert dict(summary.skip_reasons) == {"context_overflow": 1, "missing_reference": 1}
     assert dict(summary.error_types) == {"invalid_judge_output": 1}
 
