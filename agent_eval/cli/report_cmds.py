@@ -19,6 +19,7 @@ from agent_eval.cli.analysis_options import (
     usage_errors,
 )
 from agent_eval.cli.app import app
+from agent_eval.redaction import redact_text
 from agent_eval.report.renderings import RenderingKey, read_renderings, render_all
 
 if TYPE_CHECKING:
@@ -43,7 +44,9 @@ def _runs(path: Path) -> list[RunInfo]:
         return []
     with ResultStore(directory) as store:
         return [
-            RunInfo(run_id=r.run_id, started_at=r.started_at, command=shlex.join(r.argv))
+            RunInfo(
+                run_id=r.run_id, started_at=r.started_at, command=redact_text(shlex.join(r.argv))
+            )
             for r in store.runs()
         ]
 

@@ -50,6 +50,7 @@ from agent_eval.formatting.registry import get_formatter
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric
 from agent_eval.metrics.spec import build_metric, split_metrics
+from agent_eval.redaction import redact_text
 from agent_eval.references import load_references
 from agent_eval.report.renderings import render_all, write_renderings
 from agent_eval.run.engine import Engine, new_run_id, utc_now
@@ -69,7 +70,11 @@ _SECRET_FLAGS = ("--api-key", "--key", "--token", "--password")
 
 
 def redact_argv(argv: list[str], secrets: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """``argv`` with values of secret-looking flags and any of ``secrets`` replaced by ``***``."""
+    """``argv`` with secrets replaced by ``***``.
+
+    Secrets are the values of secret-looking flags, any of ``secrets``, and credentials in URLs
+    (userinfo, key-like query parameters; :func:`agent_eval.redaction.redact_text`).
+    """
     redacted: list[str] = []
     hide_next = False
     for arg in argv:
@@ -79,7 +84,7 @@ def redact_argv(argv: list[str], secrets: tuple[str, ...] = ()) -> tuple[str, ..
         elif flag in _SECRET_FLAGS and "=" in arg:
             redacted.append(f"{flag}=***")
         else:
-            redacted.append(_scrub(arg, secrets))
+            redacted.append(redact_text(_scrub(arg, secrets)))
         hide_next = arg in _SECRET_FLAGS
     return tuple(redacted)
 

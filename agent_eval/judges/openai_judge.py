@@ -51,6 +51,7 @@ from agent_eval.judges.openai_fast import (
     structured_request,
 )
 from agent_eval.judges.openai_http import judge_http_client, judge_timeout
+from agent_eval.redaction import redact_url, userinfo_auth
 
 __all__ = ["MODES", "MalformedBodyError", "OpenAIJudge", "StructuredMode"]
 
@@ -152,6 +153,9 @@ class OpenAIJudge(Judge):
             "http_client": http_client,
         }
         client: openai.AsyncOpenAI
+        base_url, auth = userinfo_auth(self.base_url) if self.base_url else (None, {})
+        if auth:  # http://user:pass@host: HTTP clients send no userinfo; Basic auth instead
+            common["default_headers"] = auth
         if azure_endpoint is not None:
             client = openai.AsyncAzureOpenAI(
                 azure_endpoint=azure_endpoint,
@@ -160,13 +164,12 @@ class OpenAIJudge(Judge):
                 **common,
             )
         else:
-            client = openai.AsyncOpenAI(
-                base_url=self.base_url, api_key=key or "not-needed", **common
-            )
+            client = openai.AsyncOpenAI(base_url=base_url, api_key=key or "not-needed", **common)
         self._openai = client
 
     def __repr__(self) -> str:
-        return f"OpenAIJudge(model={self.model!r}, base_url={self.base_url!r}, mode={self.mode!r})"
+        url = None if self.base_url is None else redact_url(self.base_url)
+        return f"OpenAIJudge(model={self.model!r}, base_url={url!r}, mode={self.mode!r})"
 
     async def ask(self, request: JudgeRequest) -> JudgeReply[Any]:
         """Send ``request``; see :meth:`Judge.ask` for the errors raised."""

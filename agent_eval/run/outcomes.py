@@ -16,6 +16,7 @@ from agent_eval.errors import JudgeError
 from agent_eval.formatting.base import Formatter
 from agent_eval.metrics.base import Metric, MetricInput, MetricOutcome
 from agent_eval.metrics.units import Unit
+from agent_eval.redaction import redact_text
 from agent_eval.result import CONVERSATION_UNIT, MetricResult
 from agent_eval.trace import AgentTrace
 
@@ -74,7 +75,7 @@ def judge_failure(exc: JudgeError) -> dict[str, Any]:
     return {
         "status": "error",
         "error_type": exc.error_type,
-        "error_message": str(exc),
+        "error_message": redact_text(str(exc)),
         "raw_reply": exc.raw_reply,
     }
 
@@ -84,7 +85,7 @@ def failure(error_type: str, exc: Exception) -> dict[str, Any]:
     return {
         "status": "error",
         "error_type": error_type,
-        "error_message": f"{type(exc).__name__}: {exc}",
+        "error_message": redact_text(f"{type(exc).__name__}: {exc}"),
     }
 
 

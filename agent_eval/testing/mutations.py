@@ -180,7 +180,7 @@ def _unwritable(traces: list[Any]) -> str | None:
     return None
 
 
-def check_ingest(path: str | Path, format: str = "auto") -> FuzzOutcome:
+def check_ingest(path: str | Path, format: str = "auto") -> FuzzOutcome:  # noqa: PLR0911
     """Read ``path`` with ``ingest`` and classify the outcome (see :class:`FuzzOutcome`).
 
     Every conversation produced is written with ``model_dump_json``, encoded as UTF-8 and
