@@ -122,7 +122,7 @@ async def score_repeats(
         raise ValueError(f"stability needs at least 2 repeats, got {repeats}")
     chosen = get_formatter(formatter)
     write_renderings(out, render_all(traces, [chosen.identity]))
-    with ResultStore(out) as store:
+    with ResultStore(out, exclusive=True) as store:
         for k in range(repeats):
             mode: CacheMode = cache_mode if k == 0 and cache is not None else "off"
             engine = Engine(

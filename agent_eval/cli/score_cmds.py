@@ -286,7 +286,7 @@ async def _score(
     directory = cfg.out or Path("runs") / run_id
     secret = os.environ.get(cfg.api_key_env, "")
     judges = {id(e.judge): e.judge for e in engines if e.judge is not None}
-    with ResultStore(directory) as store:
+    with ResultStore(directory, exclusive=True) as store:
         store.start_run(
             RunRecord(
                 run_id=run_id,
