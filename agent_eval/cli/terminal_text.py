@@ -9,7 +9,12 @@ such text through :func:`escape_control`, which writes each control character as
 
 from __future__ import annotations
 
-__all__ = ["escape_control"]
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_eval.trace import AgentTrace
+
+__all__ = ["escape_control", "escape_trace"]
 
 _KEEP = {"\n", "\t"}
 _BIDI = [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]
@@ -28,3 +33,23 @@ def escape_control(text: str) -> str:
     ``"\\x0d"``.
     """
     return text.translate(_TABLE)
+
+
+def _escaped(value: Any) -> Any:
+    if isinstance(value, str):
+        return escape_control(value)
+    if isinstance(value, list):
+        return [_escaped(v) for v in value]
+    if isinstance(value, dict):
+        return {
+            escape_control(k) if isinstance(k, str) else k: _escaped(v) for k, v in value.items()
+        }
+    return value
+
+
+def escape_trace(trace: AgentTrace) -> AgentTrace:
+    """A copy of ``trace`` with :func:`escape_control` applied to every string, for display.
+
+    (AgentTrace values nest at most ``safe_text.MAX_NESTING`` levels, so the walk is bounded.)
+    """
+    return type(trace).model_validate(_escaped(trace.model_dump(mode="python")))

@@ -13,6 +13,7 @@ from rich.table import Table
 from agent_eval.analysis.calibration import Calibration
 from agent_eval.analysis.paired import PairComparison, VariantComparison
 from agent_eval.analysis.stability import Stability
+from agent_eval.cli.terminal_text import escape_control
 
 __all__ = ["calibration_table", "comparison_tables", "fixed", "stability_tables", "usd"]
 
@@ -112,11 +113,11 @@ def _flipped_table(pair: PairComparison, width: int = 120) -> Table:
         table.add_column(name, overflow="fold")
     for f in pair.flipped:
         table.add_row(
-            escape(f.conversation_id),
+            escape(escape_control(f.conversation_id)),
             f.verdict_a,
-            escape((f.reason_a or "")[:width]),
+            escape(escape_control((f.reason_a or "")[:width])),
             f.verdict_b,
-            escape((f.reason_b or "")[:width]),
+            escape(escape_control((f.reason_b or "")[:width])),
         )
     return table
 
