@@ -41,9 +41,7 @@ def _escaped(value: Any) -> Any:
     if isinstance(value, list):
         return [_escaped(v) for v in value]
     if isinstance(value, dict):
-        return {
-            escape_control(k) if isinstance(k, str) else k: _escaped(v) for k, v in value.items()
-        }
+        return {_escaped(k): _escaped(v) for k, v in value.items()}
     return value
 
 

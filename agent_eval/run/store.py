@@ -346,7 +346,8 @@ class OutputLock:
 
     ``flock(2)`` on the lock file: the operating system releases it when the process ends, even
     on ``kill -9``, so a stale lock never blocks the next run. The holder's pid is written into
-    the file for the message; the file is removed on release. On systems without ``fcntl`` (Windows) no lock is taken.
+    the file for the message; the file is removed on release. On systems without ``fcntl``
+    (Windows) no lock is taken.
 
     Raises:
         OutputError: another process holds the lock (names its pid and the directory).
