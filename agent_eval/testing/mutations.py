@@ -242,7 +242,7 @@ _SHARED_SEEDS = (
 )
 """(glob under the shared data directory, container) of real exports used as they are."""
 
-_PHOENIX_SPAN = {
+_PHOENIX_SPAN: dict[str, Any] = {
     "name": "ChatCompletion",
     "context": {"trace_id": "6b3e8a1f0c2d4e5f8a9b0c1d2e3f4a5b", "span_id": "1111111111111111"},
     "parent_id": None,
@@ -260,7 +260,7 @@ _PHOENIX_SPAN = {
     },
     "events": [],
 }
-_READABLE_SPAN = {
+_READABLE_SPAN: dict[str, Any] = {
     "name": "chat gpt-4o",
     "kind": 2,
     "spanContext": {"traceId": "5b8aa5a2d2c872e8321cf37308d69df2", "spanId": "2222222222222222"},

@@ -282,7 +282,7 @@ def decode_any_value(value: object, depth: int = 0) -> AttributeValue:
             "arrayValue, kvlistValue, bytesValue",
         )
     if decoder is _array or decoder is _kvlist:
-        return decoder(inner, depth)  # type: ignore[call-arg]
+        return decoder(inner, depth)
     return decoder(inner)
 
 
