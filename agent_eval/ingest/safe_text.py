@@ -125,8 +125,11 @@ def clean(value: Any, max_depth: int = MAX_NESTING) -> Any:
 
 
 def check_depth(value: Any, max_depth: int = MAX_NESTING) -> None:
-    """Raise :class:`NestingTooDeep` when ``value`` nests deeper than ``max_depth`` levels."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    """Raise :class:`NestingTooDeep` when ``value`` nests deeper than ``max_depth`` levels.
+
+    ``[]`` is one level, ``[[]]`` two.
+    """
+    stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()
         if depth > max_depth:

@@ -44,7 +44,7 @@ SPAN_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUM
 """OTLP ``Span.SpanKind`` values by number."""
 STATUS_CODES = ("UNSET", "OK", "ERROR")
 """OTLP ``Status.StatusCode`` values by number."""
-MAX_VALUE_DEPTH = 32
+MAX_VALUE_DEPTH = 16
 """Deepest nesting of ``arrayValue``/``kvlistValue`` read (each level is three JSON levels)."""
 
 

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
-from agent_eval.ingest.safe_text import MAX_NESTING, loads
+from agent_eval.ingest.safe_text import loads
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.trace import AgentTrace
 
@@ -25,8 +25,9 @@ _AGENT_TRACE_START = re.compile(
     rb'\A\s*\{\s*"schema_version"\s*:\s*\d+\s*,\s*"conversation_id"\s*:'
 )
 """How ``AgentTrace.model_dump_json`` opens every line: schema version, then conversation id."""
-TRACE_MAX_DEPTH = MAX_NESTING + 20
-"""Deepest AgentTrace line read: values ingest accepts, inside the trace's own structure."""
+TRACE_MAX_DEPTH = 250
+"""Deepest AgentTrace line read: as deep as AgentTrace validation goes (pydantic stops a
+little above 250 levels), far above the ``safe_text.MAX_NESTING`` levels ingest allows."""
 
 
 class TraceJsonlContainer(Container):
@@ -55,8 +56,7 @@ class TraceJsonlContainer(Container):
                     continue
                 try:
                     # orjson, then python-mode validation: pydantic's own JSON parser stops at
-                    # about 200 levels, below values ingest accepts (safe_text.MAX_NESTING deep
-                    # inside a trace), so a trace written by ingest could not be read back
+                    # about 200 levels, so a deep trace that was written could not be read back
                     trace = AgentTrace.model_validate(loads(line, max_depth=TRACE_MAX_DEPTH))
                 except orjson.JSONDecodeError as exc:
                     if not seen_any:
