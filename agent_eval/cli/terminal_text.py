@@ -38,7 +38,7 @@ def escape_control(text: str) -> str:
 def _escaped(value: Any) -> Any:
     if isinstance(value, str):
         return escape_control(value)
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return [_escaped(v) for v in value]
     if isinstance(value, dict):
         return {_escaped(k): _escaped(v) for k, v in value.items()}
