@@ -8,6 +8,8 @@ fix. No command ends in a bare traceback for an error agent-eval anticipates.
 
 from __future__ import annotations
 
+import logging
+import os
 import sys
 
 import typer
@@ -16,6 +18,7 @@ from rich.markup import escape
 
 from agent_eval.cli.exit_codes import EXIT_GATE, EXIT_USAGE, exit_code
 from agent_eval.errors import AgentEvalError
+from agent_eval.redaction import RedactingFilter
 
 __all__ = ["EXIT_GATE", "EXIT_USAGE", "app", "err_console", "main"]
 
@@ -29,10 +32,24 @@ app = typer.Typer(
 err_console = Console(stderr=True)
 
 
+DEBUG_ENV = "AGENT_EVAL_DEBUG"
+"""Set (to anything) to log at DEBUG on stderr: tracebacks of internal errors, HTTP requests."""
+
+
+def _debug_logging() -> None:
+    """DEBUG logging on stderr, every line passed through :class:`RedactingFilter`."""
+    handler = logging.StreamHandler()
+    handler.addFilter(RedactingFilter())
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.DEBUG, handlers=[handler], force=True)
+
+
 def main() -> None:
     """Run the CLI; turn agent-eval errors into a one-line message and their exit code."""
     from agent_eval import cli  # noqa: F401  (registers every command module)
 
+    if os.environ.get(DEBUG_ENV):
+        _debug_logging()
     try:
         app()
     except AgentEvalError as exc:

@@ -9,6 +9,7 @@ calling the judge (:func:`skip_fields`: ``missing_reference``, ``no_answer``,
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -81,7 +82,11 @@ def judge_failure(exc: JudgeError) -> dict[str, Any]:
 
 
 def failure(error_type: str, exc: Exception) -> dict[str, Any]:
-    """Fields of an ``error`` row of type ``error_type`` for any other exception."""
+    """Fields of an ``error`` row of type ``error_type`` for any other exception.
+
+    The traceback goes to the debug log (the row keeps type and message).
+    """
+    logging.getLogger(__name__).debug("%s", error_type, exc_info=exc)
     return {
         "status": "error",
         "error_type": error_type,

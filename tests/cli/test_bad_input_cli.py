@@ -5,6 +5,8 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -247,3 +249,20 @@ def test_a_base_url_with_a_password_works_and_is_never_stored(
     for path in (*out.iterdir(), tmp_path / "r.html"):
         assert b"hunter2secret" not in path.read_bytes(), path
     assert orjson.loads(argv)[:2] == ["agent-eval", "score"]
+
+
+def test_the_debug_log_never_holds_the_password(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    script_goal_judge(fake_server)
+    url = fake_server.base_url.replace("http://", "http://alice:hunter2secret@")
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("agent-eval")), "score", inputs(tmp_path),
+         "--judge", "m", "--base-url", url, "--out", str(tmp_path / "run")],
+        capture_output=True, env={**os.environ, "AGENT_EVAL_DEBUG": "1"}, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"DEBUG" in done.stderr and b"127.0.0.1" in done.stderr  # the requests are logged
+    assert b"hunter2secret" not in done.stderr + done.stdout
+    token = userinfo_auth(url)[1]["Authorization"].split()[1].encode()
+    assert token not in done.stderr + done.stdout  # nor the Basic header that carries it

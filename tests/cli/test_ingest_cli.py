@@ -111,7 +111,7 @@ def test_directory_with_companion_files_is_not_alarming(tmp_path: Path) -> None:
     assert "error" not in err
 
 
-def test_console_script_exits_2_without_a_traceback(tmp_path: Path) -> None:
+def test_console_script_exits_3_without_a_traceback(tmp_path: Path) -> None:
     script = Path(sys.executable).with_name("agent-eval")
     proc = subprocess.run(
         [str(script), "ingest", str(tmp_path / "x.json")],
