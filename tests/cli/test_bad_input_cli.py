@@ -266,3 +266,35 @@ def test_the_debug_log_never_holds_the_password(
     assert b"hunter2secret" not in done.stderr + done.stdout
     token = userinfo_auth(url)[1]["Authorization"].split()[1].encode()
     assert token not in done.stderr + done.stdout  # nor the Basic header that carries it
+
+
+def test_a_lone_surrogate_in_one_conversation_costs_nothing(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    # regression: "\ud83d" in 1 of 301 conversations killed score (TypeError writing renderings)
+    script_goal_judge(fake_server)
+    lines = [
+        orjson.dumps({"conversation_id": f"c{i}", "messages": [
+            {"role": "user", "content": "Book a table"},
+            {"role": "assistant", "content": "All set. DONE"},
+        ]}).decode()
+        for i in range(3)
+    ]  # fmt: skip
+    lines[1] = lines[1].replace("Book a table", "Book a table \\ud83d")
+    path = tmp_path / "chats.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "run"
+    args = ("--judge", "m", "--base-url", fake_server.base_url, "--api-key-env", "MY_JUDGE_KEY")
+    code, _, err = invoke(
+        "score", str(path), "--format", "openai-messages", *args, "--out", str(out)
+    )
+    assert code == 0, err
+    assert "1 code point(s) UTF-8 cannot encode" in err
+    assert sorted(r.conversation_id for r in load_results(out) if r.status == "ok") == [
+        "c0",
+        "c1",
+        "c2",
+    ]
+    code, _, err = invoke("ingest", str(path), "--format", "openai-messages", "--out", "t.jsonl")
+    assert code == 0, err
+    assert "Book a table \ufffd" in (tmp_path / "t.jsonl").read_text(encoding="utf-8")
