@@ -6,6 +6,8 @@ from agent_eval.cli import (  # noqa: F401  (each module registers its commands 
     formatters_cmds,
     ingest_cmds,
     report_cmds,
+    review_cmds,
+    runs_cmds,
     score_cmds,
 )
 from agent_eval.cli.app import app, main
