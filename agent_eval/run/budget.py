@@ -36,7 +36,6 @@ BUDGET_SKIP = "budget"
 """``error_type`` of rows skipped because the run's budget would have been crossed."""
 
 
-
 def planned_tokens(request: JudgeRequest) -> tuple[int, int]:
     """``(prompt, completion)`` tokens planned for ``request`` (o200k estimate)."""
     prompt = estimate_tokens(request) - (request.max_tokens or 0)
