@@ -195,11 +195,13 @@ def _error(message: str, data: bytes | str) -> orjson.JSONDecodeError:
     return orjson.JSONDecodeError(message, doc, 0)
 
 
-def loads(data: bytes | bytearray | memoryview | str, max_depth: int = MAX_NESTING) -> Any:
+def loads(data: bytes | bytearray | memoryview | str, max_depth: int | None = MAX_NESTING) -> Any:
     """Decode one JSON document safely (see the module docstring).
 
     ``max_depth`` bounds nesting (:data:`MAX_NESTING` unless the caller reads a format that
-    wraps such values, like AgentTrace lines).
+    wraps such values, like AgentTrace lines). ``None`` skips the walk that checks it, for a
+    decoder that bounds nesting itself (OTLP/JSON: ``_otlp_values.MAX_VALUE_DEPTH``) and
+    cannot afford a second pass over every request; orjson's own limit (1,024) still holds.
 
     Raises:
         orjson.JSONDecodeError: not valid JSON, nested too deep, or an integer too long.
@@ -207,7 +209,7 @@ def loads(data: bytes | bytearray | memoryview | str, max_depth: int = MAX_NESTI
     """
     try:
         value = orjson.loads(data)
-        if isinstance(value, dict | list):
+        if max_depth is not None and isinstance(value, dict | list):
             check_depth(value, max_depth)
         return value
     except NestingTooDeep as exc:
@@ -236,14 +238,16 @@ def _parse_int(digits: str) -> int:
     return int(digits)
 
 
-def _loads_with_surrogates(data: bytes | bytearray | memoryview | str, max_depth: int) -> Any:
+def _loads_with_surrogates(
+    data: bytes | bytearray | memoryview | str, max_depth: int | None
+) -> Any:
     """The standard library decodes lone surrogate escapes; :func:`clean` then replaces them."""
     text = ""
     try:
         text = _text(data)
         if _SURROGATE.search(text) is None and _SURROGATE_ESCAPE.search(text) is None:
             raise _error("not valid UTF-8 (surrogates)", text)
-        return clean(json.loads(text, parse_int=_parse_int), max_depth)
+        return clean(json.loads(text, parse_int=_parse_int), max_depth or 1000)
     except UnicodeError:
         raise _error("not valid UTF-8", text) from None
     except RecursionError:
