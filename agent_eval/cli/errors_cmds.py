@@ -16,9 +16,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from agent_eval.cli.app import app
-from agent_eval.cli.terminal_text import escape_control
 from agent_eval.result import MetricResult
 from agent_eval.run.runs import errored_results, find_run
+from agent_eval.terminal_text import escape_control
 
 __all__ = ["errors"]
 

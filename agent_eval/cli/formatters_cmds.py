@@ -38,7 +38,6 @@ from agent_eval.cli.formatter_options import (
     read_traces,
     usage_errors,
 )
-from agent_eval.cli.terminal_text import escape_control, escape_trace
 from agent_eval.errors import ConfigError, FormatterLockError
 from agent_eval.formatting import (
     PROBE_SET_VERSION,
@@ -53,6 +52,7 @@ from agent_eval.formatting import (
 from agent_eval.formatting.identity import describe_params
 from agent_eval.formatting.lock import LockFile, read_lock
 from agent_eval.formatting.registry import FormatterClass
+from agent_eval.terminal_text import escape_control, escape_trace
 from agent_eval.tokens import count_tokens
 from agent_eval.trace import AgentTrace
 

@@ -28,12 +28,12 @@ from rich.markup import escape
 
 from agent_eval.cli.app import app, err_console
 from agent_eval.cli.exit_codes import EXIT_NOTHING, exit_code
-from agent_eval.cli.terminal_text import escape_control
 from agent_eval.errors import AgentEvalError, OutputError
 from agent_eval.ingest import IngestReport, ingest
 from agent_eval.ingest.accounting import FileReport
 from agent_eval.ingest.containers.base import containers
 from agent_eval.ingest.pipeline import NOT_RECOGNISED, known_formats
+from agent_eval.terminal_text import escape_control
 
 __all__ = [
     "EXIT_NO_CONVERSATIONS",

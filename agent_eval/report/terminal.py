@@ -6,14 +6,18 @@ them as console markup.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.table import Table
 
-from agent_eval.analysis.calibration import Calibration
-from agent_eval.analysis.paired import PairComparison, VariantComparison
-from agent_eval.analysis.stability import Stability
-from agent_eval.cli.terminal_text import escape_control
+from agent_eval.terminal_text import escape_control
+
+if TYPE_CHECKING:  # annotations only: the statistics libraries load when the analyses run
+    from agent_eval.analysis.calibration import Calibration
+    from agent_eval.analysis.paired import PairComparison, VariantComparison
+    from agent_eval.analysis.stability import Stability
 
 __all__ = ["calibration_table", "comparison_tables", "fixed", "stability_tables", "usd"]
 

@@ -23,10 +23,10 @@ from agent_eval.cli.exit_codes import (
     exit_code,
 )
 from agent_eval.cli.score_cmds import redact_argv
-from agent_eval.cli.terminal_text import escape_control
 from agent_eval.errors import ConfigError, DecodeError, NoConversationError, OutputError
 from agent_eval.redaction import RedactingFilter, redact_text, redact_url, userinfo_auth
 from agent_eval.run.store import LOCK_NAME, OutputLock, load_results
+from agent_eval.terminal_text import escape_control
 from agent_eval.testing import FakeModelServer
 from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
 
