@@ -108,7 +108,7 @@ async def ascore(
     chosen_formatter = formatter if isinstance(formatter, Formatter) else get_formatter(formatter)
     references = _references(reference)
     chosen_judge, owned = _judge(judge)
-    store = ResultStore(out) if out is not None else None
+    store = ResultStore(out, exclusive=True) if out is not None else None
     engine = Engine(
         metric=chosen_metric,
         formatter=chosen_formatter,

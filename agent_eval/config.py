@@ -37,7 +37,6 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import (
     AnyHttpUrl,
@@ -49,6 +48,7 @@ from pydantic import (
     field_validator,
 )
 
+from agent_eval import redaction
 from agent_eval.errors import ConfigError
 
 __all__ = ["DEFAULT_CONFIG_NAME", "ScoreConfig", "load_config", "read_toml", "redact_url"]
@@ -165,15 +165,11 @@ _HTTP_URL: TypeAdapter[AnyHttpUrl] = TypeAdapter(AnyHttpUrl)
 
 
 def redact_url(url: str | None) -> str | None:
-    """``url`` without the user name and password it may carry (``https://***@host/v1``)."""
-    if url is None:
-        return None
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+    """``url`` without the credentials it may carry (``https://***@host/v1?api-key=***``).
+
+    See :func:`agent_eval.redaction.redact_url`.
+    """
+    return None if url is None else redaction.redact_url(url)
 
 
 DEFAULT_JUDGE = "gpt-4o-mini"

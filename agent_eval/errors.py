@@ -10,6 +10,7 @@ Hierarchy::
     ├── InputError                 bad user input; the run can often go on without it
     │   ├── DecodeError            a file cannot be decoded as the container it claims to be
     │   ├── UnknownFormatError     no container recognises a file, or a forced one is unknown
+    │   ├── NoConversationError    the inputs were read but hold no conversation
     │   └── InvalidSpanError       a span or log record breaks the OTLP data model
     ├── ConfigError                a usage or configuration mistake (CLI exit code 2)
     │   ├── MissingDependencyError an optional extra is not installed; names the pip line
@@ -26,6 +27,8 @@ Hierarchy::
     │   └── BudgetExhausted        the call was not sent: it would cross the run's budget
     │                              (the unit is skipped with reason ``budget``)
     └── StoreError                 the results store or cache cannot be used
+        └── OutputError            an output cannot be written (disk full, permissions, or
+                                   another run holds the output directory's lock)
 
 Judge failures inside a run are turned into result rows with status ``error``; they only
 propagate as exceptions from the low-level judge API.
@@ -47,6 +50,8 @@ __all__ = [
     "JudgeOutputError",
     "JudgeTransportError",
     "MissingDependencyError",
+    "NoConversationError",
+    "OutputError",
     "StoreError",
     "UnknownFormatError",
     "UnknownPluginError",
@@ -102,6 +107,10 @@ class DecodeError(InputError):
 
 class UnknownFormatError(InputError):
     """No container recognises the file, or the container name given is not registered."""
+
+
+class NoConversationError(InputError):
+    """The inputs were read, but every span or record was ignored: there is nothing to score."""
 
 
 class InvalidSpanError(InputError):
@@ -224,3 +233,10 @@ class BudgetExhausted(JudgeError):
 
 class StoreError(AgentEvalError):
     """The results store or the judge-call cache cannot be opened, read or written."""
+
+
+class OutputError(StoreError):
+    """An output (``ingest --out``, a run directory, a report) cannot be written.
+
+    The message says what was written before the failure (nothing is left half-written).
+    """

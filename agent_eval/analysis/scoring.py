@@ -142,7 +142,7 @@ async def score_repeats(
     chosen = get_formatter(formatter)
     write_renderings(out, render_all(traces, [chosen.identity]))
     write_conversations(out, traces)
-    with ResultStore(out) as store:
+    with ResultStore(out, exclusive=True) as store:
         for k in range(repeats):
             mode: CacheMode = cache_mode if k == 0 and cache is not None else "off"
             engine = Engine(

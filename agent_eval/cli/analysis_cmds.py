@@ -21,6 +21,7 @@ from agent_eval.analysis.gates import GateCount
 from agent_eval.cli.analysis_options import (
     apply_gates,
     config_path,
+    exit_nothing_scored,
     exit_on_failed_gates,
     gates_from,
     usage_errors,
@@ -230,6 +231,12 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         )
         runs.emit(as_json, run_id, directory, name="comparison", model=cmp)
         counts = runs.variant_counts(cmp)
+    if not any(p.n_paired for p in cmp.pairs):
+        scored = ", ".join(f"{v.variant} {v.n_ok}" for v in cmp.variants)
+        exit_nothing_scored(
+            f"nothing to compare: no conversation was scored ok under two formatters (scored: "
+            f"{scored}); list the errors with: agent-eval errors {directory}"
+        )
     exit_on_failed_gates(apply_gates(gates, counts))
 
 
@@ -294,4 +301,9 @@ def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         runs.emit(as_json, run_id, directory, name="stability", model=st)
         unanimous = st.n_conversations - st.n_flipping
         count = GateCount(subject="repeats", successes=unanimous, n=st.n_conversations)
+    if not st.n_conversations:
+        exit_nothing_scored(
+            "nothing measured: no conversation was scored ok in two or more repeats; list the "
+            f"errors with: agent-eval errors {directory}"
+        )
     exit_on_failed_gates(apply_gates(gates, {"unanimity": [count]}))

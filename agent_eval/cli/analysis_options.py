@@ -12,7 +12,7 @@ import tomllib
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 from pydantic import ValidationError
@@ -27,7 +27,8 @@ from agent_eval.analysis.gates import (
     load_gates,
     parse_gate,
 )
-from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, err_console
+from agent_eval.cli.app import EXIT_GATE, err_console
+from agent_eval.cli.exit_codes import EXIT_NOTHING, exit_code
 from agent_eval.costs import PriceTable
 from agent_eval.errors import AgentEvalError, ConfigError, StoreError
 from agent_eval.result import MetricResult
@@ -38,6 +39,7 @@ __all__ = [
     "DEFAULT_CONFIG",
     "apply_gates",
     "config_path",
+    "exit_nothing_scored",
     "exit_on_failed_gates",
     "gates_from",
     "load_run_results",
@@ -204,13 +206,19 @@ def write_json(payload: str) -> None:
     sys.stdout.flush()
 
 
+def exit_nothing_scored(message: str) -> NoReturn:
+    """Say why nothing was scored, on stderr, and exit with code 4 (``EXIT_NOTHING``)."""
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    raise typer.Exit(EXIT_NOTHING)
+
+
 @contextmanager
 def usage_errors() -> Iterator[None]:
-    """Turn an :class:`AgentEvalError` into its one-line message on stderr and exit code 2."""
+    """Turn an :class:`AgentEvalError` into its one-line message on stderr and its exit code."""
     try:
         yield
     except AgentEvalError as exc:
         err_console.print(
             f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
         )
-        raise typer.Exit(EXIT_USAGE) from None
+        raise typer.Exit(exit_code(exc)) from None

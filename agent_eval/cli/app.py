@@ -1,24 +1,26 @@
 """The typer application every ``agent-eval`` sub-command registers on, and the entry point.
 
-Exit codes: 0 success; 1 a declared gate failed (``--fail-under``, gates), or ``ingest`` read its
-inputs but found no conversation; 2 a usage,
-configuration or input error (the message names the file, id or value and the fix). No command
-ends in a bare traceback for an error agent-eval anticipates.
+Exit codes (one table for every command, :mod:`agent_eval.cli.exit_codes`): 0 done; 1 a gate
+failed; 2 a usage or configuration error; 3 input unreadable; 4 nothing scored (or no
+conversation found); 5 output not written. The message names the file, id or value and the
+fix. No command ends in a bare traceback for an error agent-eval anticipates.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
+from agent_eval.cli.exit_codes import EXIT_GATE, EXIT_USAGE, exit_code
 from agent_eval.errors import AgentEvalError
+from agent_eval.redaction import RedactingFilter
 
 __all__ = ["EXIT_GATE", "EXIT_USAGE", "app", "err_console", "main"]
-
-EXIT_GATE = 1
-EXIT_USAGE = 2
 
 app = typer.Typer(
     name="agent-eval",
@@ -28,6 +30,18 @@ app = typer.Typer(
     add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, pwsh)
 )
 err_console = Console(stderr=True)
+
+
+DEBUG_ENV = "AGENT_EVAL_DEBUG"
+"""Set (to anything) to log at DEBUG on stderr: tracebacks of internal errors, HTTP requests."""
+
+
+def _debug_logging() -> None:
+    """DEBUG logging on stderr, every line passed through :class:`RedactingFilter`."""
+    handler = logging.StreamHandler()
+    handler.addFilter(RedactingFilter())
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.DEBUG, handlers=[handler], force=True)
 
 
 def _show_version(value: bool) -> None:
@@ -52,11 +66,13 @@ def _root(
 
 
 def main() -> None:
-    """Run the CLI; turn agent-eval errors into a one-line message and exit code 2."""
+    """Run the CLI; turn agent-eval errors into a one-line message and their exit code."""
     from agent_eval import cli  # noqa: F401  (registers every command module)
 
+    if os.environ.get(DEBUG_ENV):
+        _debug_logging()
     try:
         app()
     except AgentEvalError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
-        sys.exit(EXIT_USAGE)
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        sys.exit(exit_code(exc))

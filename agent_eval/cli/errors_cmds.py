@@ -12,11 +12,13 @@ from typing import Annotated
 import orjson
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from agent_eval.cli.app import app
 from agent_eval.result import MetricResult
 from agent_eval.run.runs import errored_results, find_run
+from agent_eval.terminal_text import escape_control
 
 __all__ = ["errors"]
 
@@ -26,13 +28,18 @@ def _table(run_id: str, rows: list[MetricResult]) -> Table:
     for column in ("conversation", "metric", "formatter", "error type", "attempts", "message"):
         table.add_column(column, overflow="fold")
     for row in rows:
-        table.add_row(
-            row.conversation_id,
-            row.metric,
-            row.formatter,
-            row.error_type or "",
-            str(row.attempts),
-            row.error_message or "",
+        table.add_row(  # ids and messages come from trace content: shown, never obeyed
+            *(
+                escape(escape_control(text))
+                for text in (
+                    row.conversation_id,
+                    row.metric,
+                    row.formatter,
+                    row.error_type or "",
+                    str(row.attempts),
+                    row.error_message or "",
+                )
+            )
         )
     return table
 

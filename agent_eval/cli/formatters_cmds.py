@@ -52,6 +52,7 @@ from agent_eval.formatting import (
 from agent_eval.formatting.identity import describe_params
 from agent_eval.formatting.lock import LockFile, read_lock
 from agent_eval.formatting.registry import FormatterClass
+from agent_eval.terminal_text import escape_control, escape_trace
 from agent_eval.tokens import count_tokens
 from agent_eval.trace import AgentTrace
 
@@ -190,14 +191,17 @@ def _write_raw(formatter: Formatter[Any], traces: Iterator[AgentTrace]) -> None:
             f"{first.conversation_id!r}, {second.conversation_id!r}); choose one with "
             "--conversation ID"
         )
-    data = formatter.render(first).encode("utf-8", "surrogatepass")
+    text = formatter.render(first)
+    if sys.stdout.isatty():  # exact bytes for a pipe or file; never obeyed by a terminal
+        text = escape_control(text)
+    data = text.encode("utf-8", "surrogatepass")
     sys.stdout.flush()
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
 
 
 def _judge_view(formatter: Formatter[Any], digest: str, trace: AgentTrace) -> Panel:
-    text = formatter.render(trace)
+    text = escape_control(formatter.render(trace))  # the terminal shows control codes
     title = f"{trace.conversation_id} · {formatter.identity}#{digest[:12]} · "
     return Panel(Text(text), title=Text(title + f"{count_tokens(text)} tokens"), title_align="left")
 
@@ -233,6 +237,8 @@ def show(
         digest = fingerprint(chosen) if chosen is not None else ""
         for trace in traces:
             view = (
-                conversation_view(trace) if chosen is None else _judge_view(chosen, digest, trace)
+                conversation_view(escape_trace(trace))
+                if chosen is None
+                else _judge_view(chosen, digest, trace)
             )
             console.print(view)

@@ -4,10 +4,12 @@ Writes one AgentTrace JSON per line (to ``--out``, else stdout) as conversations
 then a summary on stderr: files, spans, log records, conversations and the span accounting,
 ``used + ignored = read``, with the reasons. ``--json`` prints the machine summary
 (:meth:`IngestReport.to_json`) on stdout instead; the traces then go only to ``--out``.
-A file that cannot be read is listed as an error and the others are still ingested. Exit
-codes: 0 when at least one conversation was produced; 1 when the inputs were read but gave no
-conversation (the message says why; the summary gives the reason per file and span); 2 when no
-input at all could be read, or for a usage error. Never a traceback.
+A file that cannot be read is listed as an error and the others are still ingested. ``--out``
+is written atomically (a temporary file beside it, renamed when complete), so a full disk or a
+kill never leaves a half line. Exit codes (:mod:`agent_eval.cli.exit_codes`): 0 when at least
+one conversation was produced; 2 for a usage error; 3 when no input at all could be read; 4
+when the inputs were read but gave no conversation (the message says why; the summary gives
+the reason per file and span); 5 when ``--out`` cannot be written. Never a traceback.
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from agent_eval.cli.app import EXIT_USAGE, app, err_console
-from agent_eval.errors import AgentEvalError
+from agent_eval.cli.app import app, err_console
+from agent_eval.cli.exit_codes import EXIT_NOTHING, exit_code
+from agent_eval.errors import AgentEvalError, OutputError
 from agent_eval.ingest import IngestReport, ingest
 from agent_eval.ingest.accounting import FileReport
 from agent_eval.ingest.containers.base import containers
 from agent_eval.ingest.pipeline import NOT_RECOGNISED, known_formats
+from agent_eval.terminal_text import escape_control
 
 __all__ = [
     "EXIT_NO_CONVERSATIONS",
@@ -39,7 +43,7 @@ __all__ = [
     "summary_lines",
 ]
 
-EXIT_NO_CONVERSATIONS = 1
+EXIT_NO_CONVERSATIONS = EXIT_NOTHING
 """Exit code of ``ingest`` when the inputs were read but produced no conversation."""
 
 MAX_SKIPPED_SHOWN = 10
@@ -103,6 +107,16 @@ def summary_lines(report: IngestReport) -> list[str]:
         lines.append(f"records skipped: {_reasons(report.records_ignored)}")
     if not report.balanced:
         lines.append("warning: the accounting does not add up (a bug; please report it)")
+    if report.text_replaced:
+        lines.append(
+            f"text: {report.text_replaced} code point(s) UTF-8 cannot encode (lone surrogates, "
+            "e.g. a truncated emoji) replaced by U+FFFD"
+        )
+    if report.internal_errors:
+        lines.append(
+            f"warning: {report.internal_errors} internal error(s) caught (a bug; the rest was "
+            "still read; run with AGENT_EVAL_DEBUG=1 for the traceback, and please report it)"
+        )
     lines += _file_lines(report)
     for item in report.skipped[:MAX_SKIPPED_SHOWN]:
         ids = "".join(
@@ -117,7 +131,7 @@ def summary_lines(report: IngestReport) -> list[str]:
 def print_summary(report: IngestReport, console: Console = err_console) -> None:
     """Print the human summary of an ingest run (:func:`summary_lines`) to ``console``."""
     for line in summary_lines(report):
-        console.print(escape(line), highlight=False, soft_wrap=True)
+        console.print(escape(escape_control(line)), highlight=False, soft_wrap=True)
 
 
 def no_conversation_reason(report: IngestReport) -> str:
@@ -155,14 +169,43 @@ def _write_traces(paths: list[str], fmt: str, out: TextIO | None) -> IngestRepor
     return run.report
 
 
+def _write_out(paths: list[str], fmt: str, out: Path) -> IngestReport:
+    """Write the traces to a temporary file beside ``out``, then rename it onto ``out``.
+
+    Raises:
+        OutputError: ``out`` cannot be written (disk full, permissions); the message says what
+            was kept (``out`` as it was before: nothing half-written).
+
+    """
+    temporary = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    written = 0
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with temporary.open("w", encoding="utf-8") as stream:
+            run = ingest(paths, format=fmt)
+            for trace in run:
+                stream.write(trace.model_dump_json())
+                stream.write("\n")
+                written += 1
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, out)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise OutputError(
+            f"cannot write {out}: {exc.strerror or exc}; {written} conversation(s) had been "
+            f"written to a temporary file, which was removed: {out} is unchanged"
+        ) from None
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return run.report
+
+
 def _open_out(stack: ExitStack, out: Path | None, as_json: bool) -> TextIO | None:
     if out is None:
         return None if as_json else sys.stdout
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        return stack.enter_context(out.open("w", encoding="utf-8"))
-    except OSError as exc:
-        raise typer.BadParameter(f"cannot write {out}: {exc.strerror or exc}") from None
+    return None
 
 
 def _format_help() -> str:
@@ -199,18 +242,20 @@ def ingest_command(
 ) -> None:
     """Read traces and write one AgentTrace JSON per line, with the span accounting.
 
-    Exit code 0 when at least one conversation was written; 1 when the inputs were read but
-    gave no conversation (every span or record ignored, with the reasons); 2 when no input could
-    be read at all.
+    Exit code 0 when at least one conversation was written; 3 when no input could be read at
+    all; 4 when the inputs were read but gave no conversation (every span or record ignored,
+    with the reasons); 5 when --out cannot be written (it is written atomically).
     """
     try:
-        with ExitStack() as stack:
-            report = _write_traces(paths, format, _open_out(stack, out, as_json))
+        if out is not None:
+            report = _write_out(paths, format, out)
+        else:
+            with ExitStack() as stack:
+                report = _write_traces(paths, format, _open_out(stack, out, as_json))
     except AgentEvalError as exc:
-        err_console.print(
-            f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
-        )
-        raise typer.Exit(EXIT_USAGE) from None
+        message = escape(escape_control(str(exc)))
+        err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+        raise typer.Exit(exit_code(exc)) from None
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python docs, SIGPIPE
         raise typer.Exit(0) from None
@@ -219,6 +264,6 @@ def ingest_command(
     else:
         print_summary(report)
     if not report.conversations:
-        reason = escape(no_conversation_reason(report))
+        reason = escape(escape_control(no_conversation_reason(report)))
         err_console.print(f"[bold red]error:[/] {reason}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_NO_CONVERSATIONS)

@@ -22,6 +22,7 @@ from agent_eval.cli.analysis_options import (
     usage_errors,
 )
 from agent_eval.cli.app import app
+from agent_eval.redaction import redact_text
 from agent_eval.report.conversations import read_conversations
 from agent_eval.report.renderings import RenderingKey, read_renderings, render_all
 from agent_eval.run.outcomes import NO_FORMATTER
@@ -61,7 +62,7 @@ def _runs(path: Path) -> list[RunInfo]:
             RunInfo(
                 run_id=r.run_id,
                 started_at=r.started_at,
-                command=_command(r.argv),
+                command=redact_text(_command(r.argv)),
                 record={k: _shown(v) for k, v in flatten(r.record).items()} if r.record else {},
             )
             for r in store.runs()

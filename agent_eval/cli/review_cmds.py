@@ -5,8 +5,8 @@ writes one row per picked unit with the rendering the judge saw, the verdicts an
 empty ``label``/``labeler``/``labeled_at``/``notes`` columns (:mod:`agent_eval.analysis.review`).
 The filled-in file is a labels file for ``calibrate --labels`` and ``report --labels``;
 ``--import FILE`` stores its labels in the run's ``results.db`` (table ``human_labels``), apart
-from the verdicts, which it never changes. Exit codes: 0; 1 the selection picked nothing; 2 a
-usage or input error.
+from the verdicts, which it never changes. Exit codes (:mod:`agent_eval.cli.exit_codes`): 0; 2
+a usage error; 3 an input error; 4 the selection picked nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import typer
 
 from agent_eval.cli.analysis_options import out_console, usage_errors
 from agent_eval.cli.app import app
+from agent_eval.cli.exit_codes import EXIT_NOTHING
 from agent_eval.errors import ConfigError
 
 __all__ = ["review"]
@@ -71,4 +72,4 @@ def review(  # noqa: PLR0917  (one parameter per CLI option)
         )  # fmt: skip
     out_console.print(f"wrote {picked} unit(s) to review to {out}")
     if picked == 0:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_NOTHING)

@@ -3,8 +3,8 @@
 ``runs show RUN`` prints the run's configuration identity and reproducibility record
 (:mod:`agent_eval.run.record`); ``runs diff RUN_A RUN_B`` lists what differs between two runs'
 records and which result rows changed (:mod:`agent_eval.run.run_diff`). A RUN is a run
-directory (its latest run) or a run id with ``--out DIR``. Exit codes: 0, or 2 for a run that
-cannot be found.
+directory (its latest run) or a run id with ``--out DIR``. Exit codes: 0, or 3 for a run that
+cannot be found or read (:mod:`agent_eval.cli.exit_codes`).
 """
 
 from __future__ import annotations

@@ -8,10 +8,11 @@ the summary table and the line ``scored + skipped + errored = units`` follow.
 With no judge configured the plan is shown with how to configure one, and the exit code is 2;
 judge-free metrics named with the judged ones (``--metric tool_call_accuracy,goal_accuracy``)
 are still scored and written first.
-Exit codes: 0 done; 1 no conversation was scored (every one errored or was skipped: the line
-names the dominant reason), or ``--fail-under`` or a gate failed; 2 usage, configuration or
-input error (no input readable, no judge configured, the variable named by ``--api-key-env``
-unset while the endpoint is not on this machine).
+Exit codes (:mod:`agent_eval.cli.exit_codes`): 0 done; 1 ``--fail-under`` or a gate failed; 2
+usage or configuration error (no judge configured, the variable named by ``--api-key-env``
+unset while the endpoint is not on this machine); 3 no input readable; 4 no conversation was
+scored (every one errored or was skipped: the line names the dominant reason); 5 the output
+directory cannot be written or another run holds its lock.
 Every setting can come from ``agent-eval.toml`` (see :mod:`agent_eval.config`).
 """
 
@@ -33,6 +34,7 @@ from agent_eval.analysis.gates import Gate, GateCount
 from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
 from agent_eval.cli.event_options import EventOptions, EventsFile, OtlpEndpoint
+from agent_eval.cli.exit_codes import EXIT_NOTHING, exit_code
 from agent_eval.cli.judge_setup import (
     HOW_TO_CONFIGURE,
     build_judge,
@@ -90,6 +92,7 @@ from agent_eval.metrics.claim_metric import ClaimMetric
 from agent_eval.metrics.decomposition import DECOMPOSITIONS_FILENAME, DecompositionCache
 from agent_eval.metrics.spec import build_metric, split_metrics
 from agent_eval.otel.targets import targets_by_conversation
+from agent_eval.redaction import redact_text
 from agent_eval.reference_calls import load_reference_calls, with_reference_calls
 from agent_eval.references import load_references
 from agent_eval.report.conversations import write_conversations
@@ -116,14 +119,18 @@ __all__ = ["HOW_TO_CONFIGURE", "build_judge", "judge_model", "redact_argv", "run
 SCORE_STATISTICS = ("mean_score", "atoms")
 """What ``score`` measures for gates: ``atoms`` only for metrics scored from atoms."""
 
-EXIT_NOTHING_SCORED = 1
+EXIT_NOTHING_SCORED = EXIT_NOTHING
 """Exit code when conversations were read but none was scored (all errored or skipped)."""
 
 _SECRET_FLAGS = ("--api-key", "--key", "--token", "--password")
 
 
 def redact_argv(argv: list[str], secrets: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """``argv`` with values of secret-looking flags and any of ``secrets`` replaced by ``***``."""
+    """``argv`` with secrets replaced by ``***``.
+
+    Secrets are the values of secret-looking flags, any of ``secrets``, and credentials in URLs
+    (userinfo, key-like query parameters; :func:`agent_eval.redaction.redact_text`).
+    """
     redacted: list[str] = []
     hide_next = False
     for arg in argv:
@@ -133,7 +140,7 @@ def redact_argv(argv: list[str], secrets: tuple[str, ...] = ()) -> tuple[str, ..
         elif flag in _SECRET_FLAGS and "=" in arg:
             redacted.append(f"{flag}=***")
         else:
-            redacted.append(_scrub(arg, secrets))
+            redacted.append(redact_text(_scrub(arg, secrets)))
         hide_next = arg in _SECRET_FLAGS
     return tuple(redacted)
 
@@ -509,7 +516,7 @@ async def _score(
     secret = os.environ.get(cfg.api_key_env, "")
     judges = {id(e.judge): e.judge for e in engines if e.judge is not None}
     pinned = _pin_decompositions(engines, cfg)
-    with ResultStore(directory) as store:
+    with ResultStore(directory, exclusive=True) as store:
         store.start_run(
             RunRecord(
                 run_id=run_id,
@@ -597,7 +604,7 @@ def _not_configured(
 
 
 def _nothing_scored(summary: RunSummary) -> int:
-    """Say in one line why no conversation was scored, and where to look; exit code 1."""
+    """Say in one line why no conversation was scored, and where to look; exit code 4."""
     where = summary.out_dir or summary.run_id
     see = (
         f"list the errors with: agent-eval errors {where}"
@@ -679,11 +686,11 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     """Score conversations with metrics; results go to DIR/results.jsonl and results.db.
 
     Judge-free metrics (tool_call_accuracy, trajectory_match, tool_errors, loops) need no
-    judge. Exit codes: 0 done, at least one conversation scored; 1 nothing was scored (every
-    conversation errored or was skipped; see agent-eval errors DIR), or --fail-under or a
-    --gate failed; 2 a usage, configuration or input error (no judge configured for a judged
-    metric, even when judge-free ones were scored; the variable named by --api-key-env
-    unset; no input readable).
+    judge. Exit codes: 0 done, at least one conversation scored; 1 --fail-under or a --gate
+    failed; 2 a usage or configuration error (no judge configured for a judged metric, even
+    when judge-free ones were scored; the variable named by --api-key-env unset); 3 no input
+    readable; 4 nothing scored (every conversation errored or was skipped; see agent-eval
+    errors DIR); 5 the output cannot be written, or another run holds its lock.
     """
     overrides = config_overrides(locals()) | {
         "tool_references": tool_references,
@@ -701,5 +708,5 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
         err_console.print(
             f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
         )
-        raise typer.Exit(EXIT_USAGE) from None
+        raise typer.Exit(exit_code(exc)) from None
     raise typer.Exit(code)

@@ -16,7 +16,7 @@ from rich.markup import escape
 
 from agent_eval.cli.app import err_console
 from agent_eval.cli.ingest_cmds import print_summary
-from agent_eval.errors import InputError
+from agent_eval.errors import InputError, NoConversationError
 from agent_eval.ingest import IngestReport, ingest
 from agent_eval.trace import AgentTrace
 
@@ -67,7 +67,7 @@ def read_inputs(paths: Sequence[str], fmt: str) -> list[AgentTrace]:
     for line in no_conversation_lines(run.report):
         err_console.print(escape(line), highlight=False, soft_wrap=True)
     if not traces:
-        raise InputError(f"no conversations found in {', '.join(paths)}")
+        raise NoConversationError(f"no conversations found in {', '.join(paths)}")
     return traces
 
 

@@ -32,6 +32,7 @@ class FileReport:
         error: A file-level error message when the file could not be read at all.
         note: Why the file was passed over although it exists (a labels, verdicts, references
             or results file next to the traces; see :func:`agent_eval.ingest.paths.companion_note`).
+        text_replaced: Code points UTF-8 cannot encode (lone surrogates) replaced by U+FFFD.
     """
 
     path: str
@@ -42,6 +43,7 @@ class FileReport:
     conversations: int = 0
     error: str | None = None
     note: str | None = None
+    text_replaced: int = 0
 
 
 @dataclass
@@ -58,6 +60,10 @@ class IngestReport:
         records_ignored: Reason -> count for whole records (chat-log records, AgentTrace
             lines) a container skipped; they hold no spans, so they are counted here.
         skipped: The first :data:`MAX_DETAILS` skipped items with their detail.
+        internal_errors: Times a safety net caught an unexpected exception (a bug) at an item
+            boundary: a file, a record or a conversation; each is also an error or a skip
+            with reason ``internal_error``.
+        text_replaced: Code points UTF-8 cannot encode (lone surrogates) replaced by U+FFFD.
     """
 
     files: list[FileReport] = field(default_factory=list)
@@ -68,6 +74,8 @@ class IngestReport:
     conversations: int = 0
     records_ignored: Counter[str] = field(default_factory=Counter)
     skipped: list[Skipped] = field(default_factory=list)
+    internal_errors: int = 0
+    text_replaced: int = 0
 
     @property
     def spans_read(self) -> int:
@@ -124,6 +132,7 @@ class IngestReport:
                     "conversations": f.conversations,
                     "error": f.error,
                     "note": f.note,
+                    "text_replaced": f.text_replaced,
                 }
                 for f in self.files
             ],
@@ -140,6 +149,8 @@ class IngestReport:
             "conversations": self.conversations,
             "records_ignored": dict(sorted(self.records_ignored.items())),
             "balanced": self.balanced,
+            "internal_errors": self.internal_errors,
+            "text_replaced": self.text_replaced,
             "skipped": [
                 {
                     "reason": s.reason,

@@ -52,6 +52,7 @@ messages a descendant LLM span also recorded: framework span over a client span)
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -65,6 +66,8 @@ from agent_eval.ingest.grouping import Conversation, group_conversations
 from agent_eval.ingest.span_entry import SpanEntry, read_span
 from agent_eval.ingest.spans import LogRecord, SpanRecord
 from agent_eval.trace import AgentTrace
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["Assembler"]
 
@@ -148,13 +151,16 @@ class Assembler:
         builder = ConversationBuilder(conversation, self.report)
         try:
             return builder.build()
-        except Exception as exc:  # a bug must cost one conversation, not the run
+        except Exception as exc:  # safety net: a bug must cost one conversation, not the run
             first = conversation.entries[0]
+            logger.debug("internal error assembling %s", conversation.id, exc_info=True)
+            self.report.internal_errors += 1
             self.report.note_skipped(
                 Skipped(
-                    reason="assembly_error",
+                    reason="internal_error",
                     detail=f"conversation {conversation.id!r} could not be assembled: "
-                    f"{type(exc).__name__}: {exc}; please report it with this file",
+                    f"{type(exc).__name__}: {str(exc)[:200]} (a bug; the traceback is in the debug "
+                    "log); please report it with this file",
                     trace_id=first.trace_id,
                     span_id=first.span_id,
                     source=first.location,

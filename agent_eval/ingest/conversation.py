@@ -146,7 +146,12 @@ class ConversationBuilder:
         covered: set[str] = set()
         for entry in self.conversation.entries:
             if is_llm_call(entry):
-                covered.update(a.span_id for a in self.conversation.ancestors(entry))
+                # an "ancestor" that is also a descendant (a parent cycle, A->B->A) covers nothing
+                covered.update(
+                    a.span_id
+                    for a in self.conversation.ancestors(entry)
+                    if all(d.span_id != entry.span_id for d in self.conversation.ancestors(a))
+                )
         return covered
 
     def _add(self, entry: SpanEntry, covered: set[str]) -> str | None:

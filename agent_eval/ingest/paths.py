@@ -22,6 +22,8 @@ from pathlib import Path
 
 import orjson
 
+from agent_eval.ingest.safe_text import loads as safe_json_loads
+
 __all__ = ["InputPath", "companion_note", "expand_paths", "is_obvious_non_input"]
 
 NON_INPUT_SUFFIXES = frozenset(
@@ -90,7 +92,7 @@ def _first_record(path: Path) -> dict[str, object] | None:
             return None
         return {name.strip(): None for name in header}
     try:
-        record = orjson.loads(line)
+        record = safe_json_loads(line)
     except orjson.JSONDecodeError:
         return None
     return record if isinstance(record, dict) else None

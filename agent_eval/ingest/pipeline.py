@@ -10,11 +10,13 @@ the end of the run; only when every input fails does iteration raise.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agent_eval.errors import DecodeError, InputError, UnknownFormatError
+from agent_eval.ingest import safe_text
 from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped, containers
 from agent_eval.ingest.paths import InputPath, expand_paths
@@ -34,6 +36,8 @@ __all__ = [
     "known_formats",
     "read_items",
 ]
+
+logger = logging.getLogger(__name__)
 
 HEAD_BYTES = 64 * 1024
 """How much of a file ``Container.sniff`` sees."""
@@ -104,6 +108,7 @@ def _run(
         if item.note is not None:  # a labels/references/results file: not a trace file
             file.note = item.note
             continue
+        replaced = safe_text.replaced_so_far()
         try:
             if item.error is not None:
                 raise InputError(item.error, path=item.path)
@@ -113,6 +118,11 @@ def _run(
         except InputError as exc:
             file.error = str(exc)
             failures.append(exc)
+        except Exception as exc:  # safety net: a bug must cost this file, not the run
+            failures.append(_internal_error(exc, file, report))
+        finally:
+            file.text_replaced = safe_text.replaced_so_far() - replaced
+            report.text_replaced += file.text_replaced
     yield from assembler.finish()
     if not inputs:
         raise InputError("no input paths given")
@@ -139,10 +149,10 @@ def feed_items(
     for item in items:
         if isinstance(item, SpanRecord):
             file.spans_read += 1
-            assembler.add_span(item, file)
+            _guarded(assembler.add_span, item, file, report)
         elif isinstance(item, LogRecord):
             file.logs_read += 1
-            assembler.add_log(item, file)
+            _guarded(assembler.add_log, item, file, report)
         elif isinstance(item, Skipped):
             file.spans_read += item.spans
             file.logs_read += item.logs
@@ -153,6 +163,46 @@ def feed_items(
             yield item
         else:
             raise TypeError(f"container {file.container!r} yielded {type(item).__name__}")
+
+
+def _guarded(
+    add: Callable[[Any, FileReport], None],
+    item: SpanRecord | LogRecord,
+    file: FileReport,
+    report: IngestReport,
+) -> None:
+    """``add(item, file)``; an unexpected exception costs this one record (``internal_error``)."""
+    try:
+        add(item, file)
+    except Exception as exc:  # safety net: a bug must cost one record, not the file
+        logger.debug("internal error reading a record of %s", file.path, exc_info=True)
+        report.internal_errors += 1
+        is_span = isinstance(item, SpanRecord)
+        report.note_skipped(
+            Skipped(
+                reason="internal_error",
+                detail=f"{type(exc).__name__}: {str(exc)[:200]} (a bug; the traceback is in "
+                "the debug log); please report it with this file",
+                source=item.source if is_span else None,
+                trace_id=item.trace_id,
+                span_id=item.span_id,
+                spans=1 if is_span else 0,
+                logs=0 if is_span else 1,
+            )
+        )
+
+
+def _internal_error(exc: Exception, file: FileReport, report: IngestReport) -> InputError:
+    """Record an unexpected exception reading ``file`` as its ``internal_error``."""
+    logger.debug("internal error reading %s", file.path, exc_info=True)
+    report.internal_errors += 1
+    error = InputError(
+        f"internal_error: {type(exc).__name__}: {str(exc)[:200]} (a bug; the traceback is in "
+        "the debug log); what was read before it is kept",
+        path=file.path,
+    )
+    file.error = str(error)
+    return error
 
 
 def detect_container(path: str) -> Container:

@@ -54,6 +54,7 @@ from agent_eval.judges.structured import (
     reply_text,
     structured_output,
 )
+from agent_eval.redaction import redact_url, userinfo_auth
 
 __all__ = ["MODES", "MalformedBodyError", "OpenAIJudge", "StructuredMode"]
 
@@ -145,6 +146,9 @@ class OpenAIJudge(Judge):
             "http_client": _http_client(),
         }
         client: openai.AsyncOpenAI
+        base_url, auth = userinfo_auth(self.base_url) if self.base_url else (None, {})
+        if auth:  # http://user:pass@host: HTTP clients send no userinfo; Basic auth instead
+            common["default_headers"] = auth
         if azure_endpoint is not None:
             client = openai.AsyncAzureOpenAI(
                 azure_endpoint=azure_endpoint,
@@ -153,14 +157,13 @@ class OpenAIJudge(Judge):
                 **common,
             )
         else:
-            client = openai.AsyncOpenAI(
-                base_url=self.base_url, api_key=key or "not-needed", **common
-            )
+            client = openai.AsyncOpenAI(base_url=base_url, api_key=key or "not-needed", **common)
         self._openai = client
         self._open = False  # True once a request went out on the current HTTP client
 
     def __repr__(self) -> str:
-        return f"OpenAIJudge(model={self.model!r}, base_url={self.base_url!r}, mode={self.mode!r})"
+        url = None if self.base_url is None else redact_url(self.base_url)
+        return f"OpenAIJudge(model={self.model!r}, base_url={url!r}, mode={self.mode!r})"
 
     @property
     def client(self) -> openai.AsyncOpenAI:

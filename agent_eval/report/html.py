@@ -24,7 +24,7 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from agent_eval.errors import StoreError
+from agent_eval.errors import OutputError
 from agent_eval.report import plots
 from agent_eval.report.model import ConversationRow, ReportData, anchor, natural_key
 from agent_eval.report.terminal import fixed, usd
@@ -174,5 +174,5 @@ def write_html(data: ReportData, path: str | Path) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(render_html(data), encoding="utf-8")
     except OSError as exc:
-        raise StoreError(f"cannot write the report to {target}: {exc}") from exc
+        raise OutputError(f"cannot write the report to {target}: {exc}") from exc
     return target

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import orjson
 
-from agent_eval.errors import StoreError
+from agent_eval.errors import OutputError, StoreError
 from agent_eval.formatting.registry import get_formatter
 from agent_eval.tokens import count_tokens
 from agent_eval.trace import AgentTrace
@@ -64,7 +64,7 @@ def write_renderings(directory: str | Path, renderings: Mapping[RenderingKey, st
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"".join(lines))
     except OSError as exc:
-        raise StoreError(f"cannot write {path}: {exc}") from exc
+        raise OutputError(f"cannot write {path}: {exc}") from exc
     return path
 
 

@@ -12,6 +12,8 @@ from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.table import Table
 
+from agent_eval.terminal_text import escape_control
+
 if TYPE_CHECKING:  # annotations only: the statistics libraries load when the analyses run
     from agent_eval.analysis.calibration import Calibration
     from agent_eval.analysis.claim_calibration import ClaimCalibration
@@ -125,11 +127,11 @@ def _flipped_table(pair: PairComparison, width: int = 120) -> Table:
         table.add_column(name, overflow="fold")
     for f in pair.flipped:
         table.add_row(
-            escape(f.conversation_id),
+            escape(escape_control(f.conversation_id)),
             f.verdict_a,
-            escape((f.reason_a or "")[:width]),
+            escape(escape_control((f.reason_a or "")[:width])),
             f.verdict_b,
-            escape((f.reason_b or "")[:width]),
+            escape(escape_control((f.reason_b or "")[:width])),
         )
     return table
 

@@ -9,6 +9,7 @@ calling the judge (:func:`skip_fields`: ``missing_reference``, ``no_answer``,
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,6 +17,7 @@ from agent_eval.errors import JudgeError
 from agent_eval.formatting.base import Formatter
 from agent_eval.metrics.base import Metric, MetricInput, MetricOutcome
 from agent_eval.metrics.units import Unit
+from agent_eval.redaction import redact_text
 from agent_eval.result import CONVERSATION_UNIT, MetricResult
 from agent_eval.trace import AgentTrace
 
@@ -84,17 +86,21 @@ def judge_failure(exc: JudgeError) -> dict[str, Any]:
     return {
         "status": "error",
         "error_type": exc.error_type,
-        "error_message": str(exc),
+        "error_message": redact_text(str(exc)),
         "raw_reply": exc.raw_reply,
     }
 
 
 def failure(error_type: str, exc: Exception) -> dict[str, Any]:
-    """Fields of an ``error`` row of type ``error_type`` for any other exception."""
+    """Fields of an ``error`` row of type ``error_type`` for any other exception.
+
+    The traceback goes to the debug log (the row keeps type and message).
+    """
+    logging.getLogger(__name__).debug("%s", error_type, exc_info=exc)
     return {
         "status": "error",
         "error_type": error_type,
-        "error_message": f"{type(exc).__name__}: {exc}",
+        "error_message": redact_text(f"{type(exc).__name__}: {exc}"),
     }
 
 

@@ -20,6 +20,7 @@ field's default). Readers of a store they may not write select the columns it ha
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 from contextlib import closing
@@ -30,15 +31,23 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from agent_eval.errors import StoreError
+from agent_eval.errors import OutputError, StoreError
+from agent_eval.redaction import redact_text
 from agent_eval.result import MetricResult
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no lock
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = [
     "DB_NAME",
     "JSONL_NAME",
+    "LOCK_NAME",
     "RESULT_KEY",
     "SCHEMA_VERSION",
     "HumanLabel",
+    "OutputLock",
     "ResultKey",
     "ResultStore",
     "RunRecord",
@@ -48,6 +57,8 @@ __all__ = [
 
 DB_NAME = "results.db"
 JSONL_NAME = "results.jsonl"
+LOCK_NAME = ".agent-eval.lock"
+"""The lock file a writing run holds in its output directory (:class:`OutputLock`)."""
 SCHEMA_VERSION = 3
 """Version of the ``results.db`` schema (1: no unit_id; 2: units, atoms, details; 3: revision
 in the key, for re-scored conversations)."""
@@ -240,17 +251,24 @@ class ResultStore:
 
     Args:
         directory: The output directory; created when missing.
+        exclusive: Hold the directory's lock (:class:`OutputLock`) until :meth:`close`: for a
+            run that writes results, so that a second run on the same directory fails clearly
+            instead of judging everything again. Readers leave it ``False``.
 
     Raises:
-        StoreError: the directory or database cannot be created or opened.
+        OutputError: the directory or database cannot be created or opened, or (with
+            ``exclusive``) another run holds the directory's lock.
 
     Use as a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, directory: str | Path) -> None:
+    def __init__(self, directory: str | Path, *, exclusive: bool = False) -> None:
         self.directory = Path(directory)
+        self._lock: OutputLock | None = None
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
+            if exclusive:
+                self._lock = OutputLock(self.directory)
             self._db = sqlite3.connect(self.directory / DB_NAME, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
@@ -261,7 +279,9 @@ class ResultStore:
         except (OSError, sqlite3.Error) as exc:
             if hasattr(self, "_db"):  # opened, then a later step failed: leave no connection
                 self._db.close()
-            raise StoreError(f"cannot open the results store in {self.directory}: {exc}") from exc
+            if self._lock is not None:
+                self._lock.release()
+            raise OutputError(f"cannot open the results store in {self.directory}: {exc}") from exc
 
     @property
     def db_path(self) -> Path:
@@ -282,7 +302,7 @@ class ResultStore:
                 run.run_id,
                 run.started_at,
                 orjson.dumps(run.config, option=orjson.OPT_SORT_KEYS).decode(),
-                orjson.dumps(list(run.argv)).decode(),
+                orjson.dumps([redact_text(arg) for arg in run.argv]).decode(),
                 orjson.dumps(run.record, option=orjson.OPT_SORT_KEYS).decode(),
             ),
         )
@@ -351,7 +371,7 @@ class ResultStore:
             self._jsonl.write(_jsonl_line(result))
             self._jsonl.flush()
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"cannot write a result to {self.directory}: {exc}") from exc
+            raise OutputError(f"cannot write a result to {self.directory}: {exc}") from exc
 
     def finished_keys(
         self, run_id: str, statuses: Iterable[str] = ("ok", "skipped", "error")
@@ -387,12 +407,55 @@ class ResultStore:
         if not self._jsonl.closed:
             self._jsonl.close()
             self._db.close()
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     def __enter__(self) -> ResultStore:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+class OutputLock:
+    """An exclusive, non-blocking lock on an output directory (``DIR/.agent-eval.lock``).
+
+    ``flock(2)`` on the lock file: the operating system releases it when the process ends, even
+    on ``kill -9``, so a stale lock never blocks the next run. The holder's pid is written into
+    the file for the message; the file is removed on release. On systems without ``fcntl``
+    (Windows) no lock is taken.
+
+    Raises:
+        OutputError: another process holds the lock (names its pid and the directory).
+
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / LOCK_NAME
+        self._handle = self.path.open("a+", encoding="utf-8")
+        if fcntl is None:  # pragma: no cover - Windows
+            return
+        try:
+            fcntl.flock(self._handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._handle.seek(0)
+            holder = self._handle.read().strip() or "?"
+            self._handle.close()
+            raise OutputError(
+                f"{directory} is in use by another agent-eval run (pid {holder}); wait for it "
+                "to finish (then re-run with --resume to add to it) or choose another --out"
+            ) from None
+        self._handle.seek(0)
+        self._handle.truncate()
+        self._handle.write(str(os.getpid()))
+        self._handle.flush()
+
+    def release(self) -> None:
+        """Release the lock (idempotent)."""
+        if not self._handle.closed:
+            self.path.unlink(missing_ok=True)  # a finished run leaves no lock file behind
+            self._handle.close()  # closing the descriptor releases the flock
 
 
 def _drop_partial_line(path: Path) -> None:

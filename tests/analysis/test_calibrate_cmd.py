@@ -121,7 +121,7 @@ def test_bad_labels_file_exits_2_naming_file_and_line(tmp_path: Path) -> None:
         text=True,
         check=False,
     )
-    assert done.returncode == 2
+    assert done.returncode == 3
     assert "l.csv:2" in done.stderr and "'maybe'" in done.stderr
     assert "Traceback" not in done.stderr
 
@@ -148,7 +148,7 @@ def _verdicts_and_labels(tmp_path: Path, verdicts: str, labels: str) -> list[str
 def test_no_shared_ids_exits_2_showing_ids_of_both_sides(tmp_path: Path) -> None:
     args = _verdicts_and_labels(tmp_path, "a,1\nb,0\nc,1\n", "x,1\ny,0\n")
     result = CliRunner().invoke(app, args)
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == 3, result.output
     message = " ".join(result.stderr.split())
     assert f"the predictions ({tmp_path / 'p.csv'}) and the labels share no conversation ids" in (
         message
@@ -163,7 +163,7 @@ def test_no_ok_verdict_in_a_run_exits_2(tmp_path: Path, make_result: MakeResult)
     labels = tmp_path / "l.csv"
     labels.write_text("conversation_id,label\na,1\n")
     result = CliRunner().invoke(app, ["calibrate", str(run), "--labels", str(labels)])
-    assert result.exit_code == 2
+    assert result.exit_code == 3
     assert f"the run ({run}) holds no ok verdicts to calibrate" in " ".join(result.stderr.split())
 
 

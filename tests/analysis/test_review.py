@@ -93,7 +93,7 @@ def test_errors_sample_and_disagreements(fake_server: FakeModelServer, tmp_path:
     assert score.exit_code == 0, score.output
     path = tmp_path / "r.jsonl"
     code, stdout, _ = _review(str(out), "--select", "errors", "--out", str(path))
-    assert code == 1 and "wrote 0 unit(s)" in stdout  # nothing errored
+    assert code == 4 and "wrote 0 unit(s)" in stdout  # nothing errored
     code, _, _ = _review(str(out), "--select", "sample:3", "--seed", "7", "--out", str(path))
     picked = [json.loads(line)["conversation_id"] for line in path.read_text().splitlines()]
     _review(str(out), "--select", "sample:3", "--seed", "7", "--out", str(path))

@@ -68,10 +68,10 @@ def test_input_errors_exit_2_with_the_file_named(tmp_path: Path) -> None:
     bad = tmp_path / "trunc.json"
     bad.write_bytes(b'{"resourceSpans": [')
     result = runner.invoke(app, ["ingest", str(bad)])
-    assert result.exit_code == 2 and "trunc.json" in result.stderr and "line 1" in result.stderr
+    assert result.exit_code == 3 and "trunc.json" in result.stderr and "line 1" in result.stderr
     assert "Traceback" not in result.output
     result = runner.invoke(app, ["ingest", str(tmp_path / "none.json")])
-    assert result.exit_code == 2 and "no such file" in result.stderr
+    assert result.exit_code == 3 and "no such file" in result.stderr
     result = runner.invoke(app, ["ingest", str(bad), "--format", "nope"])
     assert result.exit_code == 2 and "otlp-json" in result.stderr
 
@@ -91,7 +91,7 @@ def test_partial_failure_still_writes_the_good_files(tmp_path: Path) -> None:
 def test_one_wording_for_unknown_formats_sorted(tmp_path: Path) -> None:
     (tmp_path / "junk.dat").write_bytes(b"\x00junk")
     result = runner.invoke(app, ["ingest", str(tmp_path / "junk.dat")])
-    assert result.exit_code == 2
+    assert result.exit_code == 3
     names = ", ".join(sorted(containers.names()))
     assert f"; known formats (--format NAME): {names}\n" in result.stderr
 
@@ -111,7 +111,7 @@ def test_directory_with_companion_files_is_not_alarming(tmp_path: Path) -> None:
     assert "error" not in err
 
 
-def test_console_script_exits_2_without_a_traceback(tmp_path: Path) -> None:
+def test_console_script_exits_3_without_a_traceback(tmp_path: Path) -> None:
     script = Path(sys.executable).with_name("agent-eval")
     proc = subprocess.run(
         [str(script), "ingest", str(tmp_path / "x.json")],
@@ -119,7 +119,7 @@ def test_console_script_exits_2_without_a_traceback(tmp_path: Path) -> None:
         text=True,
         check=False,
     )
-    assert proc.returncode == 2 and "x.json" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 3 and "x.json" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_closed_stdout_pipe_ends_quietly(tmp_path: Path) -> None:
@@ -150,17 +150,17 @@ def test_no_conversation_exits_1_saying_why(tmp_path: Path) -> None:
     path = tmp_path / "badspanid.json"
     path.write_bytes(orjson.dumps(export_request([span(TRACE, "zzzz", "a"), span(TRACE, "", "b")])))
     result = runner.invoke(app, ["ingest", str(path)])
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 4, result.output
     assert "no conversation found: all 2 spans were ignored (invalid_span_id 2)" in result.stderr
     assert result.stdout == ""
     result = runner.invoke(app, ["ingest", str(path), "--json"])
-    assert result.exit_code == 1 and json.loads(result.stdout)["conversations"] == 0
+    assert result.exit_code == 4 and json.loads(result.stdout)["conversations"] == 0
 
 
 def test_wrong_forced_format_exits_1_with_the_skipped_records(tmp_path: Path) -> None:
     path = otlp_file(tmp_path)
     result = runner.invoke(app, ["ingest", str(path), "--format", "tau-bench"])
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 4, result.output
     reason = "no conversation found: 1 record(s) were skipped (invalid_tau_bench_record 1)"
     assert reason in result.stderr
 

@@ -201,7 +201,7 @@ def test_config_errors_exit_2_without_traceback(tmp_path: Path) -> None:
         assert message in err and "Traceback" not in out + err
         assert "sk-nope" not in out + err
     code, _, err = score(str(tmp_path / "missing.jsonl"), "--dry-run")
-    assert code == 2 and "missing.jsonl" in err
+    assert code == 3 and "missing.jsonl" in err
 
 
 @pytest.mark.parametrize(("threshold", "expected"), [("0.9", 1), ("0.5", 0)])

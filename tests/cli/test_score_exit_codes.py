@@ -43,7 +43,7 @@ def test_dead_judge_endpoint_exits_1_naming_the_error_and_the_errors_command(
         *("--judge", "m", "--base-url", closed_port_url(), "--api-key-env", "MY_JUDGE_KEY"),
         *("--out", str(out_dir)),
     )
-    assert code == 1, out + err
+    assert code == 4, out + err
     assert "scored + skipped + errored = units: 0 + 0 + 3 = 3" in out
     (line,) = [x for x in err.splitlines() if "nothing was scored" in x]
     assert "all 3 conversations errored (mostly judge_unavailable: 3 of 3)" in line
@@ -60,7 +60,7 @@ def test_all_skipped_exits_1_naming_the_skip_reason(
         *("--judge", "m", "--base-url", fake_server.base_url, "--api-key-env", "MY_JUDGE_KEY"),
         *("--out", str(tmp_path / "skipped")),
     )
-    assert code == 1, out + err
+    assert code == 4, out + err
     assert "nothing was scored: all 3 conversations were skipped" in err
     assert "(mostly missing_reference: 3 of 3)" in err
     assert not fake_server.requests

@@ -71,7 +71,7 @@ def test_nothing_readable_exits_2_naming_each_file(tmp_path: Path) -> None:
     (folder / "good.jsonl").unlink()
     (folder / "badspan.json").unlink()
     code, out, err = score(str(folder), "--dry-run")
-    assert code == 2
+    assert code == 3
     assert "no input could be read" in err and "garbage.dat" in err and "trunc.json" in err
     assert "Traceback" not in out + err
 

@@ -567,7 +567,8 @@ def test_a_failing_conversation_is_skipped_with_a_reason_and_the_rest_kept(
     )
     [trace] = run.finish()
     assert trace.trace_ids == (T2,)
-    assert run.report.spans_ignored == {"http_span": 1, "assembly_error": 1}
+    assert run.report.spans_ignored == {"http_span": 1, "internal_error": 1}
+    assert run.report.internal_errors == 1
     [skipped] = run.report.skipped
     assert "RuntimeError: boom" in skipped.detail and skipped.trace_id == T1
 

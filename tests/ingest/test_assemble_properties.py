@@ -116,7 +116,7 @@ def test_any_span_forest_assembles_and_is_accounted(
         assembler.add_log(record, file)
     traces = list(assembler.finish())
     assert report.balanced, report.to_json()
-    assert not {"assembly_error", "convention_error"} & set(report.spans_ignored), report.skipped
+    assert not {"internal_error", "convention_error"} & set(report.spans_ignored), report.skipped
     assert report.conversations == len(traces)
     assert all(trace.messages for trace in traces)
     for trace in traces:

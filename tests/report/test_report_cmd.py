@@ -101,14 +101,14 @@ def test_missing_run_is_a_clean_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         app, ["report", str(tmp_path / "nothing"), "--html", str(tmp_path / "r.html")]
     )
-    assert result.exit_code == 2
+    assert result.exit_code == 3
     assert "no results at" in result.stderr
     assert not (tmp_path / "r.html").exists()
 
 
 def test_an_ingest_output_is_named_as_such(tmp_path: Path) -> None:
     code, output = _report(str(_inputs(tmp_path)), "--html", str(tmp_path / "r.html"))
-    assert code == 2
+    assert code == 3
     assert output == (
         f"error: {tmp_path / 'traces.jsonl'}: this is an ingest output (AgentTrace lines), not a "
         "run: give a run directory or results.jsonl from `agent-eval score`\n"
@@ -122,7 +122,7 @@ def test_an_invalid_row_is_one_line_naming_file_line_and_field(
     good = make_result("c1", "1").model_dump_json()
     path.write_text(good + "\n\n" + good.replace('"judge_model"', '"judge"') + "\n")
     code, output = _report(str(tmp_path), "--html", str(tmp_path / "r.html"))
-    assert code == 2
+    assert code == 3
     assert output == (  # the renamed key is also an extra field
         f"error: {path}:3: not a result row: judge_model: Field required (and 1 more problem(s))\n"
     )

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from agent_eval.ingest.conventions.messages import message_from_mapping, to_json_value
+from agent_eval.ingest.safe_text import brief
 from agent_eval.trace import (
     AgentTrace,
     AssistantMessage,
@@ -46,7 +47,7 @@ def chat_messages(raw: Any) -> tuple[Message, ...]:
     messages: list[Message] = []
     for index, item in enumerate(raw):
         if not isinstance(item, Mapping):
-            raise ValueError(f"messages[{index}] is not an object: {item!r:.80}")
+            raise ValueError(f"messages[{index}] is not an object: {brief(item)}")
         try:
             message = _enrich(message_from_mapping(item), item)
         except ValueError as exc:

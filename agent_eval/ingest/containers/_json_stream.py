@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from agent_eval.errors import DecodeError
+from agent_eval.ingest.safe_text import MAX_INT_DIGITS, MAX_NESTING, NestingTooDeep, brief, clean
 
 __all__ = ["JsonStream"]
 
@@ -36,7 +37,7 @@ class JsonStream:
         self._stream = stream
         self._path = path
         self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
-        self._json = json.JSONDecoder()
+        self._json = json.JSONDecoder(parse_int=_parse_int)
         self._buf = ""
         self._pos = 0
         self._eof = False
@@ -78,10 +79,19 @@ class JsonStream:
                 if self._fill(grow=True):
                     continue
                 self._fail(f"invalid JSON: {exc.msg}")
+            except RecursionError:
+                self._fail(f"invalid JSON: values nest deeper than {MAX_NESTING} levels")
+            except NestingTooDeep as exc:  # an integer too long to convert
+                if self._fill(grow=True):
+                    continue
+                self._fail(f"invalid JSON: {exc}")
             if self._cut_number(value, end) and self._fill(grow=True):
                 continue  # a number cut by the chunk boundary: read on and decode it again
             self._advance(end)
-            return value
+            try:
+                return clean(value)  # lone surrogates (valid JSON escapes) -> U+FFFD, counted
+            except NestingTooDeep as exc:
+                self._fail(f"invalid JSON: {exc}")
 
     def values(self) -> Iterator[tuple[int, Any]]:
         """``(line, value)`` for each top-level value: JSON Lines or concatenated JSON."""
@@ -113,7 +123,7 @@ class JsonStream:
         while True:
             key = self.value()
             if not isinstance(key, str):
-                self._fail(f"expected an object key, found {key!r}")
+                self._fail(f"expected an object key, found {brief(key)}")
             self.expect(":")
             yield key
             if self.peek() == "}":
@@ -152,3 +162,10 @@ class JsonStream:
 
     def _fail(self, message: str) -> Any:
         raise DecodeError(message, path=self._path, line=self.line)
+
+
+def _parse_int(digits: str) -> int:
+    """``int(digits)``, or :class:`NestingTooDeep` for more than Python's conversion limit."""
+    if len(digits) > MAX_INT_DIGITS + 1:
+        raise NestingTooDeep(f"an integer of {len(digits)} digits is too long")
+    return int(digits)

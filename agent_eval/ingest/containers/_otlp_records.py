@@ -27,6 +27,7 @@ from agent_eval.ingest.containers._otlp_values import (
     field,
 )
 from agent_eval.ingest.containers.base import ContainerItem, Skipped
+from agent_eval.ingest.safe_text import brief
 from agent_eval.ingest.spans import Attributes, LogRecord, SourceLocation, SpanEvent, SpanRecord
 
 __all__ = [
@@ -49,7 +50,7 @@ _SCOPE_LOGS_KEYS = (
 
 def _list(obj: object, *keys: tuple[str, str]) -> list[Any]:
     if type(obj) is not dict:
-        raise BadValue("malformed_request", f"{obj!r:.80} is not an object")
+        raise BadValue("malformed_request", f"{brief(obj)} is not an object")
     for camel, snake in keys:
         value = field(obj, camel, snake)
         if value is not None:
@@ -62,7 +63,9 @@ def _list(obj: object, *keys: tuple[str, str]) -> list[Any]:
 def _string(obj: Mapping[str, Any], key: str, what: str) -> str:
     value = obj.get(key, "")
     if type(value) is not str:
-        raise BadValue(f"invalid_{what}", f"{what.replace('_', ' ')} {value!r:.80} is not a string")
+        raise BadValue(
+            f"invalid_{what}", f"{what.replace('_', ' ')} {brief(value)} is not a string"
+        )
     return value
 
 
@@ -77,7 +80,7 @@ def _resource(container: Mapping[str, Any]) -> Attributes:
 
 def _scope(scoped: object) -> tuple[str, str]:
     if type(scoped) is not dict:
-        raise BadValue("malformed_request", f"scope entry {scoped!r:.80} is not an object")
+        raise BadValue("malformed_request", f"scope entry {brief(scoped)} is not an object")
     scope = scoped.get("scope", scoped.get("instrumentationLibrary"))
     if scope is None:
         scope = scoped.get("instrumentation_library")
@@ -90,7 +93,7 @@ def _scope(scoped: object) -> tuple[str, str]:
 
 def _event(event: object) -> SpanEvent:
     if type(event) is not dict:
-        raise BadValue("invalid_event", f"span event {event!r:.80} is not an object")
+        raise BadValue("invalid_event", f"span event {brief(event)} is not an object")
     return SpanEvent(
         name=_string(event, "name", "event"),
         time_unix_nano=decode_uint64(field(event, "timeUnixNano", "time_unix_nano"), "event time"),
@@ -107,7 +110,7 @@ def _kind(value: object) -> str:
 
 def _time(value: object, what: str) -> int:
     """``decode_uint64``, with a decimal string (the OTLP JSON encoding) read inline."""
-    if type(value) is str and value.isdigit() and value.isascii():
+    if type(value) is str and value.isdigit() and value.isascii() and len(value) < 20:
         return int(value)
     return decode_uint64(value, what)
 
@@ -168,7 +171,7 @@ def decode_log_record(
     attributes = decode_attributes(record.get("attributes"))
     event_name = field(record, "eventName", "event_name") or attributes.get("event.name") or ""
     if type(event_name) is not str:
-        raise BadValue("invalid_event", f"event name {event_name!r:.80} is not a string")
+        raise BadValue("invalid_event", f"event name {brief(event_name)} is not a string")
     time = decode_uint64(field(record, "timeUnixNano", "time_unix_nano"), "time")
     observed = field(record, "observedTimeUnixNano", "observed_time_unix_nano")
     body = record.get("body")
@@ -241,7 +244,7 @@ def iter_resource_spans(
         for span, scope in spans:
             try:
                 if type(span) is not dict:
-                    raise BadValue("malformed_span", f"span {span!r:.80} is not an object")
+                    raise BadValue("malformed_span", f"span {brief(span)} is not an object")
                 yield decode_span(span, resource, scope, source)
             except BadValue as exc:
                 yield _skipped(exc, span, source, log=False)
@@ -272,7 +275,7 @@ def iter_resource_logs(
             try:
                 if type(record) is not dict:
                     raise BadValue(
-                        "invalid_log_record", f"log record {record!r:.80} is not an object"
+                        "invalid_log_record", f"log record {brief(record)} is not an object"
                     )
                 yield decode_log_record(record, resource, source)
             except BadValue as exc:

@@ -21,6 +21,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from agent_eval.ingest.safe_text import brief
 from agent_eval.ingest.spans import AttributeValue
 
 __all__ = [
@@ -43,6 +44,8 @@ SPAN_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUM
 """OTLP ``Span.SpanKind`` values by number."""
 STATUS_CODES = ("UNSET", "OK", "ERROR")
 """OTLP ``Status.StatusCode`` values by number."""
+MAX_VALUE_DEPTH = 16
+"""Deepest nesting of ``arrayValue``/``kvlistValue`` read (each level is three JSON levels)."""
 
 
 class BadValue(ValueError):
@@ -67,8 +70,7 @@ def field(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
 
 
 def _short(value: object, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
+    return brief(value, limit)
 
 
 def decode_id(value: object, size: int, what: str, *, optional: bool = False) -> str | None:
@@ -135,7 +137,7 @@ def decode_uint64(value: object, what: str, reason: str = "invalid_time") -> int
         return 0
     if type(value) is int and value >= 0:
         return value
-    if type(value) is str and value.isascii() and value.isdigit():
+    if type(value) is str and value.isascii() and value.isdigit() and int(value[:21]) < 2**64:
         return int(value)
     raise BadValue(reason, f"{what} {_short(value)} is not an unsigned 64-bit integer")
 
@@ -147,7 +149,7 @@ def _enum(value: object, names: tuple[str, ...], prefix: str, what: str) -> str:
         name = value.upper().removeprefix(prefix)
         if name in names:
             return name
-        if value.isdigit() and int(value) < len(names):
+        if value.isdigit() and len(value) < 4 and int(value) < len(names):
             return names[int(value)]
     raise BadValue(
         f"invalid_{what}",
@@ -194,10 +196,10 @@ def _double(value: object) -> float:
 
 
 def _int(value: object) -> int:
-    if type(value) is int:
+    if type(value) is str and value.isascii() and value.lstrip("-").isdigit() and len(value) < 21:
+        value = int(value)
+    if type(value) is int and -(2**63) <= value < 2**64:  # int64 (uint64 from some exporters)
         return value
-    if type(value) is str and value.isascii() and value.lstrip("-").isdigit():
-        return int(value)
     raise BadValue("invalid_attribute", f"intValue {_short(value)} is not a 64-bit integer")
 
 
@@ -229,12 +231,12 @@ def _values_of(value: object, what: str) -> list[Any]:
     return values
 
 
-def _array(value: object) -> list[AttributeValue]:
-    return [decode_any_value(item) for item in _values_of(value, "arrayValue")]
+def _array(value: object, depth: int = 0) -> list[AttributeValue]:
+    return [decode_any_value(item, depth + 1) for item in _values_of(value, "arrayValue")]
 
 
-def _kvlist(value: object) -> dict[str, AttributeValue]:
-    return decode_attributes(_values_of(value, "kvlistValue"))
+def _kvlist(value: object, depth: int = 0) -> dict[str, AttributeValue]:
+    return decode_attributes(_values_of(value, "kvlistValue"), depth + 1)
 
 
 _DECODERS: dict[str, Callable[[Any], AttributeValue]] = {}
@@ -250,13 +252,21 @@ for _camel, _snake, _fn in (
     _DECODERS[_camel] = _DECODERS[_snake] = _fn
 
 
-def decode_any_value(value: object) -> AttributeValue:
+def decode_any_value(value: object, depth: int = 0) -> AttributeValue:
     """Decode one OTLP ``AnyValue`` object; ``{}`` (no value set) decodes to ``None``.
 
+    ``depth`` is how many array/kvlist values enclose this one (at most
+    :data:`MAX_VALUE_DEPTH`).
+
     Raises:
-        BadValue: not an object, an unknown or doubled value kind, or a value of the wrong type.
+        BadValue: not an object, an unknown or doubled value kind, a value of the wrong type,
+            or arrays/kvlists nested deeper than :data:`MAX_VALUE_DEPTH`.
 
     """
+    if depth > MAX_VALUE_DEPTH:
+        raise BadValue(
+            "invalid_attribute", f"array/kvlist values nest deeper than {MAX_VALUE_DEPTH} levels"
+        )
     if not isinstance(value, dict):
         raise BadValue("invalid_attribute", f"value {_short(value)} is not an AnyValue object")
     if len(value) != 1:
@@ -271,10 +281,12 @@ def decode_any_value(value: object) -> AttributeValue:
             f"value kind {kind!r} is not one of stringValue, boolValue, intValue, doubleValue, "
             "arrayValue, kvlistValue, bytesValue",
         )
+    if decoder is _array or decoder is _kvlist:
+        return decoder(inner, depth)
     return decoder(inner)
 
 
-def decode_attributes(items: object) -> dict[str, AttributeValue]:
+def decode_attributes(items: object, depth: int = 0) -> dict[str, AttributeValue]:
     """Decode an OTLP ``KeyValue`` list into a dict (later duplicates win); absent means ``{}``.
 
     Raises:
@@ -298,11 +310,11 @@ def decode_attributes(items: object) -> dict[str, AttributeValue]:
                 out[key] = inner
                 continue
             inner = value.get("intValue")
-            if type(inner) is str and inner.isdigit() and inner.isascii():
+            if type(inner) is str and inner.isdigit() and inner.isascii() and len(inner) < 19:
                 out[key] = int(inner)
                 continue
         try:
-            out[key] = None if value is None else decode_any_value(value)
+            out[key] = None if value is None else decode_any_value(value, depth)
         except BadValue as exc:
             raise BadValue(exc.reason, f"attribute {key!r}: {exc.detail}") from None
     return out

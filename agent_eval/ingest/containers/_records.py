@@ -15,6 +15,7 @@ import orjson
 
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers.base import Skipped
+from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.ingest.spans import SourceLocation
 
 __all__ = ["as_list", "as_mapping", "load_json", "read_records"]
@@ -29,7 +30,7 @@ def load_json(path: str, hint: str = "") -> Any:
     """
     try:
         with open(path, "rb") as handle:
-            return orjson.loads(handle.read())
+            return safe_json_loads(handle.read())
     except orjson.JSONDecodeError as exc:
         raise DecodeError(f"not valid JSON ({exc}){hint}", path=path) from exc
 
@@ -50,7 +51,7 @@ def read_records(
     with open(path, "rb") as handle:
         data = handle.read()
     try:
-        document = orjson.loads(data)
+        document = safe_json_loads(data)
     except orjson.JSONDecodeError:
         yield from _json_lines(path, data)
         return
@@ -68,7 +69,7 @@ def _json_lines(path: str, data: bytes) -> Iterator[tuple[int | None, Any] | Ski
         if not line.strip():
             continue
         try:
-            yield number, orjson.loads(line)
+            yield number, safe_json_loads(line)
         except orjson.JSONDecodeError as exc:
             if number == 1:
                 raise DecodeError(

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from typing import Any
 
 __all__ = ["to_unix_nano"]
 
+_MAX_UNIX_NANO = 2**64
+"""Unix nanoseconds are unsigned 64-bit in OTLP; larger numbers are not times."""
 _EPOCH_SCALES = ((1e17, 1), (1e14, 1_000), (1e11, 1_000_000))
 """(smallest value, factor to ns) for epoch numbers in ns, µs and ms; smaller ones are seconds."""
 
@@ -27,7 +30,8 @@ def to_unix_nano(value: Any) -> int:
         return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
     if isinstance(value, bool) or not isinstance(value, int | float):
         return 0
-    for threshold, scale in _EPOCH_SCALES:
-        if value >= threshold:
-            return int(value * scale)
-    return int(value * 1_000_000_000)
+    scale = next((s for threshold, s in _EPOCH_SCALES if value >= threshold), 1_000_000_000)
+    nanos = value * scale
+    if not math.isfinite(nanos) or not 0 <= nanos < _MAX_UNIX_NANO:
+        return 0  # NaN, inf, 1e308 (as an OTel JS endTime), or before 1970: unreadable
+    return int(nanos)

@@ -26,6 +26,7 @@ from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers._chat import chat_messages, chat_trace
 from agent_eval.ingest.containers._json_stream import JsonStream
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.safe_text import brief
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.trace import AgentTrace
 
@@ -123,12 +124,12 @@ def _trace(record: Any, path: str, default_id: str, line: int) -> AgentTrace | S
 def _optional_str(record: Mapping[str, Any], key: str) -> str | None:
     value = record.get(key)
     if value is not None and not isinstance(value, str):
-        raise ValueError(f"{key!r} must be a string, got {value!r:.80}")
+        raise ValueError(f"{key!r} must be a string, got {brief(value)}")
     return value
 
 
 def _optional_dict(record: Mapping[str, Any], key: str) -> dict[str, Any]:
     value = record.get(key)
     if value is not None and not isinstance(value, Mapping):
-        raise ValueError(f"{key!r} must be an object, got {value!r:.80}")
+        raise ValueError(f"{key!r} must be an object, got {brief(value)}")
     return dict(value or {})

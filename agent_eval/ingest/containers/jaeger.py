@@ -25,6 +25,8 @@ from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers._ids import SPAN_ID_HEX, TRACE_ID_HEX, normalize_id
 from agent_eval.ingest.containers._records import as_list, as_mapping, load_json
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.safe_text import brief
+from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.ingest.spans import SourceLocation, SpanEvent, SpanRecord
 
 __all__ = ["JaegerContainer"]
@@ -100,7 +102,7 @@ def _read_trace(trace: Mapping[str, Any], path: str) -> Iterator[ContainerItem]:
     source = SourceLocation(path)
     for raw in as_list(trace.get("spans")):
         if not isinstance(raw, Mapping):
-            yield Skipped(reason="invalid_span", detail=f"span is not an object: {raw!r:.80}")
+            yield Skipped(reason="invalid_span", detail=f"span is not an object: {brief(raw)}")
             continue
         yield _span(raw, processes, source)
 
@@ -114,7 +116,7 @@ def _span(
         bad = "traceID" if trace_id is None else "spanID"
         return Skipped(
             reason="invalid_span_id" if span_id is None else "invalid_trace_id",
-            detail=f"{bad} {raw.get(bad)!r} is not a hex id; the span was skipped",
+            detail=f"{bad} {brief(raw.get(bad))} is not a hex id; the span was skipped",
             source=source,
             trace_id=trace_id,
             span_id=span_id,
@@ -166,7 +168,7 @@ def _tag_value(kind: Any, value: Any) -> Any:
     if kind == "int64" and isinstance(value, str | float):
         try:
             return int(value)
-        except ValueError:
+        except (ValueError, OverflowError):  # "abc", 5,000 digits, inf
             return value
     if kind == "float64" and isinstance(value, str | int):
         try:
@@ -181,7 +183,7 @@ def _tag_value(kind: Any, value: Any) -> Any:
 def _unflatten_array(value: str) -> Any:
     """Restore an OTLP array attribute Jaeger wrote as a JSON string (homogeneous scalars)."""
     try:
-        items = orjson.loads(value)
+        items = safe_json_loads(value)
     except orjson.JSONDecodeError:
         return value
     if not isinstance(items, list):
@@ -227,5 +229,5 @@ def _resource(process: Any) -> dict[str, Any]:
 def _int(value: Any) -> int:
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return 0

@@ -49,6 +49,8 @@ from agent_eval.ingest.containers._ids import SPAN_ID_HEX, TRACE_ID_HEX, normali
 from agent_eval.ingest.containers._records import load_json
 from agent_eval.ingest.containers._time import to_unix_nano
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.safe_text import brief
+from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.ingest.spans import SourceLocation, SpanRecord
 
 __all__ = ["LangfuseContainer"]
@@ -115,7 +117,7 @@ def _span(raw: Any, source: SourceLocation) -> SpanRecord | Skipped:
     if not isinstance(raw, Mapping) or not raw.get("id") or not raw.get("traceId"):
         return Skipped(
             reason="invalid_span_id",
-            detail=f"observation without id/traceId: {str(raw)[:80]!r}",
+            detail=f"observation without id/traceId: {brief(raw)}",
             source=source,
         )
     metadata = _metadata(raw.get("metadata"))
@@ -146,7 +148,7 @@ def _span(raw: Any, source: SourceLocation) -> SpanRecord | Skipped:
 def _metadata(value: Any) -> Mapping[str, Any]:
     if isinstance(value, str):
         try:
-            value = orjson.loads(value)
+            value = safe_json_loads(value)
         except orjson.JSONDecodeError:
             return {}
     return value if isinstance(value, Mapping) else {}
@@ -155,7 +157,8 @@ def _metadata(value: Any) -> Mapping[str, Any]:
 def _attributes(value: Any) -> dict[str, Any]:
     attributes = dict(_metadata(value))
     for key, item in attributes.items():
-        if isinstance(item, str) and _USAGE_KEY.search(key) and _DECIMAL.fullmatch(item):
+        usage = isinstance(item, str) and len(item) < 20 and _USAGE_KEY.search(key)
+        if usage and _DECIMAL.fullmatch(item):
             attributes[key] = int(item)
     return attributes
 
@@ -214,7 +217,7 @@ def _without_system_instructions(inp: Any, instructions: Any) -> Any:
 def _json(value: Any) -> Any:
     if isinstance(value, str):
         try:
-            return orjson.loads(value)
+            return safe_json_loads(value)
         except orjson.JSONDecodeError:
             return value
     return value

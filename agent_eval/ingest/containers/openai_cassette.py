@@ -25,6 +25,8 @@ import yaml
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
 from agent_eval.ingest.conventions._values import as_int, as_str, text_of, tool_call
+from agent_eval.ingest.safe_text import MAX_NESTING, NestingTooDeep, clean
+from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.trace import (
     AgentTrace,
@@ -81,9 +83,13 @@ class OpenAICassetteContainer(Container):
 def _interactions(path: str) -> list[Mapping[str, Any]]:
     try:
         with open(path, "rb") as handle:
-            document = yaml.safe_load(handle)
+            document = clean(yaml.safe_load(handle))  # lone surrogates -> U+FFFD, counted
     except yaml.YAMLError as exc:
         raise DecodeError(f"not a valid YAML cassette ({exc})", path=path) from exc
+    except (RecursionError, NestingTooDeep):
+        raise DecodeError(
+            f"not a usable YAML cassette: values nest deeper than {MAX_NESTING} levels", path=path
+        ) from None
     if not isinstance(document, Mapping) or not isinstance(document.get("interactions"), list):
         raise DecodeError("expected a VCR cassette with an 'interactions' list", path=path)
     return [i for i in document["interactions"] if isinstance(i, Mapping)]
@@ -116,7 +122,7 @@ def _body(body: Any) -> str:
 
 def _json(text: str) -> Any:
     try:
-        return orjson.loads(text)
+        return safe_json_loads(text)
     except orjson.JSONDecodeError:
         return None
 
@@ -157,7 +163,8 @@ def _from_stream(text: str) -> dict[str, Any]:
             delta = choice.get("delta") or {}
             content.append(delta.get("content") or "")
             for call in delta.get("tool_calls") or ():
-                _merge_call_delta(calls.setdefault(int(call.get("index") or 0), {}), call)
+                index = as_int(call.get("index")) if isinstance(call, dict) else None
+                _merge_call_delta(calls.setdefault(index or 0, {}), call)
     message: dict[str, Any] = {"role": "assistant", "content": "".join(content)}
     if calls:
         message["tool_calls"] = [calls[i] for i in sorted(calls)]

@@ -8,6 +8,8 @@ Collector's ``file`` exporter writes them (its default ``format: json``). GenAI 
 :mod:`agent_eval.ingest.containers._otlp_values`.
 
 JSON Lines are streamed: one line in memory at a time. A single-object file is parsed whole.
+Requests are decoded with :func:`~agent_eval.ingest.safe_text.loads` without its depth walk:
+the span decoder bounds attribute nesting itself and never recurses on anything else.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import orjson
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers._otlp_records import iter_request
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.ingest.spans import SourceLocation
 
 __all__ = ["OtlpJsonContainer"]
@@ -61,7 +64,7 @@ class OtlpJsonContainer(Container):
         with open(path, "rb") as stream:
             first_no, first = _first_line(stream, path)
             try:
-                request = orjson.loads(first)
+                request = safe_json_loads(first, max_depth=None)
             except orjson.JSONDecodeError:
                 request = None
             if type(request) is dict:
@@ -90,7 +93,7 @@ def _read_lines(stream: IO[bytes], path: str, after: int) -> Iterator[ContainerI
             continue
         source = SourceLocation(path, number)
         try:
-            request = orjson.loads(line)
+            request = safe_json_loads(line, max_depth=None)
         except orjson.JSONDecodeError as exc:
             detail = f"line is not valid JSON ({exc}); its spans cannot be read"
             yield Skipped(reason="invalid_json", detail=detail, source=source, spans=0)
@@ -101,7 +104,7 @@ def _read_lines(stream: IO[bytes], path: str, after: int) -> Iterator[ContainerI
 def _parse_whole(document: bytes, path: str, offset: int) -> object:
     """Parse a single-object file, naming line and column on failure."""
     try:
-        return orjson.loads(document)
+        return safe_json_loads(document, max_depth=None)
     except orjson.JSONDecodeError as exc:
         line = exc.lineno + offset - 1
         raise DecodeError(

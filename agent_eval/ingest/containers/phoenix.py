@@ -19,6 +19,7 @@ from agent_eval.ingest.containers._ids import SPAN_ID_HEX, TRACE_ID_HEX, normali
 from agent_eval.ingest.containers._records import as_list, read_records
 from agent_eval.ingest.containers._time import to_unix_nano
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.safe_text import brief
 from agent_eval.ingest.spans import SourceLocation, SpanEvent, SpanRecord
 
 __all__ = ["PhoenixContainer", "flatten_attributes"]
@@ -62,7 +63,7 @@ def _span(raw: Any, source: SourceLocation) -> SpanRecord | Skipped:
     if trace_id is None or span_id is None:
         return Skipped(
             reason="invalid_trace_id" if trace_id is None else "invalid_span_id",
-            detail=f"context {dict(context)!r:.120} has no hex trace_id/span_id",
+            detail=f"context {brief(dict(context), 120)} has no hex trace_id/span_id",
             source=source,
             trace_id=trace_id,
             span_id=span_id,

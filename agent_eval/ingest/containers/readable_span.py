@@ -19,6 +19,7 @@ OK 1, ERROR 2).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
@@ -116,19 +117,27 @@ def _times(raw: Mapping[str, Any]) -> tuple[int, int]:
     return start, start + _number(raw.get("duration")) * US_TO_NS
 
 
+_MAX_UNIX_NANO = 2**64
+"""Unix nanoseconds are unsigned 64-bit in OTLP; larger numbers are not times."""
+
+
 def hrtime_to_nanos(value: Any) -> int:
     """Unix ns from an OTel JS ``HrTime`` ``[seconds, nanoseconds]`` (or an epoch-ms number)."""
     if isinstance(value, list | tuple) and len(value) == 2:
-        return _number(value[0]) * 1_000_000_000 + _number(value[1])
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return int(value * 1_000_000)
-    return 0
+        nanos = _number(value[0]) * 1_000_000_000 + _number(value[1])
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        nanos = _number(value * 1_000_000)
+    else:
+        return 0
+    return nanos if 0 <= nanos < _MAX_UNIX_NANO else 0  # 1e308 is no time
 
 
 def _number(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return 0
-    return int(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return 0
+    return int(value) if abs(value) < _MAX_UNIX_NANO else 0
 
 
 def _enum(value: Any, names: tuple[str, ...], default: str) -> str:

@@ -26,6 +26,7 @@ import orjson
 
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers.base import Container, ContainerItem
+from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.ingest.spans import SourceLocation, SpanRecord
 
 __all__ = ["SpanAttributesContainer"]
@@ -101,7 +102,7 @@ class SpanAttributesContainer(Container):
 
 def _decode(path: str, data: bytes) -> Mapping[str, Any]:
     try:
-        value = orjson.loads(data)
+        value = safe_json_loads(data)
     except orjson.JSONDecodeError as exc:
         raise DecodeError(
             f"not valid JSON ({exc}); a span-attributes file is one JSON object of attributes",

@@ -23,6 +23,7 @@ one. A simulation of another shape is skipped with a reason naming its line.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
@@ -31,6 +32,7 @@ from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers._chat import chat_messages, chat_trace, success_labels
 from agent_eval.ingest.containers._json_stream import JsonStream
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.conventions._values import as_int
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.reference_calls import parse_tool_calls
 from agent_eval.trace import AgentTrace, ModelUsage, ToolCall
@@ -174,8 +176,8 @@ def _usage(messages: list[Any], model: str) -> tuple[ModelUsage, ...]:
         usage = message.get("usage") if message.get("role") == "assistant" else None
         if isinstance(usage, Mapping):
             calls += 1
-            inputs += int(usage.get("prompt_tokens") or 0)
-            outputs += int(usage.get("completion_tokens") or 0)
+            inputs += _token_count(usage.get("prompt_tokens"))
+            outputs += _token_count(usage.get("completion_tokens"))
     return (
         (ModelUsage(model=model, input_tokens=inputs, output_tokens=outputs, calls=calls),)
         if calls
@@ -203,3 +205,9 @@ def _skipped(reason: str, path: str, line: int) -> Skipped:
         source=SourceLocation(path, line),
         spans=0,
     )
+
+
+def _token_count(value: Any) -> int:
+    """A usage field as a token count; anything else (``Infinity``, ``"n/a"``, -1) counts 0."""
+    count = as_int(value) if not isinstance(value, float) or math.isfinite(value) else None
+    return count if count is not None and count >= 0 else 0

@@ -11,6 +11,7 @@ is decoded by the same OTLP span decoder as ``otlp-json`` (``_otlp_records.decod
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
@@ -25,6 +26,7 @@ from agent_eval.ingest.containers._otlp_values import (
 )
 from agent_eval.ingest.containers._records import as_list, load_json
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.safe_text import MAX_NESTING, brief
 from agent_eval.ingest.spans import SourceLocation, SpanRecord
 
 __all__ = ["TempoContainer"]
@@ -99,7 +101,7 @@ def _span(
     raw: Any, resource: dict[str, Any], scope: tuple[str, str], source: SourceLocation
 ) -> SpanRecord | Skipped:
     if not isinstance(raw, dict):
-        return Skipped(reason="invalid_span", detail=f"span is not an object: {raw!r:.80}")
+        return Skipped(reason="invalid_span", detail=f"span is not an object: {brief(raw)}")
     try:
         return decode_span(_rounded(raw), resource, scope, source)
     except BadValue as exc:
@@ -112,17 +114,24 @@ def _span(
         )
 
 
-def _rounded(value: Any) -> Any:
-    """A copy with float int64s (times, ``intValue``) rounded: Tempo may emit them as float64."""
+def _rounded(value: Any, depth: int = 0) -> Any:
+    """A copy with float int64s (times, ``intValue``) rounded: Tempo may emit them as float64.
+
+    Raises:
+        BadValue: ``malformed_span``, the span nests deeper than :data:`MAX_NESTING` levels.
+
+    """
+    if depth > MAX_NESTING:
+        raise BadValue("malformed_span", f"the span nests deeper than {MAX_NESTING} levels")
     if isinstance(value, dict):
         return {
             k: round(v)
-            if isinstance(v, float) and (k == "intValue" or k in _TIME_KEYS)
-            else _rounded(v)
+            if isinstance(v, float) and math.isfinite(v) and (k == "intValue" or k in _TIME_KEYS)
+            else _rounded(v, depth + 1)
             for k, v in value.items()
         }
     if isinstance(value, list):
-        return [_rounded(v) for v in value]
+        return [_rounded(v, depth + 1) for v in value]
     return value
 
 

@@ -10,10 +10,12 @@ import re
 from collections.abc import Iterator
 from typing import ClassVar
 
+import orjson
 from pydantic import ValidationError
 
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.safe_text import loads
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.trace import AgentTrace
 
@@ -23,6 +25,9 @@ _AGENT_TRACE_START = re.compile(
     rb'\A\s*\{\s*"schema_version"\s*:\s*\d+\s*,\s*"conversation_id"\s*:'
 )
 """How ``AgentTrace.model_dump_json`` opens every line: schema version, then conversation id."""
+TRACE_MAX_DEPTH = 250
+"""Deepest AgentTrace line read: as deep as AgentTrace validation goes (pydantic stops a
+little above 250 levels), far above the ``safe_text.MAX_NESTING`` levels ingest allows."""
 
 
 class TraceJsonlContainer(Container):
@@ -50,7 +55,14 @@ class TraceJsonlContainer(Container):
                 if not line.strip():
                     continue
                 try:
-                    trace = AgentTrace.model_validate_json(line)
+                    # orjson, then python-mode validation: pydantic's own JSON parser stops at
+                    # about 200 levels, so a deep trace that was written could not be read back
+                    trace = AgentTrace.model_validate(loads(line, max_depth=TRACE_MAX_DEPTH))
+                except orjson.JSONDecodeError as exc:
+                    if not seen_any:
+                        raise DecodeError(f"not JSON: {exc}", path=path, line=number) from None
+                    yield _not_json(exc, path, number)
+                    continue
                 except ValidationError as exc:
                     if not seen_any:
                         raise DecodeError(_explain(exc), path=path, line=number) from None
@@ -72,6 +84,15 @@ def _skipped(exc: ValidationError, path: str, number: int) -> Skipped:
     return Skipped(
         reason="invalid_agent_trace",
         detail=f"{_explain(exc)}; re-run `agent-eval ingest` to rewrite the file",
+        source=SourceLocation(path, number),
+        spans=0,
+    )
+
+
+def _not_json(exc: orjson.JSONDecodeError, path: str, number: int) -> Skipped:
+    return Skipped(
+        reason="invalid_agent_trace",
+        detail=f"not JSON: {exc}; re-run `agent-eval ingest` to rewrite the file",
         source=SourceLocation(path, number),
         spans=0,
     )

@@ -15,6 +15,7 @@ import orjson
 from pydantic import JsonValue
 
 from agent_eval.ingest.extraction import ToolExecution
+from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.trace import ToolCall
 
 __all__ = [
@@ -36,7 +37,7 @@ def maybe_json(value: Any) -> Any:
     """``value`` parsed as JSON when it is a string holding a JSON object or array, else as is."""
     if isinstance(value, str | bytes) and value[:1] in ("{", "[", b"{", b"["):
         try:
-            return orjson.loads(value)
+            return safe_json_loads(value)
         except orjson.JSONDecodeError:
             return value
     return value
@@ -69,7 +70,7 @@ def parse_arguments(value: Any) -> tuple[JsonValue, str | None]:
         return None, None
     if isinstance(value, str):
         try:
-            return orjson.loads(value), None
+            return safe_json_loads(value), None
         except orjson.JSONDecodeError:
             return None, value
     return _jsonable(value), None
@@ -109,7 +110,7 @@ def _is_text_part(part: Any) -> bool:
 
 
 def _jsonable(value: Any) -> JsonValue:
-    return orjson.loads(orjson.dumps(value, default=str))  # type: ignore[no-any-return]
+    return safe_json_loads(orjson.dumps(value, default=str))  # type: ignore[no-any-return]
 
 
 def indexed(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:

@@ -44,6 +44,8 @@ from agent_eval.ingest.conventions.messages import (
     to_json_value,
 )
 from agent_eval.ingest.extraction import SpanExtraction, SpanKind, ToolExecution
+from agent_eval.ingest.safe_text import brief
+from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.ingest.spans import LogRecord, SpanRecord
 from agent_eval.trace import AssistantMessage, Message, SystemMessage, ToolMessage
 
@@ -224,7 +226,7 @@ def _unquoted(text: str) -> str:
     """
     if len(text) >= 2 and text[0] == text[-1] == '"':
         try:
-            decoded = orjson.loads(text)
+            decoded = safe_json_loads(text)
         except orjson.JSONDecodeError:
             return text
         if isinstance(decoded, str):
@@ -242,7 +244,7 @@ def _tokens(span: SpanRecord, key: str, old_key: str) -> int | None:
         return int(value)
     except (TypeError, ValueError, OverflowError):
         raise InvalidSpanError(
-            f"{key} must be an integer token count, got {value!r}",
+            f"{key} must be an integer token count, got {brief(value)}",
             trace_id=span.trace_id,
             span_id=span.span_id,
         ) from None

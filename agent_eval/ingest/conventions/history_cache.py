@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.trace import Message
 
 __all__ = [
@@ -87,7 +88,7 @@ def read_history(
             _remember(stripped, default_role, messages, replaces=prev)
             return list(messages)
     try:
-        parsed = orjson.loads(stripped)
+        parsed = safe_json_loads(stripped)
     except orjson.JSONDecodeError:
         return None
     if type(parsed) is not list:
@@ -113,7 +114,7 @@ def _suffix(rest: str) -> list[Any] | None:
     if not rest.startswith(","):
         return None
     try:
-        parsed = orjson.loads("[" + rest[1:])
+        parsed = safe_json_loads("[" + rest[1:])
     except orjson.JSONDecodeError:
         return None
     return parsed if type(parsed) is list and parsed else None

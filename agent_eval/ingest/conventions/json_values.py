@@ -13,6 +13,8 @@ from typing import Any
 import orjson
 from pydantic import JsonValue
 
+from agent_eval.ingest.safe_text import loads as safe_json_loads
+
 __all__ = ["decode_json", "parse_arguments", "to_json_value"]
 
 
@@ -32,7 +34,7 @@ def decode_json(value: Any) -> Any:
     if not stripped or stripped[0] not in "[{":
         return value
     try:
-        return orjson.loads(stripped)
+        return safe_json_loads(stripped)
     except orjson.JSONDecodeError:
         return value
 
@@ -80,7 +82,7 @@ def parse_arguments(value: Any) -> tuple[JsonValue, str | None]:
         if not value.strip():
             return None, None
         try:
-            parsed: JsonValue = orjson.loads(value)  # already JSON-safe
+            parsed: JsonValue = safe_json_loads(value)  # already JSON-safe
             return parsed, None
         except orjson.JSONDecodeError:
             return None, value

@@ -34,6 +34,7 @@ from agent_eval.ingest.conventions.content_parts import (
 from agent_eval.ingest.conventions.converse_blocks import converse_messages, is_converse_content
 from agent_eval.ingest.conventions.history_cache import HISTORY_MIN_CHARS, read_history
 from agent_eval.ingest.conventions.json_values import decode_json, parse_arguments, to_json_value
+from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.trace import (
     AssistantMessage,
     Message,
@@ -307,7 +308,7 @@ def read_message(data: Mapping[str, Any], default_role: str | None = None) -> tu
 
 @functools.lru_cache(maxsize=MESSAGE_CACHE_SIZE)
 def _read_message_json(raw: bytes, default_role: str | None) -> tuple[Message, ...]:
-    return _read_message(orjson.loads(raw), default_role)
+    return _read_message(safe_json_loads(raw), default_role)
 
 
 def _read_message(data: Mapping[str, Any], default_role: str | None) -> tuple[Message, ...]:

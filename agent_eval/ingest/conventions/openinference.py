@@ -37,6 +37,7 @@ from agent_eval.ingest.conventions.messages import (
     tool_call,
 )
 from agent_eval.ingest.extraction import SpanExtraction, SpanKind, ToolExecution
+from agent_eval.ingest.safe_text import brief
 from agent_eval.ingest.spans import LogRecord, SpanRecord
 from agent_eval.trace import Message, OpaquePart, RetrievedDocument, ToolCall
 
@@ -259,7 +260,7 @@ def _tokens(span: SpanRecord, key: str) -> int | None:
     if isinstance(value, float | str) and str(value).replace(".", "", 1).isdigit():
         return int(float(value))
     raise InvalidSpanError(
-        f"{key} must be an integer token count, got {value!r}",
+        f"{key} must be an integer token count, got {brief(value)}",
         trace_id=span.trace_id,
         span_id=span.span_id,
     )
