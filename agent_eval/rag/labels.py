@@ -141,16 +141,13 @@ def _row(raw: bytes, path: str, line: int) -> TurnLabels:
     if not isinstance(turn, int) or isinstance(turn, bool) or turn < 1:
         raise InputError(f"turn must be a 1-based integer, got {turn!r}", path=path, line=line)
     relevance = value.get(RELEVANCE)
-    if relevance is not None:
-        if not isinstance(relevance, dict) or any(
-            parse_relevance(v) is None for v in relevance.values()
-        ):
-            raise InputError(
-                'relevance must map passage ids to 1/0 (or true/false, "yes"/"no"), got '
-                f"{relevance!r:.80}",
-                path=path,
-                line=line,
-            )
+    if relevance is not None and not _relevance_map(relevance):
+        raise InputError(
+            'relevance must map passage ids to 1/0 (or true/false, "yes"/"no"), got '
+            f"{relevance!r:.80}",
+            path=path,
+            line=line,
+        )
     gold = value.get(RELEVANT_PASSAGES)
     if gold is not None and not (isinstance(gold, list) and all(isinstance(g, str) for g in gold)):
         raise InputError(
@@ -159,6 +156,10 @@ def _row(raw: bytes, path: str, line: int) -> TurnLabels:
             line=line,
         )
     return TurnLabels(conversation_id, turn, value, line)
+
+
+def _relevance_map(value: object) -> bool:
+    return isinstance(value, dict) and all(parse_relevance(v) is not None for v in value.values())
 
 
 def attach_turn_labels(
@@ -188,8 +189,7 @@ def attach_turn_labels(
         units = answer_units(trace)
         if row.turn > len(units):
             raise InputError(
-                f"conversation {row.conversation_id!r} has {len(units)} turn(s), not "
-                f"{row.turn}",
+                f"conversation {row.conversation_id!r} has {len(units)} turn(s), not {row.turn}",
                 path=str(path),
                 line=row.line,
             )

@@ -28,7 +28,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from agent_eval.errors import JudgeError
+from agent_eval.errors import InputError, JudgeError
 from agent_eval.formatting.base import Formatter
 from agent_eval.formatting.fingerprint import fingerprint
 from agent_eval.judges.base import Judge
@@ -297,6 +297,9 @@ class Engine:
             return self._row(trace, sample.unit, started_at, tally, {**fields, **ok(outcome)})
         except JudgeError as exc:
             failed = {**fields, **tally.details, **judge_failure(exc)}
+            return self._row(trace, sample.unit, started_at, tally, failed)
+        except InputError as exc:  # the unit's own data is unusable (e.g. labels, ids)
+            failed = {**fields, **failure("invalid_input", exc)}
             return self._row(trace, sample.unit, started_at, tally, failed)
         except Exception as exc:  # recorded as a row with its type, never lost
             failed = {**fields, **failure("internal_error", exc)}

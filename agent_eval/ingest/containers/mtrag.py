@@ -92,9 +92,7 @@ def _trace(record: Any, path: str) -> AgentTrace:
         if speaker == "user":
             if pending is not None:
                 turns.append(pending)
-            pending = MtragTurn(
-                question=message["text"], answer=None, labels=_user_labels(message)
-            )
+            pending = MtragTurn(question=message["text"], answer=None, labels=_user_labels(message))
         elif speaker == "agent":
             if pending is None:
                 raise ValueError(f"messages[{index}] is an agent turn before any user turn")
@@ -185,4 +183,9 @@ def _judgements(context: Mapping[str, Any]) -> list[dict[str, Any]]:
         if isinstance(value, Mapping) and value.get("value") in ("yes", "no")
     ]
     # stable: equal or missing timestamps keep the file's order (author before reviewer)
-    return sorted(found, key=lambda j: j["timestamp"] if isinstance(j["timestamp"], int | float) else 0)
+    return sorted(found, key=_timestamp)
+
+
+def _timestamp(judgement: Mapping[str, Any]) -> float:
+    stamp = judgement["timestamp"]
+    return float(stamp) if isinstance(stamp, int | float) else 0.0

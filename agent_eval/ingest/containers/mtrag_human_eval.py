@@ -149,9 +149,9 @@ def _turn(
     passages, relevance = _passages(task, documents, task_id)
     labels: dict[str, JsonValue] = {}
     targets = task.get("targets")
-    if isinstance(targets, list) and targets and isinstance(targets[0], Mapping):
-        if isinstance(targets[0].get("text"), str):
-            labels[REFERENCE] = targets[0]["text"]
+    target = targets[0] if isinstance(targets, list) and targets else None
+    if isinstance(target, Mapping) and isinstance(target.get("text"), str):
+        labels[REFERENCE] = target["text"]
     for key, name in (
         ("Answerability", ANSWERABILITY),
         ("Question Type", "question_type"),
@@ -183,9 +183,7 @@ def _passages(
             {"title": document["title"]} if isinstance(document.get("title"), str) else {}
         )
         passages.append(
-            RetrievedDocument(
-                content=str(document.get("text") or ""), id=doc_id, metadata=metadata
-            )
+            RetrievedDocument(content=str(document.get("text") or ""), id=doc_id, metadata=metadata)
         )
     annotations = task.get("annotations")
     relevant = annotations.get("context_relevance") if isinstance(annotations, Mapping) else None

@@ -1,0 +1,182 @@
+"""A turn's retrieved passages, deduplicated, with their human relevance labels.
+
+Retrieval metrics measure the passages a turn actually received (after re-ranking): the
+documents of the retrievals attached to the turn before its answer
+(:attr:`Unit.contexts <agent_eval.metrics.units.Unit.contexts>` with source ``retrieval``), in
+rank order. Tool results are not passages.
+
+**Duplicates are counted once**: a passage whose id (or, without an id, whose exact text)
+already appeared earlier in the turn is dropped, so retrieving the same chunk twice neither
+raises precision nor counts as two hits; the first occurrence keeps its rank, and the number
+dropped is reported (``duplicates``).
+
+**Labels** (:mod:`agent_eval.rag.labels`): the turn's ``relevance`` map ``{id: 1|0}`` first,
+else a passage's metadata ``relevant``. A ``relevance`` id that is not among the turn's passages
+is an error (:class:`LabelError`), never silently ignored. A passage left unlabelled while
+others are labelled is counted as not relevant (the TREC convention for unjudged documents) and
+reported (``unjudged``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pydantic import JsonValue
+
+from agent_eval.errors import InputError
+from agent_eval.metrics.units import Context, Unit
+from agent_eval.rag.labels import DOCUMENT_RELEVANT, RELEVANCE, RELEVANT_PASSAGES, parse_relevance
+
+__all__ = [
+    "LabelError",
+    "Passage",
+    "TurnPassages",
+    "average_precision",
+    "passage_label",
+    "turn_passages",
+]
+
+_PREVIEW = 120
+
+
+class LabelError(InputError):
+    """The turn's labels do not fit its passages (an id it did not retrieve, a bad value)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """One distinct retrieved passage.
+
+    Attributes:
+        rank: 0-based rank among the turn's distinct passages.
+        id: The document id, when recorded.
+        text: The passage text.
+        relevant: The human label: ``True``/``False``, ``None`` when not labelled.
+
+    """
+
+    rank: int
+    id: str | None
+    text: str
+    relevant: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnPassages:
+    """The distinct passages of one turn and what the labels say about them.
+
+    Attributes:
+        passages: Distinct passages, in rank order.
+        duplicates: Passages dropped as repeats of an earlier one.
+        gold: The ids of every passage the answer needed (``relevant_passages``), ``None``
+            when the turn has no such label.
+
+    """
+
+    passages: tuple[Passage, ...]
+    duplicates: int
+    gold: tuple[str, ...] | None
+
+    @property
+    def labelled(self) -> bool:
+        """Whether at least one passage carries a human relevance label."""
+        return any(p.relevant is not None for p in self.passages)
+
+    @property
+    def unjudged(self) -> int:
+        """Passages without a label."""
+        return sum(p.relevant is None for p in self.passages)
+
+
+def passage_label(passage: Passage) -> str:
+    """A short text for a passage atom: ``#rank id: first words``."""
+    text = " ".join(passage.text.split())
+    preview = text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
+    name = f" {passage.id}" if passage.id else ""
+    return f"#{passage.rank + 1}{name}: {preview}"
+
+
+def turn_passages(unit: Unit) -> TurnPassages:
+    """The distinct retrieved passages of ``unit`` with their labels.
+
+    Raises:
+        LabelError: the turn's ``relevance`` is not a map of relevance values, names an id the
+            turn did not retrieve, or its ``relevant_passages`` is not a list of ids.
+
+    """
+    relevance = _relevance(unit.labels.get(RELEVANCE))
+    seen: set[str] = set()
+    passages: list[Passage] = []
+    duplicates = 0
+    for context in unit.contexts:
+        if context.source != "retrieval":
+            continue
+        key = f"id:{context.id}" if context.id is not None else f"text:{context.text}"
+        if key in seen:
+            duplicates += 1
+            continue
+        seen.add(key)
+        passages.append(
+            Passage(
+                rank=len(passages),
+                id=context.id,
+                text=context.text,
+                relevant=_label(context, relevance),
+            )
+        )
+    if relevance:
+        known = {p.id for p in passages if p.id is not None}
+        unknown = sorted(set(relevance) - known)
+        if unknown:
+            raise LabelError(
+                f"the relevance labels of {unit.id} name passage id(s) "
+                f"{', '.join(map(repr, unknown))} that the turn did not retrieve (its passages: "
+                f"{', '.join(map(repr, sorted(known))) or 'none'})"
+            )
+    return TurnPassages(tuple(passages), duplicates, _gold(unit.labels.get(RELEVANT_PASSAGES)))
+
+
+def _relevance(raw: JsonValue) -> dict[str, bool]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise LabelError(f"relevance must map passage ids to 1/0, got {raw!r:.80}")
+    parsed = {}
+    for key, value in raw.items():
+        label = parse_relevance(value)
+        if label is None:
+            raise LabelError(f"relevance of passage {key!r} is {value!r}, not 1/0 or yes/no")
+        parsed[key] = label
+    return parsed
+
+
+def _label(context: Context, relevance: Mapping[str, bool]) -> bool | None:
+    if context.id is not None and context.id in relevance:
+        return relevance[context.id]
+    if DOCUMENT_RELEVANT in context.metadata:
+        return parse_relevance(context.metadata[DOCUMENT_RELEVANT])
+    return None
+
+
+def _gold(raw: JsonValue) -> tuple[str, ...] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not all(isinstance(g, str) for g in raw):
+        raise LabelError(f"relevant_passages must be a list of passage ids, got {raw!r:.80}")
+    return tuple(dict.fromkeys(g for g in raw if isinstance(g, str)))
+
+
+def average_precision(relevant: Sequence[bool]) -> float:
+    """Rank-aware average precision of a ranked list of relevance flags, in [0, 1].
+
+    ``sum_k precision@k * rel_k / number of relevant`` over the retrieved list, the definition
+    Ragas' context precision uses (0.0 when nothing retrieved is relevant).
+    """
+    hits = 0
+    total = 0.0
+    for k, flag in enumerate(relevant, 1):
+        if flag:
+            hits += 1
+            total += hits / k
+    return total / hits if hits else 0.0
