@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agent_eval.judges.base import Judge, JudgeRequest
 from agent_eval.metrics.base import CallTally, MetricInput, MetricOutcome, require_judge
 from agent_eval.metrics.prompts import PromptSet
-from agent_eval.metrics.rag_base import RagMetric, k_of_n
+from agent_eval.metrics.rag_base import RagMetric, exact_int, k_of_n
 from agent_eval.result import Atom
 
 __all__ = ["AnswerCorrectness", "CorrectnessVerdict", "CriticalFact"]
@@ -56,6 +56,8 @@ class CorrectnessVerdict(BaseModel):
     verdict: Literal[0, 1, 2] = Field(
         description="0 incorrect; 1 partially correct; 2 correct. An integer."
     )
+
+    _integer = field_validator("verdict", mode="before")(exact_int)
 
     @model_validator(mode="after")
     def _consistent(self) -> CorrectnessVerdict:

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agent_eval.judges.base import Judge, JudgeRequest
 from agent_eval.metrics.base import CallTally, MetricInput, MetricOutcome, require_judge
 from agent_eval.metrics.prompts import PromptSet
-from agent_eval.metrics.rag_base import RagMetric
+from agent_eval.metrics.rag_base import RagMetric, exact_int
 
 __all__ = ["AnswerRelevance", "RelevanceVerdict", "normalise_rubric"]
 
@@ -40,6 +40,8 @@ class RelevanceVerdict(BaseModel):
         description="1 does not answer; 3 answers in part or with much padding; 5 answers "
         "exactly what was asked. An integer from 1 to 5."
     )
+
+    _integer = field_validator("verdict", mode="before")(exact_int)
 
 
 class AnswerRelevance(RagMetric):

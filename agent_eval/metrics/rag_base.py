@@ -20,7 +20,22 @@ from agent_eval.metrics.prompts import PromptSet
 from agent_eval.rag.passages import Passage
 from agent_eval.tokens import count_tokens
 
-__all__ = ["RagMetric", "k_of_n", "render_passages"]
+__all__ = ["RagMetric", "exact_int", "k_of_n", "render_passages"]
+
+
+def exact_int(value: object) -> object:
+    """A ``mode="before"`` check for integer verdicts: only a JSON integer passes.
+
+    pydantic's ``Literal[1, 2]`` accepts ``2.0`` (equal to 2); a rubric verdict must be the
+    integer itself, so floats, booleans and strings are refused (and re-asked).
+
+    Raises:
+        ValueError: ``value`` is not an ``int`` (or is a ``bool``).
+
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"the verdict must be an integer, got {value!r}")
+    return value
 
 
 def k_of_n(passed: int, total: int) -> str:
