@@ -63,6 +63,8 @@ class ScoreConfig(BaseModel):
         metric: Registered metric name (``goal_accuracy``).
         with_reference: Compare against references (the trace's, or ``references``').
         references: JSONL or CSV of ``{conversation_id, reference}``.
+        turn_labels: JSON Lines of per-turn labels (relevance, gold passages, references),
+            :mod:`agent_eval.rag.labels`.
         formatter: ``name@version[params]`` of the formatter.
         formatter_path: Directories, ``.py`` files or dotted modules to load formatters from
             (:func:`agent_eval.formatting.load_formatters`); one string is one location.
@@ -100,6 +102,7 @@ class ScoreConfig(BaseModel):
     metric: str = "goal_accuracy"
     with_reference: bool = False
     references: Path | None = None
+    turn_labels: Path | None = None
     formatter: str = "ragas-pretty@1"
     formatter_path: tuple[str, ...] = ()
     judge: str | None = None

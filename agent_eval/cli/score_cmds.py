@@ -48,6 +48,7 @@ from agent_eval.formatting.registry import get_formatter
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric
 from agent_eval.metrics.spec import build_metric, split_metrics
+from agent_eval.rag.labels import attach_turn_labels, load_turn_labels
 from agent_eval.references import load_references
 from agent_eval.report.renderings import render_all, write_renderings
 from agent_eval.run.engine import Engine, new_run_id, utc_now
@@ -122,6 +123,8 @@ def run_score(
     """
     out = console or Console()
     traces = read_inputs(cfg.paths, cfg.format)
+    if cfg.turn_labels is not None:
+        traces = attach_turn_labels(traces, load_turn_labels(cfg.turn_labels), cfg.turn_labels)
     for location in cfg.formatter_path:
         load_formatters(location)
     chosen, formatter = _metrics(cfg), get_formatter(cfg.formatter)
@@ -372,6 +375,10 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     references: Annotated[
         Path | None, typer.Option(help="JSONL/CSV of {conversation_id, reference}.")
     ] = None,
+    turn_labels: Annotated[
+        Path | None,
+        typer.Option(help="JSONL of per-turn labels: {conversation_id, turn, relevance, ...}."),
+    ] = None,
     formatter: Annotated[
         str | None, typer.Option(help="Formatter NAME@V (default ragas-pretty@1).")
     ] = None,
@@ -454,6 +461,7 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
         "metric": metric,
         "with_reference": with_reference,
         "references": references,
+        "turn_labels": turn_labels,
         "formatter": formatter,
         "formatter_path": tuple(formatter_path) if formatter_path else None,
         "judge": judge,

@@ -6,7 +6,8 @@ Two kinds exist:
   span (the last assistant message's last span id);
 - the **answer** of each user turn (:func:`answer_units`): a turn starts at a user message and
   runs to the next one; its answer is the turn's last assistant message with text content and
-  no tool calls. The answer's **context** is what the agent had for it inside the turn: the
+  no tool calls; its span is the LLM span that produced it (the message's first span id: later
+  calls that replay it as history do not count). The answer's **context** is what the agent had for it inside the turn: the
   documents of the retrievals attached before the answer (``Retrieval.after_message``) and the
   tool results before it, in conversation order. Its id is ``turn:K`` (K = 1-based turn number),
   stable for the same trace.
@@ -147,7 +148,8 @@ def _answer_unit(
     reference = labels.get("reference")
     return Unit(
         id=turn_unit_id(number),
-        span_id=answer.span_ids[-1] if answer is not None and answer.span_ids else None,
+        # the first sighting is the LLM span that produced it (later ones replay it)
+        span_id=answer.span_ids[0] if answer is not None and answer.span_ids else None,
         turn=number,
         message_index=answer_at,
         question="\n\n".join(questions),

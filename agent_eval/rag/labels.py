@@ -174,6 +174,7 @@ def attach_turn_labels(
 
     """
     from agent_eval.metrics.units import answer_units
+    from agent_eval.rag.passages import passage_id
 
     traces = list(traces)
     by_id = {trace.conversation_id: trace for trace in traces}
@@ -195,7 +196,7 @@ def attach_turn_labels(
             )
         relevance = row.labels.get(RELEVANCE)
         if isinstance(relevance, dict):
-            known = {c.id for c in units[row.turn - 1].contexts if c.id is not None}
+            known = {passage_id(c) for c in units[row.turn - 1].contexts} - {None}
             unknown = sorted(set(relevance) - known)
             if unknown:
                 raise InputError(

@@ -10,6 +10,12 @@ already appeared earlier in the turn is dropped, so retrieving the same chunk tw
 raises precision nor counts as two hits; the first occurrence keeps its rank, and the number
 dropped is reported (``duplicates``).
 
+**Passage ids**: the document's id, else the first of :data:`METADATA_ID_KEYS` in its metadata
+(``id``, ``document_id``, ``doc_id``): instrumentations that record no ``document.id``
+(openinference-instrumentation-langchain 0.1.x records a LangChain ``Document``'s metadata but
+not its ``id``) still give passages an id labels can name. ``source`` is deliberately not one:
+many chunks share a source file.
+
 **Labels** (:mod:`agent_eval.rag.labels`): the turn's ``relevance`` map ``{id: 1|0}`` first,
 else a passage's metadata ``relevant``. A ``relevance`` id that is not among the turn's passages
 is an error (:class:`LabelError`), never silently ignored. A passage left unlabelled while
@@ -29,15 +35,30 @@ from agent_eval.metrics.units import Context, Unit
 from agent_eval.rag.labels import DOCUMENT_RELEVANT, RELEVANCE, RELEVANT_PASSAGES, parse_relevance
 
 __all__ = [
+    "METADATA_ID_KEYS",
     "LabelError",
     "Passage",
     "TurnPassages",
     "average_precision",
+    "passage_id",
     "passage_label",
     "turn_passages",
 ]
 
 _PREVIEW = 120
+METADATA_ID_KEYS = ("id", "document_id", "doc_id")
+"""Metadata keys read, in order, as a passage's id when its document has none."""
+
+
+def passage_id(context: Context) -> str | None:
+    """The passage's id: the document id, else a :data:`METADATA_ID_KEYS` metadata value."""
+    if context.id is not None:
+        return context.id
+    for key in METADATA_ID_KEYS:
+        value = context.metadata.get(key)
+        if isinstance(value, str | int) and not isinstance(value, bool):
+            return str(value)
+    return None
 
 
 class LabelError(InputError):
@@ -112,7 +133,8 @@ def turn_passages(unit: Unit) -> TurnPassages:
     for context in unit.contexts:
         if context.source != "retrieval":
             continue
-        key = f"id:{context.id}" if context.id is not None else f"text:{context.text}"
+        pid = passage_id(context)
+        key = f"id:{pid}" if pid is not None else f"text:{context.text}"
         if key in seen:
             duplicates += 1
             continue
@@ -120,9 +142,9 @@ def turn_passages(unit: Unit) -> TurnPassages:
         passages.append(
             Passage(
                 rank=len(passages),
-                id=context.id,
+                id=pid,
                 text=context.text,
-                relevant=_label(context, relevance),
+                relevant=_label(context, pid, relevance),
             )
         )
     if relevance:
@@ -151,9 +173,9 @@ def _relevance(raw: JsonValue) -> dict[str, bool]:
     return parsed
 
 
-def _label(context: Context, relevance: Mapping[str, bool]) -> bool | None:
-    if context.id is not None and context.id in relevance:
-        return relevance[context.id]
+def _label(context: Context, pid: str | None, relevance: Mapping[str, bool]) -> bool | None:
+    if pid is not None and pid in relevance:
+        return relevance[pid]
     if DOCUMENT_RELEVANT in context.metadata:
         return parse_relevance(context.metadata[DOCUMENT_RELEVANT])
     return None

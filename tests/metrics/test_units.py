@@ -56,7 +56,8 @@ def test_answer_units_cut_turns_with_their_context_in_order() -> None:
         ("retrieval", "B", "Doc B", 1),
         ("tool", "t1", "Returns: 14 days.", None),
     ]
-    assert second.answer == "It is free." and second.span_id == "d" * 16
+    # the answer's span is where it was produced (first sighting), not a later call replaying it
+    assert second.answer == "It is free." and second.span_id == "c" * 16
     assert [c.id for c in second.contexts] == ["C"]
     assert second.reference == "Shipping costs 5 EUR."
     assert dict(second.labels) == {"answerable": True}
