@@ -196,7 +196,7 @@ def attach_turn_labels(
             )
         relevance = row.labels.get(RELEVANCE)
         if isinstance(relevance, dict):
-            known = {passage_id(c) for c in units[row.turn - 1].contexts} - {None}
+            known = {i for c in units[row.turn - 1].contexts if (i := passage_id(c)) is not None}
             unknown = sorted(set(relevance) - known)
             if unknown:
                 raise InputError(
