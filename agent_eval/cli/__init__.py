@@ -5,6 +5,7 @@ from agent_eval.cli import (  # noqa: F401  (each module registers its commands 
     errors_cmds,
     formatters_cmds,
     ingest_cmds,
+    rag_cmds,
     report_cmds,
     score_cmds,
 )

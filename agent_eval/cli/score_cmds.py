@@ -49,6 +49,7 @@ from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric
 from agent_eval.metrics.spec import build_metric, split_metrics
 from agent_eval.rag.labels import attach_turn_labels, load_turn_labels
+from agent_eval.rag.turns import write_turns
 from agent_eval.references import load_references
 from agent_eval.report.renderings import render_all, write_renderings
 from agent_eval.run.engine import Engine, new_run_id, utc_now
@@ -122,9 +123,7 @@ def run_score(
 
     """
     out = console or Console()
-    traces = read_inputs(cfg.paths, cfg.format)
-    if cfg.turn_labels is not None:
-        traces = attach_turn_labels(traces, load_turn_labels(cfg.turn_labels), cfg.turn_labels)
+    traces = _with_turn_labels(read_inputs(cfg.paths, cfg.format), cfg)
     for location in cfg.formatter_path:
         load_formatters(location)
     chosen, formatter = _metrics(cfg), get_formatter(cfg.formatter)
@@ -207,6 +206,13 @@ def _gates_code(
         for summary in summaries
     ]
     return EXIT_GATE if apply_gates(gates, {"mean_score": counts}) else code
+
+
+def _with_turn_labels(traces: list[AgentTrace], cfg: ScoreConfig) -> list[AgentTrace]:
+    """``traces`` with the ``--turn-labels`` file attached (checked: names file and line)."""
+    if cfg.turn_labels is None:
+        return traces
+    return attach_turn_labels(traces, load_turn_labels(cfg.turn_labels), cfg.turn_labels)
 
 
 def _references(cfg: ScoreConfig, traces: list[AgentTrace]) -> dict[str, str]:
@@ -294,6 +300,8 @@ async def _score(
         # what the judge saw, for `agent-eval report` (the formatter is pure: same text again)
         rendered = sorted({e.formatter.identity for e in engines if e.metric.uses_formatter})
         write_renderings(directory, render_all(traces, rendered))
+        if any(e.metric.unit_kind == "answer" for e in engines):  # for `agent-eval rag`
+            write_turns(directory, traces)
         summaries = []
         try:
             for engine in engines:

@@ -7,7 +7,8 @@ Two kinds exist:
 - the **answer** of each user turn (:func:`answer_units`): a turn starts at a user message and
   runs to the next one; its answer is the turn's last assistant message with text content and
   no tool calls; its span is the LLM span that produced it (the message's first span id: later
-  calls that replay it as history do not count). The answer's **context** is what the agent had for it inside the turn: the
+  calls that replay it as history do not count). The answer's **context** is what the agent
+  had for it inside the turn: the
   documents of the retrievals attached before the answer (``Retrieval.after_message``) and the
   tool results before it, in conversation order. Its id is ``turn:K`` (K = 1-based turn number),
   stable for the same trace.
