@@ -99,8 +99,8 @@ class ContextPrecision(RagMetric):
         """
         found = turn_passages(sample.unit)
         flags = [bool(p.relevant) for p in found.passages]
-        atoms = [
-            Atom(
+        atoms = [  # built from our own typed values: no re-validation (Atom.model_construct)
+            Atom.model_construct(
                 text=passage_label(p),
                 label=_label_name(p.relevant),
                 passed=bool(p.relevant),

@@ -118,6 +118,11 @@ def passage_label(passage: Passage) -> str:
     return f"#{passage.rank + 1}{name}: {preview}"
 
 
+_last: list[tuple[Unit, TurnPassages]] = []
+"""The last unit's passages: a metric's ``skip_reason`` and ``evaluate`` ask for the same unit
+one after the other (an identity check, so a different unit is never served from it)."""
+
+
 def turn_passages(unit: Unit) -> TurnPassages:
     """The distinct retrieved passages of ``unit`` with their labels.
 
@@ -126,6 +131,14 @@ def turn_passages(unit: Unit) -> TurnPassages:
             turn did not retrieve, or its ``relevant_passages`` is not a list of ids.
 
     """
+    if _last and _last[0][0] is unit:
+        return _last[0][1]
+    found = _turn_passages(unit)
+    _last[:] = [(unit, found)]
+    return found
+
+
+def _turn_passages(unit: Unit) -> TurnPassages:
     relevance = _relevance(unit.labels.get(RELEVANCE))
     seen: set[str] = set()
     passages: list[Passage] = []
