@@ -6,9 +6,9 @@ verdicts), ``engine`` and ``store`` (runs and results), ``analysis`` and ``repor
 """
 
 from importlib import import_module as _import_module
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
-from agent_eval.api import ascore, score
 from agent_eval.errors import (
     AgentEvalError,
     ConfigError,
@@ -25,12 +25,7 @@ from agent_eval.errors import (
     UnknownFormatError,
     UnknownPluginError,
 )
-from agent_eval.formatting import Formatter, fingerprint, get_formatter
-from agent_eval.ingest import IngestRun, ingest
-from agent_eval.ingest.langchain import from_langchain, to_langchain
 from agent_eval.result import MetricResult
-from agent_eval.run.store import load_results
-from agent_eval.run.summary import RunSummary
 from agent_eval.trace import (
     SCHEMA_VERSION,
     AgentTrace,
@@ -48,14 +43,37 @@ from agent_eval.trace import (
     UserMessage,
 )
 
+if _TYPE_CHECKING:  # the lazily imported names, for type checkers and IDEs
+    from agent_eval.analysis.calibration import calibrate
+    from agent_eval.analysis.paired import compare_formatters
+    from agent_eval.analysis.stability import measure_stability
+    from agent_eval.api import ascore, score
+    from agent_eval.formatting import Formatter, fingerprint, get_formatter
+    from agent_eval.ingest import IngestRun, ingest
+    from agent_eval.ingest.langchain import from_langchain, to_langchain
+    from agent_eval.run.store import load_results
+    from agent_eval.run.summary import RunSummary
+
 __version__ = "0.1.0"
 
-# Analysis pulls in scikit-learn, statsmodels and numpy: imported on first use (PEP 562) so that
-# ``import agent_eval`` and every CLI command stay fast.
+# Imported on first use (PEP 562) so that ``import agent_eval`` and every CLI command stay fast:
+# analysis pulls in statsmodels and numpy, the scoring API the judge stack, langchain-core the
+# LangChain bridge; only the data model and the errors are imported eagerly.
 _LAZY = {
     "calibrate": "agent_eval.analysis.calibration",
     "compare_formatters": "agent_eval.analysis.paired",
     "measure_stability": "agent_eval.analysis.stability",
+    "ascore": "agent_eval.api",
+    "score": "agent_eval.api",
+    "Formatter": "agent_eval.formatting",
+    "fingerprint": "agent_eval.formatting",
+    "get_formatter": "agent_eval.formatting",
+    "IngestRun": "agent_eval.ingest",
+    "ingest": "agent_eval.ingest",
+    "from_langchain": "agent_eval.ingest.langchain",
+    "to_langchain": "agent_eval.ingest.langchain",
+    "load_results": "agent_eval.run.store",
+    "RunSummary": "agent_eval.run.summary",
 }
 
 __all__ = [
@@ -107,7 +125,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> _Any:
-    """Import the analysis functions on first use (PEP 562)."""
+    """Import the lazily loaded names of :data:`__all__` on first use (PEP 562)."""
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(_import_module(_LAZY[name]), name)

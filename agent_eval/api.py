@@ -31,6 +31,7 @@ from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric
 from agent_eval.metrics.spec import build_metric
 from agent_eval.references import load_references
+from agent_eval.run.budget import Budget
 from agent_eval.run.engine import DEFAULT_CONCURRENCY, Engine, new_run_id, utc_now
 from agent_eval.run.store import ResultStore, RunRecord
 from agent_eval.run.summary import RunSummary
@@ -77,6 +78,7 @@ async def ascore(
     out: str | Path | None = None,
     run_id: str | None = None,
     progress: bool = False,
+    budget: Budget | None = None,
 ) -> RunSummary:
     """Score ``traces`` and return the run summary (its ``results`` hold every row).
 
@@ -92,6 +94,10 @@ async def ascore(
         out: Directory for ``results.jsonl`` and ``results.db``; ``None`` stores nothing.
         run_id: The run id; a new one when ``None``.
         progress: Show a progress bar on stderr.
+        budget: The run's budget; the judge must already be wrapped in its
+            :class:`~agent_eval.run.budget.BudgetedJudge` (see
+            :func:`~agent_eval.run.judge_stack.wrap_judge`). Units left when it is reached are
+            skipped with reason ``budget``.
 
     Raises:
         ConfigError: an unknown metric/formatter name, or no judge endpoint configured.
@@ -113,6 +119,7 @@ async def ascore(
         max_context_tokens=max_context_tokens,
         references=references,
         progress=progress,
+        budget=budget,
     )
     try:
         if store is not None:

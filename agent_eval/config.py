@@ -21,6 +21,8 @@ Keys are the flag names with ``-`` or ``_``::
     cache = "use"                            # use | refresh | off (--refresh-cache, --no-cache)
     rpm = 500                                # client-side requests per minute (--rpm)
     tpm = 200000                             # client-side tokens per minute (--tpm)
+    max-judge-tokens = 2000000               # run budget: judge tokens (--max-judge-tokens)
+    max-cost = 5.00                          # run budget: USD (--max-cost; needs a price)
 
     [prices."my-local-model"]                # USD per 1M tokens; see agent_eval.costs
     input = 0.0
@@ -87,11 +89,15 @@ class ScoreConfig(BaseModel):
         cache_path: The cache file; ``OUT/judge-cache.db`` (or ``runs/judge-cache.db``) when
             unset.
         rpm / tpm: Client-side requests / tokens per minute; ``None`` for no limit.
+        max_judge_tokens / max_cost: The run's budget in judge tokens (prompt + completion) and
+            USD, checked before every judge call (:mod:`agent_eval.run.budget`); ``None``: none.
         resume: Continue this run (a run directory or run id): finished conversations are not
             scored again.
         retry_errors: Continue this run, scoring again only its ``error`` conversations.
         prices: The ``[prices]`` table: ``{model: {"input": usd, "output": usd}}`` per 1M
             tokens.
+        config_file: The TOML file these settings were read from (set by :func:`load_config`;
+            recorded in the run's reproducibility record).
 
     """
 
@@ -125,9 +131,12 @@ class ScoreConfig(BaseModel):
     cache_path: Path | None = None
     rpm: float | None = Field(default=None, gt=0)
     tpm: float | None = Field(default=None, gt=0)
+    max_judge_tokens: int | None = Field(default=None, ge=1)
+    max_cost: float | None = Field(default=None, gt=0)
     resume: str | None = None
     retry_errors: str | None = None
     prices: dict[str, dict[str, float]] = Field(default_factory=dict)
+    config_file: Path | None = None
 
     @field_validator("formatter_path", mode="before")
     @classmethod
@@ -213,7 +222,10 @@ def load_config(path: Path | None = None, **overrides: Any) -> ScoreConfig:
     if path is None and Path(DEFAULT_CONFIG_NAME).is_file():
         path = Path(DEFAULT_CONFIG_NAME)
     settings = _score_table(path) if path is not None else {}
+    if "config_file" in settings:
+        raise ConfigError(f"{path}: [score] config-file is not a setting")
     settings.update({k: v for k, v in overrides.items() if v is not None})
+    settings["config_file"] = path
     try:
         return ScoreConfig.model_validate(settings)
     except ValidationError as exc:

@@ -20,7 +20,9 @@ Hierarchy::
     ├── JudgeError                 one judge call failed (recorded as a result, not raised
     │   │                          out of a run)
     │   ├── JudgeOutputError       the reply never validated against the verdict schema
-    │   └── JudgeTransportError    HTTP/timeout/connection failure after all retries
+    │   ├── JudgeTransportError    HTTP/timeout/connection failure after all retries
+    │   └── BudgetExhausted        the call was not sent: it would cross the run's budget
+    │                              (the unit is skipped with reason ``budget``)
     └── StoreError                 the results store or cache cannot be used
 
 Judge failures inside a run are turned into result rows with status ``error``; they only
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 __all__ = [
     "AgentEvalError",
+    "BudgetExhausted",
     "ConfigError",
     "DecodeError",
     "FormatterLockError",
@@ -189,6 +192,15 @@ class JudgeTransportError(JudgeError):
     """The judge endpoint could not be reached or kept failing after all retries."""
 
     error_type = "judge_unavailable"
+
+
+class BudgetExhausted(JudgeError):
+    """The call was not sent because it would cross the run's token or cost budget."""
+
+    error_type = "budget"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, attempts=0)
 
 
 class StoreError(AgentEvalError):

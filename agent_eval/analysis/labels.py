@@ -9,6 +9,11 @@ Accepted values (:func:`parse_binary`): ``0``/``1`` (ints, or strings), ``true``
 ``pass``/``fail`` (any case), and rewards as numbers in [0, 1]. A reward counts as a success
 only when it equals 1 (within 1e-6), the pass criterion of tau-bench and tau2-bench, so a
 partial reward of 0.5 is a failure.
+
+A record with a ``unit_id`` other than ``conversation`` labels that unit (key
+``conversation_id/unit_id``, as :attr:`~agent_eval.result.MetricResult.subject`).
+A review file written by ``agent-eval review`` (it has a ``review_of`` column) is a labels file
+too: its rows whose ``label`` the reviewer left empty are skipped, not errors.
 """
 
 from __future__ import annotations
@@ -22,10 +27,12 @@ from pathlib import Path
 import orjson
 
 from agent_eval.errors import InputError
+from agent_eval.result import CONVERSATION_UNIT
 from agent_eval.trace import AgentTrace
 
 __all__ = [
     "LABELS_NAME",
+    "REVIEW_MARKER",
     "VALUE_FIELDS",
     "labels_from_traces",
     "parse_binary",
@@ -94,6 +101,8 @@ def read_binary_file(path: str | Path, *, field: str | None = None) -> dict[str,
     values: dict[str, int] = {}
     first_line: dict[str, int] = {}
     for line, record in records:
+        if _unlabelled_review_row(record, field):
+            continue  # a review file's row the reviewer left empty: not a label
         cid, value = _record_value(record, field, path, line)
         if cid in values:
             raise InputError(
@@ -129,11 +138,31 @@ def _csv_records(text: str) -> Iterator[tuple[int, Mapping[str, object]]]:
         yield reader.line_num, row
 
 
+REVIEW_MARKER = "review_of"
+"""The column naming the run a review file was made from (it marks a file as a review file)."""
+
+
+def _unlabelled_review_row(record: Mapping[str, object], field: str | None) -> bool:
+    """A row of an ``agent-eval review`` file whose label column was left empty."""
+    return REVIEW_MARKER in record and record.get(field or "label") in (None, "")
+
+
+def _subject(record: Mapping[str, object]) -> str | None:
+    """``conversation_id``, or ``conversation_id/unit_id`` for a turn unit (review files)."""
+    cid = record.get("conversation_id")
+    if cid is None or str(cid).strip() == "":
+        return None
+    unit = record.get("unit_id")
+    if unit in (None, "", CONVERSATION_UNIT):
+        return str(cid)
+    return f"{cid}/{unit}"
+
+
 def _record_value(
     record: Mapping[str, object], field: str | None, path: Path, line: int
 ) -> tuple[str, int]:
-    cid = record.get("conversation_id")
-    if cid is None or str(cid).strip() == "":
+    cid = _subject(record)
+    if cid is None:
         raise InputError("record has no conversation_id", path=str(path), line=line)
     names = (field,) if field else VALUE_FIELDS
     name = next((n for n in names if record.get(n) not in (None, "")), None)
@@ -145,7 +174,7 @@ def _record_value(
             line=line,
         )
     try:
-        return str(cid), parse_binary(record[name])
+        return cid, parse_binary(record[name])
     except ValueError as exc:
         raise InputError(f"{name} of {cid!r}: {exc}", path=str(path), line=line) from exc
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from agent_eval.api import ascore
 from agent_eval.formatting.registry import get_formatter
@@ -20,6 +21,7 @@ from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric
 from agent_eval.report.renderings import render_all, write_renderings
 from agent_eval.result import MetricResult
+from agent_eval.run.budget import Budget
 from agent_eval.run.cache import CachedJudge, CacheMode, JudgeCache
 from agent_eval.run.engine import Engine, utc_now
 from agent_eval.run.store import ResultStore, RunRecord, load_results
@@ -40,10 +42,14 @@ async def score_variants(
     max_context_tokens: int | None,
     references: Mapping[str, str] | None = None,
     argv: Sequence[str] = (),
+    budget: Budget | None = None,
+    record: Mapping[str, Any] | None = None,
 ) -> list[MetricResult]:
     """Score ``traces`` under each formatter; returns this run's rows, formatters in order given.
 
-    ``argv`` (the command line, secrets already removed) is recorded with the run.
+    ``argv`` (the command line, secrets already removed) and ``record`` (the reproducibility
+    record) are stored with the run; ``budget`` is shared by the variants (the judge must be
+    wrapped in its :class:`~agent_eval.run.budget.BudgetedJudge`).
 
     Raises:
         ConfigError / UnknownPluginError: A formatter identity is malformed or unknown
@@ -61,7 +67,13 @@ async def score_variants(
     }
     with ResultStore(out) as store:  # first record wins: ascore's own is ignored
         store.start_run(
-            RunRecord(run_id=run_id, started_at=utc_now(), config=config, argv=tuple(argv))
+            RunRecord(
+                run_id=run_id,
+                started_at=utc_now(),
+                config=config,
+                argv=tuple(argv),
+                record=dict(record or {}),
+            )
         )
     for formatter in built:
         await ascore(
@@ -75,6 +87,7 @@ async def score_variants(
             out=out,
             run_id=run_id,
             progress=True,
+            budget=budget,
         )
     order = {f.identity: i for i, f in enumerate(built)}
     rows = [r for r in load_results(out) if r.run_id == run_id]
@@ -96,6 +109,8 @@ async def score_repeats(
     references: Mapping[str, str] | None = None,
     cache_mode: CacheMode = "use",
     argv: Sequence[str] = (),
+    budget: Budget | None = None,
+    record: Mapping[str, Any] | None = None,
 ) -> list[MetricResult]:
     """Score ``traces`` ``repeats`` times with one formatter; returns this run's rows.
 
@@ -113,6 +128,8 @@ async def score_repeats(
         references: Reference goals by conversation id, for the reference variant.
         cache_mode: How repeat 0 uses the cache: ``use`` or ``refresh`` (``off`` = no cache).
         argv: The command line (secrets already removed), recorded with the run.
+        budget: The run's budget, shared by the repeats (``judge`` wraps its BudgetedJudge).
+        record: The reproducibility record stored with the run.
 
     Raises:
         ValueError: ``repeats`` is below 2.
@@ -136,6 +153,7 @@ async def score_repeats(
                 references=references,
                 repeat=k,
                 progress=True,
+                budget=budget,
             )
             if k == 0:
                 store.start_run(
@@ -144,6 +162,7 @@ async def score_repeats(
                         started_at=utc_now(),
                         config=engine.identity() | {"repeats": repeats},
                         argv=tuple(argv),
+                        record=dict(record or {}),
                     )
                 )
             await engine.run(traces, total=len(traces))

@@ -7,6 +7,8 @@ from agent_eval.cli import (  # noqa: F401  (each module registers its commands 
     ingest_cmds,
     rag_cmds,
     report_cmds,
+    review_cmds,
+    runs_cmds,
     score_cmds,
 )
 from agent_eval.cli.app import app, main

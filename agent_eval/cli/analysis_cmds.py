@@ -116,13 +116,20 @@ RefreshOpt = Annotated[
 RpmOpt = Annotated[float | None, typer.Option("--rpm", help="Most judge requests per minute.")]
 TpmOpt = Annotated[float | None, typer.Option("--tpm", help="Most judge tokens per minute.")]
 FormatOpt = Annotated[str | None, typer.Option("--format", help="Input container, or auto.")]
+MaxTokensOpt = Annotated[
+    int | None, typer.Option("--max-judge-tokens", help="Run budget: most judge tokens.")
+]
+MaxCostOpt = Annotated[
+    float | None, typer.Option("--max-cost", help="Run budget: most USD (needs a price).")
+]
 
 
 COMPARE_STATISTICS = ("mean_score", "agreement", "accuracy")
 """What ``compare`` measures (``accuracy`` only with labels, given or carried by the traces)."""
 SCORING_FLAGS = (
     "metric", "judge", "base_url", "api_key_env", "mode", "concurrency", "with_reference",
-    "references", "temperature", "out", "cache_path", "rpm", "tpm",
+    "references", "temperature", "out", "cache_path", "rpm", "tpm", "max_judge_tokens",
+    "max_cost",
 )  # fmt: skip
 """The ``compare``/``stability`` parameters passed as is to the ``[score]`` settings."""
 
@@ -181,6 +188,8 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     refresh_cache: RefreshOpt = False,
     rpm: RpmOpt = None,
     tpm: TpmOpt = None,
+    max_judge_tokens: MaxTokensOpt = None,
+    max_cost: MaxCostOpt = None,
     input_format: FormatOpt = None,
     as_json: JsonOpt = False,
     gate: GateOpt = None,
@@ -224,6 +233,8 @@ def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     refresh_cache: RefreshOpt = False,
     rpm: RpmOpt = None,
     tpm: TpmOpt = None,
+    max_judge_tokens: MaxTokensOpt = None,
+    max_cost: MaxCostOpt = None,
     input_format: FormatOpt = None,
     as_json: JsonOpt = False,
     gate: GateOpt = None,

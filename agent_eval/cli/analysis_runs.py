@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,14 +39,17 @@ from agent_eval.costs import PriceTable
 from agent_eval.errors import ConfigError, InputError, JudgeNotConfiguredError
 from agent_eval.ingest.pipeline import ingest
 from agent_eval.judges.base import Judge
-from agent_eval.metrics.base import Metric, metrics
+from agent_eval.metrics.base import Metric
+from agent_eval.metrics.spec import build_metric, split_metrics
 from agent_eval.references import load_references
 from agent_eval.report.renderings import read_renderings, tokens_by_formatter
 from agent_eval.report.terminal import calibration_table, comparison_tables, stability_tables
 from agent_eval.result import MetricResult
+from agent_eval.run.budget import BUDGET_SKIP, Budget, budget_line
 from agent_eval.run.cache import CACHE_FILENAME, JudgeCache
 from agent_eval.run.engine import new_run_id
 from agent_eval.run.judge_stack import JudgeStack, wrap_judge
+from agent_eval.run.record import reproducibility_record, request_parameters
 from agent_eval.trace import AgentTrace
 
 __all__ = [
@@ -84,10 +87,13 @@ def _traces(cfg: ScoreConfig) -> list[AgentTrace]:
 
 
 def _metric(cfg: ScoreConfig) -> Metric:
-    options: dict[str, Any] = {"temperature": cfg.temperature, "seed": cfg.seed}
-    if cfg.with_reference:
-        options["with_reference"] = True
-    return metrics.get(cfg.metric)(**options)
+    """The one metric ``cfg.metric`` names (``NAME[@V][params]``); compare/stability take one."""
+    specs = split_metrics(cfg.metric)
+    if len(specs) != 1:
+        raise ConfigError(f"--metric: give exactly one metric here, not {cfg.metric!r}")
+    return build_metric(
+        specs[0], with_reference=cfg.with_reference, temperature=cfg.temperature, seed=cfg.seed
+    )
 
 
 def _judge(cfg: ScoreConfig) -> Judge:
@@ -97,8 +103,37 @@ def _judge(cfg: ScoreConfig) -> Judge:
     return build_judge(cfg, model)
 
 
-def _stack(cfg: ScoreConfig, inner: Judge, out: Path, *, cached: bool) -> JudgeStack:
-    """``inner`` in the configured rate limits, and (when ``cached``) the judge-call cache."""
+def _budget(cfg: ScoreConfig, inner: Judge) -> Budget:
+    """The run's budget (``--max-judge-tokens``, ``--max-cost``), checked to be priceable."""
+    budget = Budget(
+        max_tokens=cfg.max_judge_tokens,
+        max_cost=cfg.max_cost,
+        model=inner.model,
+        prices=PriceTable.from_config(cfg.prices),
+    )
+    budget.check_priced()
+    return budget
+
+
+def _record(cfg: ScoreConfig, inner: Judge, extra: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's reproducibility record (:mod:`agent_eval.run.record`)."""
+    request = request_parameters(cfg, inner.model) | dict(extra)
+    return reproducibility_record(
+        inputs=cfg.paths, request=request, references=cfg.references, config_file=cfg.config_file
+    )
+
+
+def _say_budget(budget: Budget, rows: Sequence[MetricResult], where: Path) -> None:
+    skipped = sum(r.status == "skipped" and r.error_type == BUDGET_SKIP for r in rows)
+    line = budget_line(budget, skipped, str(where))
+    if line is not None:
+        err_console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+def _stack(
+    cfg: ScoreConfig, inner: Judge, out: Path, *, cached: bool, budget: Budget | None = None
+) -> JudgeStack:
+    """``inner`` in the rate limits and budget, and (when ``cached``) the judge-call cache."""
     return wrap_judge(
         inner,
         cache_mode=cfg.cache if cached else "off",
@@ -106,6 +141,7 @@ def _stack(cfg: ScoreConfig, inner: Judge, out: Path, *, cached: bool) -> JudgeS
         requests_per_minute=cfg.rpm,
         tokens_per_minute=cfg.tpm,
         parameters={"mode": cfg.mode},
+        budget=budget,
     )
 
 
@@ -173,17 +209,21 @@ def run_compare(
     run_id, out = _run_dir(cfg)
     references = load_references(cfg.references) if cfg.references else None
     inner = _judge(cfg)
-    stack = _stack(cfg, inner, out, cached=True)
+    budget = _budget(cfg, inner)
+    stack = _stack(cfg, inner, out, cached=True, budget=budget)
     work = score_variants(
         traces, formatters=formatters, metric=_metric(cfg), judge=stack.judge, out=out,
         run_id=run_id, concurrency=cfg.concurrency, max_context_tokens=cfg.max_context_tokens,
-        references=references, argv=_redacted(cfg, argv),
+        references=references, argv=_redacted(cfg, argv), budget=budget,
+        record=_record(cfg, inner, {"formatters": formatters}),
     )  # fmt: skip
     try:
-        return run_id, out, traces, asyncio.run(_closing(inner, work))
+        rows = asyncio.run(_closing(inner, work))
     finally:
         if stack.cache is not None:
             stack.cache.close()
+    _say_budget(budget, rows, out)
+    return run_id, out, traces, rows
 
 
 def run_repeats(
@@ -204,19 +244,23 @@ def run_repeats(
     run_id, out = _run_dir(cfg)
     references = load_references(cfg.references) if cfg.references else None
     inner = _judge(cfg)
-    limited = _stack(cfg, inner, out, cached=False).judge
+    budget = _budget(cfg, inner)
+    limited = _stack(cfg, inner, out, cached=False, budget=budget).judge
     cache = None if cfg.cache == "off" else JudgeCache(cfg.cache_path or out / CACHE_FILENAME)
     work = score_repeats(
         traces, repeats=repeats, formatter=cfg.formatter, metric=_metric(cfg), judge=limited,
         cache=cache, out=out, run_id=run_id, concurrency=cfg.concurrency,
         max_context_tokens=cfg.max_context_tokens, references=references,
         cache_mode="refresh" if cfg.cache == "refresh" else "use", argv=_redacted(cfg, argv),
+        budget=budget, record=_record(cfg, inner, {"repeats": repeats}),
     )  # fmt: skip
     try:
-        return run_id, out, asyncio.run(_closing(inner, work))
+        rows = asyncio.run(_closing(inner, work))
     finally:
         if cache is not None:
             cache.close()
+    _say_budget(budget, rows, out)
+    return run_id, out, rows
 
 
 def _metric_matches(row_metric: str, wanted: str | None) -> bool:

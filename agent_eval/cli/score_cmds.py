@@ -20,6 +20,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -44,6 +45,7 @@ from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_ur
 from agent_eval.costs import PriceTable, agent_usage, judge_usage, usage_table
 from agent_eval.errors import AgentEvalError, ConfigError, JudgeNotConfiguredError
 from agent_eval.formatting import load_formatters
+from agent_eval.formatting.base import Formatter
 from agent_eval.formatting.registry import get_formatter
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric
@@ -52,9 +54,11 @@ from agent_eval.rag.labels import attach_turn_labels, load_turn_labels
 from agent_eval.rag.turns import write_turns
 from agent_eval.references import load_references
 from agent_eval.report.renderings import render_all, write_renderings
+from agent_eval.run.budget import BUDGET_SKIP, Budget, budget_line
 from agent_eval.run.engine import Engine, new_run_id, utc_now
 from agent_eval.run.judge_stack import JudgeStack, default_cache_path, wrap_judge
 from agent_eval.run.plan import RunPlan, plan_run
+from agent_eval.run.record import reproducibility_record, request_parameters
 from agent_eval.run.runs import RunRef, check_identity, find_run, finished_results
 from agent_eval.run.store import ResultStore, RunRecord, load_results
 from agent_eval.run.summary import RunSummary
@@ -109,7 +113,10 @@ def _metrics(cfg: ScoreConfig) -> list[Metric]:
 
 
 def run_score(
-    cfg: ScoreConfig, argv: list[str], console: Console | None = None, gates: Sequence[Gate] = ()
+    cfg: ScoreConfig,
+    argv: list[str],
+    console: Console | None = None,
+    gates: Sequence[Gate] = (),
 ) -> int:
     """Run ``score`` for ``cfg``; returns the exit code (1 when ``--fail-under`` or a gate fails).
 
@@ -118,11 +125,67 @@ def run_score(
     configured; judged ones then print their plan and how to configure a judge (exit 2 when
     nothing could be scored for that reason).
 
+    The run's reproducibility record (versions, request parameters, input digests, the config
+    file without secrets) is stored with it.
+    With ``max_judge_tokens``/``max_cost`` set, the run stops sending when the next call would
+    cross the budget; its unjudged units are skipped (``budget``) and ``--resume`` continues.
+
     Raises:
         AgentEvalError: a usage, configuration or input error (the caller exits 2).
 
     """
     out = console or Console()
+    setup = _setup(cfg)
+    if cfg.dry_run:
+        return _dry_run(out, setup)
+    judge = _judge_for(setup.metrics, setup.model, cfg)
+    chosen = setup.metrics
+    if judge is None and any(m.requires_judge for m in chosen):
+        missing = [p for p, m in zip(setup.plans, chosen, strict=True) if m.requires_judge]
+        code = _not_configured(out, missing, cfg)
+        chosen = [m for m in chosen if not m.requires_judge]
+        if not chosen:
+            return code
+    earlier = _earlier_run(cfg)
+    if earlier is not None:
+        cfg = cfg.model_copy(update={"out": earlier.directory})
+    if judge is not None:
+        setup.budget.check_priced()
+    stack = _wrap(judge, cfg, setup.budget) if judge is not None else None
+    engines = _engines(setup, chosen, stack, cfg, earlier.run_id if earlier else new_run_id())
+    if earlier is not None:
+        done = finished_results(earlier, retry_errors=cfg.retry_errors is not None)
+        for engine in engines:
+            check_identity(earlier, engine.identity())
+            engine.done = done
+    try:
+        record = reproducibility_record(
+            inputs=cfg.paths,
+            request=request_parameters(cfg, setup.model),
+            references=cfg.references,
+            config_file=cfg.config_file,
+        )
+        summaries = asyncio.run(_score(engines, setup.traces, cfg, argv, record))
+    finally:
+        if stack is not None and stack.cache is not None:
+            stack.cache.close()
+    return _finish(out, summaries, setup=setup, stack=stack, cfg=cfg, gates=gates)
+
+
+@dataclass(kw_only=True)
+class _Setup:
+    """What a score run works from, read and planned before any judge call."""
+
+    traces: list[AgentTrace]
+    metrics: list[Metric]
+    formatter: Formatter[Any]
+    references: dict[str, str]
+    model: str | None
+    plans: list[RunPlan]
+    budget: Budget
+
+
+def _setup(cfg: ScoreConfig) -> _Setup:
     traces = _with_turn_labels(read_inputs(cfg.paths, cfg.format), cfg)
     for location in cfg.formatter_path:
         load_formatters(location)
@@ -141,51 +204,61 @@ def run_score(
         )
         for metric in chosen
     ]
-    if cfg.dry_run:
-        for plan in plans:
-            out.print(plan.table())
-        return 0
-    judge = _judge_for(chosen, model, cfg)
-    if judge is None and any(m.requires_judge for m in chosen):
-        missing = [p for p, m in zip(plans, chosen, strict=True) if m.requires_judge]
-        code = _not_configured(out, missing, cfg)
-        chosen = [m for m in chosen if not m.requires_judge]
-        if not chosen:
-            return code
-    earlier = _earlier_run(cfg)
-    if earlier is not None:
-        cfg = cfg.model_copy(update={"out": earlier.directory})
-    stack = _wrap(judge, cfg) if judge is not None else None
-    run_id = earlier.run_id if earlier else new_run_id()
-    engines = [
+    budget = _budget(cfg, model or cfg.judge or "")
+    return _Setup(
+        traces=traces, metrics=chosen, formatter=formatter, references=references,
+        model=model, plans=plans, budget=budget,
+    )  # fmt: skip
+
+
+def _dry_run(out: Console, setup: _Setup) -> int:
+    for plan in setup.plans:
+        out.print(plan.table())
+    line = plan_budget_line(setup.budget, setup.plans)
+    if line is not None:
+        out.print(line, highlight=False)
+    return 0
+
+
+def _engines(
+    setup: _Setup, chosen: list[Metric], stack: JudgeStack | None, cfg: ScoreConfig, run_id: str
+) -> list[Engine]:
+    return [
         Engine(
             metric=metric,
-            formatter=formatter,
+            formatter=setup.formatter,
             judge=stack.judge if stack is not None and metric.requires_judge else None,
             run_id=run_id,
             concurrency=cfg.concurrency,
             max_context_tokens=cfg.max_context_tokens,
-            references=references,
+            references=setup.references,
             progress=True,
             console=err_console,
             keep_results=False,
+            budget=setup.budget,
         )
         for metric in chosen
     ]
-    if earlier is not None:
-        done = finished_results(earlier, retry_errors=cfg.retry_errors is not None)
-        for engine in engines:
-            check_identity(earlier, engine.identity())
-            engine.done = done
-    try:
-        summaries = asyncio.run(_score(engines, traces, cfg, argv))
-    finally:
-        if stack is not None and stack.cache is not None:
-            stack.cache.close()
+
+
+def _finish(
+    out: Console,
+    summaries: list[RunSummary],
+    *,
+    setup: _Setup,
+    stack: JudgeStack | None,
+    cfg: ScoreConfig,
+    gates: Sequence[Gate],
+) -> int:
+    """Print the summaries, usage and budget line; the exit code (nothing scored, gates)."""
     for summary in summaries:
         out.print(summary.table())
         out.print(summary.accounting_line, highlight=False)
-    _print_usage(out, summaries, traces, stack, cfg)
+    _print_usage(out, summaries, setup.traces, stack, cfg)
+    skipped = sum(summary.skip_reasons[BUDGET_SKIP] for summary in summaries)
+    line = budget_line(setup.budget, skipped, str(summaries[0].out_dir or summaries[0].run_id))
+    if line is not None:
+        err_console.print(line, highlight=False, markup=False, soft_wrap=True)
     if all(summary.nothing_scored() is not None for summary in summaries):
         return _nothing_scored(summaries[0])
     return _gates_code(summaries, cfg, gates, out)
@@ -242,8 +315,30 @@ def _earlier_run(cfg: ScoreConfig) -> RunRef | None:
     return None if run is None else find_run(run, cfg.out)
 
 
-def _wrap(judge: Judge, cfg: ScoreConfig) -> JudgeStack:
-    """The judge in rate limits and the judge-call cache, as configured."""
+def _budget(cfg: ScoreConfig, model: str) -> Budget:
+    """The run's budget from ``--max-judge-tokens`` / ``--max-cost`` (no limit when unset)."""
+    return Budget(
+        max_tokens=cfg.max_judge_tokens,
+        max_cost=cfg.max_cost,
+        model=model,
+        prices=PriceTable.from_config(cfg.prices),
+    )
+
+
+def plan_budget_line(budget: Budget, plans: Sequence[RunPlan]) -> str | None:
+    """Whether the plans fit the budget, in one line; ``None`` when no budget is set."""
+    if not budget.limited:
+        return None
+    tokens = sum(p.prompt_tokens + p.output_tokens for p in plans)
+    costs = [p.cost_usd for p in plans if not p.judge_free]
+    cost = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
+    fits = budget.plan_fits(tokens, cost)
+    verdict = {True: "fits", False: "does NOT fit", None: "cannot be checked (no price)"}[fits]
+    return f"budget: the plan ({tokens:,} judge tokens estimated) {verdict} ({budget.remaining()})"
+
+
+def _wrap(judge: Judge, cfg: ScoreConfig, budget: Budget | None = None) -> JudgeStack:
+    """The judge in rate limits, the budget and the judge-call cache, as configured."""
     return wrap_judge(
         judge,
         cache_mode=cfg.cache,
@@ -251,6 +346,7 @@ def _wrap(judge: Judge, cfg: ScoreConfig) -> JudgeStack:
         requests_per_minute=cfg.rpm,
         tokens_per_minute=cfg.tpm,
         parameters={"mode": cfg.mode},
+        budget=budget,
     )
 
 
@@ -282,7 +378,11 @@ def run_config(engines: Sequence[Engine], cfg: ScoreConfig) -> dict[str, Any]:
 
 
 async def _score(
-    engines: list[Engine], traces: list[AgentTrace], cfg: ScoreConfig, argv: list[str]
+    engines: list[Engine],
+    traces: list[AgentTrace],
+    cfg: ScoreConfig,
+    argv: list[str],
+    record: dict[str, Any],
 ) -> list[RunSummary]:
     run_id = engines[0].run_id
     directory = cfg.out or Path("runs") / run_id
@@ -295,6 +395,7 @@ async def _score(
                 started_at=utc_now(),
                 config=run_config(engines, cfg),
                 argv=redact_argv(argv, (secret,)),
+                record=record,
             )
         )
         # what the judge saw, for `agent-eval report` (the formatter is pure: same text again)
@@ -439,6 +540,14 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     ] = None,
     rpm: Annotated[float | None, typer.Option(help="Most judge requests per minute.")] = None,
     tpm: Annotated[float | None, typer.Option(help="Most judge tokens per minute.")] = None,
+    max_judge_tokens: Annotated[
+        int | None,
+        typer.Option(help="Run budget: most judge tokens; then the rest is skipped (budget)."),
+    ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(help="Run budget: most USD (needs the judge's price); then skip (budget)."),
+    ] = None,
     resume: Annotated[
         str | None, typer.Option(help="Continue an interrupted run: RUN_ID or its directory.")
     ] = None,
@@ -488,6 +597,8 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
         "cache_path": cache_path,
         "rpm": rpm,
         "tpm": tpm,
+        "max_judge_tokens": max_judge_tokens,
+        "max_cost": max_cost,
         "resume": resume,
         "retry_errors": retry_errors,
     }

@@ -28,15 +28,17 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from agent_eval.errors import InputError, JudgeError
+from agent_eval.errors import BudgetExhausted, InputError, JudgeError
 from agent_eval.formatting.base import Formatter
 from agent_eval.formatting.fingerprint import fingerprint
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import CallTally, Metric, MetricInput
 from agent_eval.metrics.units import Unit
 from agent_eval.result import MetricResult
+from agent_eval.run.budget import Budget
 from agent_eval.run.outcomes import (
     NO_FORMATTER,
+    budget_skip,
     build_sample,
     build_samples,
     failure,
@@ -91,6 +93,9 @@ class Engine:
         progress: Show a rich progress bar on ``console`` (stderr by default).
         keep_results: Keep every result on the summary (turn off for very large runs).
         formatter_fingerprint: The formatter's fingerprint, computed when ``None``.
+        budget: The run's budget (shared with the :class:`~agent_eval.run.budget.BudgetedJudge`
+            inside ``judge``): once a call is refused, every unit not yet judged is skipped
+            with reason ``budget`` and nothing more is scheduled.
 
     Raises:
         ValueError: ``concurrency`` is below 1, or a judged metric was given no judge.
@@ -115,6 +120,7 @@ class Engine:
         console: Console | None = None,
         keep_results: bool = True,
         formatter_fingerprint: str | None = None,
+        budget: Budget | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -129,6 +135,7 @@ class Engine:
         self.on_result = tuple(on_result)
         self.progress, self.keep_results = progress, keep_results
         self.console = console or Console(stderr=True)
+        self.budget = budget
         if metric.uses_formatter:
             self.fingerprint = formatter_fingerprint or fingerprint(formatter)
             self.formatter_identity = formatter.identity
@@ -275,6 +282,11 @@ class Engine:
                 failure("internal_error", exc),
             )
             return
+        if self._over_budget():  # nothing more is sent: no rendering either
+            for unit in units:
+                skip = budget_skip("the run's budget was spent before this unit")
+                yield self._row(trace, unit, started_at, CallTally(), skip)
+            return
         try:
             samples = build_samples(trace, self.metric, self.formatter, self.references, units)
         except Exception as exc:  # a formatter bug costs this conversation's rows, not the run
@@ -291,10 +303,15 @@ class Engine:
         fields: dict[str, Any] = {"reference": sample.reference}
         try:
             skip = self._skip(sample)
+            if skip is None and self._over_budget():
+                skip = budget_skip("the run's budget was spent before this unit")
             if skip is not None:
                 return self._row(trace, sample.unit, started_at, tally, {**fields, **skip})
             outcome = await self.metric.evaluate(sample, self.judge, tally)
             return self._row(trace, sample.unit, started_at, tally, {**fields, **ok(outcome)})
+        except BudgetExhausted as exc:  # not sent: skipped, and --resume scores it later
+            skipped = {**fields, **tally.details, **budget_skip(str(exc))}
+            return self._row(trace, sample.unit, started_at, tally, skipped)
         except JudgeError as exc:
             failed = {**fields, **tally.details, **judge_failure(exc)}
             return self._row(trace, sample.unit, started_at, tally, failed)
@@ -304,6 +321,9 @@ class Engine:
         except Exception as exc:  # recorded as a row with its type, never lost
             failed = {**fields, **failure("internal_error", exc)}
             return self._row(trace, sample.unit, started_at, tally, failed)
+
+    def _over_budget(self) -> bool:
+        return self.budget is not None and self.budget.exhausted and self.metric.requires_judge
 
     def _sample(self, trace: AgentTrace) -> MetricInput:
         return build_sample(trace, self.metric, self.formatter, self.references)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_eval.judges.base import Judge
+from agent_eval.run.budget import Budget, BudgetedJudge
 from agent_eval.run.cache import CACHE_FILENAME, CachedJudge, CacheMode, JudgeCache
 from agent_eval.run.ratelimit import RateLimitedJudge
 
@@ -71,6 +72,7 @@ def wrap_judge(
     requests_per_minute: float | None = None,
     tokens_per_minute: float | None = None,
     parameters: Mapping[str, Any] | None = None,
+    budget: Budget | None = None,
 ) -> JudgeStack:
     """Wrap ``inner`` in rate limits (when set) and the cache (unless ``cache_mode="off"``).
 
@@ -82,6 +84,8 @@ def wrap_judge(
         tokens_per_minute: Client-side token limit (estimated); ``None`` for none.
         parameters: Adapter settings that change the bytes sent (e.g. ``{"mode": "tools"}``),
             hashed into cache keys. Never credentials.
+        budget: The run's budget, checked before every call that reaches the model (inside
+            the cache, so cached replies never count); ``None`` or no limit set: none.
 
     Raises:
         StoreError: the cache file cannot be opened.
@@ -91,6 +95,8 @@ def wrap_judge(
     judge: Judge = inner
     if requests_per_minute is not None or tokens_per_minute is not None:
         judge = RateLimitedJudge(judge, requests_per_minute, tokens_per_minute)
+    if budget is not None and budget.limited:
+        judge = BudgetedJudge(judge, budget)
     if cache_mode == "off" or cache_path is None:
         return JudgeStack(judge)
     cache = JudgeCache(cache_path)

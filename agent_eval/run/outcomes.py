@@ -21,6 +21,7 @@ from agent_eval.trace import AgentTrace
 
 __all__ = [
     "NO_FORMATTER",
+    "budget_skip",
     "build_sample",
     "build_samples",
     "failure",
@@ -69,6 +70,15 @@ def ok(outcome: MetricOutcome) -> dict[str, Any]:
     if rest:
         fields["details"] = rest
     return fields
+
+
+def budget_skip(message: str) -> dict[str, Any]:
+    """Fields of a row skipped because the run's budget would be crossed (reason ``budget``)."""
+    return {
+        "status": "skipped",
+        "error_type": "budget",
+        "error_message": f"{message}; continue with --resume RUN and a new budget",
+    }
 
 
 def reference_key(conversation_id: str, unit_id: str) -> str:

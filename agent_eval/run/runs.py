@@ -135,7 +135,19 @@ def finished_results(ref: RunRef, *, retry_errors: bool = False) -> dict[ResultK
         ref: The run.
         retry_errors: Leave ``error`` rows out, so their conversations are scored again.
 
+    Rows skipped for ``budget`` are always left out: a continued run scores them.
+
     """
     with ResultStore(ref.directory) as store:
         rows = store.results(ref.run_id)
-    return {result_key(r): r for r in rows if not (retry_errors and r.status == "error")}
+    return {result_key(r): r for r in rows if not _again(r, retry_errors)}
+
+
+def _again(result: MetricResult, retry_errors: bool) -> bool:
+    """Whether a continued run scores ``result``'s unit again.
+
+    Budget skips always; errors with ``retry_errors``.
+    """
+    if result.status == "skipped" and result.error_type == "budget":
+        return True
+    return retry_errors and result.status == "error"

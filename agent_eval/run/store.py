@@ -23,7 +23,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ __all__ = [
     "JSONL_NAME",
     "RESULT_KEY",
     "SCHEMA_VERSION",
+    "HumanLabel",
     "ResultKey",
     "ResultStore",
     "RunRecord",
@@ -92,6 +93,8 @@ class RunRecord:
         started_at: ISO-8601 UTC start time.
         config: The run's configuration identity (JSON-able; no credentials).
         argv: The command line, secrets removed (empty for Python API runs).
+        record: The reproducibility record (:mod:`agent_eval.run.record`): versions, platform,
+            request parameters, input digests, the config file with secrets removed.
 
     """
 
@@ -99,6 +102,7 @@ class RunRecord:
     started_at: str
     config: dict[str, Any]
     argv: tuple[str, ...] = ()
+    record: dict[str, Any] = field(default_factory=dict)
 
 
 def _column_type(name: str) -> str:
@@ -123,7 +127,12 @@ def _schema() -> str:
     return (
         f"{_results_table()};"
         "CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, started_at TEXT NOT NULL,"
-        " config TEXT NOT NULL, argv TEXT NOT NULL);"
+        " config TEXT NOT NULL, argv TEXT NOT NULL, record TEXT);"
+        "CREATE TABLE IF NOT EXISTS human_labels (run_id TEXT NOT NULL, conversation_id TEXT"
+        " NOT NULL, unit_id TEXT NOT NULL, metric TEXT NOT NULL, label INTEGER NOT NULL,"
+        " labeler TEXT NOT NULL, labeled_at TEXT NOT NULL, notes TEXT, source TEXT NOT NULL,"
+        " imported_at TEXT NOT NULL,"
+        " PRIMARY KEY (run_id, conversation_id, unit_id, metric, labeler, labeled_at));"
         f"PRAGMA user_version = {SCHEMA_VERSION};"
     )
 
@@ -149,6 +158,8 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
     if not existing:
         db.executescript(_schema())
         return
+    if _table_columns(db, "runs") and "record" not in _table_columns(db, "runs"):
+        db.execute("ALTER TABLE runs ADD COLUMN record TEXT")
     if version == SCHEMA_VERSION and set(existing) >= set(_FIELDS):
         return
     db.execute("BEGIN IMMEDIATE")
@@ -195,6 +206,32 @@ def _jsonl_line(result: MetricResult) -> bytes:
     return orjson.dumps(result.model_dump(mode="json")) + b"\n"
 
 
+@dataclass(frozen=True)
+class HumanLabel:
+    """A person's label of one unit, kept apart from the judge's verdict.
+
+    Attributes:
+        run_id / conversation_id / unit_id / metric: The unit and the run it was reviewed in.
+        label: 0 or 1.
+        labeler / labeled_at: Who and when, as the review file says (``""`` when it does not).
+        notes: The reviewer's notes.
+        source: The file the label was read from, and its sha256 (``path#sha256``).
+        imported_at: ISO-8601 UTC time it was stored.
+
+    """
+
+    run_id: str
+    conversation_id: str
+    unit_id: str
+    metric: str
+    label: int
+    labeler: str
+    labeled_at: str
+    notes: str | None
+    source: str
+    imported_at: str
+
+
 class ResultStore:
     """The results of the runs written to one directory.
 
@@ -236,27 +273,64 @@ class ResultStore:
     def start_run(self, run: RunRecord) -> None:
         """Record ``run`` in the ``runs`` table (a resumed run keeps its first record)."""
         self._db.execute(
-            "INSERT OR IGNORE INTO runs VALUES (?, ?, ?, ?)",
+            "INSERT OR IGNORE INTO runs (run_id, started_at, config, argv, record)"
+            " VALUES (?, ?, ?, ?, ?)",
             (
                 run.run_id,
                 run.started_at,
                 orjson.dumps(run.config, option=orjson.OPT_SORT_KEYS).decode(),
                 orjson.dumps(list(run.argv)).decode(),
+                orjson.dumps(run.record, option=orjson.OPT_SORT_KEYS).decode(),
             ),
         )
 
     def runs(self) -> list[RunRecord]:
         """Every recorded run, oldest first."""
-        rows = self._db.execute("SELECT * FROM runs ORDER BY started_at, run_id").fetchall()
+        rows = self._db.execute(
+            "SELECT run_id, started_at, config, argv, record FROM runs ORDER BY started_at, run_id"
+        ).fetchall()
         return [
             RunRecord(
                 run_id=r[0],
                 started_at=r[1],
                 config=orjson.loads(r[2]),
                 argv=tuple(orjson.loads(r[3])),
+                record=orjson.loads(r[4] or "{}"),
             )
             for r in rows
         ]
+
+    def add_human_labels(self, labels: Iterable[HumanLabel]) -> int:
+        """Store human labels apart from the verdicts (never touching a result row).
+
+        A label given again by the same labeler at the same time replaces the earlier copy.
+        Returns how many were written.
+
+        Raises:
+            StoreError: the database cannot be written.
+
+        """
+        rows = [
+            (h.run_id, h.conversation_id, h.unit_id, h.metric, h.label, h.labeler,
+             h.labeled_at, h.notes, h.source, h.imported_at)
+            for h in labels
+        ]  # fmt: skip
+        try:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO human_labels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write human labels to {self.directory}: {exc}") from exc
+        return len(rows)
+
+    def human_labels(self, run_id: str | None = None) -> list[HumanLabel]:
+        """The stored human labels (of one run, or all), in key order."""
+        query = "SELECT * FROM human_labels" + (" WHERE run_id = ?" if run_id else "")
+        rows = self._db.execute(
+            query + " ORDER BY run_id, conversation_id, unit_id, metric, labeler, labeled_at",
+            (run_id,) if run_id else (),
+        )
+        return [HumanLabel(*row) for row in rows]
 
     def add(self, result: MetricResult) -> None:
         """Commit ``result`` to SQLite, then append it to the JSONL file (flushed).

@@ -7,8 +7,6 @@ import json
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
 from agent_eval.ingest import ingest
 from agent_eval.ingest.containers.base import containers
 from agent_eval.metrics.units import answer_units

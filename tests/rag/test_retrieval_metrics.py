@@ -158,7 +158,7 @@ def test_turn_labels_file_attaches_and_names_file_and_line(tmp_path: Path) -> No
     ]:
         bad = tmp_path / "bad.jsonl"
         bad.write_text('{"conversation_id": "c1", "turn": 1}\n' + text + "\n")
-        with pytest.raises(InputError, match="bad.jsonl:2") as caught:
+        with pytest.raises(InputError, match=r"bad\.jsonl:2") as caught:
             attach_turn_labels([trace], load_turn_labels(bad), bad)
         assert message in str(caught.value)
 

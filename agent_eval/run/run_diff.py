@@ -1,0 +1,104 @@
+"""What differs between two runs: their reproducibility records and their result rows.
+
+Rows are paired by (subject, metric, formatter, repeat), the subject being the conversation id
+or ``conversation_id/unit_id``. When the two runs share no such pair (e.g. a metric version or a
+formatter changed), they are paired by (subject, repeat) instead, and the pairing used is named.
+A pair has changed when its status, verdict or score differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_eval.result import MetricResult
+from agent_eval.run.record import diff_records
+from agent_eval.run.store import RunRecord
+
+__all__ = ["ChangedRow", "RunDiff", "diff_runs"]
+
+RowKey = tuple[Any, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChangedRow:
+    """One paired row whose outcome differs.
+
+    Attributes:
+        key: The pairing key (see the module docstring).
+        a / b: ``status verdict score`` of the row in each run, e.g. ``ok 1 1.0``.
+
+    """
+
+    key: tuple[str, ...]
+    a: str
+    b: str
+
+
+@dataclass(kw_only=True)
+class RunDiff:
+    """The difference between run A and run B.
+
+    Attributes:
+        run_a / run_b: The run ids.
+        config: ``(key, A, B)`` for each differing field of the configuration identity.
+        record: ``(key, A, B)`` for each differing field of the reproducibility record.
+        pairing: ``"subject, metric, formatter, repeat"`` or ``"subject, repeat"``.
+        changed: Paired rows whose status, verdict or score differ.
+        unchanged: How many paired rows are the same.
+        only_a / only_b: Keys of rows in one run only.
+
+    """
+
+    run_a: str
+    run_b: str
+    config: list[tuple[str, Any, Any]] = field(default_factory=list)
+    record: list[tuple[str, Any, Any]] = field(default_factory=list)
+    pairing: str = ""
+    changed: list[ChangedRow] = field(default_factory=list)
+    unchanged: int = 0
+    only_a: list[tuple[str, ...]] = field(default_factory=list)
+    only_b: list[tuple[str, ...]] = field(default_factory=list)
+
+
+def _full(r: MetricResult) -> RowKey:
+    return (r.subject, r.metric, r.formatter, str(r.repeat))
+
+
+def _loose(r: MetricResult) -> RowKey:
+    return (r.subject, str(r.repeat))
+
+
+def _outcome(r: MetricResult) -> str:
+    return f"{r.status} {r.verdict or r.error_type or '-'} {r.score}"
+
+
+def _index(
+    rows: Sequence[MetricResult], key: Callable[[MetricResult], RowKey]
+) -> dict[RowKey, MetricResult]:
+    return {key(r): r for r in rows}
+
+
+def diff_runs(
+    a: RunRecord, rows_a: Sequence[MetricResult], b: RunRecord, rows_b: Sequence[MetricResult]
+) -> RunDiff:
+    """Compare run ``a`` (with its rows) with run ``b`` (with its rows)."""
+    diff = RunDiff(run_a=a.run_id, run_b=b.run_id)
+    diff.config = diff_records(a.config, b.config)
+    diff.record = diff_records(a.record, b.record)
+    key, diff.pairing = _full, "subject, metric, formatter, repeat"
+    if not set(_index(rows_a, _full)) & set(_index(rows_b, _full)):
+        key, diff.pairing = _loose, "subject, repeat"
+    index_a, index_b = _index(rows_a, key), _index(rows_b, key)
+    for k in sorted(set(index_a) | set(index_b)):
+        ra, rb = index_a.get(k), index_b.get(k)
+        if rb is None:
+            diff.only_a.append(tuple(map(str, k)))
+        elif ra is None:
+            diff.only_b.append(tuple(map(str, k)))
+        elif _outcome(ra) != _outcome(rb):
+            diff.changed.append(ChangedRow(key=tuple(map(str, k)), a=_outcome(ra), b=_outcome(rb)))
+        else:
+            diff.unchanged += 1
+    return diff
