@@ -21,7 +21,6 @@ from rich.table import Table
 
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
 from agent_eval.errors import AgentEvalError
-from agent_eval.rag.agreement import reviewer_agreement
 from agent_eval.rag.policy import PolicyOutcome, RagPolicy, apply_policy, load_policy
 from agent_eval.rag.turns import TurnRow, failure_counts, passages_shown, read_turns, turn_rows
 from agent_eval.run.runs import find_run
@@ -90,6 +89,8 @@ def _turn_table(rows: list[TurnRow]) -> Table:
 
 
 def _payload(rows: list[TurnRow], outcome: PolicyOutcome | None) -> dict[str, Any]:
+    from agent_eval.rag.agreement import reviewer_agreement  # scipy/sklearn: only when run
+
     return {
         "turns": [
             {
@@ -152,6 +153,8 @@ def rag_cmd(
         for stage, counts in failure_counts(rows).items():
             shown = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "none"
             console.print(f"{stage} failures: {shown}", highlight=False)
+        from agent_eval.rag.agreement import reviewer_agreement  # scipy/sklearn: only when run
+
         console.print("reviewer agreement with human labels:", highlight=False)
         for agreement in reviewer_agreement(rows):
             console.print(f"  {escape(agreement.describe())}", highlight=False)

@@ -217,3 +217,31 @@ def test_failure_classes_split_retrieval_from_generation() -> None:
     assert (refusal.kind, refusal.n, refusal.agreement) == ("binary", 2, 0.0)
     assert agreement["context_precision"].kind == "ground_truth"
     assert "never checked" in agreement["answer_relevance"].describe()
+
+
+def test_rag_fixture_ingests_to_exactly_the_scripted_conversations() -> None:
+    import sys
+
+    sys.path.insert(0, str(REPO / "fixtures"))
+    from rag_scenarios import CORPUS, SCENARIOS, SYSTEM_PROMPT
+
+    from agent_eval.ingest import ingest
+    from agent_eval.metrics.units import answer_units
+
+    expected = json.loads((REPO / "fixtures" / "expected.json").read_text())["rag"]
+    traces = {t.conversation_id: t for t in ingest([str(REPO / "fixtures" / expected["file"])])}
+    assert (
+        sorted(traces)
+        == sorted(expected["conversations"])
+        == sorted(f"rag/{s.key}" for s in SCENARIOS)
+    )
+    for scenario in SCENARIOS:
+        trace = traces[f"rag/{scenario.key}"]
+        roles = [m.role for m in trace.messages]
+        assert roles == ["system"] + ["system", "user", "assistant"] * len(scenario.turns)
+        assert trace.messages[0].content == SYSTEM_PROMPT
+        for unit, turn in zip(answer_units(trace), scenario.turns, strict=True):
+            assert unit.question == turn.question and unit.answer == turn.answer
+            assert [(c.metadata["id"], c.text) for c in unit.contexts] == [
+                (i, CORPUS[i]) for i in turn.retrieved
+            ]
