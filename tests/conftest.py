@@ -61,6 +61,7 @@ def make_result() -> Callable[..., MetricResult]:
             "started_at": "2026-01-01T00:00:00Z",
             "input_tokens": 1000,
             "output_tokens": 50,
+            "attempts": 1,  # one judge request (0 would mean answered from the cache)
             "user_goal": f"goal of {conversation_id}",
             "end_state": f"end of {conversation_id}",
         }

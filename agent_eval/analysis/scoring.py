@@ -19,6 +19,7 @@ from agent_eval.api import ascore
 from agent_eval.formatting.registry import get_formatter
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric
+from agent_eval.report.conversations import write_conversations
 from agent_eval.report.renderings import render_all, write_renderings
 from agent_eval.result import MetricResult
 from agent_eval.run.budget import Budget
@@ -58,6 +59,7 @@ async def score_variants(
     """
     built = [get_formatter(f) for f in formatters]
     write_renderings(out, render_all(traces, [f.identity for f in built]))
+    write_conversations(out, traces)
     config = {
         "metric": metric.id,
         "formatters": [f.identity for f in built],
@@ -139,6 +141,7 @@ async def score_repeats(
         raise ValueError(f"stability needs at least 2 repeats, got {repeats}")
     chosen = get_formatter(formatter)
     write_renderings(out, render_all(traces, [chosen.identity]))
+    write_conversations(out, traces)
     with ResultStore(out) as store:
         for k in range(repeats):
             mode: CacheMode = cache_mode if k == 0 and cache is not None else "off"

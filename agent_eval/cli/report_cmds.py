@@ -1,11 +1,14 @@
 """agent-eval CLI command ``report``: one self-contained HTML file for a run (or two).
 
-The report modules (matplotlib, statistics) are imported when the command runs.
+The report modules are imported when the command runs; the statistics libraries only when the
+rows need them (several variants, repeats or labels).
 """
 
 from __future__ import annotations
 
+import json
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -19,7 +22,9 @@ from agent_eval.cli.analysis_options import (
     usage_errors,
 )
 from agent_eval.cli.app import app
+from agent_eval.report.conversations import read_conversations
 from agent_eval.report.renderings import RenderingKey, read_renderings, render_all
+from agent_eval.run.outcomes import NO_FORMATTER
 
 if TYPE_CHECKING:
     from agent_eval.report.model import RunInfo
@@ -33,9 +38,19 @@ def _run_dir(path: Path) -> Path:
     return path if path.is_dir() else path.parent
 
 
+def _command(argv: Sequence[str]) -> str:
+    """The command line, its program named without the directory it was installed in."""
+    return shlex.join([Path(argv[0]).name, *argv[1:]]) if argv else ""
+
+
+def _shown(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 def _runs(path: Path) -> list[RunInfo]:
     """The run records of ``path``'s results store (none for a bare JSONL file)."""
     from agent_eval.report.model import RunInfo
+    from agent_eval.run.record import flatten
     from agent_eval.run.store import DB_NAME, ResultStore
 
     directory = _run_dir(path)
@@ -43,7 +58,12 @@ def _runs(path: Path) -> list[RunInfo]:
         return []
     with ResultStore(directory) as store:
         return [
-            RunInfo(run_id=r.run_id, started_at=r.started_at, command=shlex.join(r.argv))
+            RunInfo(
+                run_id=r.run_id,
+                started_at=r.started_at,
+                command=_command(r.argv),
+                record={k: _shown(v) for k, v in flatten(r.record).items()} if r.record else {},
+            )
             for r in store.runs()
         ]
 
@@ -51,14 +71,25 @@ def _runs(path: Path) -> list[RunInfo]:
 def _rerender(
     traces: list[AgentTrace], results: list[MetricResult], have: dict[RenderingKey, str]
 ) -> dict[RenderingKey, str]:
-    wanted = {(r.conversation_id, r.formatter) for r in results} - set(have)
+    wanted = {
+        (r.conversation_id, r.formatter) for r in results if r.formatter != NO_FORMATTER
+    } - set(have)
     formatters = sorted({f for _, f in wanted})
     ids = {c for c, _ in wanted}
     fresh = render_all([t for t in traces if t.conversation_id in ids], formatters)
     return {**have, **{k: v for k, v in fresh.items() if k in wanted}}
 
 
-@app.command("report")
+@app.command(
+    "report",
+    help=(
+        "Write one self-contained HTML report a reviewer can work in.\n\n"
+        "Summary and provenance, plots, errors by type, a results table to sort, filter, "
+        "search and page, and each conversation laid out with every input of its verdicts "
+        "(reference, labels, inferred goal, raw replies, atoms) and the text the judge saw; "
+        "comparison, stability and calibration views when the rows support them."
+    ),
+)
 def report_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     run: Annotated[Path, typer.Argument(help="Run directory, results.db or results.jsonl.")],
     html: Annotated[Path, typer.Option("--html", help="Where to write the HTML file.")],
@@ -71,35 +102,47 @@ def report_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     label_field: Annotated[str | None, typer.Option("--label-field")] = None,
     inputs: Annotated[
         list[Path] | None,
-        typer.Option("--inputs", help="The run's inputs, to render conversations not stored."),
+        typer.Option(
+            "--inputs", help="The run's inputs, to lay out and render conversations not stored."
+        ),
     ] = None,
     title: Annotated[str, typer.Option("--title")] = "agent-eval report",
     config: Annotated[Path | None, typer.Option("--config")] = None,
 ) -> None:
-    """Write one self-contained HTML report: summary, provenance, conversations and analyses."""
+    """Write one self-contained HTML report a reviewer can work in.
+
+    Summary and provenance, plots, errors by type, a results table to sort, filter, search and
+    page, and each conversation laid out with every input of its verdicts (reference, labels,
+    inferred goal, raw replies, atoms) and the text the judge saw; comparison, stability and
+    calibration views when the rows support them.
+    """
     with usage_errors():
         from agent_eval.analysis.labels import LABELS_NAME, labels_from_traces, read_binary_file
         from agent_eval.ingest.pipeline import ingest
-        from agent_eval.report.html import write_html  # matplotlib: imported when needed
+        from agent_eval.report.html import write_html
         from agent_eval.report.model import build_report
 
         results = load_run_results(run)
         renderings = read_renderings(_run_dir(run))
+        stored = read_conversations(_run_dir(run))
         if compare is not None:
             results += load_run_results(compare)
             renderings = {**read_renderings(_run_dir(compare)), **renderings}
+            stored = {**read_conversations(_run_dir(compare)), **stored}
         traces = list(ingest(inputs)) if inputs else []
         if traces:
             renderings = _rerender(traces, results, renderings)
+            stored = {**stored, **{t.conversation_id: t for t in traces}}
         truth = read_binary_file(labels, field=label_field) if labels else None
         if truth is None and traces:
             truth = labels_from_traces(traces, field=label_field) or None
-        stored = _run_dir(run) / LABELS_NAME
-        if truth is None and stored.is_file():  # the labels a compare run used
-            truth = read_binary_file(stored)
+        used = _run_dir(run) / LABELS_NAME
+        if truth is None and used.is_file():  # the labels a compare run used
+            truth = read_binary_file(used)
         data = build_report(
             results,
             renderings=renderings,
+            traces=stored,
             labels=truth,
             pricing=price_table(config_path(config)).cost,
             title=title,

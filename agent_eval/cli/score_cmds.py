@@ -53,6 +53,7 @@ from agent_eval.metrics.spec import build_metric, split_metrics
 from agent_eval.rag.labels import attach_turn_labels, load_turn_labels
 from agent_eval.rag.turns import write_turns
 from agent_eval.references import load_references
+from agent_eval.report.conversations import write_conversations
 from agent_eval.report.renderings import render_all, write_renderings
 from agent_eval.run.budget import BUDGET_SKIP, Budget, budget_line
 from agent_eval.run.engine import Engine, new_run_id, utc_now
@@ -401,6 +402,7 @@ async def _score(
         # what the judge saw, for `agent-eval report` (the formatter is pure: same text again)
         rendered = sorted({e.formatter.identity for e in engines if e.metric.uses_formatter})
         write_renderings(directory, render_all(traces, rendered))
+        write_conversations(directory, traces)
         if any(e.metric.unit_kind == "answer" for e in engines):  # for `agent-eval rag`
             write_turns(directory, traces)
         summaries = []

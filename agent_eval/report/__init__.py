@@ -1,6 +1,6 @@
 """Reports: the self-contained HTML report of a run, its plots and stored renderings.
 
-Public names are imported on first use (matplotlib loads slowly).
+Public names are imported on first use.
 """
 
 from __future__ import annotations
@@ -9,6 +9,11 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from agent_eval.report.conversations import (
+        CONVERSATIONS_NAME,
+        read_conversations,
+        write_conversations,
+    )
     from agent_eval.report.html import (
         content_security_policy,
         render_html,
@@ -30,6 +35,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "CONVERSATIONS_NAME",
     "RENDERINGS_NAME",
     "ConversationRow",
     "ReportData",
@@ -37,15 +43,20 @@ __all__ = [
     "RunSummary",
     "build_report",
     "content_security_policy",
+    "read_conversations",
     "read_renderings",
     "render_all",
     "render_html",
     "tokens_by_formatter",
+    "write_conversations",
     "write_html",
     "write_renderings",
 ]
 
 _HOME = {
+    "CONVERSATIONS_NAME": "agent_eval.report.conversations",
+    "read_conversations": "agent_eval.report.conversations",
+    "write_conversations": "agent_eval.report.conversations",
     "ConversationRow": "agent_eval.report.model",
     "RENDERINGS_NAME": "agent_eval.report.renderings",
     "ReportData": "agent_eval.report.model",

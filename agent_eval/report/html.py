@@ -1,17 +1,23 @@
 """Render :class:`~agent_eval.report.model.ReportData` to ONE self-contained HTML file.
 
 Trace content is untrusted. The page is rendered by jinja2 with autoescape on, so every value
-from results and renderings is HTML-escaped; the only unescaped inserts are our own stylesheet
-and the plots' ``data:`` PNG URIs. A strict Content-Security-Policy meta tag backs this up:
-nothing may load from anywhere (``default-src 'none'``), no script may run, images only from
-``data:`` URIs, and the one ``<style>`` block is allowed by its sha256 hash. The file makes no
-network request.
+from results, traces and renderings is HTML-escaped; the only unescaped inserts are our own
+stylesheet and script and the SVG plots we draw (every text in them escaped). A strict
+Content-Security-Policy meta tag backs this up: nothing may load from anywhere
+(``default-src 'none'``), the one ``<style>`` block and the one ``<script>`` block are allowed by
+their sha256 hashes (CSP Level 2 hash sources), so no other script can run even if markup got
+in (inline event handlers are never allowed: there is no ``'unsafe-hashes'``), and images only
+from ``data:`` URIs. The file makes no network request.
+
+The script (``templates/report.js``) sorts, filters, searches and pages the results table and
+opens the conversation a link points at; without it the page shows everything, unsorted.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Sequence
 from importlib.resources import files
 from pathlib import Path
 
@@ -19,11 +25,23 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from agent_eval.errors import StoreError
-from agent_eval.report.model import ReportData
-from agent_eval.report.plots import confusion_plot, cost_plot, flips_plot, stability_plot
+from agent_eval.report import plots
+from agent_eval.report.model import ConversationRow, ReportData, anchor, natural_key
 from agent_eval.report.terminal import fixed, usd
+from agent_eval.report.transcript import (
+    clip,
+    folds,
+    json_text,
+    layout,
+    locate,
+    pretty_json,
+)
+from agent_eval.result import MetricResult
 
-__all__ = ["content_security_policy", "render_html", "write_html"]
+__all__ = ["OPEN_ALL_UP_TO", "content_security_policy", "render_html", "write_html"]
+
+OPEN_ALL_UP_TO = 5
+"""Conversation sections start open when the report has at most this many conversations."""
 
 _ENV = Environment(
     loader=PackageLoader("agent_eval.report", "templates"),
@@ -33,44 +51,114 @@ _ENV = Environment(
 )
 _ENV.filters["fixed"] = fixed
 _ENV.filters["usd"] = usd
+_ENV.filters["anchor"] = anchor
+_ENV.globals.update(
+    clip=clip,
+    folds=folds,
+    json_text=json_text,
+    layout=layout,
+    locate=locate,
+    pretty_json=pretty_json,
+)
 
 
-def _css() -> str:
-    return files("agent_eval.report").joinpath("templates/report.css").read_text("utf-8")
+def _asset(name: str) -> str:
+    return files("agent_eval.report").joinpath(f"templates/{name}").read_text("utf-8")
 
 
-def content_security_policy(css: str) -> str:
-    """The page's CSP: no sources at all, except ``data:`` images and the hashed stylesheet."""
-    digest = base64.b64encode(hashlib.sha256(css.encode("utf-8")).digest()).decode("ascii")
+def _sha256(text: str) -> str:
+    return base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+
+
+def content_security_policy(css: str, script: str | None = None) -> str:
+    """The page's CSP: no sources at all, except ``data:`` images and the hashed style/script.
+
+    Args:
+        css: The exact text of the page's ``<style>`` block.
+        script: The exact text of its ``<script>`` block; ``None``: no script may run.
+
+    """
+    scripts = f"'sha256-{_sha256(script)}'" if script is not None else "'none'"
     return (
-        "default-src 'none'; script-src 'none'; object-src 'none'; base-uri 'none'; "
-        f"form-action 'none'; img-src data:; style-src 'sha256-{digest}'"
+        f"default-src 'none'; script-src {scripts}; object-src 'none'; base-uri 'none'; "
+        f"form-action 'none'; img-src data:; style-src 'sha256-{_sha256(css)}'"
     )
 
 
-def _plots(data: ReportData) -> dict[str, str]:
-    plots: dict[str, str] = {}
+def _groups(rows: Sequence[ConversationRow]) -> dict[str, list[MetricResult]]:
+    groups: dict[str, list[MetricResult]] = {}
+    for row in rows:
+        groups.setdefault(row.variant, []).append(row.result)
+    return groups
+
+
+def _plots(data: ReportData) -> dict[str, Markup]:
+    groups = _groups(data.rows)
+    drawn = {
+        "scores": plots.score_plot(groups),
+        "status": plots.status_plot(groups),
+        "tokens": plots.tokens_plot(groups),
+        "latency": plots.latency_plot(groups),
+    }
     if data.comparison is not None:
-        plots["cost"] = cost_plot(data.comparison.variants)
-        if data.comparison.pairs:
-            plots["flips"] = flips_plot(data.comparison.pairs)
-    for variant, st in data.stability.items():
-        plots[f"stability:{variant}"] = stability_plot(st)
+        drawn["flips"] = plots.flips_plot(
+            [
+                (f"{p.variant_a} vs {p.variant_b}", p.flips_a_pass_b_fail, p.flips_a_fail_b_pass)
+                for p in data.comparison.pairs
+            ]
+        )
+        drawn["cost"] = plots.cost_plot(
+            [
+                (v.variant, v.cost_usd, v.input_tokens + v.output_tokens)
+                for v in data.comparison.variants
+            ]
+        )
+    for variant, view in data.stability.items():
+        st = view.stability
+        counts = [0] * (st.repeats + 1)
+        for c in st.conversations:
+            if c.n_pass + c.n_fail == st.repeats:
+                counts[c.n_pass] += 1
+        drawn[f"stability:{variant}"] = plots.stability_plot(counts)
     for variant, cal in data.calibration.items():
-        if cal.n:
-            plots[f"confusion:{variant}"] = confusion_plot(cal.confusion)
-    return plots
+        drawn[f"confusion:{variant}"] = plots.confusion_plot(cal.confusion) if cal.n else None
+    return {name: svg for name, svg in drawn.items() if svg is not None}
+
+
+def _filters(data: ReportData) -> dict[str, list[str]]:
+    """The results table's filter menus: the values present, naturally sorted."""
+
+    def values(pick: str) -> list[str]:
+        present = {
+            str(
+                row.agreement
+                if pick == "agreement"
+                else (row.result.verdict or "none")
+                if pick == "verdict"
+                else getattr(row.result, pick)
+            )
+            for row in data.rows
+        }
+        return sorted(present, key=natural_key)
+
+    menus = {name: values(name) for name in ("status", "verdict", "metric", "formatter")}
+    if data.labelled:
+        menus["agreement"] = values("agreement")
+    return menus
 
 
 def render_html(data: ReportData) -> str:
     """The report as one HTML document (str)."""
-    css = _css()
-    plots = _plots(data)
+    css = _asset("report.css")
+    script = _asset("report.js")
     return _ENV.get_template("report.html.j2").render(
         data=data,
         css=Markup(css),  # our own stylesheet: trusted, and hashed into the CSP
-        csp=content_security_policy(css),
-        plots=plots,  # data URIs: base64 needs no escaping, autoescape still applies
+        script=Markup(script),  # our own script: trusted, and hashed into the CSP
+        csp=content_security_policy(css, script),
+        plots=_plots(data),  # SVG we drew, every text in it escaped
+        filters=_filters(data),
+        open_all=len(data.conversations) <= OPEN_ALL_UP_TO,
     )
 
 

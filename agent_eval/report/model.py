@@ -1,143 +1,441 @@
 """What the HTML report shows, computed from result rows: :class:`ReportData` and its builder.
 
 :func:`build_report` takes a run's rows (and optionally a second run's, ``--compare``), the
-stored renderings and optional labels, and derives every view the data supports:
+stored renderings and conversations, and optional labels, and derives every view the data
+supports:
 
-- the run summary: counts by status, mean score with its 95% Wilson interval, judge tokens and
-  cost, and the configuration identities (provenance) of the rows;
-- one table row per result of repeat 0, with the conversation as the judge saw it;
-- a comparison view when the rows hold more than one variant (formatter, judge, metric or run);
-- a stability view for each variant with repeats;
-- a calibration view for each variant when labels are given.
+- the run summary, each figure counting one thing: conversations, variants and repeats; result
+  rows of repeat 0 by status, and of all repeats; mean score of repeat 0 with its 95% Wilson
+  interval (binary verdicts) or the plain mean (fractional scores); judge tokens and cost over
+  all rows, with the rows answered from the judge-call cache counted apart;
+- errors grouped by (status, type) with counts and the conversations they hit;
+- one results-table row per result of repeat 0, with its label and agreement with it;
+- one view per conversation: every result of every variant and repeat with all its inputs
+  (reference, labels, inferred goal and end state, raw reply, atoms), the structured transcript
+  when the conversation is known (stored by the run, or from ``--inputs``), and each rendering
+  exactly as the judge saw it;
+- a comparison view when the rows hold more than one variant (formatter, judge, metric or run),
+  a stability view (all repeats side by side) for each variant with repeats, and a calibration
+  view for each variant when labels are given.
+
+The statistics modules (statsmodels, scipy) are imported only for the views that need them.
 """
 
 from __future__ import annotations
 
+import hashlib
+import math
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
-from agent_eval.analysis.binary_stats import wilson_interval
-from agent_eval.analysis.calibration import Calibration, calibrate_results
-from agent_eval.analysis.paired import Pricing, VariantComparison, compare_variants
-from agent_eval.analysis.selection import ConfigurationIdentity, group_by
-from agent_eval.analysis.stability import Stability, measure_stability
-from agent_eval.report.renderings import RenderingKey, tokens_by_formatter
-from agent_eval.result import MetricResult
+from agent_eval.analysis.selection import ConfigurationIdentity
+from agent_eval.result import CONVERSATION_UNIT, MetricResult
+from agent_eval.run.outcomes import NO_FORMATTER
+from agent_eval.trace import AgentTrace
+
+if TYPE_CHECKING:
+    from agent_eval.analysis.calibration import Calibration
+    from agent_eval.analysis.paired import Pricing, VariantComparison
+    from agent_eval.analysis.stability import Stability
+    from agent_eval.report.renderings import RenderingKey
 
 __all__ = [
+    "ConfigurationIdentity",
     "ConversationRow",
+    "ConversationView",
+    "ErrorGroup",
     "ReportData",
     "RunInfo",
     "RunSummary",
+    "StabilityView",
+    "anchor",
     "build_report",
+    "is_cached",
+    "natural_key",
     "variant_key",
 ]
 
+Agreement = Literal["agree", "disagree", "unlabelled", "not scored"]
+
 
 class RunSummary(BaseModel):
-    """Counts, mean score (95% Wilson interval), judge tokens and cost over repeat-0 rows."""
+    """The run's figures, each counting one thing (see the module docstring).
+
+    Attributes:
+        n_conversations: Distinct conversation ids.
+        n_variants: Distinct variants (formatter, judge, metric, run).
+        repeats: The largest number of repeats of one (conversation, variant).
+        n_results: Rows of repeat 0 (one per unit and variant; a unit is the conversation or
+            one of its turns).
+        status_counts: Rows of repeat 0 by status.
+        n_rows: All rows, every repeat.
+        status_counts_all: All rows by status.
+        mean_score: Mean score (in [0, 1]) of the ``ok`` rows of repeat 0.
+        ci_low / ci_high: Its 95% Wilson interval (Wilson 1927) when every verdict is binary
+            (``"0"``/``"1"``); ``None`` for fractional scores (from atoms).
+        input_tokens / output_tokens: Judge tokens over all rows, retries included.
+        n_cached: Rows of all repeats whose every judge reply came from the judge-call cache.
+        cost_usd: Judge cost over all rows, ``None`` when a model's price is unknown.
+
+    """
 
     model_config = ConfigDict(frozen=True)
 
     run_ids: list[str]
+    n_conversations: int
+    n_variants: int
+    repeats: int
     n_results: int
     status_counts: dict[str, int]
+    n_rows: int
+    status_counts_all: dict[str, int]
     mean_score: float | None
     ci_low: float | None
     ci_high: float | None
     input_tokens: int
     output_tokens: int
+    n_cached: int
     cost_usd: float | None
     identities: list[ConfigurationIdentity]
 
 
 class RunInfo(BaseModel):
-    """A run's record from the store: id, start time and command line (secrets removed)."""
+    """A run's record from the store: id, start time and command line (secrets removed).
+
+    ``record`` is its reproducibility record flattened to dotted keys
+    (:func:`agent_eval.run.record.flatten`), each value as text.
+    """
 
     model_config = ConfigDict(frozen=True)
 
     run_id: str
     started_at: str
     command: str
+    record: dict[str, str] = {}
 
 
 class ConversationRow(BaseModel):
-    """One result in the conversations table, with the text the judge saw (when known)."""
+    """One result of repeat 0 in the results table.
+
+    Attributes:
+        variant: The variant's name (see :func:`variant_key`).
+        result: The row.
+        label: The conversation's binary label, when labels are known.
+        agreement: The verdict against the label: ``agree``/``disagree``, ``unlabelled``, or
+            ``not scored`` (the row is not ``ok``, or its verdict is not binary).
+        cached: Every judge reply of the row came from the judge-call cache (:func:`is_cached`).
+
+    """
 
     model_config = ConfigDict(frozen=True)
 
     variant: str
     result: MetricResult
-    rendering: str | None
+    label: int | None = None
+    agreement: Agreement = "unlabelled"
+    cached: bool = False
 
 
-class ReportData(BaseModel):
-    """Everything the report template renders."""
+class RenderingView(BaseModel):
+    """A conversation as the judge saw it under one formatter (cut at ``limit`` characters)."""
 
     model_config = ConfigDict(frozen=True)
 
+    formatter: str
+    text: str
+    omitted: int = 0
+
+
+class ConversationView(BaseModel):
+    """Everything the report knows about one conversation.
+
+    Attributes:
+        conversation_id: The id.
+        label: Its binary label, when labels are known.
+        labels: The labels the conversation itself carries (e.g. tau-bench rewards), verbatim.
+        reference: The reference the rows used, else the one the conversation carries.
+        trace: The normalized conversation, when the run stored it or ``--inputs`` gave it.
+        renderings: One per formatter the rows name, when stored or re-rendered.
+        results: Every result row of the conversation: the conversation unit first, then turns
+            in order; within a unit, variants in report order, then repeats.
+
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    conversation_id: str
+    label: int | None = None
+    labels: dict[str, JsonValue] = {}
+    reference: str | None = None
+    trace: AgentTrace | None = None
+    renderings: list[RenderingView] = []
+    results: list[ConversationRow] = []
+
+
+class ErrorGroup(BaseModel):
+    """Rows (all repeats) that are not ``ok``, grouped by status and error type."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: str
+    error_type: str
+    count: int
+    conversation_ids: list[str]
+    example: str
+
+
+@dataclass(frozen=True)
+class StabilityView:
+    """One variant's stability, with every repeat's row per conversation side by side.
+
+    Attributes:
+        stability: The statistics (:func:`agent_eval.analysis.stability.measure_stability`).
+        repeats: ``{conversation_id: [row of repeat 0, row of repeat 1, ...]}`` (``None`` for a
+            repeat with no row).
+
+    """
+
+    stability: Stability
+    repeats: dict[str, list[MetricResult | None]]
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything the report template renders.
+
+    A dataclass, not a pydantic model, so that building one does not import the statistics
+    modules behind its comparison, stability and calibration views when a run has none.
+    """
+
     title: str
     summary: RunSummary
-    runs: list[RunInfo] = []
     rows: list[ConversationRow]
+    runs: list[RunInfo] = field(default_factory=list)
+    conversations: list[ConversationView] = field(default_factory=list)
+    errors: list[ErrorGroup] = field(default_factory=list)
     comparison: VariantComparison | None = None
-    stability: dict[str, Stability] = {}
-    calibration: dict[str, Calibration] = {}
+    stability: dict[str, StabilityView] = field(default_factory=dict)
+    calibration: dict[str, Calibration] = field(default_factory=dict)
+    labelled: bool = False
+    subjects: dict[str, str] = field(default_factory=dict)
+    """``{subject: conversation_id}``: what a subject id (``c1/turn:2``) links to."""
+    units: bool = False
+    """Some rows score a unit other than the whole conversation (show the unit column)."""
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
+    """Sort key that orders digit runs by value: ``c2`` < ``c10``, ``1`` < ``13`` < ``16``."""
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part.casefold())
+        for part in _DIGITS.split(text)
+        if part
+    )
+
+
+def anchor(conversation_id: str) -> str:
+    """The HTML id of a conversation's section: ``c-`` and 12 hex of the id's sha256."""
+    return "c-" + hashlib.sha256(conversation_id.encode("utf-8")).hexdigest()[:12]
+
+
+def is_cached(r: MetricResult) -> bool:
+    """The row made no judge request: an ``ok`` row with 0 attempts was answered from the cache.
+
+    ``attempts`` counts the HTTP requests (or local generations) a row made, and a cached reply
+    makes none (:class:`agent_eval.judges.base.JudgeReply`). Rows of judge-free metrics
+    (``judge_model == "none"``) make none either, and are not cached.
+    """
+    return r.status == "ok" and r.attempts == 0 and r.judge_model != NO_FORMATTER
 
 
 def variant_key(results: Sequence[MetricResult]) -> Callable[[MetricResult], str]:
     """A key naming each row's variant by the parts that vary: formatter, judge, metric, run."""
     varying = [
-        field
-        for field in ("formatter", "judge_model", "metric", "run_id")
-        if len({getattr(r, field) for r in results}) > 1
+        part
+        for part in ("formatter", "judge_model", "metric", "run_id")
+        if len({getattr(r, part) for r in results}) > 1
     ]
     parts = varying if "formatter" in varying else ["formatter", *varying]
     return lambda r: " · ".join(str(getattr(r, p)) for p in parts)
 
 
-def _summary(rows: Sequence[MetricResult], pricing: Pricing | None) -> RunSummary:
+def _wilson(successes: int, n: int) -> tuple[float, float] | None:
+    """Wilson score interval at 95% (Wilson 1927), the closed form; ``None`` for ``n == 0``."""
+    if n == 0:
+        return None
+    z = NormalDist().inv_cdf(0.975)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _summary(
+    rows: Sequence[MetricResult], key: Callable[[MetricResult], str], pricing: Pricing | None
+) -> RunSummary:
     first = [r for r in rows if r.repeat == 0]
     scores = [r.score for r in first if r.score is not None]
-    ci = wilson_interval(int(sum(scores)), len(scores))
+    binary = all(r.verdict in ("0", "1") for r in first if r.status == "ok")
+    ci = _wilson(int(sum(scores)), len(scores)) if binary else None
+    by_model: dict[str, list[MetricResult]] = {}
+    for r in rows:
+        by_model.setdefault(r.judge_model, []).append(r)
     costs = [
         pricing(m, sum(r.input_tokens for r in g), sum(r.output_tokens for r in g))
         if pricing
         else None
-        for m, g in group_by(rows, lambda r: r.judge_model).items()
+        for m, g in by_model.items()
     ]
+    per_unit = Counter((r.subject, key(r)) for r in rows)
     return RunSummary(
-        run_ids=sorted({r.run_id for r in rows}),
+        run_ids=sorted({r.run_id for r in rows}, key=natural_key),
+        n_conversations=len({r.conversation_id for r in rows}),
+        n_variants=len({key(r) for r in rows}),
+        repeats=max(per_unit.values(), default=0),
         n_results=len(first),
         status_counts=dict(Counter(r.status for r in first)),
+        n_rows=len(rows),
+        status_counts_all=dict(Counter(r.status for r in rows)),
         mean_score=sum(scores) / len(scores) if scores else None,
         ci_low=ci[0] if ci else None,
         ci_high=ci[1] if ci else None,
         input_tokens=sum(r.input_tokens for r in rows),
         output_tokens=sum(r.output_tokens for r in rows),
+        n_cached=sum(is_cached(r) for r in rows),
         cost_usd=None if not costs or None in costs else sum(c or 0.0 for c in costs),
         identities=sorted({ConfigurationIdentity.of(r) for r in rows}, key=str),
     )
+
+
+def _errors(rows: Sequence[MetricResult]) -> list[ErrorGroup]:
+    groups: dict[tuple[str, str], list[MetricResult]] = {}
+    for r in rows:
+        if r.status != "ok":
+            groups.setdefault((r.status, r.error_type or "unknown"), []).append(r)
+    return sorted(
+        (
+            ErrorGroup(
+                status=status,
+                error_type=error_type,
+                count=len(g),
+                conversation_ids=sorted({r.conversation_id for r in g}, key=natural_key),
+                example=next((r.error_message for r in g if r.error_message), ""),
+            )
+            for (status, error_type), g in groups.items()
+        ),
+        key=lambda e: (-e.count, e.status, e.error_type),
+    )
+
+
+def _agreement(r: MetricResult, label: int | None) -> Agreement:
+    if r.status != "ok" or r.verdict not in ("0", "1"):
+        return "not scored"
+    if label is None:
+        return "unlabelled"
+    return "agree" if int(r.score or 0) == label else "disagree"
 
 
 def _rendered_tokens(
     texts: Mapping[RenderingKey, str], rows: Sequence[ConversationRow]
 ) -> dict[str, int]:
     """Token totals per formatter, only for formatters whose every row has a rendering."""
-    complete = {r.result.formatter for r in rows} - {
-        r.result.formatter for r in rows if r.rendering is None
-    }
-    wanted = {(r.result.conversation_id, r.result.formatter) for r in rows}
-    totals = tokens_by_formatter({k: v for k, v in texts.items() if k in wanted})
+    from agent_eval.report.renderings import tokens_by_formatter
+
+    keys = {(r.result.conversation_id, r.result.formatter) for r in rows}
+    complete = {r.result.formatter for r in rows} - {f for c, f in keys if (c, f) not in texts}
+    totals = tokens_by_formatter({k: v for k, v in texts.items() if k in keys})
     return {f: n for f, n in totals.items() if f in complete}
+
+
+RENDERING_LIMIT = 200_000
+"""Characters of one rendering shown in the page; the rest is counted in a note."""
+
+
+def _conversation_views(
+    rows: Sequence[ConversationRow],
+    all_rows: Sequence[ConversationRow],
+    texts: Mapping[RenderingKey, str],
+    traces: Mapping[str, AgentTrace],
+    labels: Mapping[str, int],
+) -> list[ConversationView]:
+    by_id: dict[str, list[ConversationRow]] = {}
+    for row in all_rows:
+        by_id.setdefault(row.result.conversation_id, []).append(row)
+    order = {v: i for i, v in enumerate(dict.fromkeys(r.variant for r in rows))}
+    views = []
+    for cid in sorted(by_id, key=natural_key):
+        results = sorted(
+            by_id[cid],
+            key=lambda x: (
+                x.result.unit_id != CONVERSATION_UNIT,
+                natural_key(x.result.unit_id),
+                order.get(x.variant, 0),
+                x.result.repeat,
+            ),
+        )
+        trace = traces.get(cid)
+        formatters = dict.fromkeys(x.result.formatter for x in results)
+        renderings = [
+            RenderingView(
+                formatter=f,
+                text=texts[(cid, f)][:RENDERING_LIMIT],
+                omitted=max(0, len(texts[(cid, f)]) - RENDERING_LIMIT),
+            )
+            for f in formatters
+            if (cid, f) in texts
+        ]
+        reference = next((x.result.reference for x in results if x.result.reference), None)
+        views.append(
+            ConversationView(
+                conversation_id=cid,
+                label=labels.get(cid),
+                labels=dict(trace.labels) if trace else {},
+                reference=reference or (trace.reference if trace else None),
+                trace=trace,
+                renderings=renderings,
+                results=results,
+            )
+        )
+    return views
+
+
+def _stability(groups: Mapping[str, Sequence[MetricResult]]) -> dict[str, StabilityView]:
+    views: dict[str, StabilityView] = {}
+    for variant, g in groups.items():
+        if not any(r.repeat for r in g):
+            continue
+        from agent_eval.analysis.stability import measure_stability
+
+        st = measure_stability(g)
+        k = max(r.repeat for r in g) + 1
+        repeats: dict[str, list[MetricResult | None]] = {}
+        for r in g:
+            slots = repeats.setdefault(r.subject, [None] * k)
+            slots[r.repeat] = r
+        st = st.model_copy(
+            update={
+                "conversations": sorted(
+                    st.conversations, key=lambda c: natural_key(c.conversation_id)
+                )
+            }
+        )
+        views[variant] = StabilityView(stability=st, repeats=repeats)
+    return views
 
 
 def build_report(
     results: Sequence[MetricResult],
     *,
     renderings: Mapping[RenderingKey, str] | None = None,
+    traces: Mapping[str, AgentTrace] | None = None,
     labels: Mapping[str, int] | None = None,
     pricing: Pricing | None = None,
     title: str = "agent-eval report",
@@ -147,35 +445,59 @@ def build_report(
 
     Args:
         results: All rows to report on (one run, or several runs to compare).
-        renderings: ``{(conversation_id, formatter): text}`` for the collapsible blocks.
-        labels: ``{conversation_id: 0|1}``; enables the calibration view.
+        renderings: ``{(conversation_id, formatter): text}``, the judge's view of each.
+        traces: ``{conversation_id: AgentTrace}`` for the structured transcripts.
+        labels: ``{conversation_id: 0|1}``; enables agreement and the calibration view.
         pricing: Price function for judge cost (e.g. ``PriceTable.cost``).
         title: The page title.
         runs: The runs' records (command lines) for the provenance table.
 
     """
     key = variant_key(results)
-    groups = group_by(results, key)
+    groups: dict[str, list[MetricResult]] = {}
+    for r in results:
+        groups.setdefault(key(r), []).append(r)
     texts = renderings or {}
-    rows = [
-        ConversationRow(
-            variant=key(r), result=r, rendering=texts.get((r.conversation_id, r.formatter))
+    truth = labels or {}
+
+    def row(r: MetricResult) -> ConversationRow:
+        label = truth.get(r.subject)
+        return ConversationRow(
+            variant=key(r),
+            result=r,
+            label=label,
+            agreement=_agreement(r, label),
+            cached=is_cached(r),
         )
-        for r in results
-        if r.repeat == 0
-    ]
-    return ReportData(
-        title=title,
-        summary=_summary(results, pricing),
-        runs=list(runs),
-        rows=rows,
-        comparison=compare_variants(
+
+    all_rows = [row(r) for r in results]
+    rows = sorted(
+        (x for x in all_rows if x.result.repeat == 0),
+        key=lambda x: (natural_key(x.result.conversation_id), natural_key(x.result.unit_id)),
+    )
+    comparison = None
+    if len(groups) > 1:
+        from agent_eval.analysis.paired import compare_variants
+
+        comparison = compare_variants(
             groups, labels=labels, pricing=pricing, rendered_tokens=_rendered_tokens(texts, rows)
         )
-        if len(groups) > 1
-        else None,
-        stability={v: measure_stability(g) for v, g in groups.items() if any(r.repeat for r in g)},
-        calibration={v: calibrate_results(g, labels) for v, g in groups.items() if labels}
-        if labels
-        else {},
+    calibration: dict[str, Calibration] = {}
+    if labels:
+        from agent_eval.analysis.calibration import calibrate_results
+
+        calibration = {v: calibrate_results(g, labels) for v, g in groups.items()}
+    return ReportData(
+        title=title,
+        summary=_summary(results, key, pricing),
+        runs=list(runs),
+        rows=rows,
+        conversations=_conversation_views(rows, all_rows, texts, traces or {}, truth),
+        errors=_errors(results),
+        comparison=comparison,
+        stability=_stability(groups),
+        calibration=calibration,
+        labelled=bool(labels),
+        subjects={r.subject: r.conversation_id for r in results},
+        units=any(r.unit_id != CONVERSATION_UNIT for r in results),
     )

@@ -6,13 +6,16 @@ them as console markup.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.table import Table
 
-from agent_eval.analysis.calibration import Calibration
-from agent_eval.analysis.paired import PairComparison, VariantComparison
-from agent_eval.analysis.stability import Stability
+if TYPE_CHECKING:  # annotations only: the statistics libraries load when the analyses run
+    from agent_eval.analysis.calibration import Calibration
+    from agent_eval.analysis.paired import PairComparison, VariantComparison
+    from agent_eval.analysis.stability import Stability
 
 __all__ = ["calibration_table", "comparison_tables", "fixed", "stability_tables", "usd"]
 

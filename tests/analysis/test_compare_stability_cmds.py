@@ -109,10 +109,13 @@ def test_compare_then_report_shows_both_variants(
     result = CliRunner().invoke(app, ["report", str(tmp_path / "out"), "--html", str(html)])
     assert result.exit_code == 0, result.output
     text = html.read_text()
-    assert text.count('class="conversation"') == 12
-    assert "Flips per formatter pair" in text
+    assert text.count('<tr class="result"') == 12  # 6 conversations x 2 formatters
+    assert text.count('<section class="conversation"') == 6
+    assert "Flipped verdicts per pair (A → B)" in text
     assert "[1] USER" in text and "&#34;role&#34;: &#34;user&#34;" in text  # stored renderings
-    assert text.count("Calibration:") == 2  # the labels the compare run used (from the traces)
+    assert text.count('<div class="msg role-user">') >= 6  # conversations stored by compare
+    # the labels the compare run used (from the traces)
+    assert text.count('<table class="calibration">') == 2
     assert "<th>Command</th>" in text  # the run's record from the store
 
 
@@ -148,8 +151,11 @@ def test_stability_counts_stages_and_bypasses_cache(
     shown = CliRunner().invoke(app, ["report", str(tmp_path / "st"), "--html", str(html)])
     assert shown.exit_code == 0, shown.output
     text = html.read_text()
-    assert "Stability: transcript@1" in text and "flip rate 0.500" in text
-    assert text.count('class="conversation"') == 4  # repeat 0 rows only
+    assert '<div id="stability-view">\n<h2 id="stability">Stability</h2>\n' in text
+    assert "<h3>transcript@1</h3>" in text
+    assert 'are not unanimous (flip rate)</th><td class="num">2 (0.500)</td>' in text
+    assert text.count('<tr class="result"') == 4  # repeat 0 rows only
+    assert text.count('<td class="rep') == 4 * 3  # every repeat side by side
 
 
 def test_no_judge_configured_exits_2_with_how_to(tmp_path: Path) -> None:

@@ -61,6 +61,10 @@ def test_flips_round_trip_into_calibrate_and_the_store(
     assert calibrated.exit_code == 0, calibrated.output
     cal = json.loads(calibrated.stdout)
     assert (cal["n"], cal["n_agree"]) == (1, 1)
+    html = tmp_path / "r.html"
+    report = runner.invoke(app, ["report", str(out), "--html", str(html), "--labels", str(review)])
+    assert report.exit_code == 0, report.output
+    assert "Calibration" in html.read_text()
     code, stdout, stderr = _review(str(out), "--import", str(review))
     assert code == 0, stderr
     assert "stored 1 human label(s)" in stdout

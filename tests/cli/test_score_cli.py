@@ -331,7 +331,13 @@ def test_finished_run_leaves_no_sqlite_wal_or_shm_files(
     out_dir = tmp_path / "run"
     code, _, err = score(str(sample(tmp_path)), *judge_args(fake_server, out_dir))
     assert code == 0, err
-    expected = {"results.db", "results.jsonl", "judge-cache.db", "renderings.jsonl"}
+    expected = {
+        "results.db",
+        "results.jsonl",
+        "judge-cache.db",
+        "renderings.jsonl",
+        "conversations.jsonl",
+    }
     assert {p.name for p in out_dir.iterdir()} == expected
     code, _, err = score(
         str(sample(tmp_path)), *judge_args(fake_server, out_dir), "--resume", "run"

@@ -126,3 +126,15 @@ def test_flatten_and_diff_records() -> None:
         ("w", None, 0),
         ("y.z", 2, 3),
     ]
+
+
+def test_the_report_shows_the_record(fake_server: FakeModelServer, tmp_path: Path) -> None:
+    script_goal_judge(fake_server)
+    run = _run(fake_server, tmp_path, tmp_path / "out")
+    html = tmp_path / "report.html"
+    shown = runner.invoke(app, ["report", str(tmp_path / "out"), "--html", str(html)])
+    assert shown.exit_code == 0, shown.output
+    text = html.read_text()
+    assert f"Reproducibility record of run {run['run_id']}" in text
+    assert f"<code>packages.openai</code></td><td><code>{_version('openai')}</code>" in text
+    assert run["record"]["inputs"][0]["sha256"] in text
