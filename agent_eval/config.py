@@ -94,6 +94,8 @@ class ScoreConfig(BaseModel):
         resume: Continue this run (a run directory or run id): finished conversations are not
             scored again.
         retry_errors: Continue this run, scoring again only its ``error`` conversations.
+        redecompose: Claim-level metrics decompose answers again instead of reusing the
+            statements pinned in ``OUT/decompositions.db`` (and overwrite them).
         prices: The ``[prices]`` table: ``{model: {"input": usd, "output": usd}}`` per 1M
             tokens.
         config_file: The TOML file these settings were read from (set by :func:`load_config`;
@@ -135,6 +137,7 @@ class ScoreConfig(BaseModel):
     max_cost: float | None = Field(default=None, gt=0)
     resume: str | None = None
     retry_errors: str | None = None
+    redecompose: bool = False
     prices: dict[str, dict[str, float]] = Field(default_factory=dict)
     config_file: Path | None = None
 

@@ -37,6 +37,8 @@ __all__ = [
     "UsageLine",
     "agent_usage",
     "judge_usage",
+    "stage_table",
+    "stage_usage",
     "usage_table",
 ]
 
@@ -185,6 +187,50 @@ def judge_usage(results: Iterable[MetricResult], prices: PriceTable) -> list[Usa
         line = groups.setdefault(key, UsageLine(key, row.judge_model))
         line.add(row.attempts, row.input_tokens, row.output_tokens)
     return _priced(groups.values(), prices)
+
+
+def stage_usage(results: Iterable[MetricResult], prices: PriceTable) -> list[UsageLine]:
+    """Judge tokens and cost by (metric, stage, judge model), for metrics that name stages.
+
+    Read from each row's ``details["stages"]`` (``{stage: {calls, input_tokens, output_tokens,
+    attempts}}``, written by multi-stage metrics such as ``faithfulness@1``: ``decompose``,
+    ``verify``); rows without it are not counted. ``rows`` counts the rows where the stage ran.
+
+    Returns:
+        One line per group, sorted by key; empty when no row names stages.
+
+    """
+    groups: dict[tuple[str, ...], UsageLine] = {}
+    for row in results:
+        stages = row.details.get("stages")
+        if not isinstance(stages, dict):
+            continue
+        for stage, usage in stages.items():
+            if not isinstance(usage, dict):
+                continue
+            key = (row.metric, stage, row.judge_model)
+            line = groups.setdefault(key, UsageLine(key, row.judge_model))
+            line.add(
+                _int(usage.get("attempts")),
+                _int(usage.get("input_tokens")),
+                _int(usage.get("output_tokens")),
+            )
+    return _priced(groups.values(), prices)
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def stage_table(lines: list[UsageLine]) -> Table:
+    """Judge usage by metric and stage (from :func:`stage_usage`) as a table."""
+    table = Table(title="judge tokens and cost by stage (USD)", title_justify="left")
+    for column in ("metric", "stage", "model", "rows", "requests", "input", "output", "cost"):
+        table.add_column(column, justify="right" if column[0] in "rioc" else "left")
+    for line in lines:
+        table.add_row(*line.key, *_numbers(line))
+    table.caption = f"total {_total(lines)}"
+    return table
 
 
 def agent_usage(traces: Iterable[AgentTrace], prices: PriceTable) -> list[UsageLine]:

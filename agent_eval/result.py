@@ -51,6 +51,8 @@ class Atom(BaseModel):
         evidence_verified: Whether ``evidence`` was found in the context (after the metric's
             documented normalization); ``None`` when the atom needs no evidence.
         rationale: The judge's one-sentence reason, when given.
+        judge_label: The label the judge gave, when the metric recorded another (a SUPPORTED
+            claim whose quote is not in the context is ``UNVERIFIED``); ``None`` otherwise.
 
     """
 
@@ -62,6 +64,7 @@ class Atom(BaseModel):
     evidence: str | None = None
     evidence_verified: bool | None = None
     rationale: str | None = None
+    judge_label: str | None = None
 
 
 def score_from_atoms(atoms: Sequence[Atom]) -> float | None:

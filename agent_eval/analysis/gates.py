@@ -13,7 +13,12 @@ Statistics (each a count of successes out of n items) and the commands that meas
 - ``accuracy``: conversations where the verdict equals the label (``calibrate``; ``compare`` per
   variant, with labels);
 - ``agreement``: conversations with the same verdict under both variants (``compare`` per pair);
-- ``unanimity``: conversations whose repeated verdicts are unanimous (``stability``).
+- ``unanimity``: conversations whose repeated verdicts are unanimous (``stability``);
+- ``atoms``: atoms that passed (supported statements, claims) of all the atoms of the run's
+  ``ok`` units, for metrics scored from atoms (``score``). Its ``items`` is the expected atom
+  count: 0.8 over 3 statements is "3 of 3", over 20 it is "16 of 20" (at most 4 unsupported).
+  With pinned decompositions the count is the same on every run of the same answers, so a run
+  whose answers split into another number of atoms fails the gate, saying so.
 
 Gates come from the config file (``[gates.<name>]`` tables with ``statistic``, ``threshold``
 and ``items``) or from flags (``--gate [NAME=]STATISTIC>=THRESHOLD/ITEMS``). A command
@@ -46,7 +51,7 @@ __all__ = [
     "parse_gate",
 ]
 
-GateStatistic = Literal["mean_score", "accuracy", "agreement", "unanimity"]
+GateStatistic = Literal["mean_score", "accuracy", "agreement", "unanimity", "atoms"]
 FLAG_SOURCE = "--gate"
 """``Gate.source`` of a gate given as a command-line flag."""
 _FLAG = re.compile(r"^(?:(?P<name>[\w.-]+)=)?(?P<stat>\w+)>=(?P<thr>[0-9.]+)/(?P<items>\d+)$")
@@ -72,7 +77,16 @@ class Gate(BaseModel):
         return math.ceil(round(self.threshold * self.items, 9))
 
     def describe(self) -> str:
-        """E.g. ``"accuracy >= 0.8 over 3 items (3 of 3)"``."""
+        """E.g. ``"accuracy >= 0.8 over 3 items (3 of 3)"``.
+
+        An ``atoms`` gate also says what it means operationally: ``"atoms >= 0.8 over 20 atoms
+        (16 of 20: at most 4 may fail)"``.
+        """
+        if self.statistic == "atoms":
+            return (
+                f"atoms >= {self.threshold:g} over {self.items} atoms ({self.required} of "
+                f"{self.items}: at most {self.items - self.required} may fail)"
+            )
         return (
             f"{self.statistic} >= {self.threshold:g} over {self.items} items "
             f"({self.required} of {self.items})"
@@ -107,6 +121,8 @@ def _judge(gate: Gate, count: GateCount) -> GateOutcome:
     else:
         ok = count.successes >= gate.required
         why = f"{count.successes} of {count.n}, needs {gate.required} of {gate.items}"
+        if gate.statistic == "atoms":
+            why += f" (at most {gate.items - gate.required} of {gate.items} atoms may fail)"
     verdict = "passed" if ok else "FAILED"
     return GateOutcome(
         gate=gate, count=count, passed=ok, message=f"{where} {verdict}: {gate.statistic} {why}"
@@ -121,10 +137,17 @@ def evaluate_gates(
     Args:
         gates: The declared gates.
         counts: ``{statistic: measured counts}`` from the command; gates whose statistic is
-            absent are not applicable and give no outcome.
+            absent are not applicable and give no outcome; an empty list (e.g. ``atoms`` in a
+            run without atom metrics) counts as 0 of 0, which fails the gate.
 
     """
-    return [_judge(g, c) for g in gates for c in counts.get(g.statistic, ())]
+    outcomes = []
+    for gate in gates:
+        measured = counts.get(gate.statistic)
+        if measured is not None and not measured:  # measured here, but nothing to count
+            measured = [GateCount(subject="run", successes=0, n=0)]
+        outcomes += [_judge(gate, count) for count in measured or ()]
+    return outcomes
 
 
 def parse_gate(text: str) -> Gate:

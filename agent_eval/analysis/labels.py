@@ -32,11 +32,15 @@ from agent_eval.trace import AgentTrace
 
 __all__ = [
     "LABELS_NAME",
+    "RATING_FIELDS",
     "REVIEW_MARKER",
     "VALUE_FIELDS",
     "labels_from_traces",
     "parse_binary",
+    "parse_rating",
+    "ratings_from_traces",
     "read_binary_file",
+    "read_rating_file",
     "write_labels",
 ]
 
@@ -182,7 +186,9 @@ def _record_value(
 def labels_from_traces(traces: Iterable[AgentTrace], *, field: str | None = None) -> dict[str, int]:
     """Labels carried by the traces themselves (e.g. tau-bench rewards mapped at ingest).
 
-    Traces without the label are left out; a present but non-binary label raises.
+    Conversation labels are keyed by ``conversation_id``; per-turn labels
+    (``labels["turns"]["K"]``, as RAG containers write them) by ``conversation_id/turn:K``.
+    Traces and turns without the label are left out; a present but non-binary label raises.
 
     Raises:
         InputError: A trace's label is not binary (names the conversation id).
@@ -191,14 +197,25 @@ def labels_from_traces(traces: Iterable[AgentTrace], *, field: str | None = None
     names = (field,) if field else VALUE_FIELDS
     labels: dict[str, int] = {}
     for trace in traces:
-        name = next((n for n in names if trace.labels.get(n) is not None), None)
-        if name is None:
-            continue
-        try:
-            labels[trace.conversation_id] = parse_binary(trace.labels[name])
-        except ValueError as exc:
-            raise InputError(f"conversation {trace.conversation_id!r}: label {exc}") from exc
+        for subject, found in _label_sets(trace):
+            name = next((n for n in names if found.get(n) is not None), None)
+            if name is None:
+                continue
+            try:
+                labels[subject] = parse_binary(found[name])
+            except ValueError as exc:
+                raise InputError(f"conversation {subject!r}: label {exc}") from exc
     return labels
+
+
+def _label_sets(trace: AgentTrace) -> Iterator[tuple[str, Mapping[str, object]]]:
+    """The conversation's labels, then each turn's (``labels["turns"]``), with their subject."""
+    yield trace.conversation_id, trace.labels
+    turns = trace.labels.get("turns")
+    if isinstance(turns, dict):
+        for number, found in turns.items():
+            if isinstance(found, dict):
+                yield f"{trace.conversation_id}/turn:{number}", found
 
 
 def write_labels(path: str | Path, labels: Mapping[str, int]) -> Path:
@@ -218,3 +235,87 @@ def write_labels(path: str | Path, labels: Mapping[str, int]) -> Path:
     except OSError as exc:
         raise InputError(f"cannot write labels: {exc}", path=str(target)) from exc
     return target
+
+
+RATING_FIELDS = ("rating", "label", "score", "faithfulness")
+"""Columns tried, in order, for an ordinal rating when no field is named."""
+
+
+def parse_rating(value: object) -> float:
+    """One ordinal rating (``3``, ``"4"``, ``2.5``) as a finite number.
+
+    Raises:
+        ValueError: Not a number (booleans are refused: they are binary labels).
+
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is a boolean, not a rating")
+    try:
+        rating = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"{value!r} is not a number (a rating such as 1-4)") from None
+    if not math.isfinite(rating):
+        raise ValueError(f"{value!r} is not a finite number")
+    return rating
+
+
+def read_rating_file(path: str | Path, *, field: str | None = None) -> dict[str, float]:
+    """Read ``{subject: rating}`` from a JSONL or CSV file of ordinal ratings.
+
+    Each record has ``conversation_id``, optionally ``unit_id`` (``turn:K``: the subject is then
+    ``conversation_id/turn:K``) and a rating in ``field`` (default: the first present of
+    :data:`RATING_FIELDS`).
+
+    Raises:
+        InputError: Unreadable file, a record without id or rating, a rating that is not a
+            number, or a subject given twice; names the file and line.
+
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read ratings file: {exc}", path=str(path)) from exc
+    records = _csv_records(text) if path.suffix.lower() == ".csv" else _jsonl_records(text, path)
+    ratings: dict[str, float] = {}
+    names = (field,) if field else RATING_FIELDS
+    for line, record in records:
+        cid = record.get("conversation_id")
+        if cid is None or str(cid).strip() == "":
+            raise InputError("record has no conversation_id", path=str(path), line=line)
+        unit = record.get("unit_id")
+        subject = f"{cid}/{unit}" if unit not in (None, "", "conversation") else str(cid)
+        name = next((n for n in names if record.get(n) not in (None, "")), None)
+        if name is None:
+            raise InputError(
+                f"{subject!r} has no rating in {', '.join(names)}; choose the column with "
+                "--label-field",
+                path=str(path),
+                line=line,
+            )
+        if subject in ratings:
+            raise InputError(f"{subject!r} appears twice", path=str(path), line=line)
+        try:
+            ratings[subject] = parse_rating(record[name])
+        except ValueError as exc:
+            raise InputError(f"{name} of {subject!r}: {exc}", path=str(path), line=line) from exc
+    return ratings
+
+
+def ratings_from_traces(traces: Iterable[AgentTrace], *, field: str) -> dict[str, float]:
+    """Ordinal ratings ``field`` carried by the traces (conversation or per-turn labels).
+
+    Raises:
+        InputError: A present rating is not a number (names the subject).
+
+    """
+    ratings: dict[str, float] = {}
+    for trace in traces:
+        for subject, found in _label_sets(trace):
+            if found.get(field) is None:
+                continue
+            try:
+                ratings[subject] = parse_rating(found[field])
+            except ValueError as exc:
+                raise InputError(f"conversation {subject!r}: {field} {exc}") from exc
+    return ratings

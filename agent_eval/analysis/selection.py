@@ -82,7 +82,9 @@ def verdicts(results: Sequence[MetricResult]) -> dict[str, int]:
     """``{subject: 0|1}`` from the binary ``ok`` rows of repeat 0 (other rows are ignored).
 
     The subject is the conversation id, or ``conversation_id/unit_id`` for turn units
-    (:attr:`MetricResult.subject`).
+    (:attr:`MetricResult.subject`). A row scored from atoms (no verdict) counts as 1 when every
+    atom passed (score 1) and 0 otherwise: "fully supported", as response-level attribution
+    labels (BEGIN's "Fully attributable") mean it.
 
     Raises:
         ConfigError: Two ``ok`` rows of repeat 0 share a subject (mixed configurations).
@@ -90,12 +92,17 @@ def verdicts(results: Sequence[MetricResult]) -> dict[str, int]:
     """
     out: dict[str, int] = {}
     for result in results:
-        if result.status != "ok" or result.repeat != 0 or result.verdict not in ("0", "1"):
+        if result.status != "ok" or result.repeat != 0:
+            continue
+        verdict = result.verdict
+        if verdict is None and result.atoms is not None and result.score is not None:
+            verdict = "1" if result.score == 1.0 else "0"
+        if verdict not in ("0", "1"):
             continue
         if result.subject in out:
             raise ConfigError(
                 f"conversation {result.subject!r} has more than one result; "
                 "filter the results to one metric, formatter and judge"
             )
-        out[result.subject] = int(result.verdict)
+        out[result.subject] = int(verdict)
     return out

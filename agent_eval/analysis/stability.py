@@ -13,6 +13,14 @@ Overall: the flip rate (share of conversations with at least two ``ok`` repeats 
 are not unanimous) and Fleiss' kappa across repeats (statsmodels ``fleiss_kappa``; Fleiss 1971),
 computed on the conversations with all K repeats ``ok``, since the statistic assumes an equal
 number of ratings per subject.
+
+Metrics scored from atoms (``faithfulness@1``, ``groundedness@1``: rows without a binary
+verdict) are measured per unit *and per atom*. A unit flips when its score differs across
+repeats; it varies at ``decomposition`` when its repeats judged different atom lists, else at
+``verification``. An atom (matched across repeats by its exact text, which pinned
+decompositions keep identical) flips when its label differs across the repeats that judged it;
+the atom flip rate is over the atoms judged in at least two ``ok`` repeats, and Fleiss' kappa
+over atoms uses those judged in all K, with their labels as the categories.
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from agent_eval.result import MetricResult
 
 __all__ = ["ConversationStability", "Stability", "VariationStage", "measure_stability"]
 
-VariationStage = Literal["goal_inference", "comparison"]
+VariationStage = Literal["goal_inference", "comparison", "decomposition", "verification"]
 
 
 class ConversationStability(BaseModel):
@@ -45,6 +53,10 @@ class ConversationStability(BaseModel):
         unanimous: Every ``ok`` repeat gave the same verdict.
         goal_varies: The stage-1 outputs (user goal, end state) differ across ``ok`` repeats.
         varies_at: Where a verdict flip starts; ``None`` when the verdicts are unanimous.
+        scores: The ``ok`` repeats' scores, in repeat order (atom metrics; ``None`` otherwise).
+        n_atoms / n_atoms_flipping: Atoms judged in at least two ``ok`` repeats, and those
+            whose label differs (atom metrics; ``None`` otherwise).
+        atoms_pinned: Every ``ok`` repeat judged the same atom list (atom metrics).
 
     """
 
@@ -58,6 +70,10 @@ class ConversationStability(BaseModel):
     unanimous: bool
     goal_varies: bool
     varies_at: VariationStage | None
+    scores: list[float] | None = None
+    n_atoms: int | None = None
+    n_atoms_flipping: int | None = None
+    atoms_pinned: bool | None = None
 
 
 class Stability(BaseModel):
@@ -71,6 +87,12 @@ class Stability(BaseModel):
         fleiss_kappa: Across repeats, on the ``n_fleiss`` conversations with K ``ok`` repeats;
             ``None`` where undefined (e.g. every verdict identical).
         stage_counts: Flipping conversations by the stage where the variation starts.
+        n_atoms / n_atoms_flipping / atom_flip_rate: Over all units of atom metrics: atoms
+            judged in at least two ``ok`` repeats, those whose label varies, and the share
+            (``None`` without atom metrics).
+        atom_fleiss_kappa / n_atom_fleiss: Fleiss' kappa over the atoms judged in all K
+            repeats, labels as categories (``None`` where undefined).
+        units_pinned: Units whose ``ok`` repeats all judged the same atoms (atom metrics).
 
     """
 
@@ -84,14 +106,77 @@ class Stability(BaseModel):
     n_fleiss: int
     stage_counts: dict[str, int]
     conversations: list[ConversationStability]
+    n_atoms: int | None = None
+    n_atoms_flipping: int | None = None
+    atom_flip_rate: float | None = None
+    atom_fleiss_kappa: float | None = None
+    n_atom_fleiss: int = 0
+    units_pinned: int | None = None
 
 
 def _norm(text: str | None) -> str:
     return " ".join((text or "").split())
 
 
+def _atom_labels(ok: Sequence[MetricResult]) -> dict[str, list[str]]:
+    """Each atom text's labels across the ``ok`` repeats that judged it (first label per row)."""
+    labels: dict[str, list[str]] = {}
+    for row in ok:
+        seen: set[str] = set()
+        for atom in row.atoms or ():
+            if atom.text not in seen:
+                seen.add(atom.text)
+                labels.setdefault(atom.text, []).append(atom.label)
+    return labels
+
+
+def _atom_unit(cid: str, rows: Sequence[MetricResult]) -> ConversationStability:
+    ok = sorted((r for r in rows if r.status == "ok"), key=lambda r: r.repeat)
+    scores = [r.score if r.score is not None else 0.0 for r in ok]
+    unanimous = len(set(scores)) <= 1
+    lists = {tuple(a.text for a in r.atoms or ()) for r in ok}
+    labels = _atom_labels(ok)
+    judged = [v for v in labels.values() if len(v) >= 2]
+    stage: VariationStage | None = None
+    if not unanimous:
+        stage = "decomposition" if len(lists) > 1 else "verification"
+    return ConversationStability(
+        conversation_id=cid,
+        n_pass=sum(s == 1.0 for s in scores),
+        n_fail=sum(s != 1.0 for s in scores),
+        n_not_ok=len(rows) - len(ok),
+        majority=None,
+        unanimous=unanimous,
+        goal_varies=False,
+        varies_at=stage,
+        scores=scores,
+        n_atoms=len(judged),
+        n_atoms_flipping=sum(len(set(v)) > 1 for v in judged),
+        atoms_pinned=len(lists) <= 1,
+    )
+
+
+def _atom_fleiss(
+    groups: Sequence[Sequence[MetricResult]], repeats: int
+) -> tuple[float | None, int]:
+    rows: list[list[str]] = []
+    for group in groups:
+        ok = [r for r in group if r.status == "ok"]
+        rows += [v for v in _atom_labels(ok).values() if len(v) == repeats]
+    categories = sorted({label for row in rows for label in row})
+    if not rows or repeats < 2 or len(categories) < 2:
+        return None, len(rows)
+    table = [[row.count(c) for c in categories] for row in rows]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        value = float(fleiss_kappa(np.asarray(table), method="fleiss"))
+    return (value if math.isfinite(value) else None), len(rows)
+
+
 def _conversation(cid: str, rows: Sequence[MetricResult]) -> ConversationStability:
     ok = [r for r in rows if r.status == "ok"]
+    if ok and all(r.atoms is not None and r.verdict is None for r in ok):
+        return _atom_unit(cid, rows)
     n_pass = sum(r.verdict == "1" for r in ok)
     n_fail = len(ok) - n_pass
     goals = {(_norm(r.user_goal), _norm(r.end_state)) for r in ok}
@@ -131,8 +216,20 @@ def measure_stability(results: Sequence[MetricResult]) -> Stability:
     repeats = max((len({r.repeat for r in rows}) for rows in by_conv.values()), default=0)
     base = [c for c in convs if c.n_pass + c.n_fail >= 2]
     flipping = [c for c in base if not c.unanimous]
-    kappa, n_fleiss = _fleiss(convs, repeats)
+    binary = [c for c in convs if c.scores is None]
+    kappa, n_fleiss = _fleiss(binary, repeats)
     stages = Counter(c.varies_at for c in flipping if c.varies_at)
+    atom_units = [c for c in convs if c.scores is not None]
+    names: list[VariationStage] = (
+        ["goal_inference", "comparison"] if binary or not atom_units else []
+    )
+    if atom_units:
+        names += ["decomposition", "verification"]
+    n_atoms = sum(c.n_atoms or 0 for c in atom_units)
+    n_atoms_flipping = sum(c.n_atoms_flipping or 0 for c in atom_units)
+    atom_kappa, n_atom_fleiss = _atom_fleiss(
+        [by_conv[c.conversation_id] for c in atom_units], repeats
+    )
     return Stability(
         repeats=repeats,
         n_conversations=len(base),
@@ -140,6 +237,12 @@ def measure_stability(results: Sequence[MetricResult]) -> Stability:
         flip_rate=len(flipping) / len(base) if base else None,
         fleiss_kappa=kappa,
         n_fleiss=n_fleiss,
-        stage_counts={s: stages.get(s, 0) for s in ("goal_inference", "comparison")},
+        stage_counts={s: stages.get(s, 0) for s in names},
         conversations=convs,
+        n_atoms=n_atoms if atom_units else None,
+        n_atoms_flipping=n_atoms_flipping if atom_units else None,
+        atom_flip_rate=n_atoms_flipping / n_atoms if n_atoms else None,
+        atom_fleiss_kappa=atom_kappa,
+        n_atom_fleiss=n_atom_fleiss,
+        units_pinned=sum(bool(c.atoms_pinned) for c in atom_units) if atom_units else None,
     )

@@ -76,11 +76,44 @@ def calibrate_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     as_json: JsonOpt = False,
     gate: GateOpt = None,
     config: ConfigOpt = None,
+    kind: Annotated[
+        str,
+        typer.Option(
+            "--kind",
+            help="binary: verdicts vs 0/1 labels (kappa); ordinal: scores vs ratings such as "
+            "1-4 (Spearman, Kendall); claims: atoms vs labelled claims of --inputs, matched by "
+            "text.",
+        ),
+    ] = "binary",
 ) -> None:
-    """Agreement of judge verdicts with labels: accuracy, Cohen's kappa [95% CI], confusion."""
+    """Agreement of judge verdicts with labels: accuracy, Cohen's kappa [95% CI], confusion.
+
+    --kind ordinal: Spearman's rho and Kendall's tau-b [95% CI] of the scores against ratings;
+    --kind claims: agreement of the atoms with claim-level labels where they can be matched.
+    A unit scored from atoms counts as verdict 1 in binary calibration when every atom passed.
+    """
     with usage_errors():
         from agent_eval.cli import analysis_runs as runs
 
+        if kind not in ("binary", "ordinal", "claims"):
+            raise ConfigError(f"--kind is binary, ordinal or claims, not {kind!r}")
+        if kind != "binary":
+            if run is None:
+                raise ConfigError(f"--kind {kind} needs a RUN")
+            if gate:
+                raise ConfigError(f"--gate applies to --kind binary (accuracy), not {kind}")
+            if kind == "ordinal":
+                ordinal = runs.ordinal_calibration_for(
+                    run, labels, inputs=inputs, label_field=label_field, metric=metric,
+                    formatter=formatter,
+                )  # fmt: skip
+                runs.show_ordinal(ordinal, as_json)
+            else:
+                claims = runs.claim_calibration_for(
+                    run, inputs=inputs, metric=metric, formatter=formatter
+                )
+                runs.show_claim_calibration(claims, as_json)
+            return
         gates = gates_from(config_path(config), gate or [], statistics=("accuracy",))
         cal = runs.calibration_for(
             run, labels, predictions, inputs=inputs, label_field=label_field,
@@ -239,10 +272,24 @@ def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     as_json: JsonOpt = False,
     gate: GateOpt = None,
     config: ConfigOpt = None,
+    redecompose: Annotated[
+        bool,
+        typer.Option(
+            "--redecompose",
+            help="Claim-level metrics: split answers anew in every repeat instead of judging "
+            "the pinned statements.",
+        ),
+    ] = False,
 ) -> None:
-    """Judge each conversation K times (cache bypassed for repeats) and measure agreement."""
+    """Judge each conversation K times (cache bypassed for repeats) and measure agreement.
+
+    Claim-level metrics (faithfulness, groundedness) judge the same pinned atoms in every
+    repeat and report the flip rate per atom as well as per score.
+    """
     with usage_errors():
-        cfg, gates = _scoring_setup(locals(), ("unanimity",), formatter=formatter)
+        cfg, gates = _scoring_setup(
+            locals(), ("unanimity",), formatter=formatter, redecompose=redecompose or None
+        )
         from agent_eval.cli import analysis_runs as runs
 
         run_id, directory, st = runs.stability_for(cfg, repeats, sys.argv)

@@ -21,13 +21,21 @@ from pydantic import BaseModel
 from rich.console import RenderableType
 
 from agent_eval.analysis.calibration import Calibration, calibrate, calibrate_results
+from agent_eval.analysis.claim_calibration import (
+    ClaimCalibration,
+    calibrate_claims,
+    claim_labels_from_traces,
+)
 from agent_eval.analysis.gates import GateCount
 from agent_eval.analysis.labels import (
     LABELS_NAME,
     labels_from_traces,
+    ratings_from_traces,
     read_binary_file,
+    read_rating_file,
     write_labels,
 )
+from agent_eval.analysis.ordinal import OrdinalCalibration, calibrate_ordinal_results
 from agent_eval.analysis.paired import VariantComparison, compare_formatters
 from agent_eval.analysis.scoring import score_repeats, score_variants
 from agent_eval.analysis.stability import Stability, measure_stability
@@ -40,10 +48,18 @@ from agent_eval.errors import ConfigError, InputError, JudgeNotConfiguredError
 from agent_eval.ingest.pipeline import ingest
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric
+from agent_eval.metrics.claim_metric import ClaimMetric
+from agent_eval.metrics.decomposition import DECOMPOSITIONS_FILENAME, DecompositionCache
 from agent_eval.metrics.spec import build_metric, split_metrics
 from agent_eval.references import load_references
 from agent_eval.report.renderings import read_renderings, tokens_by_formatter
-from agent_eval.report.terminal import calibration_table, comparison_tables, stability_tables
+from agent_eval.report.terminal import (
+    calibration_table,
+    claim_calibration_tables,
+    comparison_tables,
+    ordinal_table,
+    stability_tables,
+)
 from agent_eval.result import MetricResult
 from agent_eval.run.budget import BUDGET_SKIP, Budget, budget_line
 from agent_eval.run.cache import CACHE_FILENAME, JudgeCache
@@ -86,14 +102,23 @@ def _traces(cfg: ScoreConfig) -> list[AgentTrace]:
     return traces
 
 
-def _metric(cfg: ScoreConfig) -> Metric:
-    """The one metric ``cfg.metric`` names (``NAME[@V][params]``); compare/stability take one."""
+def _metric(cfg: ScoreConfig, out: Path | None = None) -> Metric:
+    """The one metric ``cfg.metric`` names (``NAME[@V][params]``); compare/stability take one.
+
+    Claim-level metrics pin their decompositions in ``out/decompositions.db``
+    (``--redecompose``: every repeat decomposes anew).
+    """
     specs = split_metrics(cfg.metric)
     if len(specs) != 1:
         raise ConfigError(f"--metric: give exactly one metric here, not {cfg.metric!r}")
-    return build_metric(
+    metric = build_metric(
         specs[0], with_reference=cfg.with_reference, temperature=cfg.temperature, seed=cfg.seed
     )
+    if out is not None and isinstance(metric, ClaimMetric):
+        metric.decompositions = DecompositionCache(
+            out / DECOMPOSITIONS_FILENAME, refresh=cfg.redecompose
+        )
+    return metric
 
 
 def _judge(cfg: ScoreConfig) -> Judge:
@@ -248,7 +273,7 @@ def run_repeats(
     limited = _stack(cfg, inner, out, cached=False, budget=budget).judge
     cache = None if cfg.cache == "off" else JudgeCache(cfg.cache_path or out / CACHE_FILENAME)
     work = score_repeats(
-        traces, repeats=repeats, formatter=cfg.formatter, metric=_metric(cfg), judge=limited,
+        traces, repeats=repeats, formatter=cfg.formatter, metric=_metric(cfg, out), judge=limited,
         cache=cache, out=out, run_id=run_id, concurrency=cfg.concurrency,
         max_context_tokens=cfg.max_context_tokens, references=references,
         cache_mode="refresh" if cfg.cache == "refresh" else "use", argv=_redacted(cfg, argv),
@@ -425,3 +450,77 @@ def emit(as_json: bool, run_id: str, directory: Path, *, name: str, model: BaseM
     else:
         out_console.print(_TABLES[name](model))
         out_console.print(f"results in {directory} (run {run_id})", highlight=False)
+
+
+def ordinal_calibration_for(
+    run: Path,
+    labels: Path | None,
+    *,
+    inputs: list[Path] | None,
+    label_field: str | None,
+    metric: str | None,
+    formatter: str | None,
+) -> OrdinalCalibration:
+    """Calibrate a run's scores against ordinal ratings (a file, or labels the traces carry).
+
+    Raises:
+        ConfigError: No ratings given; no shared subject.
+        InputError / StoreError: Unreadable ratings or results.
+
+    """
+    if labels is not None:
+        ratings = read_rating_file(labels, field=label_field)
+    elif inputs and label_field:
+        ratings = ratings_from_traces(ingest(inputs), field=label_field)
+    else:
+        raise ConfigError(
+            "--kind ordinal needs ratings: --labels FILE, or --inputs PATH with --label-field "
+            "NAME (a per-turn or conversation label holding the rating)"
+        )
+    cal = calibrate_ordinal_results(_select(load_run_results(run), metric, formatter), ratings)
+    if cal.n == 0:
+        raise InputError(
+            f"no unit of the run ({run}) has both an ok score and a rating; run ids: "
+            f"{_some(cal.unlabelled)}; rating ids: {_some(cal.unpredicted)}"
+        )
+    return cal
+
+
+def claim_calibration_for(
+    run: Path, *, inputs: list[Path] | None, metric: str | None, formatter: str | None
+) -> ClaimCalibration:
+    """Calibrate a run's atoms against the claim labels of ``inputs`` (matched by text).
+
+    Raises:
+        ConfigError: No ``--inputs``, or they carry no claim labels.
+        InputError / StoreError: Unreadable inputs or results.
+
+    """
+    if not inputs:
+        raise ConfigError('--kind claims needs --inputs PATH whose turns carry labels["claims"]')
+    labels = claim_labels_from_traces(ingest(inputs))
+    if not labels:
+        raise ConfigError('the --inputs traces carry no claim labels (labels["claims"])')
+    cal = calibrate_claims(_select(load_run_results(run), metric, formatter), labels)
+    if cal.n_matched == 0:
+        raise InputError(
+            f"no atom of the run ({run}) matched a labelled claim ({cal.n_units} units with "
+            "both); are they the same answers?"
+        )
+    return cal
+
+
+def show_ordinal(cal: OrdinalCalibration, as_json: bool) -> None:
+    """Print the ordinal calibration as a rich table, or JSON on stdout."""
+    if as_json:
+        write_json(cal.model_dump_json(indent=2))
+    else:
+        out_console.print(ordinal_table(cal))
+
+
+def show_claim_calibration(cal: ClaimCalibration, as_json: bool) -> None:
+    """Print the claim-level calibration as rich tables, or JSON on stdout."""
+    if as_json:
+        write_json(cal.model_dump_json(indent=2))
+    else:
+        out_console.print(claim_calibration_tables(cal))

@@ -42,19 +42,30 @@ from agent_eval.cli.judge_setup import (
 )
 from agent_eval.cli.score_inputs import check_references, read_inputs
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
-from agent_eval.costs import PriceTable, agent_usage, judge_usage, usage_table
+from agent_eval.costs import (
+    PriceTable,
+    agent_usage,
+    judge_usage,
+    stage_table,
+    stage_usage,
+    usage_table,
+)
 from agent_eval.errors import AgentEvalError, ConfigError, JudgeNotConfiguredError
 from agent_eval.formatting import load_formatters
 from agent_eval.formatting.base import Formatter
 from agent_eval.formatting.registry import get_formatter
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric
+from agent_eval.metrics.claim_metric import ClaimMetric
+from agent_eval.metrics.decomposition import DECOMPOSITIONS_FILENAME, DecompositionCache
 from agent_eval.metrics.spec import build_metric, split_metrics
 from agent_eval.rag.labels import attach_turn_labels, load_turn_labels
 from agent_eval.rag.turns import write_turns
 from agent_eval.references import load_references
 from agent_eval.report.conversations import write_conversations
 from agent_eval.report.renderings import render_all, write_renderings
+from agent_eval.report.unit_contexts import write_units
+from agent_eval.result import MetricResult
 from agent_eval.run.budget import BUDGET_SKIP, Budget, budget_line
 from agent_eval.run.engine import Engine, new_run_id, utc_now
 from agent_eval.run.judge_stack import JudgeStack, default_cache_path, wrap_judge
@@ -66,6 +77,9 @@ from agent_eval.run.summary import RunSummary
 from agent_eval.trace import AgentTrace
 
 __all__ = ["HOW_TO_CONFIGURE", "build_judge", "judge_model", "redact_argv", "run_score", "score"]
+
+SCORE_STATISTICS = ("mean_score", "atoms")
+"""What ``score`` measures for gates: ``atoms`` only for metrics scored from atoms."""
 
 EXIT_NOTHING_SCORED = 1
 """Exit code when conversations were read but none was scored (all errored or skipped)."""
@@ -279,7 +293,16 @@ def _gates_code(
         )
         for summary in summaries
     ]
-    return EXIT_GATE if apply_gates(gates, {"mean_score": counts}) else code
+    atoms = [
+        GateCount(
+            subject="run" if single else summary.metric,
+            successes=summary.atoms_passed,
+            n=summary.atoms,
+        )
+        for summary in summaries
+        if summary.atom_units
+    ]
+    return EXIT_GATE if apply_gates(gates, {"mean_score": counts, "atoms": atoms}) else code
 
 
 def _with_turn_labels(traces: list[AgentTrace], cfg: ScoreConfig) -> list[AgentTrace]:
@@ -368,6 +391,37 @@ def _print_usage(
     rows = [r for r in load_results(summary.out_dir) if r.run_id == summary.run_id]
     prices = PriceTable.from_config(cfg.prices)
     out.print(usage_table(judge_usage(rows, prices), agent_usage(traces, prices)))
+    stages = stage_usage(rows, prices)
+    if stages:
+        out.print(stage_table(stages))
+    failing = unit_lines(rows)
+    if failing:
+        out.print(failing, highlight=False)
+
+
+def unit_lines(rows: Sequence[MetricResult], limit: int = 10) -> str:
+    """Per-unit pass/fail of atom-scored rows as ``k of n``: the units with failing atoms.
+
+    Lists up to ``limit`` units (lowest share first) with their first failing atom, and says
+    how many units had every atom pass; ``""`` when no row carries atoms.
+    """
+    scored = [(r, r.atoms) for r in rows if r.status == "ok" and r.atoms]
+    if not scored:
+        return ""
+    failing = sorted(
+        ((r, atoms) for r, atoms in scored if not all(a.passed for a in atoms)),
+        key=lambda pair: (pair[0].score or 0.0, pair[0].metric, pair[0].subject),
+    )
+    lines = [f"units with every atom passed: {len(scored) - len(failing)} of {len(scored)}"]
+    for row, atoms in failing[:limit]:
+        first = next(a for a in atoms if not a.passed)
+        lines.append(
+            f"  {row.metric} {row.subject}: {sum(a.passed for a in atoms)} of {len(atoms)} "
+            f"passed; first failing ({first.label}): {first.text}"
+        )
+    if len(failing) > limit:
+        lines.append(f"  ... and {len(failing) - limit} more (see results.jsonl)")
+    return "\n".join(lines)
 
 
 def run_config(engines: Sequence[Engine], cfg: ScoreConfig) -> dict[str, Any]:
@@ -389,6 +443,7 @@ async def _score(
     directory = cfg.out or Path("runs") / run_id
     secret = os.environ.get(cfg.api_key_env, "")
     judges = {id(e.judge): e.judge for e in engines if e.judge is not None}
+    pinned = _pin_decompositions(engines, cfg)
     with ResultStore(directory) as store:
         store.start_run(
             RunRecord(
@@ -403,8 +458,9 @@ async def _score(
         rendered = sorted({e.formatter.identity for e in engines if e.metric.uses_formatter})
         write_renderings(directory, render_all(traces, rendered))
         write_conversations(directory, traces)
-        if any(e.metric.unit_kind == "answer" for e in engines):  # for `agent-eval rag`
-            write_turns(directory, traces)
+        if any(e.metric.unit_kind == "answer" for e in engines):
+            write_units(directory, traces)  # the contexts atoms quote
+            write_turns(directory, traces)  # the per-turn RAG view, for `agent-eval rag`
         summaries = []
         try:
             for engine in engines:
@@ -413,7 +469,25 @@ async def _score(
         finally:
             for judge in judges.values():
                 await judge.aclose()
+            if pinned is not None:
+                pinned.close()
         return summaries
+
+
+def decompositions_path(out: Path | None) -> Path:
+    """``OUT/decompositions.db``, or ``runs/decompositions.db`` without ``--out``."""
+    return default_cache_path(out).parent / DECOMPOSITIONS_FILENAME
+
+
+def _pin_decompositions(engines: Sequence[Engine], cfg: ScoreConfig) -> DecompositionCache | None:
+    """Give the claim-level metrics the run's decomposition cache (``--redecompose``: refresh)."""
+    claim_metrics = [e.metric for e in engines if isinstance(e.metric, ClaimMetric)]
+    if not claim_metrics:
+        return None
+    cache = DecompositionCache(decompositions_path(cfg.out), refresh=cfg.redecompose)
+    for metric in claim_metrics:
+        metric.decompositions = cache
+    return cache
 
 
 def _plan_model(cfg: ScoreConfig) -> str | None:
@@ -561,11 +635,19 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
         typer.Option(
             "--gate",
             help=escape(  # rich markup would swallow the square brackets
-                "[NAME=]mean_score>=THRESHOLD/ITEMS (repeatable); also the [gates.<name>] "
-                "tables of agent-eval.toml."
+                "[NAME=]mean_score>=THRESHOLD/ITEMS or [NAME=]atoms>=THRESHOLD/ATOMS "
+                "(repeatable); also the [gates.<name>] tables of agent-eval.toml."
             ),
         ),
     ] = None,
+    redecompose: Annotated[
+        bool,
+        typer.Option(
+            "--redecompose",
+            help="Claim-level metrics split answers again instead of reusing the statements "
+            "pinned in OUT/decompositions.db.",
+        ),
+    ] = False,
 ) -> None:
     """Score conversations with an LLM judge; results go to DIR/results.jsonl and results.db.
 
@@ -603,9 +685,10 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
         "max_cost": max_cost,
         "resume": resume,
         "retry_errors": retry_errors,
+        "redecompose": redecompose or None,
     }
     try:
-        gates = gates_from(config_path(config), gate or [], statistics=("mean_score",))
+        gates = gates_from(config_path(config), gate or [], statistics=SCORE_STATISTICS)
         code = run_score(load_config(config, **overrides), sys.argv, gates=gates)
     except AgentEvalError as exc:
         err_console.print(

@@ -40,6 +40,8 @@ __all__ = [
     "MetricInput",
     "MetricOutcome",
     "MetricParams",
+    "StageUsage",
+    "UnitSkipped",
     "metrics",
     "require_judge",
 ]
@@ -112,43 +114,112 @@ class MetricOutcome:
         return None
 
 
+class UnitSkipped(Exception):
+    """Raised by :meth:`Metric.evaluate` when a unit turns out to have nothing to score.
+
+    The engine records a ``skipped`` row with ``reason`` as its ``error_type`` (e.g.
+    ``no_statements`` when an answer holds no statement at all), keeping the usage of the calls
+    already made and ``details``. Never a score of 0 or 1.
+
+    Args:
+        reason: Short machine-friendly reason.
+        message: A sentence for people.
+        details: Intermediate outputs worth keeping on the row (JSON values).
+
+    """
+
+    def __init__(
+        self, reason: str, message: str, details: dict[str, JsonValue] | None = None
+    ) -> None:
+        self.reason, self.message, self.details = reason, message, dict(details or {})
+        super().__init__(message)
+
+
+@dataclass
+class StageUsage:
+    """Judge usage of one stage of a metric (``decompose``, ``verify``...) on one row."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    attempts: int = 0
+    cached_calls: int = 0
+
+    def as_json(self) -> dict[str, JsonValue]:
+        """The counts as a JSON object (what rows store under ``details["stages"]``)."""
+        return {
+            "calls": self.calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "attempts": self.attempts,
+            "cached_calls": self.cached_calls,
+        }
+
+
 @dataclass
 class CallTally:
-    """Judge usage for one result row, summed over every call and retry (mutable)."""
+    """Judge usage for one result row, summed over every call and retry (mutable).
+
+    Calls asked with a ``stage`` name are also counted per stage (:attr:`stages`); the engine
+    stores those counts on the row as ``details["stages"]``.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     latency_ms: float = 0.0
     attempts: int = 0
     cached_calls: int = 0
-    details: dict[str, str] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
     """Intermediate outputs of the stages that succeeded (kept on an error row)."""
+    stages: dict[str, StageUsage] = field(default_factory=dict)
+    """Usage by stage name, in the order the stages first ran."""
 
-    def add_reply(self, reply: JudgeReply[Any]) -> None:
-        """Count a successful call."""
+    def add_reply(self, reply: JudgeReply[Any], stage: str | None = None) -> None:
+        """Count a successful call (also under ``stage`` when given)."""
         self.input_tokens += reply.input_tokens
         self.output_tokens += reply.output_tokens
         self.latency_ms += reply.latency_ms
         self.attempts += reply.attempts
         self.cached_calls += int(reply.cached)
+        if stage is not None:
+            usage = self.stages.setdefault(stage, StageUsage())
+            usage.calls += 1
+            usage.input_tokens += reply.input_tokens
+            usage.output_tokens += reply.output_tokens
+            usage.attempts += reply.attempts
+            usage.cached_calls += int(reply.cached)
 
-    def add_error(self, error: JudgeError, latency_ms: float) -> None:
+    def add_error(self, error: JudgeError, latency_ms: float, stage: str | None = None) -> None:
         """Count a failed call (its attempts and the usage it reported)."""
         self.input_tokens += error.input_tokens
         self.output_tokens += error.output_tokens
         self.latency_ms += latency_ms
         self.attempts += error.attempts
+        if stage is not None:
+            usage = self.stages.setdefault(stage, StageUsage())
+            usage.calls += 1
+            usage.input_tokens += error.input_tokens
+            usage.output_tokens += error.output_tokens
+            usage.attempts += error.attempts
 
-    async def ask(self, judge: Judge, request: JudgeRequest) -> JudgeReply[Any]:
-        """``judge.ask(request)``, counted here whether it succeeds or raises."""
+    async def ask(
+        self, judge: Judge, request: JudgeRequest, stage: str | None = None
+    ) -> JudgeReply[Any]:
+        """``judge.ask(request)``, counted here (and under ``stage``) whether it succeeds or not."""
         start = time.perf_counter()
         try:
             reply = await judge.ask(request)
         except JudgeError as exc:
-            self.add_error(exc, (time.perf_counter() - start) * 1000)
+            self.add_error(exc, (time.perf_counter() - start) * 1000, stage)
             raise
-        self.add_reply(reply)
+        self.add_reply(reply, stage)
         return reply
+
+    def stage_details(self) -> dict[str, JsonValue]:
+        """``{"stages": {name: counts}}`` when any call named a stage, else ``{}``."""
+        if not self.stages:
+            return {}
+        return {"stages": {name: usage.as_json() for name, usage in self.stages.items()}}
 
 
 class Metric(ABC):

@@ -14,10 +14,20 @@ from rich.table import Table
 
 if TYPE_CHECKING:  # annotations only: the statistics libraries load when the analyses run
     from agent_eval.analysis.calibration import Calibration
+    from agent_eval.analysis.claim_calibration import ClaimCalibration
+    from agent_eval.analysis.ordinal import OrdinalCalibration
     from agent_eval.analysis.paired import PairComparison, VariantComparison
     from agent_eval.analysis.stability import Stability
 
-__all__ = ["calibration_table", "comparison_tables", "fixed", "stability_tables", "usd"]
+__all__ = [
+    "calibration_table",
+    "claim_calibration_tables",
+    "comparison_tables",
+    "fixed",
+    "ordinal_table",
+    "stability_tables",
+    "usd",
+]
 
 
 def fixed(value: float | None, digits: int = 3) -> str:
@@ -125,7 +135,9 @@ def _flipped_table(pair: PairComparison, width: int = 120) -> Table:
 
 
 def stability_tables(st: Stability) -> RenderableType:
-    """Overall stability line plus one row per conversation."""
+    """Overall stability line plus one row per conversation (per unit, for atom metrics)."""
+    if st.n_atoms is not None:
+        return _atom_stability_table(st)
     table = Table(
         title=(
             f"Stability over {st.repeats} repeats: flip rate {fixed(st.flip_rate)} "
@@ -147,3 +159,74 @@ def stability_tables(st: Stability) -> RenderableType:
             c.varies_at or "",
         )
     return table
+
+
+def _atom_stability_table(st: Stability) -> RenderableType:
+    """Stability of an atom metric: per-score and per-atom flip rates, one row per unit."""
+    table = Table(
+        title=(
+            f"Stability over {st.repeats} repeats: score flip rate {fixed(st.flip_rate)} "
+            f"({st.n_flipping} of {st.n_conversations} units); atom flip rate "
+            f"{fixed(st.atom_flip_rate)} ({st.n_atoms_flipping} of {st.n_atoms} atoms), "
+            f"Fleiss' kappa over atoms {fixed(st.atom_fleiss_kappa)} (n={st.n_atom_fleiss}); "
+            f"units with pinned atoms {st.units_pinned} of {len(st.conversations)}; starts at "
+            f"decomposition {st.stage_counts.get('decomposition', 0)}, at verification "
+            f"{st.stage_counts.get('verification', 0)}"
+        ),
+        title_justify="left",
+    )
+    for name in ("unit", "scores", "atoms flipping", "pinned", "not ok", "varies at"):
+        table.add_column(name)
+    for c in st.conversations:
+        table.add_row(
+            escape(c.conversation_id),
+            " ".join(f"{s:.2f}" for s in c.scores or ()),
+            f"{c.n_atoms_flipping} of {c.n_atoms}" if c.n_atoms is not None else "",
+            "yes" if c.atoms_pinned else "no",
+            str(c.n_not_ok),
+            c.varies_at or "",
+        )
+    return table
+
+
+def ordinal_table(cal: OrdinalCalibration) -> Table:
+    """Spearman and Kendall [95% CI] of scores against ordinal ratings."""
+    table = Table(title="Calibration against ordinal ratings", show_header=False,
+                  title_justify="left")  # fmt: skip
+    table.add_column(style="bold")
+    table.add_column()
+    if cal.identity is not None:
+        table.add_row("applies to", escape(str(cal.identity)))
+    table.add_row("units", str(cal.n))
+    table.add_row(
+        "Spearman's rho [95% CI]",
+        f"{fixed(cal.spearman)} [{fixed(cal.spearman_ci_low)}, {fixed(cal.spearman_ci_high)}]"
+        f" (p {fixed(cal.spearman_p)})",
+    )
+    table.add_row(
+        "Kendall's tau-b [95% CI]",
+        f"{fixed(cal.kendall)} [{fixed(cal.kendall_ci_low)}, {fixed(cal.kendall_ci_high)}]"
+        f" (p {fixed(cal.kendall_p)})",
+    )
+    table.add_row("ratings", ", ".join(f"{k}: {v}" for k, v in cal.ratings.items()) or "none")
+    if cal.unlabelled or cal.unpredicted:
+        table.add_row(
+            "unmatched",
+            f"{len(cal.unlabelled)} score(s) without a rating, "
+            f"{len(cal.unpredicted)} rating(s) without a score",
+        )
+    return table
+
+
+def claim_calibration_tables(cal: ClaimCalibration) -> RenderableType:
+    """How many labelled claims matched an atom, then the binary agreement over the matches."""
+    table = Table(title="Claim matching", show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row("units", str(cal.n_units))
+    table.add_row(
+        "matched",
+        f"{cal.n_matched} pairs of {cal.n_labelled} labelled claims and {cal.n_atoms} atoms "
+        f"(similarity >= {cal.min_similarity:g}, mean {fixed(cal.mean_similarity)})",
+    )
+    return Group(table, calibration_table(cal.binary))

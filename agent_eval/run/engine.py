@@ -32,7 +32,7 @@ from agent_eval.errors import BudgetExhausted, InputError, JudgeError
 from agent_eval.formatting.base import Formatter
 from agent_eval.formatting.fingerprint import fingerprint
 from agent_eval.judges.base import Judge
-from agent_eval.metrics.base import CallTally, Metric, MetricInput
+from agent_eval.metrics.base import CallTally, Metric, MetricInput, UnitSkipped
 from agent_eval.metrics.units import Unit
 from agent_eval.result import MetricResult
 from agent_eval.run.budget import Budget
@@ -308,18 +308,28 @@ class Engine:
             if skip is not None:
                 return self._row(trace, sample.unit, started_at, tally, {**fields, **skip})
             outcome = await self.metric.evaluate(sample, self.judge, tally)
-            return self._row(trace, sample.unit, started_at, tally, {**fields, **ok(outcome)})
+            scored = {**fields, **ok(outcome), **tally.stage_details()}
+            return self._row(trace, sample.unit, started_at, tally, scored)
+        except UnitSkipped as exc:  # nothing to score after all (e.g. no statements)
+            skipped = {
+                **fields,
+                **exc.details,
+                **tally.stage_details(),
+                "status": "skipped",
+                "error_type": exc.reason,
+                "error_message": exc.message,
+            }
+            return self._row(trace, sample.unit, started_at, tally, skipped)
         except BudgetExhausted as exc:  # not sent: skipped, and --resume scores it later
-            skipped = {**fields, **tally.details, **budget_skip(str(exc))}
+            skipped = {**fields, **tally.details, **tally.stage_details(), **budget_skip(str(exc))}
             return self._row(trace, sample.unit, started_at, tally, skipped)
         except JudgeError as exc:
-            failed = {**fields, **tally.details, **judge_failure(exc)}
-            return self._row(trace, sample.unit, started_at, tally, failed)
-        except InputError as exc:  # the unit's own data is unusable (e.g. labels, ids)
-            failed = {**fields, **failure("invalid_input", exc)}
+            failed = {**fields, **tally.details, **tally.stage_details(), **judge_failure(exc)}
             return self._row(trace, sample.unit, started_at, tally, failed)
         except Exception as exc:  # recorded as a row with its type, never lost
-            failed = {**fields, **failure("internal_error", exc)}
+            # InputError: the unit's own data is unusable (labels naming unknown passages...)
+            kind = "invalid_input" if isinstance(exc, InputError) else "internal_error"
+            failed = {**fields, **failure(kind, exc)}
             return self._row(trace, sample.unit, started_at, tally, failed)
 
     def _over_budget(self) -> bool:

@@ -34,6 +34,11 @@ class RunSummary:
         attempts: Judge requests made, retries included (0 for cached replies).
         wall_seconds: Wall time of the run, seconds.
         skip_reasons / error_types: Rows by reason.
+        atoms / atoms_passed: Atoms over the ``ok`` rows scored from atoms (claim-level
+            metrics), and how many of them passed: the run's "k of n".
+        atom_units: ``ok`` rows that carried atoms.
+        stage_tokens: ``{stage: [requests, input tokens, output tokens]}`` summed over the
+            rows of metrics that name their stages (``details["stages"]``).
         results: The result rows, in completion order (when the run keeps them).
 
     """
@@ -55,6 +60,10 @@ class RunSummary:
     wall_seconds: float = 0.0
     skip_reasons: Counter[str] = field(default_factory=Counter)
     error_types: Counter[str] = field(default_factory=Counter)
+    atoms: int = 0
+    atoms_passed: int = 0
+    atom_units: int = 0
+    stage_tokens: dict[str, list[int]] = field(default_factory=dict)
     results: list[MetricResult] = field(default_factory=list)
 
     def add(self, result: MetricResult, *, keep: bool = True, resumed: bool = False) -> None:
@@ -64,9 +73,14 @@ class RunSummary:
         self.input_tokens += result.input_tokens
         self.output_tokens += result.output_tokens
         self.attempts += result.attempts
+        self._add_stages(result)
         if result.status == "ok":
             self.scored += 1
             self.score_sum += result.score or 0.0
+            if result.atoms is not None:
+                self.atom_units += 1
+                self.atoms += len(result.atoms)
+                self.atoms_passed += sum(atom.passed for atom in result.atoms)
         elif result.status == "skipped":
             self.skipped += 1
             self.skip_reasons[result.error_type or "?"] += 1
@@ -75,6 +89,17 @@ class RunSummary:
             self.error_types[result.error_type or "?"] += 1
         if keep:
             self.results.append(result)
+
+    def _add_stages(self, result: MetricResult) -> None:
+        stages = result.details.get("stages")
+        if not isinstance(stages, dict):
+            return
+        for stage, usage in stages.items():
+            if isinstance(usage, dict):
+                sums = self.stage_tokens.setdefault(stage, [0, 0, 0])
+                for index, name in enumerate(("attempts", "input_tokens", "output_tokens")):
+                    value = usage.get(name)
+                    sums[index] += value if isinstance(value, int) else 0
 
     @property
     def mean_score(self) -> float | None:
@@ -133,6 +158,23 @@ class RunSummary:
             ("mean score", f"{mean} over {self.scored} scored"),
             ("judge tokens", f"{self.input_tokens} in, {self.output_tokens} out"),
             ("judge requests", str(self.attempts)),
+        ]
+        if self.atom_units:
+            rows.insert(
+                7,
+                (
+                    "atoms passed",
+                    f"{self.atoms_passed} of {self.atoms} over {self.atom_units} scored units",
+                ),
+            )
+        rows += [
+            (
+                f"stage {stage}",
+                f"{requests} requests, {tokens_in} in, {tokens_out} out",
+            )
+            for stage, (requests, tokens_in, tokens_out) in self.stage_tokens.items()
+        ]
+        rows += [
             ("wall time", f"{self.wall_seconds:.2f} s"),
         ]
         if self.resumed:

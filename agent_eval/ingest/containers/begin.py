@@ -1,0 +1,91 @@
+"""BEGIN (``begin``): knowledge snippet, previous turn, generated response, attribution label.
+
+The BEGIN benchmark (Dziri, Rashkin, Linzen, Reitter, TACL 2022; github.com/google/BEGIN-dataset)
+as its TSV files: a header line ``model_name data_source knowledge message response
+begin_label``, tab-separated, no quoting. One conversation per row:
+
+- one turn: ``message`` (the previous dialogue turn) -> user message, ``response`` -> answer;
+- context: ``knowledge`` (the snippet the response should be grounded in), passage id
+  ``knowledge``;
+- labels of turn 1: ``begin_label`` as found, and ``attributable`` = 1 for ``Fully
+  attributable``, 0 for ``Not fully attributable`` (absent for ``Generic``: nothing to attribute);
+- metadata: ``model_name``, ``data_source``; id ``begin/<line>``.
+
+A row with another number of fields is skipped (``invalid_begin_row``) naming its line.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from typing import ClassVar
+
+from pydantic import JsonValue
+
+from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.containers.rag_turns import Passage, RagTurn, rag_trace
+from agent_eval.ingest.spans import SourceLocation
+
+__all__ = ["ATTRIBUTABLE", "BeginContainer"]
+
+HEADER = ("model_name", "data_source", "knowledge", "message", "response", "begin_label")
+ATTRIBUTABLE = {"Fully attributable": 1, "Not fully attributable": 0}
+"""``begin_label`` -> the binary ``attributable`` label (``Generic`` has none)."""
+
+
+class BeginContainer(Container):
+    """BEGIN TSV rows (knowledge, message, response, begin_label)."""
+
+    name: ClassVar[str] = "begin"
+    description: ClassVar[str] = "BEGIN benchmark TSV (knowledge, message, response, begin_label)"
+    priority: ClassVar[int] = 35
+
+    def sniff(self, path: str, head: bytes) -> bool:
+        """The header line is BEGIN's."""
+        return head.split(b"\n", 1)[0].rstrip(b"\r").split(b"\t") == [h.encode() for h in HEADER]
+
+    def read(self, path: str) -> Iterator[ContainerItem]:
+        """One AgentTrace per row (a Skipped note for a malformed row).
+
+        Raises:
+            DecodeError: the header is not BEGIN's.
+
+        """
+        with open(path, encoding="utf-8", newline="") as handle:
+            rows = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+            header = next(rows, None)
+            if header is None or tuple(header) != HEADER:
+                raise DecodeError(f"not a BEGIN TSV: the header must be {HEADER}", path=path)
+            for line, row in enumerate(rows, start=2):
+                if not any(row):
+                    continue
+                if len(row) != len(HEADER):
+                    yield Skipped(
+                        reason="invalid_begin_row",
+                        detail=f"line {line} has {len(row)} tab-separated fields, not "
+                        f"{len(HEADER)} ({', '.join(HEADER)})",
+                        source=SourceLocation(path, line),
+                        spans=0,
+                    )
+                    continue
+                fields = dict(zip(HEADER, row, strict=True))
+                labels: dict[str, JsonValue] = {"begin_label": fields["begin_label"]}
+                if fields["begin_label"] in ATTRIBUTABLE:
+                    labels["attributable"] = ATTRIBUTABLE[fields["begin_label"]]
+                turn = RagTurn(
+                    question=fields["message"],
+                    passages=[Passage(text=fields["knowledge"], id="knowledge")],
+                    answer=fields["response"],
+                    labels=labels,
+                )
+                yield rag_trace(
+                    conversation_id=f"begin/{line}",
+                    turns=[turn],
+                    container=self.name,
+                    path=path,
+                    metadata={
+                        "model_name": fields["model_name"],
+                        "data_source": fields["data_source"],
+                    },
+                )

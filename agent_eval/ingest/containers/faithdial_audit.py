@@ -1,0 +1,104 @@
+"""FaithDial's hallucination audit (``faithdial-audit``): WoW responses with BEGIN labels.
+
+The human annotations of Dziri et al., "On the Origin of Hallucinations in Conversational
+Models" (NAACL 2022), in the FaithDial repository (github.com/McGill-NLP/FaithDial,
+``data-audit/<MODEL>/<model>_processed_wow.csv``): CSV with the header ``knowledge, history,
+<model>, begin_label, vrm_label`` (the third column is named after the model: ``ctrl``,
+``doha``, ``gpt2``). One conversation per row:
+
+- one turn: ``history`` (the previous user utterance; may be empty) -> user message, the model's
+  response -> answer;
+- context: ``knowledge``, passage id ``knowledge``;
+- labels of turn 1: ``begin_label`` and ``vrm_label`` as found, and ``faithful`` = 1 for
+  ``entailment`` and ``entailment,uncooperative`` (supported by the knowledge, whether or not it
+  cooperates), 0 for ``hallucination`` and ``entailment,hallucination`` (partly hallucinated),
+  absent for ``generic`` (nothing to attribute);
+- metadata: ``model``; id ``faithdial-audit/<model>/<line>``.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from typing import ClassVar
+
+from pydantic import JsonValue
+
+from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.containers.rag_turns import Passage, RagTurn, rag_trace
+from agent_eval.ingest.spans import SourceLocation
+
+__all__ = ["FAITHFUL", "FaithDialAuditContainer"]
+
+FAITHFUL = {
+    "entailment": 1,
+    "entailment,uncooperative": 1,
+    "hallucination": 0,
+    "entailment,hallucination": 0,
+}
+"""``begin_label`` -> the binary ``faithful`` label (``generic`` has none)."""
+
+
+class FaithDialAuditContainer(Container):
+    """FaithDial data-audit CSVs (knowledge, history, response, begin_label, vrm_label)."""
+
+    name: ClassVar[str] = "faithdial-audit"
+    description: ClassVar[str] = "FaithDial audit CSV (knowledge, history, <model>, begin_label)"
+    priority: ClassVar[int] = 35
+
+    def sniff(self, path: str, head: bytes) -> bool:
+        """The header line is ``knowledge,history,<model>,begin_label,vrm_label``."""
+        fields = head.split(b"\n", 1)[0].rstrip(b"\r").split(b",")
+        return (
+            len(fields) == 5
+            and fields[:2] == [b"knowledge", b"history"]
+            and (fields[3:] == [b"begin_label", b"vrm_label"])
+        )
+
+    def read(self, path: str) -> Iterator[ContainerItem]:
+        """One AgentTrace per row (a Skipped note for a malformed row).
+
+        Raises:
+            DecodeError: the header is not the audit's.
+
+        """
+        with open(path, encoding="utf-8", newline="") as handle:
+            rows = csv.reader(handle)
+            header = next(rows, None)
+            if header is None or len(header) != 5 or header[3:] != ["begin_label", "vrm_label"]:
+                raise DecodeError(
+                    "not a FaithDial audit CSV: the header must be knowledge,history,<model>,"
+                    "begin_label,vrm_label",
+                    path=path,
+                )
+            model = header[2]
+            for row in rows:
+                line = rows.line_num
+                if not any(row):
+                    continue
+                if len(row) != 5:
+                    yield Skipped(
+                        reason="invalid_faithdial_row",
+                        detail=f"record ending on line {line} has {len(row)} fields, not 5",
+                        source=SourceLocation(path, line),
+                        spans=0,
+                    )
+                    continue
+                knowledge, history, response, begin_label, vrm_label = row
+                labels: dict[str, JsonValue] = {"begin_label": begin_label, "vrm_label": vrm_label}
+                if begin_label in FAITHFUL:
+                    labels["faithful"] = FAITHFUL[begin_label]
+                turn = RagTurn(
+                    question=history,
+                    passages=[Passage(text=knowledge, id="knowledge")],
+                    answer=response,
+                    labels=labels,
+                )
+                yield rag_trace(
+                    conversation_id=f"faithdial-audit/{model}/{line}",
+                    turns=[turn],
+                    container=self.name,
+                    path=path,
+                    metadata={"model": model},
+                )

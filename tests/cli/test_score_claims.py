@@ -1,0 +1,137 @@
+"""``score --metric faithfulness,groundedness,goal_accuracy`` on RAG JSON Lines: one run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_eval.cli import app
+from agent_eval.metrics.evidence import find_quote
+from agent_eval.report.unit_contexts import read_units
+from agent_eval.run.store import load_results
+from agent_eval.testing import ClaimScript, FakeModelServer
+
+from ..run.goal_script import script_goal_judge
+
+runner = CliRunner()
+
+POLICY = "Returns are accepted within 14 calendar days of receipt. The product must be unused."
+ANSWER = "You can return it within 14 days, and return shipping is free."
+S14 = "You can return the product within 14 days."
+SFREE = "Return shipping is free."
+QUOTE = "within 14 calendar days of receipt"
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENT_EVAL_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    yield
+
+
+def _inputs(tmp_path: Path) -> Path:
+    path = tmp_path / "rag.jsonl"
+    records = [
+        {"id": "returns", "question": "Can I return it?", "contexts": [{"id": "p", "text": POLICY}],
+         "answer": ANSWER},
+        {"id": "refusal", "question": "Is it waterproof?", "contexts": [{"text": POLICY}],
+         "answer": "I don't know."},
+        {"id": "nothing", "question": "Hello?", "answer": "Hi! How can I help?"},
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def _score(fake_server: FakeModelServer, tmp_path: Path, *extra: str) -> tuple[int, str, str]:
+    result = runner.invoke(
+        app,
+        [
+            "score",
+            str(_inputs(tmp_path)),
+            "--judge",
+            "fake-model",
+            "--base-url",
+            fake_server.base_url,
+            "--out",
+            str(tmp_path / "out"),
+            *extra,
+        ],
+    )
+    return result.exit_code, result.stdout, " ".join(result.stderr.split())
+
+
+def _install(server: FakeModelServer) -> None:
+    ClaimScript(
+        statements={ANSWER: [S14, SFREE], "I don't know.": []},
+        labels={S14: ("SUPPORTED", QUOTE)},
+    ).install(server)
+    script_goal_judge(server)
+
+
+def test_three_metrics_in_one_run_one_row_per_unit_per_metric(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    _install(fake_server)
+    code, out, err = _score(
+        fake_server, tmp_path, "--metric", "faithfulness,groundedness,goal_accuracy"
+    )
+    assert code == 0, err
+    rows = load_results(tmp_path / "out")
+    by = {(r.metric, r.conversation_id): r for r in rows}
+    assert len(rows) == 9 and len({r.run_id for r in rows}) == 1
+    assert by[("faithfulness@1", "returns")].score == 0.5
+    assert by[("groundedness@1", "returns")].score == 0.5
+    assert by[("faithfulness@1", "refusal")].error_type == "no_statements"
+    assert by[("groundedness@1", "nothing")].error_type == "no_context"
+    assert by[("goal_accuracy@1", "returns")].unit_id == "conversation"
+    assert out.count("scored + skipped + errored = units: 1 + 2 + 0 = 3") == 2
+    assert "atoms passed" in out and "1 of 2 over 1 scored units" in out
+    assert "stage decompose" in out and "stage verify" in out
+    assert "judge tokens and cost by stage" in out
+    assert "units with every atom passed: 0 of 2" in out
+    assert "faithfulness@1 returns/turn:1: 1 of 2 passed" in out
+    assert (tmp_path / "out" / "decompositions.db").is_file()
+    # the report can find each verified quote in the unit's stored context
+    units = read_units(tmp_path / "out")
+    unit = units[("returns", "turn:1")]
+    assert unit["answer"] == ANSWER and unit["contexts"][0]["text"] == POLICY
+    atom = (by[("groundedness@1", "returns")].atoms or ())[0]
+    assert atom.evidence_verified
+    assert find_quote(atom.evidence, [c["text"] for c in unit["contexts"]]) == 0
+
+
+def test_a_second_run_reuses_the_pinned_statements_unless_redecompose(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    _install(fake_server)
+    common = ("--metric", "faithfulness", "--no-cache")
+    assert _score(fake_server, tmp_path, *common)[0] == 0
+    decomposed = sum(r.schema_name == "Statements" for r in fake_server.requests)
+    assert decomposed == 2
+    assert _score(fake_server, tmp_path, *common)[0] == 0
+    assert sum(r.schema_name == "Statements" for r in fake_server.requests) == 2
+    assert _score(fake_server, tmp_path, *common, "--redecompose")[0] == 0
+    assert sum(r.schema_name == "Statements" for r in fake_server.requests) == 4
+    details = [r.details.get("decomposition") for r in load_results(tmp_path / "out")]
+    assert details.count("pinned") == 2 and details.count("new") == 4
+
+
+def test_an_atoms_gate_declares_its_atom_count_and_says_what_it_means(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    _install(fake_server)
+    code, _, err = _score(fake_server, tmp_path, "--metric", "faithfulness",
+                          "--gate", "faith=atoms>=0.5/2")  # fmt: skip
+    assert code == 0, err
+    assert "1 of 2, needs 1 of 2 (at most 1 of 2 atoms may fail)" in err
+    code, _, err = _score(fake_server, tmp_path, "--metric", "faithfulness",
+                          "--gate", "faith=atoms>=0.8/2")  # fmt: skip
+    assert code == 1 and "FAILED" in err
+    code, _, err = _score(fake_server, tmp_path, "--metric", "faithfulness",
+                          "--gate", "faith=atoms>=0.5/20")  # fmt: skip
+    assert code == 1 and "declared over 20 items but measured over 2" in err
