@@ -173,3 +173,21 @@ def test_mtrag_precision_equals_the_share_of_yes_judgements(shared_data: Path) -
     assert sum(r.details["passages"] for r in ok) == 184  # type: ignore[misc]
     assert sum(r.details["relevant"] for r in ok) == 114  # type: ignore[misc]
     assert {r.error_type for r in skipped} <= {"no_passages"}
+
+
+def test_rag_jsonl_passage_flags_and_turn_labels_feed_the_judge_free_metrics(
+    tmp_path: Path,
+) -> None:
+    """The claim-level issue's RAG JSON Lines: ``relevant`` on a context, gold set in labels."""
+    path = tmp_path / "rag.jsonl"
+    path.write_text(
+        '{"id": "r1", "question": "How long?", "answer": "14 days.", '
+        '"contexts": [{"id": "a", "text": "14 days.", "relevant": true}, '
+        '{"id": "b", "text": "Open 9am.", "relevant": false}], '
+        '"labels": {"relevant_passages": ["a", "z"]}}\n'
+    )
+    traces = list(ingest([str(path)]))
+    assert len(traces) == 1
+    (precision,) = _score("context_precision", traces).values()
+    (recall,) = _score("context_recall", traces).values()
+    assert precision.score == 0.5 and recall.score == 0.5
