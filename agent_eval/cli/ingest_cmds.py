@@ -47,12 +47,12 @@ MAX_SKIPPED_SHOWN = 10
 
 
 def _reasons(counts: dict[str, int]) -> str:
-    return ", ".join(f"{reason} {n}" for reason, n in sorted(counts.items()))
+    return ", ".join(f"{reason} {n}" for reason, n in sorted(counts.items()) if n)
 
 
 def _accounting(what: str, used: int, ignored: dict[str, int], read: int) -> list[str]:
     line = f"{what}: {used} used + {sum(ignored.values())} ignored = {read} read"
-    return [line] + ([f"  ignored: {_reasons(ignored)}"] if ignored else [])
+    return [line] + ([f"  ignored: {_reasons(ignored)}"] if any(ignored.values()) else [])
 
 
 def _unrecognised(report: IngestReport) -> list[FileReport]:

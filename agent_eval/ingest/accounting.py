@@ -87,12 +87,14 @@ class IngestReport:
         return spans_ok and logs_ok
 
     def ignore_span(self, reason: str, count: int = 1) -> None:
-        """Count ``count`` spans as ignored for ``reason``."""
-        self.spans_ignored[reason] += count
+        """Count ``count`` spans as ignored for ``reason`` (nothing when ``count`` is 0)."""
+        if count > 0:
+            self.spans_ignored[reason] += count
 
     def ignore_log(self, reason: str, count: int = 1) -> None:
-        """Count ``count`` log records as ignored for ``reason``."""
-        self.logs_ignored[reason] += count
+        """Count ``count`` log records as ignored for ``reason`` (nothing when ``count`` is 0)."""
+        if count > 0:
+            self.logs_ignored[reason] += count
 
     def note_skipped(self, item: Skipped) -> None:
         """Record a container's :class:`Skipped` item, keeping its detail.

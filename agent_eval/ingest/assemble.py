@@ -9,7 +9,10 @@ The :class:`Assembler` is what the ingest pipeline and the SDK exporter feed. It
 3. groups spans into conversations and orders them (:mod:`~agent_eval.ingest.grouping`);
 4. replays each conversation's LLM calls, tool runs and retrievals into one deduplicated
    transcript (:mod:`~agent_eval.ingest.transcript`) and pairs tool results with their calls
-   (:mod:`~agent_eval.ingest.pairing`).
+   (:mod:`~agent_eval.ingest.pairing`);
+5. folds the one-trace-per-call conversations of a bare instrumented client (no conversation
+   id) whose transcript a later call replays whole into that later one
+   (:mod:`~agent_eval.ingest.folding`); these are yielded last.
 
 What assembly expects from a convention's :class:`~agent_eval.ingest.extraction.SpanExtraction`
 (the contract for convention plugins):
@@ -57,6 +60,7 @@ from agent_eval.ingest.containers.base import Skipped
 from agent_eval.ingest.conventions.base import Convention, conventions, span_markers
 from agent_eval.ingest.conventions.genai_events import is_genai_event
 from agent_eval.ingest.conversation import ConversationBuilder
+from agent_eval.ingest.folding import PrefixFolder, is_bare_call_trace
 from agent_eval.ingest.grouping import Conversation, group_conversations
 from agent_eval.ingest.span_entry import SpanEntry, read_span
 from agent_eval.ingest.spans import LogRecord, SpanRecord
@@ -122,11 +126,23 @@ class Assembler:
         self._join_logs()
         grouped = group_conversations(self._entries.values())
         self._entries = {}
+        folder = PrefixFolder()
         for conversation in grouped:
             trace = self._build(conversation)
-            if trace is not None:
-                self.report.conversations += 1
-                yield trace
+            if trace is None:
+                continue
+            if is_bare_call_trace(trace):
+                folder.add(trace)  # held: a later bare call may replay it whole
+                continue
+            self.report.conversations += 1
+            yield trace
+        files = {f.path: f for f in self.report.files}
+        for trace, folded in folder.drain():
+            for path in (p for one in folded for p in one.source.files):
+                if path in files:  # counted when built; now part of ``trace``
+                    files[path].conversations -= 1
+            self.report.conversations += 1
+            yield trace
 
     def _build(self, conversation: Conversation) -> AgentTrace | None:
         builder = ConversationBuilder(conversation, self.report)
@@ -140,6 +156,8 @@ class Assembler:
                     detail=f"conversation {conversation.id!r} could not be assembled: "
                     f"{type(exc).__name__}: {exc}; please report it with this file",
                     trace_id=first.trace_id,
+                    span_id=first.span_id,
+                    source=first.location,
                     spans=len(conversation.entries) - builder.counted,
                 )
             )

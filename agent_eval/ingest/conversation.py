@@ -25,10 +25,16 @@ from agent_eval.ingest.grouping import Conversation
 from agent_eval.ingest.pairing import pair_tool_results
 from agent_eval.ingest.span_entry import SpanEntry
 from agent_eval.ingest.transcript import Transcript
-from agent_eval.trace import AgentTrace, ModelUsage, Retrieval, SourceInfo
+from agent_eval.trace import AgentTrace, AssistantMessage, ModelUsage, Retrieval, SourceInfo
 
 __all__ = ["ConversationBuilder", "is_llm_call"]
 
+CAPTURE_HINT = (
+    "the spans recorded no message text: turn content capture on (OpenTelemetry GenAI "
+    "instrumentations: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true; Traceloop: "
+    "TRACELOOP_TRACE_CONTENT=true; OpenInference: OPENINFERENCE_HIDE_INPUTS/OUTPUTS unset)"
+)
+"""How to record message content, for conversations that arrive without any."""
 MAYBE_AGENT = "agent"
 """Internal verdict: the span is used only if its agent name labels a message."""
 
@@ -76,13 +82,50 @@ class ConversationBuilder:
                     entry, "duplicate_of_child_llm_span" if entry.span_id in covered else None
                 )
         self._place_retrievals(len(self.transcript))
-        if not len(self.transcript):
-            self.report.ignore_span("no_message_content", len(self.used))
-            self.counted += len(self.used)
+        missing = self._missing_content()
+        if missing is not None:
+            self._skip_without_content(missing)
             return None
         trace = self._trace()
         self._count_used()
         return trace
+
+    def _missing_content(self) -> str | None:
+        """What the transcript lacks for a judge to read it, or ``None`` when it has both sides.
+
+        A conversation needs a user message with content and an assistant message with text or
+        tool calls; without either there is nothing to evaluate (content capture was off, or
+        the spans only describe an agent, e.g. a ``create_agent`` span with its instructions).
+        """
+        messages = [s.message for s in self.transcript.slots]
+        has_user = any(m.role == "user" and (m.content or m.parts) for m in messages)
+        has_assistant = any(
+            isinstance(m, AssistantMessage) and (m.content or m.parts or m.tool_calls)
+            for m in messages
+        )
+        if has_user and has_assistant:
+            return None
+        if not messages:
+            return "no message content at all"
+        return "no user message" if not has_user else "no assistant message"
+
+    def _skip_without_content(self, missing: str) -> None:
+        """Count the conversation's spans ``no_message_content``, with a located reason."""
+        spans = len(self.used)
+        self.counted += spans
+        if not spans:
+            return
+        first = self.used[0]
+        textless = not any(s.message.content for s in self.transcript.slots)
+        detail = (
+            f"conversation {self.conversation.id!r} has {missing} with content, so it is not "
+            "sent to a judge" + (f"; {CAPTURE_HINT}" if textless else "")
+        )
+        skipped = Skipped(
+            reason="no_message_content", detail=detail, trace_id=first.trace_id,
+            span_id=first.span_id, source=first.location, spans=spans,
+        )  # fmt: skip
+        self.report.note_skipped(skipped)
 
     def _place_retrievals(self, position: int) -> None:
         self.retrievals.extend(
@@ -173,6 +216,7 @@ class ConversationBuilder:
                     detail=entry.detail,
                     trace_id=entry.trace_id,
                     span_id=entry.span_id,
+                    source=entry.location,
                 )
             )
         else:
@@ -191,6 +235,9 @@ class ConversationBuilder:
 
     def _trace(self) -> AgentTrace:
         messages, pairing_notes = pair_tool_results(self.transcript.messages())
+        usage_notes: list[str] = []
+        if not self.usage:
+            self._agent_usage(usage_notes)
         files = list(dict.fromkeys(e.file.path for e in self.used))
         container = next((e.file.container for e in self.used if e.file.container), None)
         used_conventions = sorted({e.extraction.convention for e in self.used if e.extraction})
@@ -211,11 +258,47 @@ class ConversationBuilder:
             ),
             notes=tuple(
                 self.conversation.notes()
+                + [n for e in self.used if e.extraction for n in e.extraction.notes]
                 + self.transcript.notes
                 + pairing_notes
+                + usage_notes
                 + self._shadow_notes()
             ),
         )
+
+    def _agent_usage(self, notes: list[str]) -> None:
+        """Usage recorded only on agent spans (none per LLM call), counted once.
+
+        The outermost agent spans that carry token counts are summed (a nested agent's usage
+        is part of its parent's); ``calls`` is the number of LLM calls the conversation
+        recorded, whose own spans had no usage.
+        """
+        with_usage = [
+            e for e in self.conversation.entries
+            if e.extraction is not None and e.extraction.kind == "agent"
+            and (e.extraction.input_tokens is not None or e.extraction.output_tokens is not None)
+        ]  # fmt: skip
+        ids = {e.span_id for e in with_usage}
+        top = [
+            e for e in with_usage
+            if not any(a.span_id in ids for a in self.conversation.ancestors(e))
+        ]  # fmt: skip
+        if not top:
+            return
+        calls = sum(1 for e in self.conversation.entries if is_llm_call(e))
+        for entry in top:
+            ex = entry.extraction
+            assert ex is not None
+            model = ex.model or "unknown"
+            old = self.usage.get(model, ModelUsage(model=model))
+            self.usage[model] = ModelUsage(
+                model=model,
+                input_tokens=old.input_tokens + (ex.input_tokens or 0),
+                output_tokens=old.output_tokens + (ex.output_tokens or 0),
+                calls=old.calls + (calls if entry is top[0] else 0),
+            )
+        spans = ", ".join(e.span_id for e in top)
+        notes.append(f"usage taken from agent span(s) {spans}: no LLM call recorded its own")
 
     def _shadow_notes(self) -> list[str]:
         return [

@@ -60,6 +60,8 @@ class SpanExtraction:
         retrieval_query / documents: For retriever spans.
         ignored_reason: Why nothing usable was found (the span accounting's reason), for
             extractions that carry nothing.
+        notes: What the convention had to leave out of an otherwise usable span (e.g. a message
+            with a role it does not know), one sentence each; they become the trace's notes.
 
     """
 
@@ -76,6 +78,7 @@ class SpanExtraction:
     retrieval_query: str | None = None
     documents: tuple[RetrievedDocument, ...] = ()
     ignored_reason: str | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def is_empty(self) -> bool:

@@ -21,7 +21,7 @@ from agent_eval.errors import InputError
 from agent_eval.ingest.accounting import FileReport
 from agent_eval.ingest.conventions.base import Convention
 from agent_eval.ingest.extraction import SpanExtraction
-from agent_eval.ingest.spans import SpanRecord
+from agent_eval.ingest.spans import SourceLocation, SpanRecord
 from agent_eval.trace import SpanErrorInfo
 
 __all__ = ["SpanEntry", "read_span"]
@@ -61,6 +61,7 @@ class SpanEntry:
         reason: Why the span is unusable when ``extraction`` is ``None``.
         detail: A sentence for the skipped-items report (invalid spans).
         logs: Log records joined to the span.
+        source: The file (and line) the span was read from, when the container knew it.
 
     """
 
@@ -78,6 +79,12 @@ class SpanEntry:
     reason: str | None = None
     detail: str | None = None
     logs: int = 0
+    source: SourceLocation | None = None
+
+    @property
+    def location(self) -> SourceLocation:
+        """Where the span was read from: its file and line, else at least its file."""
+        return self.source or SourceLocation(self.file.path)
 
     @property
     def has_messages(self) -> bool:
@@ -105,6 +112,7 @@ def read_span(
         seq=seq,
         file=file,
         errors=span_errors(span),
+        source=span.source,
     )
     extractions: list[SpanExtraction] = []
     for convention in matched:

@@ -9,6 +9,7 @@ OpenAI-style error, a malformed body, or nothing for a while (a hang).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import threading
 import time
@@ -30,6 +31,7 @@ from agent_eval.testing.replies import (
     ReplySpec,
     Structured,
 )
+from agent_eval.testing.responses_api import response_body, response_events
 from agent_eval.testing.rules import RuleBook
 from agent_eval.testing.streaming import sse_events
 
@@ -67,6 +69,7 @@ class ChatHandlers:
     def __init__(self, settings: Settings, rules: RuleBook, log: RequestLog, seed: int) -> None:
         self._settings, self._rules, self._log = settings, rules, log
         self._builder = CompletionBuilder()
+        self._responses = itertools.count(1)
         self._fault_rng, self._jitter_rng = random.Random(seed), random.Random(seed + 1)
         self._rng_lock = threading.Lock()
 
@@ -77,17 +80,26 @@ class ChatHandlers:
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
         """``POST /v1/chat/completions``: record, choose a reply, wait, answer."""
+        return await self._answer(request, "messages")
+
+    async def responses(self, request: web.Request) -> web.StreamResponse:
+        """``POST /v1/responses`` (OpenAI Responses API): the same rules, a ``response`` body."""
+        return await self._answer(request, "input")
+
+    async def _answer(self, request: web.Request, field: str) -> web.StreamResponse:
         arrived = time.monotonic()
         body = decode_body(await request.read())
         recorded = RecordedRequest(request.path, request.method, body, arrived)
         index = self._log.record(recorded)
-        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-            error = _error(400, "body must be a JSON object with messages")
+        if not isinstance(body, dict) or not isinstance(body.get(field), list | str):
+            error = _error(400, f"body must be a JSON object with {field}")
             return self._log.finish(index, None, None, error)
         rule_index, reply, fault, latency = self._choose(recorded)
         try:
             await asyncio.sleep(latency)
             outcome = await self._respond(reply, recorded)
+            if field == "input" and isinstance(outcome, dict):
+                outcome = response_body(outcome, body, self._responses)
             response = await self._send(request, outcome, body)
         except asyncio.CancelledError:  # the client gave up (e.g. timed out during a hang)
             self._log.finish(index, rule_index, fault, web.Response(status=CLIENT_CLOSED))
@@ -165,6 +177,9 @@ class ChatHandlers:
         await response.prepare(request)
         if isinstance(outcome, MalformedJSON):
             await response.write(b"data: " + outcome.body + b"\n\n")
+        elif outcome.get("object") == "response":
+            for frame in response_events(outcome):
+                await response.write(frame)
         else:
             options = body.get("stream_options")
             include_usage = isinstance(options, dict) and bool(options.get("include_usage"))

@@ -23,6 +23,8 @@ from typing import Any, Literal, Protocol, TypeAlias, TypeVar
 
 import orjson
 
+from agent_eval.testing.responses_api import request_messages
+
 __all__ = ["CLIENT_CLOSED", "RecordedRequest", "RequestLog", "StructuredMode", "decode_body"]
 
 CLIENT_CLOSED = 499
@@ -57,8 +59,14 @@ class RecordedRequest:
 
     @property
     def messages(self) -> list[dict[str, Any]]:
-        """The request's ``messages`` (empty when absent)."""
+        """The request's ``messages`` (empty when absent).
+
+        A Responses API request (``input``, ``instructions``) gives its items as chat-style
+        messages (:func:`~agent_eval.testing.responses_api.request_messages`).
+        """
         messages = self.body.get("messages") if isinstance(self.body, dict) else None
+        if messages is None and isinstance(self.body, dict) and "input" in self.body:
+            messages = request_messages(self.body)
         return [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
 
     @property

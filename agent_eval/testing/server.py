@@ -9,9 +9,10 @@ whole client stack runs, retries and parsing included::
         ...
         assert server.requests[0].mode == "tools"
 
-Endpoints: ``POST /v1/chat/completions`` (plain, or server-sent events for ``"stream": true``)
-and ``GET /v1/models``. The aiohttp server runs its own event loop in a background thread, so
-sync and async clients both work.
+Endpoints: ``POST /v1/chat/completions`` (plain, or server-sent events for ``"stream": true``),
+``POST /v1/responses`` (the OpenAI Responses API, plain or streamed; the same rules answer it,
+see :mod:`~agent_eval.testing.responses_api`) and ``GET /v1/models``. The aiohttp server runs
+its own event loop in a background thread, so sync and async clients both work.
 A request no rule answers gets a 400 error saying so (or the ``default`` reply when set).
 
 Run it as a process with ``python -m agent_eval.testing.fake_server`` (see that module).
@@ -182,6 +183,7 @@ class FakeModelServer:
         asyncio.set_event_loop(loop)
         app = web.Application(client_max_size=64 * 1024**2)
         app.router.add_post("/v1/chat/completions", self._handlers.chat)
+        app.router.add_post("/v1/responses", self._handlers.responses)
         app.router.add_get("/v1/models", self._handlers.models)
         runner = web.AppRunner(
             app, handle_signals=False, handler_cancellation=True, access_log=None,

@@ -128,6 +128,8 @@ def test_closed_stdout_pipe_ends_quietly(tmp_path: Path) -> None:
             "gen_ai.operation.name": "chat",
             "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [
                 {"type": "text", "content": f"question {n}"}]}]),
+            "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [
+                {"type": "text", "content": f"answer {n}"}]}]),
         })
         for n in range(2000)
     ]  # fmt: skip

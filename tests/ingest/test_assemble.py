@@ -488,8 +488,13 @@ def test_accounting_adds_up_with_reasons() -> None:
         "invalid_span": 1,
         "no_message_content": 1,
     }
-    [skipped] = run.report.skipped
+    skipped, no_content = run.report.skipped
     assert skipped.span_id == sid(6) and "lots" in skipped.detail
+    # The usage-only conversation is skipped with its location and how to capture content.
+    assert (no_content.reason, no_content.trace_id, no_content.span_id) == (
+        "no_message_content", T2, sid(7),
+    )  # fmt: skip
+    assert no_content.source is not None and "CAPTURE_MESSAGE_CONTENT" in no_content.detail
     assert run.file.conventions == {"genai"}
     assert run.report.spans_read == 8
 

@@ -21,7 +21,23 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 EXPECTED: dict[str, Any] = json.loads((FIXTURES / "expected.json").read_text())
 FILES = [entry["file"] for entry in EXPECTED["files"]]
 CONVENTION = {"openinference-openai": "openinference", "openai-v2": "genai",
-              "langchain": "openinference"}  # fmt: skip
+              "langchain": "openinference", "strands-events": "genai",
+              "strands-latest": "genai", "strands-attributes": "genai",
+              "openai-agents": "openinference", "pydantic-ai-otel": "pydantic-ai",
+              "pydantic-ai-logfire": "pydantic-ai", "smolagents": "openinference",
+              "traceloop-attributes": "genai", "traceloop-events": "genai",
+              "openai-v2-span": "genai", "openai-v2-event": "genai",
+              "openai-v2-both": "genai"}  # fmt: skip
+ALLOWED_NOTES = {
+    # Traceloop's gen_ai.tool.message events carry no call id: results are paired by order.
+    "traceloop-events": "paired by order with call",
+    # A bare client (no parent span, no conversation id): one trace per call, folded.
+    "openai-v2-span": "earlier trace(s) folded in",
+    "openai-v2-event": "earlier trace(s) folded in",
+    "openai-v2-both": "earlier trace(s) folded in",
+}
+SHADOW_NOTE = "also matched convention"
+"""The informative note that a span matched two conventions (pydantic-ai writes GenAI keys too)."""
 
 
 def normalized(message: Message) -> dict[str, Any]:
@@ -71,7 +87,9 @@ def test_traces_usage_and_notes(ingested: tuple[str, Any, dict[str, AgentTrace]]
         assert [(u.model, u.calls) for u in trace.usage] == [
             (expected["usage"]["model"], expected["usage"]["calls"])
         ]
-        assert trace.notes == (), conversation_id  # every tool result paired by call id
+        allowed = ALLOWED_NOTES.get(expected["library"], SHADOW_NOTE)
+        guesses = [n for n in trace.notes if SHADOW_NOTE not in n and allowed not in n]
+        assert guesses == [], conversation_id  # every tool result paired by call id
         assert trace.source.container == "otlp-json"
         assert trace.source.conventions == (CONVENTION[expected["library"]],)
 
@@ -81,9 +99,13 @@ def test_one_conversation_spread_over_several_traces(
 ) -> None:
     file, _, traces = ingested
     multi = [c for c in expected_for(file).values() if c["multi_trace"]]
-    assert multi, file
-    for expected in multi:
-        assert len(traces[expected["conversation_id"]].trace_ids) == len(expected["trace_ids"]) > 1
+    single = {"pydantic-ai-otel", "pydantic-ai-logfire", "traceloop-attributes",
+              "traceloop-events"}  # fmt: skip  # every call under one root span
+    assert multi or {c["library"] for c in expected_for(file).values()} <= single, file
+    for expected in expected_for(file).values():
+        got = len(traces[expected["conversation_id"]].trace_ids)
+        assert got == len(expected["trace_ids"]), expected["conversation_id"]
+        assert (got > 1) == expected["multi_trace"], expected["conversation_id"]
 
 
 def test_span_accounting_adds_up(ingested: tuple[str, Any, dict[str, AgentTrace]]) -> None:

@@ -205,7 +205,24 @@ def koog_tool_calls_as_tool_calls(message: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def function_results_unwrapped(node: Any) -> Any:
+    """Microsoft Agent Framework's serialized ``FunctionResultContent`` as the result text.
+
+    Its GenAI v1.37 ``tool_call_response`` parts hold ``{"type": "function_result", "call_id",
+    "result"}`` (as JSON text); Langfuse shows that wrapper, we give the text the model read.
+    """
+    if isinstance(node, str) and node.startswith('{"type": "function_result"'):
+        return json.loads(node)["result"]
+    if isinstance(node, list):
+        return [function_results_unwrapped(item) for item in node]
+    if isinstance(node, dict):
+        return {key: function_results_unwrapped(value) for key, value in node.items()}
+    return node
+
+
 DELIBERATE: dict[tuple[str, str], Any] = {
+    ("genai-v137__langfuse__microsoft-agent-framework", "input"): function_results_unwrapped,
+    ("genai-v137__langfuse__microsoft-agent-framework", "output"): function_results_unwrapped,
     # OpenAI Agents (OpenInference): Langfuse builds its input from ``input.value``, the
     # Responses API input items, which do not hold the agent's instructions; the span's
     # ``llm.input_messages.0`` does. We keep the system message: it is part of the call.

@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 from agent_eval.ingest import ingest
+from agent_eval.ingest.containers.span_attributes import SpanAttributesContainer
+from agent_eval.ingest.conventions.genai import GenAIConvention
+from agent_eval.ingest.spans import SourceLocation, SpanRecord
 from agent_eval.trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage
 
 CLIENT_SPANS = {
@@ -57,16 +60,23 @@ def test_client_span_fixture(shared_data: Path, name: str, convention: str) -> N
 
 
 def test_tool_execution_span_fixture(shared_data: Path) -> None:
-    trace = ingest_one(shared_data / "otel" / TOOL_SPAN)
-    call, result = trace.messages
-    assert isinstance(call, AssistantMessage)
-    assert call.tool_calls == (
-        ToolCall(id="1234", name="get_weather", arguments={"city": "New York"}),
+    """A lone execute_tool span is read as a tool run, but is no conversation to judge."""
+    path = shared_data / "otel" / TOOL_SPAN
+    (span,) = SpanAttributesContainer().read(str(path))
+    assert isinstance(span, SpanRecord)
+    tool = GenAIConvention().extract(span).tool
+    assert tool is not None
+    assert (tool.call_id, tool.name, tool.arguments) == (
+        "1234",
+        "get_weather",
+        {"city": "New York"},
     )
-    assert isinstance(result, ToolMessage)
-    assert (result.tool_call_id, result.tool_name) == ("1234", "get_weather")
-    assert "sunny with a temperature of 25 degrees Celsius" in result.content
-    assert any("taken from tool span" in note for note in trace.notes)
+    assert "sunny with a temperature of 25 degrees Celsius" in (tool.result or "")
+    run = ingest(path)
+    assert run.collect() == []
+    (skipped,) = run.report.skipped
+    assert (skipped.reason, skipped.source) == ("no_message_content", SourceLocation(str(path)))
+    assert "no user message" in skipped.detail
 
 
 def test_the_three_client_fixtures_agree(shared_data: Path) -> None:

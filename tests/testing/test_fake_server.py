@@ -397,3 +397,55 @@ async def test_streamed_tool_calls_and_structured_reply(fake_server: FakeModelSe
     )
     last = [p async for p in partials][-1]
     assert last.model_dump() == {"reason": "because", "verdict": "1"}
+
+
+async def test_responses_api_text_and_tool_calls(fake_server: FakeModelServer) -> None:
+    calls = (ToolCall("get_weather", {"city": "Paris"}, id="call_a"), ToolCall("get_time", {}))
+    fake_server.add_rule(ToolCalls(calls), times=1)
+    fake_server.add_rule(Text("It is sunny.", usage=Usage(9, 4)), contains="sunny?")
+    api = client(fake_server)
+    first = await api.responses.create(model="m", input="Weather?", instructions="Be brief.")
+    assert first.instructions == "Be brief."  # echoed, as the real API does
+    got = [(item.type, item.call_id, item.name, item.arguments) for item in first.output]
+    assert got == [
+        ("function_call", "call_a", "get_weather", '{"city":"Paris"}'),
+        ("function_call", got[1][1], "get_time", "{}"),
+    ]
+    second = await api.responses.create(
+        model="m",
+        input=[
+            {"role": "user", "content": [{"type": "input_text", "text": "Is it sunny?"}]},
+            {"type": "function_call_output", "call_id": "call_a", "output": "sunny"},
+        ],
+    )
+    assert second.output_text == "It is sunny."
+    assert (second.usage.input_tokens, second.usage.output_tokens) == (9, 4)
+    request = fake_server.requests[0]
+    assert request.path == "/v1/responses"
+    assert request.messages[0] == {"role": "system", "content": "Be brief."}
+    assert "Is it sunny?" in fake_server.requests[1].text
+
+
+async def test_responses_api_streamed(fake_server: FakeModelServer) -> None:
+    fake_server.add_rule(Text("A reply long enough to come in several deltas."), times=1)
+    fake_server.add_rule(ToolCalls((ToolCall("lookup", {"order": "A-1042"}, id="call_z"),)))
+    api = client(fake_server)
+    deltas: list[str] = []
+    async with api.responses.stream(model="m", input="hi") as stream:
+        async for event in stream:
+            if event.type == "response.output_text.delta":
+                deltas.append(event.delta)
+        final = await stream.get_final_response()
+    assert len(deltas) > 1 and "".join(deltas) == final.output_text
+    assert final.output_text == "A reply long enough to come in several deltas."
+    async with api.responses.stream(model="m", input="again") as stream:
+        called = await stream.get_final_response()
+    (item,) = called.output
+    assert (item.type, item.call_id, item.name, item.arguments) == (
+        "function_call", "call_z", "lookup", '{"order":"A-1042"}',
+    )  # fmt: skip
+
+
+async def test_responses_api_needs_input(fake_server: FakeModelServer) -> None:
+    with pytest.raises(openai.BadRequestError, match="with input"):
+        await client(fake_server).responses.create(model="m", input=None)  # type: ignore[arg-type]

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from agent_eval.ingest.conventions.attachments import attachment_part, strip_inline_data
 from agent_eval.ingest.conventions.json_values import to_json_value
 from agent_eval.trace import OpaquePart
 
@@ -35,7 +36,8 @@ def text_of(content: Any) -> str:
         for key in ("text", "content"):
             if isinstance(content.get(key), str):
                 return str(content[key])
-        return orjson.dumps(to_json_value(content), option=orjson.OPT_SORT_KEYS).decode()
+        value = to_json_value(strip_inline_data(content))
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
     if isinstance(content, list | tuple):
         texts = [text_of(p) for p in content if is_text_part(p)]
         return "\n".join(t for t in texts if t)
@@ -43,11 +45,14 @@ def text_of(content: Any) -> str:
 
 
 def opaque_parts_of(content: Any) -> tuple[OpaquePart, ...]:
-    """The non-text parts of a list-of-parts content, kept verbatim."""
+    """The non-text parts of a list-of-parts content, kept verbatim but for inline payloads.
+
+    Base64 images, audio and files are replaced by a marker (:mod:`.attachments`).
+    """
     if not isinstance(content, list | tuple):
         return ()
     return tuple(
-        OpaquePart(type=str(p.get("type", "unknown")), data=to_json_value(p))
+        attachment_part(str(p.get("type", "unknown")), p)
         for p in content
         if isinstance(p, Mapping) and not is_text_part(p)
     )

@@ -45,9 +45,9 @@ from agent_eval.ingest.conventions.messages import (
 )
 from agent_eval.ingest.extraction import SpanExtraction, SpanKind, ToolExecution
 from agent_eval.ingest.spans import LogRecord, SpanRecord
-from agent_eval.trace import Message, SystemMessage
+from agent_eval.trace import AssistantMessage, Message, SystemMessage, ToolMessage
 
-__all__ = ["GenAIConvention"]
+__all__ = ["GenAIConvention", "conversation_id", "tool_execution"]
 
 Messages = tuple[list[Message], list[Message]]
 
@@ -79,7 +79,12 @@ class GenAIConvention(Convention):
         except ValueError as exc:
             raise InvalidSpanError(str(exc), trace_id=span.trace_id, span_id=span.span_id) from exc
         kind = _kind(attrs, bool(inputs or outputs))
-        tool = _tool(attrs) if kind == "tool" else None
+        tool = None
+        if kind == "tool":
+            # Strands writes an execute_tool span's call and result as role-"tool" messages
+            # (events or attributes): they describe the run, they are not conversation turns.
+            tool = tool_execution(attrs, inputs, outputs, event_bodies(span.events, logs))
+            inputs, outputs = [], []
         extraction = SpanExtraction(
             convention=self.name,
             kind=kind,
@@ -87,7 +92,7 @@ class GenAIConvention(Convention):
             output_messages=tuple(outputs),
             tool=tool,
             agent_name=_str(attrs.get(k.AGENT_NAME)),
-            conversation_id=_str(attrs.get(k.CONVERSATION_ID)),
+            conversation_id=conversation_id(attrs),
             model=_str(attrs.get(k.RESPONSE_MODEL)) or _str(attrs.get(k.REQUEST_MODEL)),
             input_tokens=_tokens(span, k.USAGE_INPUT_TOKENS, k.USAGE_PROMPT_TOKENS),
             output_tokens=_tokens(span, k.USAGE_OUTPUT_TOKENS, k.USAGE_COMPLETION_TOKENS),
@@ -97,12 +102,25 @@ class GenAIConvention(Convention):
         return extraction
 
 
+def conversation_id(attrs: Mapping[str, Any]) -> str | None:
+    """``gen_ai.conversation.id``, else the first of ``genai_keys.CONVERSATION_ID_FALLBACKS``."""
+    for key in (k.CONVERSATION_ID, *k.CONVERSATION_ID_FALLBACKS):
+        found = _str(attrs.get(key))
+        if found is not None:
+            return found
+    return None
+
+
 def _messages(span: SpanRecord, logs: Sequence[LogRecord]) -> Messages:
     attrs = span.attributes
-    for source in (attrs, *details_attributes(span.events, logs)):
-        inputs, outputs = _v137_messages(source)
-        if inputs or outputs:
-            break
+    inputs, outputs = _v137_messages(attrs)
+    if not (inputs or outputs):
+        # v1.37 details events: one event may hold all three attributes, or (Strands) each
+        # event one of them; every event of the span is read, in order.
+        for source in details_attributes(span.events, logs):
+            more_inputs, more_outputs = _v137_messages(source)
+            inputs += more_inputs
+            outputs += more_outputs
     if not inputs:
         inputs = messages_from_value(attrs.get(k.PROMPT), "user")
     if not outputs:
@@ -143,13 +161,42 @@ def _kind(attrs: Mapping[str, Any], has_messages: bool) -> SpanKind:
     return "other"
 
 
-def _tool(attrs: Mapping[str, Any]) -> ToolExecution:
+def tool_execution(
+    attrs: Mapping[str, Any],
+    inputs: Sequence[Message] = (),
+    outputs: Sequence[Message] = (),
+    events: Sequence[tuple[str, Mapping[str, Any]]] = (),
+) -> ToolExecution:
+    """An ``execute_tool`` span's run: the ``gen_ai.tool.*`` attributes, else its messages.
+
+    Without ``gen_ai.tool.call.arguments`` / ``result``, the run is read from what the span
+    recorded as messages (Strands): a ``tool_call`` part in the input (arguments) and a
+    ``tool_call_response`` part in the output (result), or, in the v1.28-v1.36 event form, a
+    ``gen_ai.tool.message`` event whose ``content`` holds the arguments and a ``gen_ai.choice``
+    event whose ``message`` holds the result.
+    """
     raw_args = attrs.get(k.TOOL_CALL_ARGUMENTS, attrs.get(k.TOOL_INPUT_FALLBACK))
-    arguments, raw = parse_arguments(raw_args)
     result = attrs.get(k.TOOL_CALL_RESULT, attrs.get(k.TOOL_OUTPUT_FALLBACK))
+    call_id = _str(attrs.get(k.TOOL_CALL_ID))
+    if raw_args is None:
+        calls = [c for m in inputs if isinstance(m, AssistantMessage) for c in m.tool_calls or ()]
+        if calls:
+            raw_args = orjson.dumps(calls[0].arguments).decode()
+            call_id = call_id or calls[0].id
+        else:
+            raw_args = next((b.get("content") for n, b in events if n == k.TOOL_MESSAGE_EVENT),
+                            None)  # fmt: skip
+    if result is None:
+        results = [m for m in outputs if isinstance(m, ToolMessage)]
+        if results:
+            result = results[0].content
+        else:
+            result = next((b.get(k.BODY_MESSAGE) for n, b in events if n == k.CHOICE_EVENT), None)
+            result = decode_json(result)
+    arguments, raw = parse_arguments(raw_args)
     return ToolExecution(
         name=_str(attrs.get(k.TOOL_NAME)),
-        call_id=_str(attrs.get(k.TOOL_CALL_ID)),
+        call_id=call_id,
         arguments=arguments,
         raw_arguments=raw,
         result=None if result is None else _result_text(result),
@@ -158,6 +205,9 @@ def _tool(attrs: Mapping[str, Any]) -> ToolExecution:
 
 def _result_text(value: Any) -> str:
     if isinstance(value, str):
+        decoded = decode_json(value)
+        if isinstance(decoded, list) and decoded and all(is_text_part(p) for p in decoded):
+            return text_of(decoded)  # a JSON list of text blocks (Strands)
         return _unquoted(value)
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")

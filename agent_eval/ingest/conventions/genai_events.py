@@ -18,6 +18,7 @@ from agent_eval.ingest.conventions.messages import (
     decode_json,
     message_from_mapping,
     messages_from_value,
+    read_message,
 )
 from agent_eval.ingest.spans import LogRecord, SpanEvent
 from agent_eval.trace import AssistantMessage, Message, ToolMessage
@@ -94,7 +95,7 @@ def messages_from_events(bodies: Iterable[EventBody]) -> tuple[list[Message], li
     choices: list[tuple[int, Message]] = []
     for name, body in bodies:
         if name in k.MESSAGE_EVENT_ROLES:
-            inputs.append(message_from_mapping(body, k.MESSAGE_EVENT_ROLES[name]))
+            inputs.extend(read_message(body, k.MESSAGE_EVENT_ROLES[name]))
         elif name == k.CHOICE_EVENT:
             choices.append(_choice(body))
         elif name == k.CONTENT_PROMPT_EVENT:
@@ -107,9 +108,19 @@ def messages_from_events(bodies: Iterable[EventBody]) -> tuple[list[Message], li
 
 
 def _choice(body: Mapping[str, Any]) -> tuple[int, Message]:
+    """A ``gen_ai.choice`` body: ``message`` a mapping (semconv), a string, or content blocks.
+
+    ``tool_calls`` may sit inside ``message`` or beside it (the semconv YAML model puts
+    ``message.tool_calls``; several libraries write ``tool_calls`` at the top of the body):
+    either way they are the choice's calls.
+    """
     message = decode_json(body.get(k.BODY_MESSAGE))
+    if isinstance(message, str | list):  # Strands: the text, or Converse content blocks
+        message = {"content": message}
     if not isinstance(message, Mapping):
         message = {key: v for key, v in body.items() if key in ("content", "tool_calls")}
+    elif "tool_calls" not in message and body.get("tool_calls") is not None:
+        message = {**message, "tool_calls": body["tool_calls"]}
     index = body.get(k.BODY_INDEX, 0)
     return (index if isinstance(index, int) else 0), message_from_mapping(message, "assistant")
 

@@ -33,6 +33,16 @@ PROVIDER_NAME: Final = "gen_ai.provider.name"
 REQUEST_MODEL: Final = "gen_ai.request.model"
 RESPONSE_MODEL: Final = "gen_ai.response.model"
 CONVERSATION_ID: Final = "gen_ai.conversation.id"
+CONVERSATION_ID_FALLBACKS: Final = (
+    "session.id",
+    "langfuse.session.id",
+    "conversation.id",
+    "thread.id",
+)
+"""Not GenAI: conversation-id keys frameworks write beside (or instead of) the GenAI one, in
+order of preference: ``session.id`` (OpenInference, Strands ``trace_attributes``, OpenLLMetry
+association properties), Langfuse's ``langfuse.session.id``, and the generic
+``conversation.id`` / ``thread.id``."""
 AGENT_NAME: Final = "gen_ai.agent.name"
 AGENT_ID: Final = "gen_ai.agent.id"
 ERROR_TYPE: Final = "error.type"

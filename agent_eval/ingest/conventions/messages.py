@@ -24,11 +24,14 @@ from typing import Any
 
 import orjson
 
+from agent_eval.ingest.conventions.attachments import attachment_part
 from agent_eval.ingest.conventions.content_parts import (
     TEXT_PART_TYPES,
+    is_text_part,
     opaque_parts_of,
     text_of,
 )
+from agent_eval.ingest.conventions.converse_blocks import converse_messages, is_converse_content
 from agent_eval.ingest.conventions.history_cache import HISTORY_MIN_CHARS, read_history
 from agent_eval.ingest.conventions.json_values import decode_json, parse_arguments, to_json_value
 from agent_eval.trace import (
@@ -144,8 +147,12 @@ def message_from_mapping(data: Mapping[str, Any], default_role: str | None = Non
 
 def _from_openai(role: Any, data: Mapping[str, Any]) -> Message:
     content = data.get("content", data.get("text"))
-    if _is_parts_json(content):
+    if _is_parts_json(content) or _is_blocks_json(content):
         content = decode_json(content)
+    if is_converse_content(content):
+        messages = converse_messages(_canonical_role(role), content)
+        if len(messages) == 1:
+            return messages[0]
     calls = _openai_tool_calls(data)
     return build_message(
         role,
@@ -159,6 +166,20 @@ def _from_openai(role: Any, data: Mapping[str, Any]) -> Message:
 
 def _is_parts_json(value: Any) -> bool:
     return isinstance(value, str) and value.lstrip().startswith('[{"type"')
+
+
+def _is_blocks_json(value: Any) -> bool:
+    """A JSON list of Converse content blocks (Strands), e.g. ``[{"text": ...}]``."""
+    if not (isinstance(value, str) and value.lstrip().startswith('[{"')):
+        return False
+    return is_converse_content(decode_json(value))
+
+
+def _canonical_role(role: Any) -> str:
+    canonical = ROLE_ALIASES.get(str(role).lower()) if role is not None else None
+    if canonical is None:
+        raise ValueError(f"unknown message role {role!r}; expected one of {sorted(ROLE_ALIASES)}")
+    return canonical
 
 
 def _openai_tool_calls(data: Mapping[str, Any]) -> list[ToolCall] | None:
@@ -199,7 +220,7 @@ def _from_parts(role: Any, parts: Sequence[Any]) -> Message:
             response_id = _str_or_none(part.get("id"))
             texts.append(_response_text(part.get("response")))
         else:
-            opaque.append(OpaquePart(type=str(kind or "unknown"), data=to_json_value(part)))
+            opaque.append(attachment_part(str(kind or "unknown"), part))
     return build_message(
         role,
         "\n".join(t for t in texts if t),
@@ -211,10 +232,20 @@ def _from_parts(role: Any, parts: Sequence[Any]) -> Message:
 
 
 def _response_text(response: Any) -> str:
+    """A ``tool_call_response`` part's result as the text the model received.
+
+    Microsoft Agent Framework records the result as its serialized ``FunctionResultContent``,
+    ``{"type": "function_result", "call_id", "result"}``; the result inside is the text.
+    """
+    wrapped = decode_json(response) if isinstance(response, str) else response
+    if isinstance(wrapped, Mapping) and wrapped.get("type") == "function_result":
+        response = wrapped.get("result")
     if isinstance(response, str):
         return response
     if response is None:
         return ""
+    if isinstance(response, list) and response and all(is_text_part(p) for p in response):
+        return text_of(response)  # a list of text blocks (Strands, MCP content)
     return orjson.dumps(to_json_value(response)).decode()
 
 
@@ -280,6 +311,11 @@ def _read_message_json(raw: bytes, default_role: str | None) -> tuple[Message, .
 
 
 def _read_message(data: Mapping[str, Any], default_role: str | None) -> tuple[Message, ...]:
+    content = data.get("content") if "parts" not in data else None
+    if _is_blocks_json(content):
+        content = decode_json(content)
+    if is_converse_content(content):  # Converse blocks: tool results become their own messages
+        return tuple(converse_messages(_canonical_role(data.get("role") or default_role), content))
     return tuple(message_from_mapping(one, default_role) for one in split_tool_responses(data))
 
 

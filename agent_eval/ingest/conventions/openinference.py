@@ -22,6 +22,8 @@ from typing import Any, ClassVar
 
 from agent_eval.errors import InvalidSpanError
 from agent_eval.ingest.conventions import openinference_keys as k
+from agent_eval.ingest.conventions import smolagents
+from agent_eval.ingest.conventions.attachments import attachment_part
 from agent_eval.ingest.conventions.base import Convention, markers_of
 from agent_eval.ingest.conventions.flatten import indexed
 from agent_eval.ingest.conventions.messages import (
@@ -64,25 +66,33 @@ class OpenInferenceConvention(Convention):
         """
         attrs = span.attributes
         kind = _kind(attrs)
+        smol = span.scope_name == smolagents.SCOPE
+        notes: list[str] = []
         try:
-            inputs, outputs = _messages(attrs) if kind in ("llm", "other") else ([], [])
+            inputs, outputs = _messages(attrs, notes) if kind in ("llm", "other") else ([], [])
         except ValueError as exc:
             raise InvalidSpanError(str(exc), trace_id=span.trace_id, span_id=span.span_id) from exc
+        if smol:
+            inputs, outputs = smolagents.answer_turns(inputs), smolagents.answer_turns(outputs)
         if kind == "other" and (inputs or outputs):
             kind = "llm"
+        tool = _tool(attrs, smol) if kind == "tool" else None
+        if smol and tool is not None and tool.name == smolagents.FINAL_ANSWER_TOOL:
+            tool = None  # the answer is the LLM output's final_answer call, read as its text
         extraction = SpanExtraction(
             convention=self.name,
             kind=kind,
             input_messages=tuple(inputs),
             output_messages=tuple(outputs),
-            tool=_tool(attrs) if kind == "tool" else None,
-            agent_name=_agent_name(span, kind),
+            tool=tool,
+            agent_name=_agent_name(span, kind, smol),
             conversation_id=_str(attrs.get(k.SESSION_ID)),
             model=_str(attrs.get(k.LLM_MODEL_NAME)),
             input_tokens=_tokens(span, k.LLM_TOKEN_COUNT_PROMPT),
             output_tokens=_tokens(span, k.LLM_TOKEN_COUNT_COMPLETION),
             retrieval_query=_str(attrs.get(k.INPUT_VALUE)) if kind == "retriever" else None,
             documents=_documents(attrs) if kind == "retriever" else (),
+            notes=tuple(f"span {span.span_id}: {note}" for note in notes),
         )
         if extraction.is_empty:
             return replace(extraction, ignored_reason="no_genai_content")
@@ -95,9 +105,11 @@ def _kind(attrs: Mapping[str, Any]) -> SpanKind:
     return kind  # type: ignore[return-value]
 
 
-def _messages(attrs: Mapping[str, Any]) -> tuple[list[Message], list[Message]]:
-    inputs = [_message(m, "user") for m in indexed(attrs, k.LLM_INPUT_MESSAGES)]
-    outputs = [_message(m, "assistant") for m in indexed(attrs, k.LLM_OUTPUT_MESSAGES)]
+def _messages(attrs: Mapping[str, Any], notes: list[str]) -> tuple[list[Message], list[Message]]:
+    inputs = _known(indexed(attrs, k.LLM_INPUT_MESSAGES), "user", k.LLM_INPUT_MESSAGES, notes)
+    outputs = _known(
+        indexed(attrs, k.LLM_OUTPUT_MESSAGES), "assistant", k.LLM_OUTPUT_MESSAGES, notes
+    )
     if not inputs and _is_json(attrs, k.INPUT_MIME_TYPE):
         value = decode_json(attrs.get(k.INPUT_VALUE))
         if isinstance(value, Mapping) and isinstance(value.get("messages"), list):
@@ -119,9 +131,25 @@ def _choice_messages(value: Any) -> list[Message]:
     return [message_from_mapping(message, "assistant")] if isinstance(message, Mapping) else []
 
 
+def _known(
+    flats: Sequence[Mapping[str, Any]], default_role: str, prefix: str, notes: list[str]
+) -> list[Message]:
+    """The messages of one flattened list; one with an unknown role is left out, with a note."""
+    messages = []
+    for index, flat in enumerate(flats):
+        try:
+            messages.append(_message(flat, default_role))
+        except ValueError as exc:
+            notes.append(f"message {prefix}.{index} left out: {exc}")
+    return messages
+
+
 def _message(flat: Mapping[str, Any], default_role: str) -> Message:
     role = flat.get(k.MESSAGE_ROLE) or default_role
     text, parts = _content(flat)
+    special = smolagents.smolagents_message(str(role), text)
+    if special is not None:
+        return special
     return build_message(
         role,
         text,
@@ -143,7 +171,7 @@ def _content(flat: Mapping[str, Any]) -> tuple[str, list[OpaquePart]]:
         if kind == "text":
             texts.append(str(part.get(k.CONTENT_TEXT, "")))
         else:
-            parts.append(OpaquePart(type=kind, data=to_json_value(part)))
+            parts.append(attachment_part(kind, part))
     return "\n".join(texts), parts
 
 
@@ -162,9 +190,11 @@ def _tool_calls(flat: Mapping[str, Any]) -> list[ToolCall] | None:
     return calls or None
 
 
-def _tool(attrs: Mapping[str, Any]) -> ToolExecution:
+def _tool(attrs: Mapping[str, Any], smol: bool = False) -> ToolExecution:
     raw = attrs.get(k.TOOL_CALL_FUNCTION_ARGUMENTS, attrs.get(k.INPUT_VALUE))
     arguments, raw_arguments = parse_arguments(raw)
+    if smol:
+        arguments = to_json_value(smolagents.call_arguments(arguments))
     result, result_call_id = _tool_output(attrs.get(k.OUTPUT_VALUE))
     return ToolExecution(
         name=_str(attrs.get(k.TOOL_NAME)) or _str(attrs.get(k.TOOL_CALL_FUNCTION_NAME)),
@@ -211,10 +241,12 @@ def _document(flat: Mapping[str, Any]) -> RetrievedDocument:
     )
 
 
-def _agent_name(span: SpanRecord, kind: SpanKind) -> str | None:
+def _agent_name(span: SpanRecord, kind: SpanKind, smol: bool = False) -> str | None:
     name = _str(span.attributes.get(k.AGENT_NAME))
     if name or kind != "agent":
         return name
+    if smol:  # smolagents names its agent span "<agent name>.run"
+        return _str(span.name.removesuffix(".run"))
     return _str(span.attributes.get(k.GRAPH_NODE_NAME)) or _str(span.name)
 
 

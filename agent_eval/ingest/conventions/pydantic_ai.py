@@ -40,13 +40,13 @@ from agent_eval.ingest.conventions._values import (
     tool_call,
     tool_execution,
 )
+from agent_eval.ingest.conventions.attachments import attachment_part
 from agent_eval.ingest.conventions.base import Convention, markers_of
 from agent_eval.ingest.extraction import SpanExtraction
 from agent_eval.ingest.spans import LogRecord, SpanRecord
 from agent_eval.trace import (
     AssistantMessage,
     Message,
-    OpaquePart,
     SystemMessage,
     ToolCall,
     ToolMessage,
@@ -176,7 +176,7 @@ def _parts_message(role: str, parts: list[Any]) -> list[Message]:
     parts = [p for p in parts if isinstance(p, Mapping)]
     texts = "".join(text_of(p.get("content")) for p in parts if p.get("type") == "text")
     opaque = tuple(
-        OpaquePart(type=str(p.get("type")), data=_jsonable(p))
+        attachment_part(str(p.get("type")), _jsonable(p))
         for p in parts
         if p.get("type") not in ("text", "thinking", "tool_call", "tool_call_response")
     )
