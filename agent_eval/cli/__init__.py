@@ -3,6 +3,7 @@
 from agent_eval.cli import (  # noqa: F401  (each module registers its commands on ``app``)
     analysis_cmds,
     errors_cmds,
+    export_cmds,
     formatters_cmds,
     ingest_cmds,
     rag_cmds,
@@ -10,6 +11,7 @@ from agent_eval.cli import (  # noqa: F401  (each module registers its commands 
     review_cmds,
     runs_cmds,
     score_cmds,
+    serve_cmds,
 )
 from agent_eval.cli.app import app, main
 

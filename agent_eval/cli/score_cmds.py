@@ -31,6 +31,7 @@ from rich.markup import escape
 from agent_eval.analysis.gates import Gate, GateCount
 from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
+from agent_eval.cli.event_options import EventOptions, EventsFile, OtlpEndpoint
 from agent_eval.cli.formatter_options import FormatterPath
 from agent_eval.cli.judge_setup import (
     HOW_TO_CONFIGURE,
@@ -59,6 +60,7 @@ from agent_eval.metrics.base import Metric
 from agent_eval.metrics.claim_metric import ClaimMetric
 from agent_eval.metrics.decomposition import DECOMPOSITIONS_FILENAME, DecompositionCache
 from agent_eval.metrics.spec import build_metric, split_metrics
+from agent_eval.otel.targets import targets_by_conversation
 from agent_eval.rag.labels import attach_turn_labels, load_turn_labels
 from agent_eval.rag.turns import write_turns
 from agent_eval.references import load_references
@@ -132,6 +134,7 @@ def run_score(
     argv: list[str],
     console: Console | None = None,
     gates: Sequence[Gate] = (),
+    events: EventOptions | None = None,
 ) -> int:
     """Run ``score`` for ``cfg``; returns the exit code (1 when ``--fail-under`` or a gate fails).
 
@@ -180,7 +183,9 @@ def run_score(
             references=cfg.references,
             config_file=cfg.config_file,
         )
-        summaries = asyncio.run(_score(engines, setup.traces, cfg, argv, record))
+        summaries = asyncio.run(
+            _score(engines, setup.traces, cfg, argv, record, events=events or EventOptions())
+        )
     finally:
         if stack is not None and stack.cache is not None:
             stack.cache.close()
@@ -438,6 +443,8 @@ async def _score(
     cfg: ScoreConfig,
     argv: list[str],
     record: dict[str, Any],
+    *,
+    events: EventOptions,
 ) -> list[RunSummary]:
     run_id = engines[0].run_id
     directory = cfg.out or Path("runs") / run_id
@@ -461,16 +468,21 @@ async def _score(
         if any(e.metric.unit_kind == "answer" for e in engines):
             write_units(directory, traces)  # the contexts atoms quote
             write_turns(directory, traces)  # the per-turn RAG view, for `agent-eval rag`
+        emitter = events.build(directory, targets_by_conversation(traces))
         summaries = []
         try:
             for engine in engines:
                 engine.store = store
+                if emitter is not None:
+                    engine.on_result = (*engine.on_result, emitter.emit)
                 summaries.append(await engine.run(traces, total=len(traces)))
         finally:
             for judge in judges.values():
                 await judge.aclose()
             if pinned is not None:
                 pinned.close()
+            if emitter is not None:  # export failures are counted and shown, never fatal
+                err_console.print(emitter.close().line(), highlight=False, soft_wrap=True)
         return summaries
 
 
@@ -648,6 +660,8 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
             "pinned in OUT/decompositions.db.",
         ),
     ] = False,
+    otlp_endpoint: OtlpEndpoint = None,
+    events_file: EventsFile = False,
 ) -> None:
     """Score conversations with an LLM judge; results go to DIR/results.jsonl and results.db.
 
@@ -689,7 +703,8 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     }
     try:
         gates = gates_from(config_path(config), gate or [], statistics=SCORE_STATISTICS)
-        code = run_score(load_config(config, **overrides), sys.argv, gates=gates)
+        events = EventOptions(otlp_endpoint=otlp_endpoint, events_file=events_file)
+        code = run_score(load_config(config, **overrides), sys.argv, gates=gates, events=events)
     except AgentEvalError as exc:
         err_console.print(
             f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
