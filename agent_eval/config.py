@@ -68,6 +68,8 @@ class ScoreConfig(BaseModel):
         tool_references: JSONL or CSV of ``{conversation_id, tool_calls}``: the expected tool
             calls (:mod:`agent_eval.reference_calls`), for ``tool_call_accuracy`` and
             ``trajectory_match``.
+        turn_labels: JSON Lines of per-turn labels (relevance, gold passages, references),
+            :mod:`agent_eval.rag.labels`.
         formatter: ``name@version[params]`` of the formatter.
         formatter_path: Directories, ``.py`` files or dotted modules to load formatters from
             (:func:`agent_eval.formatting.load_formatters`); one string is one location.
@@ -112,6 +114,7 @@ class ScoreConfig(BaseModel):
     with_reference: bool = False
     references: Path | None = None
     tool_references: Path | None = None
+    turn_labels: Path | None = None
     formatter: str = "ragas-pretty@1"
     formatter_path: tuple[str, ...] = ()
     judge: str | None = None

@@ -92,6 +92,8 @@ from agent_eval.metrics.claim_metric import ClaimMetric
 from agent_eval.metrics.decomposition import DECOMPOSITIONS_FILENAME, DecompositionCache
 from agent_eval.metrics.spec import build_metric, split_metrics
 from agent_eval.otel.targets import targets_by_conversation
+from agent_eval.rag.labels import attach_turn_labels, load_turn_labels
+from agent_eval.rag.turns import write_turns
 from agent_eval.redaction import redact_text
 from agent_eval.reference_calls import load_reference_calls, with_reference_calls
 from agent_eval.references import load_references
@@ -256,7 +258,7 @@ class _Setup:
 
 
 def _setup(cfg: ScoreConfig) -> _Setup:
-    traces = _with_tool_references(read_inputs(cfg.paths, cfg.format), cfg)
+    traces = _with_turn_labels(_with_tool_references(read_inputs(cfg.paths, cfg.format), cfg), cfg)
     for location in cfg.formatter_path:
         load_formatters(location)
     chosen, formatter = _metrics(cfg), get_formatter(cfg.formatter)
@@ -380,6 +382,13 @@ def _gates_code(
         if summary.atom_units
     ]
     return EXIT_GATE if apply_gates(gates, {"mean_score": counts, "atoms": atoms}) else code
+
+
+def _with_turn_labels(traces: list[AgentTrace], cfg: ScoreConfig) -> list[AgentTrace]:
+    """``traces`` with the ``--turn-labels`` file attached (checked: names file and line)."""
+    if cfg.turn_labels is None:
+        return traces
+    return attach_turn_labels(traces, load_turn_labels(cfg.turn_labels), cfg.turn_labels)
 
 
 def _references(cfg: ScoreConfig, traces: list[AgentTrace]) -> dict[str, str]:
@@ -530,8 +539,9 @@ async def _score(
         rendered = sorted({e.formatter.identity for e in engines if e.metric.uses_formatter})
         write_renderings(directory, render_all(traces, rendered))
         write_conversations(directory, traces)
-        if any(e.metric.unit_kind == "answer" for e in engines):  # the contexts atoms quote
-            write_units(directory, traces)
+        if any(e.metric.unit_kind == "answer" for e in engines):
+            write_units(directory, traces)  # the contexts atoms quote
+            write_turns(directory, traces)  # the per-turn RAG view, for `agent-eval rag`
         emitter = events.build(directory, targets_by_conversation(traces))
         summaries = []
         try:
@@ -638,6 +648,10 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
         Path | None,
         typer.Option(help="JSONL/CSV of {conversation_id, tool_calls}: expected tool calls."),
     ] = None,
+    turn_labels: Annotated[
+        Path | None,
+        typer.Option(help="JSONL of per-turn labels: {conversation_id, turn, relevance, ...}."),
+    ] = None,
     formatter: Annotated[
         str | None, typer.Option(help="Formatter NAME@V (default ragas-pretty@1).")
     ] = None,
@@ -694,6 +708,7 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     """
     overrides = config_overrides(locals()) | {
         "tool_references": tool_references,
+        "turn_labels": turn_labels,
         "formatter": formatter,
         "fail_under": fail_under,
         "resume": resume,

@@ -28,7 +28,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from agent_eval.errors import BudgetExhausted, JudgeError
+from agent_eval.errors import BudgetExhausted, InputError, JudgeError
 from agent_eval.formatting.base import Formatter
 from agent_eval.formatting.fingerprint import fingerprint
 from agent_eval.judges.base import Judge
@@ -328,7 +328,9 @@ class Engine:
             failed = {**fields, **tally.details, **tally.stage_details(), **judge_failure(exc)}
             return self._row(trace, sample.unit, started_at, tally, failed)
         except Exception as exc:  # recorded as a row with its type, never lost
-            failed = {**fields, **failure("internal_error", exc)}
+            # InputError: the unit's own data is unusable (labels naming unknown passages...)
+            kind = "invalid_input" if isinstance(exc, InputError) else "internal_error"
+            failed = {**fields, **failure(kind, exc)}
             return self._row(trace, sample.unit, started_at, tally, failed)
 
     def _over_budget(self) -> bool:

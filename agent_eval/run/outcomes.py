@@ -40,6 +40,13 @@ _SKIP_MESSAGES = {
     "missing_reference": "no reference for this unit: give one in the trace or in "
     "--references FILE, or score without --with-reference",
     "no_answer": "this turn has no assistant answer (or the conversation has no user turn)",
+    "no_passages": "this turn retrieved no passages: there is no retrieval to measure",
+    "no_relevance_labels": "no passage of this turn carries a human relevance label: give "
+    "them (--turn-labels FILE, or the data's own), or use llm_context_precision",
+    "no_gold_passages": "this turn has no gold passage set (relevant_passages): relevance "
+    "judgements of the retrieved passages alone cannot measure recall; give one "
+    "(--turn-labels FILE) or use llm_context_recall with a reference",
+    "no_relevant_passages": "this turn's gold passage set is empty (nothing needed retrieving)",
 }
 
 _RESULT_FIELDS = frozenset(MetricResult.model_fields)

@@ -1,0 +1,183 @@
+"""``agent-eval rag RUN``: the per-turn RAG view of a run, its failures and its policy.
+
+Shows every turn, its failure classes, each reviewer's agreement with the human labels, and
+the ``[rag]`` policy (gates, not weighted means).
+
+Reads ``RUN/turns.jsonl`` (written by ``score`` for turn metrics) and the run's results. Exit
+codes: 0 shown (and every policy gate passed); 1 a policy gate failed; 2 no such run, no turns
+recorded, or an invalid policy.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
+from agent_eval.errors import AgentEvalError
+from agent_eval.rag.policy import PolicyOutcome, RagPolicy, apply_policy, load_policy
+from agent_eval.rag.turns import TurnRow, failure_counts, passages_shown, read_turns, turn_rows
+from agent_eval.run.runs import find_run
+from agent_eval.run.store import load_results
+
+__all__ = ["rag_cmd"]
+
+_QUALITIES = ("faithfulness", "answer_relevance", "answer_correctness")
+_SHOWN = 160
+
+
+def _short(text: str, limit: int = _SHOWN) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _cell(row: TurnRow, name: str) -> str:
+    result = row.results.get(name)
+    if result is None:
+        return ""
+    if result.status != "ok":
+        return f"{result.status}: {result.error_type}"
+    shown = f"{result.score:.2f}"
+    if result.verdict is not None:
+        shown += f" ({result.verdict})"
+    return shown
+
+
+def _turn_table(rows: list[TurnRow]) -> Table:
+    table = Table(title="turns", show_lines=True, title_justify="left")
+    for column in ("turn", "question / passages / answer", "retrieval", "answer", "failures"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        passages = "\n".join(
+            f"{p['mark']} {p['id'] or '#'}: {_short(str(p['text']), 70)}"
+            for p in passages_shown(row.turn)
+        )
+        text = f"Q: {_short(row.turn.question)}\n{passages}\nA: {_short(row.turn.answer)}"
+        retrieval = "\n".join(
+            f"{label} {_cell(row, name)}"
+            for label, name in (
+                ("precision", "context_precision"),
+                ("precision (llm)", "llm_context_precision"),
+                ("recall", "context_recall"),
+                ("recall (llm)", "llm_context_recall"),
+            )
+            if name in row.results
+        )
+        answer = [f"{q} {_cell(row, q)}" for q in _QUALITIES if q in row.results]
+        if "refusal" in row.results:
+            answer.append(f"refusal {_cell(row, 'refusal')}")
+        wrong = row.detail("answer_correctness", "wrong_critical_facts")
+        if wrong:
+            answer.append("WRONG critical facts: " + "; ".join(map(str, wrong)))
+        facts = row.detail("answer_correctness", "critical_facts")
+        if facts:
+            answer.append(f"critical facts: {facts}")
+        table.add_row(
+            row.turn.subject,
+            escape(text),
+            escape(retrieval),
+            escape("\n".join(answer)),
+            escape(", ".join(row.failures)),
+        )
+    return table
+
+
+def _payload(rows: list[TurnRow], outcome: PolicyOutcome | None) -> dict[str, Any]:
+    from agent_eval.rag.agreement import reviewer_agreement  # scipy/sklearn: only when run
+
+    return {
+        "turns": [
+            {
+                **row.turn.model_dump(mode="json"),
+                "results": {
+                    name: r.model_dump(
+                        mode="json",
+                        include={"metric", "status", "score", "verdict", "error_type", "details"},
+                    )
+                    for name, r in row.results.items()
+                },
+                "failures": row.failures,
+            }
+            for row in rows
+        ],
+        "failures": {stage: dict(c) for stage, c in failure_counts(rows).items()},
+        "agreement": [a.__dict__ for a in reviewer_agreement(rows)],
+        "policy": None if outcome is None else outcome.lines(),
+    }
+
+
+@app.command("rag")
+def rag_cmd(
+    run: Annotated[str, typer.Argument(help="Run directory (or run id with --out).")],
+    out: Annotated[Path | None, typer.Option(help="Where to look for a run id.")] = None,
+    policy: Annotated[
+        Path | None, typer.Option(help="TOML file with a [rag] policy (default ./agent-eval.toml).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Per-turn RAG report: passages (+ relevant), qualities, refusal, failures, agreement.
+
+    Each turn's question, passages (+ relevant, - not, ? unlabelled), answer, each quality,
+    refusal and critical facts; retrieval failures apart from generation failures; every
+    reviewer's agreement with the human labels; the [rag] policy, exit 1 when a gate fails.
+    """
+    console = Console()
+    try:
+        found = find_run(run, out)
+        records = read_turns(found.directory)
+        if not records:
+            raise AgentEvalError(
+                f"{found.directory} has no turns.jsonl: score turn metrics (context_precision, "
+                "answer_relevance, ...) with this version first"
+            )
+        results = [r for r in load_results(found.directory) if r.run_id == found.run_id]
+        chosen = _policy(policy)
+        threshold = chosen.filter.threshold if chosen is not None else 1.0
+        rows = turn_rows(records, results, faithfulness_threshold=threshold)
+    except AgentEvalError as exc:
+        err_console.print(
+            f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
+        )
+        raise typer.Exit(EXIT_USAGE) from None
+    outcome = apply_policy(rows, chosen) if chosen is not None else None
+    if as_json:
+        typer.echo(json.dumps(_payload(rows, outcome), ensure_ascii=False))
+    else:
+        console.print(_turn_table(rows))
+        for stage, counts in failure_counts(rows).items():
+            shown = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "none"
+            console.print(f"{stage} failures: {shown}", highlight=False)
+        from agent_eval.rag.agreement import reviewer_agreement  # scipy/sklearn: only when run
+
+        console.print("reviewer agreement with human labels:", highlight=False)
+        for agreement in reviewer_agreement(rows):
+            console.print(f"  {escape(agreement.describe())}", highlight=False)
+        if outcome is None:
+            console.print(
+                "no [rag] policy configured: no gate applied and no weighted mean shown",
+                highlight=False,
+                markup=False,
+            )
+        else:
+            for line in outcome.lines():
+                console.print(escape(line), highlight=False)
+    if outcome is not None and not outcome.passed:
+        raise typer.Exit(EXIT_GATE)
+
+
+def _policy(path: Path | None) -> RagPolicy | None:
+    if path is None:
+        default = Path("agent-eval.toml")
+        return load_policy(default) if default.is_file() else None
+    if not path.is_file():
+        raise AgentEvalError(f"policy file {path} not found")
+    chosen = load_policy(path)
+    if chosen is None:
+        raise AgentEvalError(f"{path} has no [rag] table")
+    return chosen

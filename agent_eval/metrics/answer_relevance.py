@@ -1,0 +1,76 @@
+"""Answer relevance (``answer_relevance@1``): does the answer answer what was asked.
+
+A 1-5 rubric, the verdict typed ``Literal[1, 2, 3, 4, 5]`` (integers; anything else is
+re-asked, then an ``invalid_judge_output`` row): 1 = does not answer the question; 3 = answers
+it in part, or with much padding; 5 = answers exactly what was asked. Normalised to
+``(x - 1) / 4`` in [0, 1]; the row's ``verdict`` is the rubric value as text (``"4"``).
+
+The reviewer sees **the question and the answer only**: no passages (that is faithfulness'
+question) and no reference (that is correctness'), so the three qualities stay independent.
+A refusal is judged like any answer (it does not answer: 1), which is why relevance is never
+read alone on unanswerable turns (see ``refusal@1``).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from agent_eval.judges.base import Judge, JudgeRequest
+from agent_eval.metrics.base import CallTally, MetricInput, MetricOutcome, require_judge
+from agent_eval.metrics.prompts import PromptSet
+from agent_eval.metrics.rag_base import RagMetric, exact_int
+
+__all__ = ["AnswerRelevance", "RelevanceVerdict", "normalise_rubric"]
+
+
+def normalise_rubric(value: int) -> float:
+    """A 1-5 rubric value as ``(value - 1) / 4`` in [0, 1]."""
+    return (value - 1) / 4
+
+
+class RelevanceVerdict(BaseModel):
+    """The reviewer's reason and 1-5 verdict."""
+
+    model_config = ConfigDict(strict=True)
+
+    reason: str = Field(description="One or two sentences: what was asked, what was answered.")
+    verdict: Literal[1, 2, 3, 4, 5] = Field(
+        description="1 does not answer; 3 answers in part or with much padding; 5 answers "
+        "exactly what was asked. An integer from 1 to 5."
+    )
+
+    _integer = field_validator("verdict", mode="before")(exact_int)
+
+
+class AnswerRelevance(RagMetric):
+    """``answer_relevance@1``: one call per turn on (question, answer)."""
+
+    name: ClassVar[str] = "answer_relevance"
+    version: ClassVar[int] = 1
+    prompts: ClassVar[PromptSet | None] = PromptSet("answer_relevance_v1")
+
+    def judge_request(self, sample: MetricInput) -> JudgeRequest | None:
+        """The question and the answer, nothing else."""
+        assert self.prompts is not None
+        return self.request(
+            RelevanceVerdict,
+            self.prompts.render("system"),
+            self.prompts.render("user", question=sample.unit.question, answer=sample.unit.answer),
+        )
+
+    async def evaluate(
+        self, sample: MetricInput, judge: Judge | None, tally: CallTally
+    ) -> MetricOutcome:
+        """Score ``(verdict - 1) / 4``; the verdict kept as text."""
+        judge = require_judge(self, judge)
+        request = self.judge_request(sample)
+        assert request is not None
+        verdict: RelevanceVerdict = (await tally.ask(judge, request)).output
+        return MetricOutcome(
+            verdict=str(verdict.verdict),
+            reason=verdict.reason,
+            score=normalise_rubric(verdict.verdict),
+            details={"rubric": verdict.verdict},
+        )
