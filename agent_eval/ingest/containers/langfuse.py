@@ -33,6 +33,16 @@ written as decimal strings (``"502"``) become integers. Ids that are not OTel he
 created by Langfuse's own SDKs use UUIDs) are mapped to hex: a UUID trace id by dropping its
 dashes, any other id to the first 16 hex of its SHA-256, the original kept as
 ``langfuse.observation.id``.
+
+Observations written by Langfuse's own SDKs (its ``@observe`` decorator, ``langfuse.openai``
+wrapper, ``generation()`` calls) carry no OTel attributes at all. A ``GENERATION`` observation
+whose metadata has none of the OTLP keys (``attributes``, ``resourceAttributes``, ``scope``)
+is read as a GenAI ``chat`` span: its ``input`` (the Chat
+Completions message list, or an object holding it under ``messages``) becomes
+``gen_ai.input.messages``, its ``output`` (one assistant message object, a list, or plain text)
+``gen_ai.output.messages``, ``model`` the request model, and ``usageDetails`` (else the legacy
+``usage``) ``input``/``output`` counts the token usage. The observations API list
+(``GET /api/public/observations``: ``{"data": [...], "meta": {...}}``) is read as well.
 """
 
 from __future__ import annotations
@@ -72,6 +82,12 @@ _STILL_PRESENT = (
 )
 """Message attributes Langfuse leaves in place (it copies rather than moves them): when one is
 present, ``input``/``output`` are derived copies and are kept only as ``langfuse.observation.*``."""
+GENERATION = "GENERATION"
+"""``type`` of a Langfuse observation that is an LLM call (Langfuse data model)."""
+NATIVE_OPERATION = "chat"
+_OTEL_METADATA = ("attributes", "resourceAttributes", "scope")
+"""Metadata keys Langfuse writes for an observation it ingested over OTLP (none when native)."""
+_LIST_KEYS = ("observations", "data")
 _USAGE_KEY = re.compile(r"(^|\.)(usage|token_count)(\.|$)")
 _DECIMAL = re.compile(r"-?\d+")
 
@@ -80,11 +96,16 @@ class LangfuseContainer(Container):
     """Reads a Langfuse trace export (``{trace, observations}``) back into spans."""
 
     name: ClassVar[str] = "langfuse"
-    description: ClassVar[str] = "Langfuse trace export ({trace, observations: [...]})"
+    description: ClassVar[str] = (
+        "Langfuse trace export ({trace, observations: [...]}) or observations API list "
+        "({data: [...], meta})"
+    )
 
     def sniff(self, path: str, head: bytes) -> bool:
-        """A Langfuse export has an ``observations`` list of objects with ``traceId``."""
-        return b'"observations"' in head and b'"traceId"' in head
+        """An ``observations`` list with ``traceId``, or a ``data`` list of observations."""
+        if b'"observations"' in head and b'"traceId"' in head:
+            return True
+        return b'"data"' in head and b'"traceId"' in head and b'"parentObservationId"' in head
 
     def read(self, path: str) -> Iterator[ContainerItem]:
         """Yield one span per observation.
@@ -102,12 +123,18 @@ def _observations(document: Any, path: str) -> list[Any]:
     exports = document if isinstance(document, list) else [document]
     observations: list[Any] = []
     for export in exports:
-        if not isinstance(export, Mapping) or not isinstance(export.get("observations"), list):
+        found = (
+            next((export[k] for k in _LIST_KEYS if isinstance(export.get(k), list)), None)
+            if isinstance(export, Mapping)
+            else None
+        )
+        if found is None:
             raise DecodeError(
-                'expected a Langfuse trace export {"trace": {...}, "observations": [...]}',
+                'expected a Langfuse trace export {"trace": {...}, "observations": [...]} '
+                'or an observations API list {"data": [...]}',
                 path=path,
             )
-        observations.extend(export["observations"])
+        observations.extend(found)
     return observations
 
 
@@ -123,7 +150,10 @@ def _span(raw: Any, source: SourceLocation) -> SpanRecord | Skipped:
     span_id = _span_id(str(raw["id"]))
     if span_id != raw["id"]:
         attributes[OBSERVATION_ID] = raw["id"]
-    _restore_messages(attributes, raw.get("input"), raw.get("output"))
+    if raw.get("type") == GENERATION and not any(k in metadata for k in _OTEL_METADATA):
+        attributes.update(_native_generation(raw))
+    else:
+        _restore_messages(attributes, raw.get("input"), raw.get("output"))
     scope = _metadata(metadata.get("scope"))
     parent = raw.get("parentObservationId")
     return SpanRecord(
@@ -141,6 +171,29 @@ def _span(raw: Any, source: SourceLocation) -> SpanRecord | Skipped:
         scope_version=str(scope.get("version") or ""),
         source=source,
     )
+
+
+def _native_generation(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """GenAI attributes for a GENERATION the Langfuse SDK wrote itself (no OTel attributes)."""
+    attributes: dict[str, Any] = {GENAI_OPERATION: NATIVE_OPERATION}
+    inp = _json(raw.get("input"))
+    if isinstance(inp, Mapping) and isinstance(inp.get("messages"), list):
+        inp = inp["messages"]
+    if inp is not None:
+        attributes["gen_ai.input.messages"] = inp
+    out = _json(raw.get("output"))
+    if isinstance(out, Mapping):
+        out = [out]
+    if out is not None:
+        attributes["gen_ai.output.messages"] = out
+    if raw.get("model"):
+        attributes["gen_ai.request.model"] = str(raw["model"])
+    usage = _metadata(raw.get("usageDetails")) or _metadata(raw.get("usage"))
+    for ours, theirs in (("input_tokens", "input"), ("output_tokens", "output")):
+        count = usage.get(theirs)
+        if isinstance(count, int) and not isinstance(count, bool):
+            attributes[f"gen_ai.usage.{ours}"] = count
+    return attributes
 
 
 def _metadata(value: Any) -> Mapping[str, Any]:

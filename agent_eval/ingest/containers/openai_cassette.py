@@ -121,12 +121,13 @@ def _body(body: Any) -> str | None:
     if isinstance(body, Mapping):
         body = body.get("string")
     if isinstance(body, bytes):
-        if body.startswith(GZIP_MAGIC):
+        data: bytes = body
+        if data.startswith(GZIP_MAGIC):
             try:
-                body = gzip.decompress(body)
+                data = gzip.decompress(data)
             except (OSError, EOFError, zlib.error):
                 return None
-        return body.decode("utf-8", errors="replace")
+        return data.decode("utf-8", errors="replace")
     return body if isinstance(body, str) else ""
 
 
