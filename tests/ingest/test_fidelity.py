@@ -220,6 +220,16 @@ def test_unknown_role_leaves_out_that_message_with_a_note() -> None:
     assert report.spans_used == 1
 
 
+def test_unknown_role_under_genai_leaves_out_that_message_with_a_note() -> None:
+    inputs = [text("user", "Hi"), text("critic", "meh"), text("assistant", "Hello"),
+              text("user", "Bye")]  # fmt: skip
+    (trace,), report = assemble(chat(1, inputs, [text("assistant", "Ciao")], start=1))
+    assert plain(trace.messages) == [("user", "Hi"), ("assistant", "Hello", ()), ("user", "Bye"),
+                                     ("assistant", "Ciao", ())]  # fmt: skip
+    assert any("critic" in n and "gen_ai.input.messages[1]" in n for n in trace.notes)
+    assert report.spans_used == 1
+
+
 # 10. a bare client: one trace per call ----------------------------------------------------------
 
 
