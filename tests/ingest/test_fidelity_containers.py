@@ -289,3 +289,74 @@ def test_langfuse_native_generations(tmp_path: Path, shape: str) -> None:
                                          for u in trace.usage]  # fmt: skip
     assert (model, tokens_in, tokens_out) == ("gpt-4o-mini", 84, 16)
     assert run.report.spans_used == 2 and run.report.balanced
+
+
+# Item 8: pydantic-ai's v1 `events` attribute inside a Langfuse export -----------------------
+
+
+def pydantic_ai_v1_observation(obs_id: str, start: str, events: list[Any]) -> dict[str, Any]:
+    """A pydantic-ai (instrumentation version 1) chat span after Langfuse's OTLP ingestion.
+
+    Langfuse moved the ``events`` attribute out: the message events became ``input``, the
+    ``gen_ai.choice`` event ``output``.
+    """
+    choices = [e for e in events if e["event.name"] == "gen_ai.choice"]
+    return {
+        "id": obs_id,
+        "traceId": TRACE,
+        "type": "GENERATION",
+        "name": "chat gpt-4o-mini",
+        "startTime": start,
+        "endTime": start,
+        "parentObservationId": "7e2bd6c1a0f94d3b",
+        "input": json.dumps([e for e in events if e not in choices]),
+        "output": json.dumps(choices[0]),
+        "model": "gpt-4o-mini",
+        "metadata": {
+            "attributes": {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.system": "openai",
+                "gen_ai.request.model": "gpt-4o-mini",
+                "model_request_parameters": json.dumps(
+                    {"function_tools": [], "allow_text_output": True}
+                ),
+                "gen_ai.usage.input_tokens": "50",
+                "gen_ai.usage.output_tokens": "9",
+                "logfire.json_schema": "{}",
+            },
+            "resourceAttributes": {"service.name": "trip-agent"},
+            "scope": {"name": "pydantic-ai", "version": "0.4.0"},
+        },
+        "level": "DEFAULT",
+    }
+
+
+def test_pydantic_ai_v1_events_in_a_langfuse_export(tmp_path: Path) -> None:
+    system = {"event.name": "gen_ai.system.message", "role": "system", "content": "Be brief.",
+              "gen_ai.system": "openai"}  # fmt: skip
+    user = {"event.name": "gen_ai.user.message", "role": "user", "content": "Weather in Paris?",
+            "gen_ai.message.index": 0, "gen_ai.system": "openai"}  # fmt: skip
+    call = {"event.name": "gen_ai.assistant.message", "role": "assistant",
+            "tool_calls": [{"id": "call_1", "type": "function",
+                            "function": {"name": "weather", "arguments": '{"city": "Paris"}'}}],
+            "gen_ai.message.index": 1, "gen_ai.system": "openai"}  # fmt: skip
+    result = {"event.name": "gen_ai.tool.message", "role": "tool", "id": "call_1",
+              "name": "weather", "content": "18C", "gen_ai.message.index": 2,
+              "gen_ai.system": "openai"}  # fmt: skip
+    first_choice = {"event.name": "gen_ai.choice", "index": 0,
+                    "message": {"role": "assistant", "tool_calls": call["tool_calls"]}}  # fmt: skip
+    final = {"event.name": "gen_ai.choice", "index": 0,
+             "message": {"role": "assistant", "content": "18C and sunny."}}  # fmt: skip
+    observations = [
+        pydantic_ai_v1_observation("1a2b3c4d5e6f7081", "2025-06-01T10:00:00.000Z",
+                                   [system, user, first_choice]),
+        pydantic_ai_v1_observation("1a2b3c4d5e6f7082", "2025-06-01T10:00:02.000Z",
+                                   [system, user, call, result, final]),
+    ]  # fmt: skip
+    path = tmp_path / "langfuse.json"
+    path.write_bytes(orjson.dumps({"trace": {"id": TRACE}, "observations": observations}))
+    run = ingest(path)
+    (trace,) = run.collect()
+    assert plain(trace) == EXPECTED
+    assert run.report.files[0].conventions == {"pydantic-ai"}
+    assert run.report.spans_used == 2 and run.report.balanced

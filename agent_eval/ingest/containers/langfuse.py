@@ -24,6 +24,10 @@ span shows                   ``input`` / ``output`` become
 anything else                ``langfuse.observation.input``/``.output`` (kept, unread)
 ===========================  =========================================================
 
+pydantic-ai's instrumentation version 1 records a call's messages as one ``events`` attribute (a
+JSON list of GenAI events with ``event.name``); Langfuse splits it into ``input`` (the message
+events) and ``output`` (the ``gen_ai.choice``), and both go back into ``events``.
+
 An attribute still present is never overwritten, and when the span still carries message
 attributes Langfuse copies rather than moves (flattened ``gen_ai.prompt.{i}.*``, OpenInference
 ``llm.input_messages.*`` / ``input.value``, pydantic-ai ``tool_arguments``), ``input``/``output``
@@ -82,6 +86,10 @@ _STILL_PRESENT = (
 )
 """Message attributes Langfuse leaves in place (it copies rather than moves them): when one is
 present, ``input``/``output`` are derived copies and are kept only as ``langfuse.observation.*``."""
+PYDANTIC_AI_EVENTS = "events"
+"""pydantic-ai's instrumentation version 1 attribute: the call's GenAI events as a JSON list."""
+EVENT_NAME = "event.name"
+CHOICE_EVENT = "gen_ai.choice"
 GENERATION = "GENERATION"
 """``type`` of a Langfuse observation that is an LLM call (Langfuse data model)."""
 NATIVE_OPERATION = "chat"
@@ -215,6 +223,11 @@ def _attributes(value: Any) -> dict[str, Any]:
 
 def _restore_messages(attributes: dict[str, Any], inp: Any, out: Any) -> None:
     """Put ``input``/``output`` back under the attribute Langfuse took them from."""
+    events = _pydantic_ai_events(inp, out)
+    if events is not None:
+        if PYDANTIC_AI_EVENTS not in attributes:
+            attributes[PYDANTIC_AI_EVENTS] = events
+        return
     in_key, out_key = _message_keys(attributes, out)
     if inp is not None and in_key not in attributes:
         if in_key == "gen_ai.input.messages":
@@ -222,6 +235,31 @@ def _restore_messages(attributes: dict[str, Any], inp: Any, out: Any) -> None:
         attributes[in_key] = inp
     if out is not None and out_key not in attributes:
         attributes[out_key] = out
+
+
+def _pydantic_ai_events(inp: Any, out: Any) -> list[Any] | None:
+    """pydantic-ai's v1 ``events`` list, when Langfuse split it into ``input`` and ``output``.
+
+    Langfuse gives the message events (``{"event.name": "gen_ai.user.message", ...}``) as the
+    input and the ``gen_ai.choice`` event (or its message) as the output; ``None`` when the input
+    is not such a list.
+    """
+    events = _json(inp)
+    if not isinstance(events, list) or not events:
+        return None
+    if not all(isinstance(e, Mapping) and EVENT_NAME in e for e in events):
+        return None
+    events = list(events)
+    output = _json(out)
+    for item in output if isinstance(output, list) else [output]:
+        if isinstance(item, Mapping) and EVENT_NAME in item:
+            events.append(item)
+        elif isinstance(item, Mapping) and item.get("role"):
+            events.append({EVENT_NAME: CHOICE_EVENT, "index": 0, "message": item})
+        elif isinstance(item, str) and item:
+            message = {"role": "assistant", "content": item}
+            events.append({EVENT_NAME: CHOICE_EVENT, "index": 0, "message": message})
+    return events
 
 
 def _message_keys(attributes: Mapping[str, Any], out: Any) -> tuple[str, str]:
