@@ -65,6 +65,9 @@ class ScoreConfig(BaseModel):
         metric: Registered metric name (``goal_accuracy``).
         with_reference: Compare against references (the trace's, or ``references``').
         references: JSONL or CSV of ``{conversation_id, reference}``.
+        tool_references: JSONL or CSV of ``{conversation_id, tool_calls}``: the expected tool
+            calls (:mod:`agent_eval.reference_calls`), for ``tool_call_accuracy`` and
+            ``trajectory_match``.
         formatter: ``name@version[params]`` of the formatter.
         formatter_path: Directories, ``.py`` files or dotted modules to load formatters from
             (:func:`agent_eval.formatting.load_formatters`); one string is one location.
@@ -108,6 +111,7 @@ class ScoreConfig(BaseModel):
     metric: str = "goal_accuracy"
     with_reference: bool = False
     references: Path | None = None
+    tool_references: Path | None = None
     formatter: str = "ragas-pretty@1"
     formatter_path: tuple[str, ...] = ()
     judge: str | None = None

@@ -110,6 +110,10 @@ class MetricResult(BaseModel):
         error_type / error_message: Why the row is not ``ok``.
         raw_reply: The judge's last raw reply when its output was invalid.
         started_at: ISO-8601 UTC time the row's work started.
+        revision: 0 for a conversation's first result in a run; n for its n-th re-score
+            (``agent-eval serve`` re-scores a conversation whose spans kept arriving after it
+            was scored, as a new row; the earlier rows stay).
+        note: Why the row exists besides the plain run (e.g. what a re-score added).
 
     """
 
@@ -143,6 +147,8 @@ class MetricResult(BaseModel):
     error_message: str | None = None
     raw_reply: str | None = None
     started_at: str = Field(description="ISO-8601 UTC")
+    revision: int = Field(default=0, ge=0)
+    note: str | None = None
 
     @property
     def subject(self) -> str:

@@ -118,12 +118,16 @@ class ToolMessage(_MessageBase):
     Attributes:
         tool_call_id: The id of the call this answers, when known.
         tool_name: The tool's name, when known.
+        is_error: ``True`` when the source flagged the result as an error (tau2-bench
+            ``error``, an ``is_error`` key, tau-bench's ``"Error: ..."`` observations),
+            ``False`` when it flagged it as a success, ``None`` when it said nothing.
 
     """
 
     role: Literal["tool"] = "tool"
     tool_call_id: str | None = None
     tool_name: str | None = None
+    is_error: bool | None = None
 
 
 Message = Annotated[
@@ -193,6 +197,9 @@ class SpanErrorInfo(_Frozen):
         span_name: The span's name.
         error_type: ``exception.type`` or ``error.type`` when recorded.
         message: The status message or ``exception.message``.
+        tool_call_id: The tool call the span ran, for a tool span (``execute_tool``, TOOL)
+            whose call id was recorded.
+        tool_name: The tool the span ran, for a tool span.
 
     """
 
@@ -201,6 +208,8 @@ class SpanErrorInfo(_Frozen):
     span_name: str = ""
     error_type: str | None = None
     message: str = ""
+    tool_call_id: str | None = None
+    tool_name: str | None = None
 
 
 class SourceInfo(_Frozen):
@@ -233,6 +242,10 @@ class AgentTrace(_Frozen):
         errors: Errors recorded on the spans.
         source: The container, conventions and files it came from.
         reference: A reference goal (e.g. the task instruction), when the dataset has one.
+        reference_tool_calls: The tool calls the agent was expected to make, in order
+            (tau-bench ``info.task.actions``, tau2-bench's expected actions, the span
+            attribute ``agent_eval.reference.tool_calls``); ``None`` when there is no
+            reference, ``()`` when the reference is that no tool is called.
         labels: Ground-truth labels such as ``{"success": 1}`` or ``{"reward": 0.0}``.
         metadata: Other facts about the conversation (task id, trial...), verbatim.
         notes: What assembly had to guess (e.g. tool results paired by order, not by id).
@@ -248,6 +261,7 @@ class AgentTrace(_Frozen):
     errors: tuple[SpanErrorInfo, ...] = ()
     source: SourceInfo = SourceInfo(container="python")
     reference: str | None = None
+    reference_tool_calls: tuple[ToolCall, ...] | None = None
     labels: dict[str, JsonValue] = Field(default_factory=dict)
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
     notes: tuple[str, ...] = ()

@@ -5,7 +5,9 @@ and, unless ``--dry-run``, scores every conversation through the engine, writing
 ``DIR/results.jsonl`` and ``DIR/results.db`` as results complete. A progress bar goes to stderr;
 the summary table and the line ``scored + skipped + errored = units`` follow.
 
-With no judge configured the plan is shown with how to configure one, and the exit code is 2.
+With no judge configured the plan is shown with how to configure one, and the exit code is 2;
+judge-free metrics named with the judged ones (``--metric tool_call_accuracy,goal_accuracy``)
+are still scored and written first.
 Exit codes: 0 done; 1 no conversation was scored (every one errored or was skipped: the line
 names the dominant reason), or ``--fail-under`` or a gate failed; 2 usage, configuration or
 input error (no input readable, no judge configured, the variable named by ``--api-key-env``
@@ -31,6 +33,7 @@ from rich.markup import escape
 from agent_eval.analysis.gates import Gate, GateCount
 from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
+from agent_eval.cli.event_options import EventOptions, EventsFile, OtlpEndpoint
 from agent_eval.cli.formatter_options import FormatterPath
 from agent_eval.cli.judge_setup import (
     HOW_TO_CONFIGURE,
@@ -59,6 +62,8 @@ from agent_eval.metrics.base import Metric
 from agent_eval.metrics.claim_metric import ClaimMetric
 from agent_eval.metrics.decomposition import DECOMPOSITIONS_FILENAME, DecompositionCache
 from agent_eval.metrics.spec import build_metric, split_metrics
+from agent_eval.otel.targets import targets_by_conversation
+from agent_eval.reference_calls import load_reference_calls, with_reference_calls
 from agent_eval.references import load_references
 from agent_eval.report.conversations import write_conversations
 from agent_eval.report.renderings import render_all, write_renderings
@@ -130,13 +135,15 @@ def run_score(
     argv: list[str],
     console: Console | None = None,
     gates: Sequence[Gate] = (),
+    events: EventOptions | None = None,
 ) -> int:
     """Run ``score`` for ``cfg``; returns the exit code (1 when ``--fail-under`` or a gate fails).
 
     Several metrics (``--metric a,b``) are scored in one run, one engine per metric over the
     same conversations, into the same store and run id. Judge-free metrics run with no judge
-    configured; judged ones then print their plan and how to configure a judge (exit 2 when
-    nothing could be scored for that reason).
+    configured; judged ones then print their plan and how to configure a judge, and the exit
+    code is 2 (a configuration error: a metric asked for did not run) after the judge-free
+    metrics' results are written.
 
     The run's reproducibility record (versions, request parameters, input digests, the config
     file without secrets) is stored with it.
@@ -153,12 +160,13 @@ def run_score(
         return _dry_run(out, setup)
     judge = _judge_for(setup.metrics, setup.model, cfg)
     chosen = setup.metrics
+    not_configured = 0
     if judge is None and any(m.requires_judge for m in chosen):
         missing = [p for p, m in zip(setup.plans, chosen, strict=True) if m.requires_judge]
-        code = _not_configured(out, missing, cfg)
         chosen = [m for m in chosen if not m.requires_judge]
+        not_configured = _not_configured(out, missing, cfg, [m.id for m in chosen])
         if not chosen:
-            return code
+            return not_configured
     earlier = _earlier_run(cfg)
     if earlier is not None:
         cfg = cfg.model_copy(update={"out": earlier.directory})
@@ -178,11 +186,21 @@ def run_score(
             references=cfg.references,
             config_file=cfg.config_file,
         )
-        summaries = asyncio.run(_score(engines, setup.traces, cfg, argv, record))
+        summaries = asyncio.run(
+            _score(engines, setup.traces, cfg, argv, record, events=events or EventOptions())
+        )
     finally:
         if stack is not None and stack.cache is not None:
             stack.cache.close()
-    return _finish(out, summaries, setup=setup, stack=stack, cfg=cfg, gates=gates)
+    return _finish(
+        out,
+        summaries,
+        setup=setup,
+        stack=stack,
+        cfg=cfg,
+        gates=gates,
+        not_configured=not_configured,
+    )
 
 
 @dataclass(kw_only=True)
@@ -199,7 +217,7 @@ class _Setup:
 
 
 def _setup(cfg: ScoreConfig) -> _Setup:
-    traces = read_inputs(cfg.paths, cfg.format)
+    traces = _with_tool_references(read_inputs(cfg.paths, cfg.format), cfg)
     for location in cfg.formatter_path:
         load_formatters(location)
     chosen, formatter = _metrics(cfg), get_formatter(cfg.formatter)
@@ -262,8 +280,13 @@ def _finish(
     stack: JudgeStack | None,
     cfg: ScoreConfig,
     gates: Sequence[Gate],
+    not_configured: int = 0,
 ) -> int:
-    """Print the summaries, usage and budget line; the exit code (nothing scored, gates)."""
+    """Print the summaries, usage and budget line; the exit code.
+
+    2 (``not_configured``) when judged metrics could not run, said once more, last; else 1
+    when nothing was scored, else the gates' code.
+    """
     for summary in summaries:
         out.print(summary.table())
         out.print(summary.accounting_line, highlight=False)
@@ -272,9 +295,26 @@ def _finish(
     line = budget_line(setup.budget, skipped, str(summaries[0].out_dir or summaries[0].run_id))
     if line is not None:
         err_console.print(line, highlight=False, markup=False, soft_wrap=True)
+    if not_configured:  # the judge-free metrics ran, the judged ones could not: exit 2
+        err_console.print(
+            "[bold red]error:[/] no judge is configured, so the judged metrics were not scored "
+            "(their plan is above); the judge-free metrics' results are written",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return not_configured
     if all(summary.nothing_scored() is not None for summary in summaries):
         return _nothing_scored(summaries[0])
     return _gates_code(summaries, cfg, gates, out)
+
+
+def _with_tool_references(traces: list[AgentTrace], cfg: ScoreConfig) -> list[AgentTrace]:
+    """``traces`` with the ``--tool-references`` file's reference calls (checked), if any."""
+    if cfg.tool_references is None:
+        return traces
+    references = load_reference_calls(cfg.tool_references)
+    check_references(references, traces, cfg.tool_references)
+    return list(with_reference_calls(traces, references))
 
 
 def _gates_code(
@@ -429,6 +469,8 @@ async def _score(
     cfg: ScoreConfig,
     argv: list[str],
     record: dict[str, Any],
+    *,
+    events: EventOptions,
 ) -> list[RunSummary]:
     run_id = engines[0].run_id
     directory = cfg.out or Path("runs") / run_id
@@ -451,16 +493,21 @@ async def _score(
         write_conversations(directory, traces)
         if any(e.metric.unit_kind == "answer" for e in engines):  # the contexts atoms quote
             write_units(directory, traces)
+        emitter = events.build(directory, targets_by_conversation(traces))
         summaries = []
         try:
             for engine in engines:
                 engine.store = store
+                if emitter is not None:
+                    engine.on_result = (*engine.on_result, emitter.emit)
                 summaries.append(await engine.run(traces, total=len(traces)))
         finally:
             for judge in judges.values():
                 await judge.aclose()
             if pinned is not None:
                 pinned.close()
+            if emitter is not None:  # export failures are counted and shown, never fatal
+                err_console.print(emitter.close().line(), highlight=False, soft_wrap=True)
         return summaries
 
 
@@ -491,14 +538,25 @@ def _plan_model(cfg: ScoreConfig) -> str | None:
     return configured_model(cfg)
 
 
-def _not_configured(out: Console, plans: list[RunPlan], cfg: ScoreConfig) -> int:
+def _not_configured(
+    out: Console, plans: list[RunPlan], cfg: ScoreConfig, judge_free: Sequence[str] = ()
+) -> int:
+    """Print the judged metrics' plans and how to configure a judge; the exit code (2)."""
     for plan in plans:
         out.print(plan.table())
     err_console.print(
         f"[bold red]error:[/] {escape(missing_judge(cfg))}", highlight=False, soft_wrap=True
     )
+    how = HOW_TO_CONFIGURE.format(default=DEFAULT_JUDGE)
+    if judge_free:  # the judge-free metrics still run: say what was not scored
+        unscored = ", ".join(plan.metric for plan in plans)
+        how = how.replace(
+            "so nothing was scored",
+            f"so {unscored} {'was' if len(plans) == 1 else 'were'} not scored "
+            f"({', '.join(judge_free)} need none and are scored)",
+        )
     err_console.print(
-        HOW_TO_CONFIGURE.format(default=DEFAULT_JUDGE),
+        how,
         highlight=False,
         markup=False,
         soft_wrap=True,
@@ -549,6 +607,10 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     ] = None,
     references: Annotated[
         Path | None, typer.Option(help="JSONL/CSV of {conversation_id, reference}.")
+    ] = None,
+    tool_references: Annotated[
+        Path | None,
+        typer.Option(help="JSONL/CSV of {conversation_id, tool_calls}: expected tool calls."),
     ] = None,
     formatter: Annotated[
         str | None, typer.Option(help="Formatter NAME@V (default ragas-pretty@1).")
@@ -634,13 +696,17 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
             "pinned in OUT/decompositions.db.",
         ),
     ] = False,
+    otlp_endpoint: OtlpEndpoint = None,
+    events_file: EventsFile = False,
 ) -> None:
-    """Score conversations with an LLM judge; results go to DIR/results.jsonl and results.db.
+    """Score conversations with metrics; results go to DIR/results.jsonl and results.db.
 
-    Exit codes: 0 done, at least one conversation scored; 1 nothing was scored (every
+    Judge-free metrics (tool_call_accuracy, trajectory_match, tool_errors, loops) need no
+    judge. Exit codes: 0 done, at least one conversation scored; 1 nothing was scored (every
     conversation errored or was skipped; see agent-eval errors DIR), or --fail-under or a
-    --gate failed; 2 a usage, configuration or input error (no judge configured, the
-    variable named by --api-key-env unset, no input readable).
+    --gate failed; 2 a usage, configuration or input error (no judge configured for a judged
+    metric, even when judge-free ones were scored; the variable named by --api-key-env
+    unset; no input readable).
     """
     logging.getLogger("instructor").setLevel(logging.CRITICAL)  # failures become result rows
     overrides = {
@@ -648,6 +714,7 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
         "metric": metric,
         "with_reference": with_reference,
         "references": references,
+        "tool_references": tool_references,
         "formatter": formatter,
         "formatter_path": tuple(formatter_path) if formatter_path else None,
         "judge": judge,
@@ -674,7 +741,8 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     }
     try:
         gates = gates_from(config_path(config), gate or [], statistics=SCORE_STATISTICS)
-        code = run_score(load_config(config, **overrides), sys.argv, gates=gates)
+        events = EventOptions(otlp_endpoint=otlp_endpoint, events_file=events_file)
+        code = run_score(load_config(config, **overrides), sys.argv, gates=gates, events=events)
     except AgentEvalError as exc:
         err_console.print(
             f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True

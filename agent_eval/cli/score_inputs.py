@@ -72,7 +72,7 @@ def read_inputs(paths: Sequence[str], fmt: str) -> list[AgentTrace]:
 
 
 def check_references(
-    references: Mapping[str, str], traces: Sequence[AgentTrace], source: Path
+    references: Mapping[str, object], traces: Sequence[AgentTrace], source: Path
 ) -> int:
     """Print how many ids of the ``source`` reference file match a conversation; return it.
 

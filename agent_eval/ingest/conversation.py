@@ -23,9 +23,18 @@ from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.containers.base import Skipped
 from agent_eval.ingest.grouping import Conversation
 from agent_eval.ingest.pairing import pair_tool_results
+from agent_eval.ingest.reference_keys import REFERENCE_TOOL_CALLS
 from agent_eval.ingest.span_entry import SpanEntry
 from agent_eval.ingest.transcript import Transcript
-from agent_eval.trace import AgentTrace, AssistantMessage, ModelUsage, Retrieval, SourceInfo
+from agent_eval.reference_calls import parse_tool_calls
+from agent_eval.trace import (
+    AgentTrace,
+    AssistantMessage,
+    ModelUsage,
+    Retrieval,
+    SourceInfo,
+    ToolCall,
+)
 
 __all__ = ["ConversationBuilder", "is_llm_call"]
 
@@ -233,8 +242,20 @@ class ConversationBuilder:
         self.report.spans_used += len(self.used)
         self.counted += len(self.used)
 
+    def _reference_calls(self, notes: list[str]) -> tuple[ToolCall, ...] | None:
+        """The first ``agent_eval.reference.tool_calls`` span attribute, parsed (or a note)."""
+        for entry in self.conversation.entries:
+            if entry.reference_tool_calls is not None:
+                try:
+                    return parse_tool_calls(entry.reference_tool_calls)
+                except ValueError as exc:
+                    notes.append(f"span {entry.span_id}: {REFERENCE_TOOL_CALLS} ignored: {exc}")
+        return None
+
     def _trace(self) -> AgentTrace:
         messages, pairing_notes = pair_tool_results(self.transcript.messages())
+        reference_notes: list[str] = []
+        reference_calls = self._reference_calls(reference_notes)
         usage_notes: list[str] = []
         if not self.usage:
             self._agent_usage(usage_notes)
@@ -263,7 +284,9 @@ class ConversationBuilder:
                 + pairing_notes
                 + usage_notes
                 + self._shadow_notes()
+                + reference_notes
             ),
+            reference_tool_calls=reference_calls,
         )
 
     def _agent_usage(self, notes: list[str]) -> None:

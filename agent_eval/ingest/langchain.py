@@ -16,7 +16,9 @@ AgentTrace              langchain-core
 tool call, object args  ``AIMessage.tool_calls`` entry ``{id, name, args}``
 other tool call args    ``AIMessage.invalid_tool_calls`` entry, args as the JSON text
                         (or the verbatim ``raw_arguments`` when they never parsed)
-``tool``                ``ToolMessage``; ``tool_name`` <-> ``name``
+``tool``                ``ToolMessage``; ``tool_name`` <-> ``name``; ``is_error`` ->
+                        ``status`` ``"error"``/``"success"`` and
+                        ``additional_kwargs["is_error"]`` (read back from either)
 opaque parts            content blocks after a ``{"type": "text"}`` block
 ======================  ===========================================================
 
@@ -116,15 +118,23 @@ def _message(message: BaseMessage, index: int) -> Message:
             return _assistant(message, content, parts)
         if role == "tool":
             call_id = getattr(message, "tool_call_id", None) or None
-            return build_message(
+            built = build_message(
                 "tool", content, tool_call_id=call_id, tool_name=message.name, parts=parts
             )
+            return built.model_copy(update={"is_error": _is_error(message)})
         return build_message(role, content, parts=parts)
     except ValueError as exc:
         raise InputError(
             f"messages[{index}]: a LangChain {type(message).__name__} has no AgentTrace role "
             f"({exc}); use system, human, ai or tool messages"
         ) from None
+
+
+def _is_error(message: BaseMessage) -> bool | None:
+    flag = message.additional_kwargs.get("is_error")
+    if isinstance(flag, bool):
+        return flag
+    return True if getattr(message, "status", None) == "error" else None
 
 
 def _assistant(message: AIMessage, content: str, parts: tuple[OpaquePart, ...]) -> Message:
@@ -151,7 +161,11 @@ def _to_lc(message: Message) -> BaseMessage:
         return _ai(message, content)
     if isinstance(message, ToolMessage):
         return LCToolMessage(
-            content=content, tool_call_id=message.tool_call_id or "", name=message.tool_name
+            content=content,
+            tool_call_id=message.tool_call_id or "",
+            name=message.tool_name,
+            status="error" if message.is_error else "success",
+            additional_kwargs={} if message.is_error is None else {"is_error": message.is_error},
         )
     if message.role == "system":
         return SystemMessage(content=content)

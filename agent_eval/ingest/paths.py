@@ -102,7 +102,8 @@ def companion_note(path: Path) -> str | None:
     Recognised from the first record (JSON Lines) or header (CSV): result rows have
     ``conversation_id``, ``run_id`` and ``metric``; the others are flat records with a
     ``conversation_id`` and a ``reference`` (references), a verdict column (verdicts) or a
-    label column (labels).
+    label column (labels); tool-call references have ``conversation_id`` and ``tool_calls``
+    (and no ``messages``).
 
     Returns:
         E.g. ``"not a trace file: labels (use --labels)"``.
@@ -113,6 +114,8 @@ def companion_note(path: Path) -> str | None:
         return None
     if {"run_id", "metric"} <= record.keys():
         return "not a trace file: result rows of a run (use agent-eval report or calibrate)"
+    if "tool_calls" in record and "messages" not in record:
+        return "not a trace file: tool-call references (use --tool-references)"
     if any(isinstance(value, dict | list) for value in record.values()):
         return None  # e.g. an AgentTrace line: it has messages
     kind = next((what for keys, what in _FLAT_COMPANIONS if keys & record.keys()), None)

@@ -21,6 +21,7 @@ from agent_eval.errors import InputError
 from agent_eval.ingest.accounting import FileReport
 from agent_eval.ingest.conventions.base import Convention
 from agent_eval.ingest.extraction import SpanExtraction
+from agent_eval.ingest.reference_keys import REFERENCE_TOOL_CALLS
 from agent_eval.ingest.spans import SourceLocation, SpanRecord
 from agent_eval.trace import SpanErrorInfo
 
@@ -62,6 +63,8 @@ class SpanEntry:
         detail: A sentence for the skipped-items report (invalid spans).
         logs: Log records joined to the span.
         source: The file (and line) the span was read from, when the container knew it.
+        reference_tool_calls: The span's ``agent_eval.reference.tool_calls`` attribute
+            (JSON text), when it has one.
 
     """
 
@@ -80,6 +83,7 @@ class SpanEntry:
     detail: str | None = None
     logs: int = 0
     source: SourceLocation | None = None
+    reference_tool_calls: str | None = None
 
     @property
     def location(self) -> SourceLocation:
@@ -114,6 +118,9 @@ def read_span(
         errors=span_errors(span),
         source=span.source,
     )
+    reference = span.attributes.get(REFERENCE_TOOL_CALLS)
+    if isinstance(reference, str):
+        entry.reference_tool_calls = reference
     extractions: list[SpanExtraction] = []
     for convention in matched:
         try:
@@ -136,6 +143,12 @@ def read_span(
     entry.shadowed = tuple(
         e.convention for e in extractions if e.convention != entry.extraction.convention
     )
+    tool = entry.extraction.tool
+    if entry.errors and tool is not None:  # a failed tool run: which call it was
+        entry.errors = tuple(
+            e.model_copy(update={"tool_call_id": tool.call_id, "tool_name": tool.name})
+            for e in entry.errors
+        )
     return entry
 
 

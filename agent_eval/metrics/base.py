@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -250,6 +251,9 @@ class Metric(ABC):
     """False for metrics that read no rendering (their rows record formatter ``"none"``)."""
     judge_calls: ClassVar[int] = 1
     """Judge calls per unit when nothing fails (for plans and cost estimates)."""
+    skip_messages: ClassVar[Mapping[str, str]] = {}
+    """What to tell the user for each of this metric's own skip reasons (the engine's
+    defaults are used for the reasons not named here)."""
 
     def __init__(
         self,

@@ -3,7 +3,7 @@
 Two kinds exist:
 
 - the **conversation** (:func:`conversation_unit`): the whole trace; its span is the last LLM
-  span (the last assistant message's last span id);
+  span (the span that produced the last assistant message);
 - the **answer** of each user turn (:func:`answer_units`): a turn starts at a user message and
   runs to the next one; its answer is the turn's last assistant message with text content and
   no tool calls. The answer's **context** is what the agent had for it inside the turn: the
@@ -96,10 +96,14 @@ def turn_unit_id(turn: int) -> str:
 
 
 def last_llm_span(trace: AgentTrace) -> str | None:
-    """The last span id of the last assistant message (the conversation's last LLM span)."""
+    """The span that produced the last assistant message (the conversation's last LLM span).
+
+    A message's first span id is the LLM span whose output it was; later ones only replayed it
+    as history.
+    """
     for message in reversed(trace.messages):
         if isinstance(message, AssistantMessage) and message.span_ids:
-            return message.span_ids[-1]
+            return message.span_ids[0]
     return None
 
 
@@ -147,7 +151,7 @@ def _answer_unit(
     reference = labels.get("reference")
     return Unit(
         id=turn_unit_id(number),
-        span_id=answer.span_ids[-1] if answer is not None and answer.span_ids else None,
+        span_id=answer.span_ids[0] if answer is not None and answer.span_ids else None,
         turn=number,
         message_index=answer_at,
         question="\n\n".join(questions),

@@ -153,6 +153,7 @@ class Engine:
             self.formatter_identity,
             self.judge_model,
             self.repeat,
+            0,  # revision: a batch run scores each conversation once
         )
 
     def identity(self) -> dict[str, Any]:

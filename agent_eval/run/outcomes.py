@@ -156,7 +156,7 @@ def skip_fields(
     """Result fields of a ``skipped`` row when ``sample`` must not be sent, else ``None``."""
     reason = metric.skip_reason(sample)
     if reason is not None:
-        message = _SKIP_MESSAGES.get(reason, reason)
+        message = metric.skip_messages.get(reason) or _SKIP_MESSAGES.get(reason, reason)
         return {"status": "skipped", "error_type": reason, "error_message": message}
     if max_context_tokens is None or not metric.requires_judge:
         return None

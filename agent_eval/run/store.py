@@ -48,8 +48,9 @@ __all__ = [
 
 DB_NAME = "results.db"
 JSONL_NAME = "results.jsonl"
-SCHEMA_VERSION = 2
-"""Version of the ``results.db`` schema (1: no unit_id; 2: units, atoms, details)."""
+SCHEMA_VERSION = 3
+"""Version of the ``results.db`` schema (1: no unit_id; 2: units, atoms, details; 3: revision
+in the key, for re-scored conversations)."""
 
 RESULT_KEY = (
     "run_id",
@@ -59,16 +60,17 @@ RESULT_KEY = (
     "formatter",
     "judge_model",
     "repeat",
+    "revision",
 )
 """The fields that identify a result row (the SQLite primary key)."""
 
-ResultKey = tuple[str, str, str, str, str, str, int]
+ResultKey = tuple[str, str, str, str, str, str, int, int]
 
 _FIELDS = tuple(MetricResult.model_fields)
 _COLUMNS = ", ".join(_FIELDS)
 _SQL_TYPES = {"int": "INTEGER", "float": "REAL"}
 _JSON_FIELDS = ("trace_ids", "atoms", "details")
-_NOT_NULL_DEFAULTS = {"unit_id": "'conversation'"}
+_NOT_NULL_DEFAULTS = {"unit_id": "'conversation'", "revision": "0"}
 
 
 def result_key(result: MetricResult) -> ResultKey:
@@ -81,6 +83,7 @@ def result_key(result: MetricResult) -> ResultKey:
         result.formatter,
         result.judge_model,
         result.repeat,
+        result.revision,
     )
 
 
@@ -164,7 +167,7 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
         return
     db.execute("BEGIN IMMEDIATE")
     try:
-        if "unit_id" not in existing:  # version 1: rebuild, the primary key changes
+        if "unit_id" not in existing or "revision" not in existing:  # the primary key changes
             _rebuild_with_units(db, existing)
         else:
             for name in _FIELDS:

@@ -56,7 +56,7 @@ def test_answer_units_cut_turns_with_their_context_in_order() -> None:
         ("retrieval", "B", "Doc B", 1),
         ("tool", "t1", "Returns: 14 days.", None),
     ]
-    assert second.answer == "It is free." and second.span_id == "d" * 16
+    assert second.answer == "It is free." and second.span_id == "c" * 16  # the producing span
     assert [c.id for c in second.contexts] == ["C"]
     assert second.reference == "Shipping costs 5 EUR."
     assert dict(second.labels) == {"answerable": True}
@@ -65,5 +65,5 @@ def test_answer_units_cut_turns_with_their_context_in_order() -> None:
 
 def test_conversation_unit_points_at_the_last_llm_span() -> None:
     unit = conversation_unit(_trace())
-    assert unit.id == "conversation" and unit.span_id == "d" * 16
+    assert unit.id == "conversation" and unit.span_id == "c" * 16
     assert last_llm_span(AgentTrace(conversation_id="x")) is None

@@ -89,3 +89,36 @@ def test_a_store_from_a_newer_agent_eval_is_refused_clearly(tmp_path: Path) -> N
     db.close()
     with pytest.raises(StoreError, match="newer than this agent-eval"):
         ResultStore(tmp_path)
+
+
+def test_a_version_2_store_gets_revision_in_its_key_so_rescores_are_new_rows(
+    tmp_path: Path,
+) -> None:
+    """Schema 3: a re-scored conversation (``agent-eval serve``) is a new row, never a
+    replacement, also in a store created before ``revision`` existed."""
+    _old_store(tmp_path)
+    with ResultStore(tmp_path):  # v1 -> current
+        pass
+    with sqlite3.connect(tmp_path / "results.db") as db:  # back to the v2 shape: no revision
+        db.execute("ALTER TABLE results RENAME TO r3")
+        columns = [row[1] for row in db.execute("PRAGMA table_info(r3)") if row[1] != "revision"]
+        db.execute(
+            f"CREATE TABLE results ({', '.join(columns)}, PRIMARY KEY (run_id, conversation_id,"
+            " unit_id, metric, formatter, judge_model, repeat))"
+        )
+        db.execute(f"INSERT INTO results SELECT {', '.join(columns)} FROM r3")
+        db.execute("DROP TABLE r3")
+        db.execute("PRAGMA user_version = 2")
+    db.close()
+    with ResultStore(tmp_path) as store:
+        (old,) = store.results()
+        assert old.revision == 0
+        store.add(
+            old.model_copy(
+                update={"revision": 1, "note": "re-scored", "verdict": "0", "score": 0.0}
+            )
+        )
+        assert [(r.revision, r.verdict) for r in store.results()] == [(0, "1"), (1, "0")]
+    with sqlite3.connect(tmp_path / "results.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    db.close()

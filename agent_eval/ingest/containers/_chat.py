@@ -4,8 +4,9 @@ The OpenAI chat shape (``role``, ``content``, assistant ``tool_calls`` with ``fu
 ``function.arguments``, tool ``tool_call_id``) is read with
 :func:`agent_eval.ingest.conventions.messages.message_from_mapping`; on top of it this module
 fills what chat logs leave implicit: a tool result's tool name from the call it answers, the
-``name`` of an assistant message as its agent name, ``reasoning`` text, and tool calls made by a
-(simulated) user, kept as opaque ``tool_call`` parts because only assistants carry tool calls in
+``name`` of an assistant message as its agent name, ``reasoning`` text, a tool result's
+``is_error`` flag (or tau2-bench's ``error``), and tool calls made by a (simulated) user,
+kept as opaque ``tool_call`` parts because only assistants carry tool calls in
 :class:`~agent_eval.trace.AgentTrace`.
 """
 
@@ -62,6 +63,9 @@ def _enrich(message: Message, item: Mapping[str, Any]) -> Message:
         if isinstance(item.get("reasoning"), str) and item["reasoning"]:
             update["reasoning"] = item["reasoning"]
         return message.model_copy(update=update) if update else message
+    if isinstance(message, ToolMessage):
+        flag = item.get("is_error", item.get("error"))  # Anthropic/MCP-style, tau2-bench
+        return message.model_copy(update={"is_error": flag}) if isinstance(flag, bool) else message
     if isinstance(message, UserMessage) and isinstance(item.get("tool_calls"), list):
         calls = tuple(
             OpaquePart(type="tool_call", data=to_json_value(c)) for c in item["tool_calls"]

@@ -10,6 +10,9 @@ Mapped as:
 - ``messages`` -> messages (a tool result's tool name from the call it answers; ``reasoning``
   kept; the user simulator's own tool calls kept as opaque ``tool_call`` parts);
 - the task's user instructions (joined by ``task_id``) -> ``reference``;
+- the task's expected actions (``evaluation_criteria.actions`` requested by the assistant;
+  the user's own actions left out; ``compare_args``, when given, keeps only those arguments)
+  -> ``reference_tool_calls``; a tool message's ``error`` -> ``is_error``;
 - ``reward_info.reward`` -> ``labels = {"reward": r, "success": 0|1}``;
 - conversation id: the simulation ``id``; task id, trial, domain, termination reason -> metadata;
 - assistant ``usage`` summed into the agent model's usage (``info.agent_info.llm``).
@@ -29,7 +32,8 @@ from agent_eval.ingest.containers._chat import chat_messages, chat_trace, succes
 from agent_eval.ingest.containers._json_stream import JsonStream
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
 from agent_eval.ingest.spans import SourceLocation
-from agent_eval.trace import AgentTrace, ModelUsage
+from agent_eval.reference_calls import parse_tool_calls
+from agent_eval.trace import AgentTrace, ModelUsage, ToolCall
 
 __all__ = ["Tau2BenchContainer"]
 
@@ -99,7 +103,11 @@ def _trace(
     task_id = str(simulation.get("task_id"))
     reward_info = simulation.get("reward_info")
     model = _agent_model(info)
-    return chat_trace(
+    try:
+        reference_calls = _expected_actions(tasks.get(task_id))
+    except ValueError as exc:
+        return _skipped(f"task {task_id}: {exc}", path, line)
+    trace = chat_trace(
         conversation_id=str(
             simulation.get("id") or f"tau2-bench/{task_id}/{simulation.get('trial', 0)}"
         ),
@@ -113,6 +121,30 @@ def _trace(
         metadata=_metadata(simulation, info),
         usage=_usage(simulation["messages"], model) if model else (),
     )
+    return trace.model_copy(update={"reference_tool_calls": reference_calls})
+
+
+def _expected_actions(task: Mapping[str, Any] | None) -> tuple[ToolCall, ...] | None:
+    """The assistant's expected actions of ``task``, or ``None`` when it lists none."""
+    criteria = task.get("evaluation_criteria") if task else None
+    actions = criteria.get("actions") if isinstance(criteria, Mapping) else None
+    if not isinstance(actions, list):
+        return None
+    kept = []
+    for action in actions:
+        if isinstance(action, Mapping) and action.get("requestor", "assistant") != "assistant":
+            continue
+        kept.append(_compared_arguments(action))
+    return parse_tool_calls(kept)
+
+
+def _compared_arguments(action: Any) -> Any:
+    """``action`` with only its ``compare_args`` arguments, when it names them."""
+    keys = action.get("compare_args") if isinstance(action, Mapping) else None
+    arguments = action.get("arguments") if isinstance(action, Mapping) else None
+    if not isinstance(keys, list) or not isinstance(arguments, Mapping):
+        return action
+    return {**action, "arguments": {k: arguments[k] for k in keys if k in arguments}}
 
 
 def _reference(task: Mapping[str, Any] | None) -> str | None:

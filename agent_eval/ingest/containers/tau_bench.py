@@ -7,6 +7,9 @@ with ``tool_call_id`` and ``name``); ``reward`` is 1 when the final database sta
 gold actions. Mapped as:
 
 - ``traj`` -> messages; ``info.task.instruction`` -> ``reference``;
+- ``info.task.actions`` (the gold actions, ``{name, kwargs}``) -> ``reference_tool_calls``;
+- a tool result reading ``"Error: ..."`` -> ``is_error`` (tau-bench's environment answers a
+  tool that raised with ``f"Error: {e}"``);
 - ``reward`` -> ``labels = {"reward": r, "success": 0|1}``;
 - ``task_id``, ``trial``, ``info.task.user_id`` -> ``metadata``;
 - conversation id ``tau-bench/<task_id>/<trial>``.
@@ -25,7 +28,8 @@ from agent_eval.ingest.containers._chat import chat_messages, chat_trace, succes
 from agent_eval.ingest.containers._json_stream import JsonStream
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
 from agent_eval.ingest.spans import SourceLocation
-from agent_eval.trace import AgentTrace
+from agent_eval.reference_calls import parse_tool_calls
+from agent_eval.trace import AgentTrace, Message, ToolMessage
 
 __all__ = ["TauBenchContainer"]
 
@@ -60,12 +64,14 @@ class TauBenchContainer(Container):
 def _trace(record: Any, path: str, line: int) -> AgentTrace | Skipped:
     try:
         _check(record)
-        messages = chat_messages(record["traj"])
+        messages = tuple(_flag_error(m) for m in chat_messages(record["traj"]))
+        task = _task(record)
+        actions = task.get("actions")
+        reference_calls = parse_tool_calls(actions) if isinstance(actions, list) else None
     except ValueError as exc:
         return _skipped(str(exc), path, line)
-    task = _task(record)
     instruction = task.get("instruction")
-    return chat_trace(
+    trace = chat_trace(
         conversation_id=f"tau-bench/{record['task_id']}/{record.get('trial', 0)}",
         messages=messages,
         container="tau-bench",
@@ -74,6 +80,13 @@ def _trace(record: Any, path: str, line: int) -> AgentTrace | Skipped:
         labels=success_labels(record.get("reward")),
         metadata=_metadata(record, task),
     )
+    return trace.model_copy(update={"reference_tool_calls": reference_calls})
+
+
+def _flag_error(message: Message) -> Message:
+    if isinstance(message, ToolMessage) and message.content.startswith("Error: "):
+        return message.model_copy(update={"is_error": True})
+    return message
 
 
 def _check(record: Any) -> None:

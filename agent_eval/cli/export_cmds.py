@@ -1,0 +1,66 @@
+"""``agent-eval export phoenix RUN``: write a run's results into Phoenix as span annotations.
+
+``RUN`` is a run directory or run id (``--out`` to look it up), as for ``agent-eval errors``.
+Each result is written on its evaluated span (``span_id``); Phoenix must hold those spans (it
+received the agent's traces over OTLP).
+Exit codes: 0 every exportable result written; 1 some were not written (Phoenix down or
+refusing: the line says how many; run the same command again, it writes each annotation once);
+2 usage error (no such run, the ``phoenix`` extra missing).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from agent_eval.cli.app import EXIT_USAGE, app, err_console
+from agent_eval.errors import AgentEvalError
+
+__all__ = ["export_app", "phoenix"]
+
+export_app = typer.Typer(help="Write results into other tools (Phoenix span annotations).")
+app.add_typer(export_app, name="export")
+
+
+@export_app.command("phoenix")
+def phoenix(
+    run: Annotated[str, typer.Argument(help="Run directory, or run id with --out.")],
+    endpoint: Annotated[str, typer.Option(help="Phoenix base URL.")] = "http://127.0.0.1:6006",
+    out: Annotated[Path | None, typer.Option(help="Where to look a run id up.")] = None,
+    api_key_env: Annotated[
+        str, typer.Option(help="Env var holding Phoenix's API key, when auth is on.")
+    ] = "PHOENIX_API_KEY",
+    timeout: Annotated[float, typer.Option(help="Seconds per request.")] = 30.0,
+) -> None:
+    """Write RUN's results as annotations on the spans they evaluated, in Phoenix."""
+    from agent_eval.export.phoenix import export_annotations
+    from agent_eval.run.runs import find_run
+    from agent_eval.run.store import ResultStore
+
+    try:
+        ref = find_run(run, out)
+        with ResultStore(ref.directory) as store:
+            results = store.results(ref.run_id)
+        report = export_annotations(
+            results,
+            endpoint=endpoint.rstrip("/"),
+            api_key=os.environ.get(api_key_env) or None,
+            timeout=timeout,
+        )
+    except AgentEvalError as exc:
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from None
+    typer.echo(f"phoenix {endpoint}: run {ref.run_id}: {report.line()}")
+    if not report.ok:
+        for error in report.errors:
+            err_console.print(f"not written: {escape(error)}", highlight=False, soft_wrap=True)
+        err_console.print(
+            f"{len(report.not_written)} annotation(s) not written; run the same command again "
+            "to retry (annotations already written are updated, not duplicated)",
+            highlight=False,
+        )
+        raise typer.Exit(1)

@@ -1,0 +1,186 @@
+"""``agent-eval serve``: receive OTLP/HTTP spans and score conversations as they close.
+
+Listens on ``--host`` (default ``127.0.0.1``: loopback only) and ``--port`` (default 4318, the
+OTLP/HTTP port), so an agent instrumented with any OTLP exporter can point
+``OTEL_EXPORTER_OTLP_ENDPOINT`` at it. Conversations close after ``--idle`` seconds without
+spans, or ``--after-root`` seconds after their root span arrived
+(:mod:`agent_eval.live.buffer`), and are scored with the judge configured as for ``score``
+(flags or ``agent-eval.toml``) into ``OUT/results.jsonl`` and ``results.db``. Ctrl-C
+(SIGINT) or SIGTERM stops it cleanly: what it holds is scored, or written to
+``OUT/unscored.jsonl`` when the judge does not finish within ``--shutdown-timeout``.
+Exit codes: 0 stopped cleanly; 2 usage or configuration error (no judge configured, port in use).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from agent_eval.cli.app import EXIT_USAGE, app, err_console
+from agent_eval.cli.event_options import EventOptions, EventsFile, OtlpEndpoint
+from agent_eval.cli.judge_setup import HOW_TO_CONFIGURE, build_judge, judge_model, missing_judge
+from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
+from agent_eval.errors import AgentEvalError, ConfigError
+from agent_eval.formatting.registry import get_formatter
+from agent_eval.live.receiver import Receiver, ReceiverLimits, dumps
+from agent_eval.live.scorer import LiveScorer
+from agent_eval.metrics.spec import build_metric
+from agent_eval.run.engine import Engine, new_run_id, utc_now
+from agent_eval.run.judge_stack import default_cache_path, wrap_judge
+from agent_eval.run.store import ResultStore, RunRecord
+
+__all__ = ["serve"]
+
+_MB = 1024 * 1024
+
+
+async def _serve(
+    cfg: ScoreConfig, limits: ReceiverLimits, host: str, port: int, events: EventOptions
+) -> dict[str, Any]:
+    model = judge_model(cfg)
+    if model is None:
+        raise ConfigError(f"{missing_judge(cfg)}\n{HOW_TO_CONFIGURE.format(default=DEFAULT_JUDGE)}")
+    metric = build_metric(cfg.metric, temperature=cfg.temperature, seed=cfg.seed)
+    stack = wrap_judge(
+        build_judge(cfg, model),
+        cache_mode=cfg.cache,
+        cache_path=cfg.cache_path or default_cache_path(cfg.out),
+        requests_per_minute=cfg.rpm,
+        tokens_per_minute=cfg.tpm,
+        parameters={"mode": cfg.mode},
+    )
+    run_id = new_run_id()
+    directory = cfg.out or Path("runs") / run_id
+    store = ResultStore(directory)
+    engine = Engine(
+        metric=metric,
+        formatter=get_formatter(cfg.formatter),
+        judge=stack.judge,
+        run_id=run_id,
+        store=store,
+        max_context_tokens=cfg.max_context_tokens,
+    )
+    config = engine.identity() | {"mode": cfg.mode, "base_url": redact_url(cfg.base_url)}
+    store.start_run(RunRecord(run_id=run_id, started_at=utc_now(), config=config | {"serve": True}))
+    emitter = events.build(directory)
+    scorer = LiveScorer(engine, store, emitter, concurrency=cfg.concurrency)
+    receiver = Receiver(scorer, limits, out_dir=directory)
+    try:
+        bound = await receiver.start(host, port)
+    except OSError as exc:
+        store.close()
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    err_console.print(
+        f"agent-eval serve: listening on http://{host}:{bound} (POST /v1/traces, /v1/logs; "
+        f"GET /healthz); run {run_id}, results in {directory}; Ctrl-C stops",
+        highlight=False,
+        soft_wrap=True,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        err_console.print("agent-eval serve: stopping; scoring what is held", highlight=False)
+        await receiver.stop()
+        await stack.judge.aclose()
+        if stack.cache is not None:
+            stack.cache.close()
+        if emitter is not None:
+            err_console.print(emitter.close().line(), highlight=False, soft_wrap=True)
+        store.close()
+    return receiver.summary()
+
+
+@app.command()
+def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
+    host: Annotated[
+        str, typer.Option(help="Address to listen on (loopback by default; 0.0.0.0 for all).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (the OTLP/HTTP default).")] = 4318,
+    idle: Annotated[
+        float, typer.Option(help="Close a conversation after this many seconds without spans.")
+    ] = 30.0,
+    after_root: Annotated[
+        float, typer.Option(help="Close it this many seconds after its root span arrived.")
+    ] = 2.0,
+    max_buffer_mb: Annotated[
+        float, typer.Option(help="Memory for held spans, MiB; beyond it 503 + Retry-After.")
+    ] = 256.0,
+    max_body_mb: Annotated[
+        float, typer.Option(help="Largest request body (also decompressed), MiB; beyond 413.")
+    ] = 16.0,
+    max_backlog: Annotated[
+        int, typer.Option(help="Conversations waiting for the judge; beyond it 429.")
+    ] = 1000,
+    shutdown_timeout: Annotated[
+        float, typer.Option(help="Seconds to finish scoring on shutdown before persisting.")
+    ] = 30.0,
+    metric: Annotated[str | None, typer.Option(help="Metric name (default goal_accuracy).")] = None,
+    formatter: Annotated[
+        str | None, typer.Option(help="Formatter NAME@V (default ragas-pretty@1).")
+    ] = None,
+    judge: Annotated[str | None, typer.Option(help="Judge model name.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL.")] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="Env var holding the key (default OPENAI_API_KEY).")
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(help="Conversations scored at once (default 16).")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Output directory (default runs/RUN_ID).")
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option(help="TOML config (default ./agent-eval.toml).")
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Neither read nor write the judge-call cache.")
+    ] = False,
+    otlp_endpoint: OtlpEndpoint = None,
+    events_file: EventsFile = False,
+) -> None:
+    """Receive OTLP/HTTP spans (protobuf or JSON, gzip) and score conversations as they close.
+
+    Exit codes: 0 stopped cleanly (Ctrl-C or SIGTERM); 2 a usage or configuration error (no
+    judge configured, the port in use).
+    """
+    logging.getLogger("instructor").setLevel(logging.CRITICAL)
+    overrides = {
+        "metric": metric,
+        "formatter": formatter,
+        "judge": judge,
+        "base_url": base_url,
+        "api_key_env": api_key_env,
+        "concurrency": concurrency,
+        "out": out,
+        "cache": "off" if no_cache else None,
+    }
+    limits = ReceiverLimits(
+        max_body_bytes=int(max_body_mb * _MB),
+        max_buffer_bytes=int(max_buffer_mb * _MB),
+        max_backlog=max_backlog,
+        idle_seconds=idle,
+        after_root_seconds=after_root,
+        shutdown_timeout=shutdown_timeout,
+    )
+    events = EventOptions(otlp_endpoint=otlp_endpoint, events_file=events_file)
+    try:
+        summary = asyncio.run(_serve(load_config(config, **overrides), limits, host, port, events))
+    except AgentEvalError as exc:
+        err_console.print(
+            f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
+        )
+        raise typer.Exit(EXIT_USAGE) from None
+    sys.stdout.write(dumps(summary) + "\n")

@@ -1,0 +1,1 @@
+"""Results written into other tools: :mod:`agent_eval.export.phoenix` (span annotations)."""

@@ -1,0 +1,11 @@
+"""Live evaluation: ``agent-eval serve`` scores conversations as their spans arrive.
+
+An OTLP/HTTP receiver in these modules:
+
+- :mod:`agent_eval.live.payloads`: OTLP/HTTP request bodies (protobuf or JSON, gzip) to items;
+- :mod:`agent_eval.live.buffer`: spans held per trace until a conversation closes, in bounded
+  memory, and the conversations already scored (for re-scoring late spans);
+- :mod:`agent_eval.live.scorer`: closed conversations scored into the results store;
+- :mod:`agent_eval.live.receiver`: the aiohttp server (``/v1/traces``, ``/v1/logs``,
+  ``/healthz``).
+"""

@@ -1,0 +1,138 @@
+"""Closed conversations scored into the results store, with optional evaluation events.
+
+The receiver hands each closed conversation (an :class:`~agent_eval.trace.AgentTrace` with its
+revision and note) to :meth:`LiveScorer.submit`; ``concurrency`` worker tasks score them with
+the :class:`~agent_eval.run.engine.Engine` (the same code path as ``agent-eval score``: the
+metric, formatter, judge stack and failure rows), store each result as it completes and emit
+its ``gen_ai.evaluation.result`` event. A judge failure is an ``error`` row, never a lost
+conversation; the backlog (queued plus in flight) is what the receiver's 429 is about.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import Counter
+from dataclasses import dataclass
+
+from agent_eval.otel.events import EvaluationEvents
+from agent_eval.otel.targets import conversation_target
+from agent_eval.result import MetricResult
+from agent_eval.run.engine import Engine
+from agent_eval.run.store import ResultStore
+from agent_eval.trace import AgentTrace
+
+__all__ = ["Job", "LiveScorer"]
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One conversation to score.
+
+    Attributes:
+        trace: The assembled conversation.
+        revision: 0 the first time, n for its n-th re-score.
+        note: Why it is re-scored (``None`` the first time).
+
+    """
+
+    trace: AgentTrace
+    revision: int = 0
+    note: str | None = None
+
+
+class LiveScorer:
+    """Scores submitted conversations with ``concurrency`` workers.
+
+    Args:
+        engine: Metric, formatter, judge and run id (its ``score`` makes each row).
+        store: Where rows go; ``None`` keeps them in ``results`` only.
+        events: Emits each row's evaluation event, when given.
+        concurrency: Conversations scored at once (>= 1).
+
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        store: ResultStore | None,
+        events: EvaluationEvents | None = None,
+        concurrency: int = 4,
+    ) -> None:
+        self.engine, self.store, self.events = engine, store, events
+        self.concurrency = max(1, concurrency)
+        self.queue: asyncio.Queue[Job] = asyncio.Queue()
+        self.in_flight = 0
+        self.statuses: Counter[str] = Counter()
+        self.rescored = 0
+        self.results: list[MetricResult] = []
+        self.keep_results = store is None
+        self._workers: list[asyncio.Task[None]] = []
+        self._running: dict[int, Job] = {}
+
+    @property
+    def backlog(self) -> int:
+        """Conversations queued or being scored."""
+        return self.queue.qsize() + self.in_flight
+
+    def start(self) -> None:
+        """Start the workers (inside the running loop)."""
+        self._workers = [asyncio.create_task(self._work()) for _ in range(self.concurrency)]
+
+    def submit(self, job: Job) -> None:
+        """Queue ``job`` (never blocks; the receiver bounds the backlog)."""
+        self.queue.put_nowait(job)
+
+    async def _work(self) -> None:
+        while True:
+            job = await self.queue.get()
+            self.in_flight += 1
+            self._running[id(job)] = job
+            try:
+                await self._score(job)
+            except Exception:  # a store failure must not stop the other workers
+                _log.exception("scoring conversation %s failed", job.trace.conversation_id)
+                self.statuses["internal_error"] += 1
+            finally:
+                self._running.pop(id(job), None)
+                self.in_flight -= 1
+                self.queue.task_done()
+
+    async def _score(self, job: Job) -> None:
+        for result in await self.engine.score_all(job.trace):  # one row per unit
+            self._keep(job, result)
+
+    def _keep(self, job: Job, result: MetricResult) -> None:
+        if job.revision or job.note:
+            result = result.model_copy(update={"revision": job.revision, "note": job.note})
+        if self.store is not None:
+            self.store.add(result)
+        if self.keep_results:
+            self.results.append(result)
+        self.statuses[result.status] += 1
+        self.rescored += job.revision > 0
+        if self.events is not None:
+            target = conversation_target(job.trace)
+            if target is not None:
+                self.events.targets[job.trace.conversation_id] = target
+            self.events.emit(result, job.note)
+
+    async def drain(self, timeout: float | None) -> list[Job]:
+        """Wait for the backlog to be scored; returns the jobs not started within ``timeout``.
+
+        The workers are stopped afterwards; jobs still in flight at the deadline are
+        cancelled and returned too (their rows were not written).
+        """
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.queue.join(), timeout)
+        left = list(self._running.values())
+        while not self.queue.empty():
+            left.append(self.queue.get_nowait())
+            self.queue.task_done()
+        for worker in self._workers:
+            worker.cancel()
+        await asyncio.gather(*self._workers, return_exceptions=True)
+        return left

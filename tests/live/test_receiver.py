@@ -1,0 +1,250 @@
+"""``agent-eval serve``'s receiver against the real OTel SDK exporters (protobuf and JSON).
+
+Spans come from an SDK ``TracerProvider`` exporting with ``OTLPSpanExporter`` (HTTP protobuf,
+``opentelemetry-exporter-otlp-proto-http``; HTTP JSON, ``opentelemetry-exporter-otlp-json-http``)
+to a receiver on a free loopback port; the judge is the fake model server, scripted so a
+conversation containing ``ZEBRA-DONE`` reaches its goal.
+"""
+
+from __future__ import annotations
+
+import gzip
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+import requests
+from opentelemetry.exporter.otlp.common.http import Compression as JsonCompression
+from opentelemetry.exporter.otlp.json.http.trace_exporter import (
+    OTLPSpanExporter as JsonSpanExporter,
+)
+from opentelemetry.exporter.otlp.proto.http import Compression
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace.export import SpanExporter
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, set_span_in_context
+
+from agent_eval.ingest import ingest
+from agent_eval.live.receiver import UNSCORED_NAME, ReceiverLimits
+from agent_eval.run.store import load_results
+from agent_eval.testing import FakeModelServer, Hang
+from agent_eval.trace import AgentTrace
+
+from ..run.goal_script import script_goal_judge
+from .agent import DONE, live_receiver, provider, run_agent
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures/otel"
+
+
+def exporter(kind: str, url: str) -> SpanExporter:
+    endpoint = f"{url}/v1/traces"
+    if kind == "protobuf":
+        return OTLPSpanExporter(endpoint=endpoint)
+    if kind == "protobuf+gzip":
+        return OTLPSpanExporter(endpoint=endpoint, compression=Compression.Gzip)
+    return JsonSpanExporter(endpoint=endpoint, compression=JsonCompression.GZIP)
+
+
+@pytest.mark.parametrize("kind", ["protobuf", "protobuf+gzip", "json+gzip"])
+def test_sdk_exporter_spans_become_scored_conversations(
+    kind: str, fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    script_goal_judge(fake_server)
+    with live_receiver(fake_server, tmp_path / "out") as live:
+        sdk = provider(exporter(kind, live.url))
+        tracer = sdk.get_tracer("test-agent")
+        run_agent(tracer, "conv-done", [("book it", "ok"), ("now?", f"yes {DONE}")])
+        run_agent(tracer, "conv-not", [("refund me", "sorry, I cannot")])
+        sdk.shutdown()
+        live.wait_idle()
+        counters = dict(live.receiver.counters)
+        report = live.receiver.report
+    rows = {r.conversation_id: r for r in load_results(tmp_path / "out")}
+    assert {k: (r.status, r.verdict, r.revision) for k, r in rows.items()} == {
+        "conv-done": ("ok", "1", 0),
+        "conv-not": ("ok", "0", 0),
+    }
+    assert counters["spans_accepted"] == 5  # two roots + three chat spans
+    assert counters.get("items_rejected", 0) == 0
+    assert counters["http_200"] == 5  # SimpleSpanProcessor: one request per span
+    assert report.spans_used + sum(report.spans_ignored.values()) == 5
+    # the renderings the judge saw hold the conversation in order
+    stage1 = [r.text for r in fake_server.requests if "book it" in r.text]
+    assert stage1 and stage1[0].index("book it") < stage1[0].index(DONE)
+
+
+def test_spans_and_log_events_read_like_the_recorded_file(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """The openai-v2 fixture (spans + GenAI log events), POSTed line by line as OTLP/JSON,
+    assembles into exactly the conversations ``ingest`` reads from the file."""
+    script_goal_judge(fake_server)
+    path = FIXTURES / "openai-v2-events.otlp.jsonl"
+    expected = {t.conversation_id: t for t in ingest(path).collect()}
+    seen: list[AgentTrace] = []
+    with live_receiver(fake_server, tmp_path / "out") as live:
+        original = live.receiver.scorer.submit
+        live.receiver.scorer.submit = lambda job: (seen.append(job.trace), original(job))[1]  # type: ignore[method-assign]
+        for line in path.read_bytes().splitlines():
+            signal = "traces" if b'"resourceSpans"' in line[:40] else "logs"
+            reply = requests.post(
+                f"{live.url}/v1/{signal}",
+                data=line,
+                headers={"Content-Type": "application/json"},
+                timeout=10,
+            )
+            assert reply.status_code == 200, reply.text
+            assert reply.json() == {}  # no partial_success: everything was usable
+        live.wait_idle()
+    assert {t.conversation_id: t.messages for t in seen} == {
+        k: t.messages for k, t in expected.items()
+    }
+    assert len(load_results(tmp_path / "out")) == len(expected) == 5
+
+
+def test_bad_requests_are_refused_and_counted_never_a_crash(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    limits = ReceiverLimits(idle_seconds=0.3, after_root_seconds=0.1, max_body_bytes=4096)
+    with live_receiver(fake_server, tmp_path / "out", limits) as live:
+        url = f"{live.url}/v1/traces"
+
+        def post(body: bytes, content_type: str, **headers: str) -> requests.Response:
+            return requests.post(
+                url, data=body, headers={"Content-Type": content_type, **headers}, timeout=10
+            )
+
+        proto = "application/x-protobuf"
+        assert post(b"\xff\xff\xff", proto).status_code == 400
+        assert post(b"{not json", "application/json").status_code == 400
+        assert post(b"[1, 2]", "application/json").status_code == 400
+        assert post(b"\x1f\x8b garbage", proto, **{"Content-Encoding": "gzip"}).status_code == 400
+        assert post(b"{}", "text/plain").status_code == 415
+        assert post(b"{}", "application/json", **{"Content-Encoding": "br"}).status_code == 415
+        assert post(b"x" * 5000, proto).status_code == 413
+        bomb = gzip.compress(b'{"resourceSpans": []}' + b" " * 100_000)
+        assert len(bomb) < 4096
+        assert post(bomb, "application/json", **{"Content-Encoding": "gzip"}).status_code == 413
+        # a request with one bad span: 200 with partial_success naming it
+        bad_span = {"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "no ids"}]}]}]}
+        reply = post(orjson.dumps(bad_span), "application/json")
+        assert reply.status_code == 200
+        assert reply.json()["partialSuccess"]["rejectedSpans"] == "1"
+        health = requests.get(f"{live.url}/healthz", timeout=10)
+        # still serving after all that
+        sdk = provider(OTLPSpanExporter(endpoint=url))
+        run_agent(sdk.get_tracer("t"), "after-junk", [("hi", "hello")])
+        sdk.shutdown()
+        live.wait_idle()
+    assert health.status_code == 200
+    counters = health.json()["counters"]
+    assert counters["http_400"] == 4 and counters["refused_malformed"] == 4
+    assert counters["http_415"] == 2 and counters["http_413"] == 2
+    assert counters["items_rejected"] == 1
+    assert [r.conversation_id for r in load_results(tmp_path / "out")] == ["after-junk"]
+
+
+def test_a_full_buffer_answers_503_with_retry_after(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    limits = ReceiverLimits(idle_seconds=3600, after_root_seconds=3600, max_buffer_bytes=3000)
+    with live_receiver(fake_server, tmp_path / "out", limits) as live:
+        url = f"{live.url}/v1/traces"
+        statuses = []
+        for n in range(10):
+            body = orjson.dumps(_request(n))
+            reply = requests.post(
+                url, data=body, headers={"Content-Type": "application/json"}, timeout=10
+            )
+            statuses.append((reply.status_code, reply.headers.get("Retry-After")))
+        assert (503, "5") in statuses and statuses[0] == (200, None)
+        assert live.receiver.buffer.held_bytes <= limits.max_buffer_bytes
+        assert statuses.count((503, "5")) == live.receiver.counters["refused_memory_full"]
+
+
+def _request(n: int) -> dict[str, object]:
+    span = {
+        "traceId": f"{n + 1:032x}",
+        "spanId": f"{n + 1:016x}",
+        "name": "chat",
+        "startTimeUnixNano": "1",
+        "endTimeUnixNano": "2",
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "padding", "value": {"stringValue": "p" * 500}},
+        ],
+    }
+    return {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+
+
+def test_late_spans_are_rescored_as_a_new_row_with_a_note(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    script_goal_judge(fake_server)
+    with live_receiver(fake_server, tmp_path / "out") as live:
+        sdk = provider(OTLPSpanExporter(endpoint=f"{live.url}/v1/traces"))
+        tracer = sdk.get_tracer("t")
+        run_agent(tracer, "conv", [("please do it", "working on it")])
+        live.wait_idle()
+        first = load_results(tmp_path / "out")
+        # the next turn is a new trace of the same conversation
+        run_agent(tracer, "conv", [("and?", f"finished {DONE}")])
+        live.wait_idle()
+        # a late span of the first trace (same trace id, after it was scored)
+        old = first[0].trace_ids[0]
+        parent = SpanContext(int(old, 16), 0xABC, is_remote=True, trace_flags=TraceFlags(1))
+        with tracer.start_as_current_span(
+            "late tool", context=set_span_in_context(NonRecordingSpan(parent))
+        ):
+            pass
+        live.wait_idle()
+        sdk.shutdown()
+    rows = load_results(tmp_path / "out")
+    assert [(r.revision, r.verdict) for r in first] == [(0, "0")]
+    assert [(r.conversation_id, r.revision, r.verdict) for r in rows] == [
+        ("conv", 0, "0"),
+        ("conv", 1, "1"),  # both turns read: the goal is reached in the second
+        ("conv", 2, "1"),
+    ]
+    assert rows[0].note is None
+    assert rows[1].note is not None and "re-scored (revision 1)" in rows[1].note
+    assert "2 span(s) arrived after revision 0" in rows[1].note
+    assert rows[2].note is not None and "1 span(s) arrived after revision 1" in rows[2].note
+    assert len(rows[1].trace_ids) == 2
+
+
+def test_shutdown_scores_what_it_holds_and_persists_what_the_judge_cannot_finish(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    fake_server.add_rule(Hang(30), contains="STUCK")  # rules are tried in order: first
+    script_goal_judge(fake_server)
+    limits = ReceiverLimits(
+        idle_seconds=3600, after_root_seconds=3600, shutdown_timeout=1.0, max_backlog=1
+    )
+    with live_receiver(fake_server, tmp_path / "out", limits) as live:
+        url = f"{live.url}/v1/traces"
+        sdk = provider(OTLPSpanExporter(endpoint=url))
+        run_agent(sdk.get_tracer("t"), "stuck", [("STUCK here", "hm")])
+        sdk.shutdown()
+        assert live.close_now() == 1
+        time.sleep(0.3)  # the judge call hangs: backlog 1 = the limit
+        refused = requests.post(
+            url, data=b"{}", headers={"Content-Type": "application/json"}, timeout=10
+        )
+        assert (refused.status_code, refused.headers["Retry-After"]) == (429, "5")
+        sdk2 = provider(OTLPSpanExporter(endpoint=url))
+        live.receiver.limits = ReceiverLimits(
+            idle_seconds=3600, after_root_seconds=3600, shutdown_timeout=1.0, max_backlog=10
+        )
+        run_agent(sdk2.get_tracer("t"), "held", [("hello", f"done {DONE}")])
+        sdk2.shutdown()
+        assert live.receiver.buffer.pending  # held, not yet closed
+    # leaving the context stopped the receiver: "held" was scored, "stuck" persisted
+    rows = {r.conversation_id: r for r in load_results(tmp_path / "out")}
+    assert {k: r.verdict for k, r in rows.items()} == {"held": "1"}
+    unscored = [
+        AgentTrace.model_validate_json(line)
+        for line in (tmp_path / "out" / UNSCORED_NAME).read_bytes().splitlines()
+    ]
+    assert [t.conversation_id for t in unscored] == ["stuck"]
+    assert "STUCK here" in unscored[0].messages[1].content

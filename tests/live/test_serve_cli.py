@@ -1,0 +1,133 @@
+"""``agent-eval serve`` as a process: it listens, scores what an SDK exporter sends, writes the
+evaluation events file, and stops cleanly on SIGTERM with a summary."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import requests
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+from agent_eval.otel.events import EVENTS_FILE_NAME
+from agent_eval.run.store import load_results
+from agent_eval.testing import FakeModelServer
+
+from ..run.goal_script import script_goal_judge
+from .agent import DONE, provider, run_agent
+
+CLI = "from agent_eval.cli import main; main()"
+
+
+def _banner_port(process: subprocess.Popen[str]) -> int:
+    assert process.stderr is not None
+    deadline = time.monotonic() + 60
+    lines = []
+    while time.monotonic() < deadline:
+        line = process.stderr.readline()
+        lines.append(line)
+        found = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+        if found:
+            return int(found.group(1))
+        if not line and process.poll() is not None:
+            break
+    raise AssertionError("serve did not start:\n" + "".join(lines))
+
+
+def test_serve_scores_sdk_spans_and_stops_cleanly_on_sigterm(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    script_goal_judge(fake_server)
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OTEL_"))}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            CLI,
+            "serve",
+            "--port",
+            "0",
+            "--idle",
+            "0.5",
+            "--after-root",
+            "0.2",
+            "--judge",
+            "fake-model",
+            "--base-url",
+            fake_server.base_url,
+            "--out",
+            str(out),
+            "--no-cache",
+            "--events-file",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    try:
+        port = _banner_port(process)
+        health = requests.get(f"http://127.0.0.1:{port}/healthz", timeout=10).json()
+        assert health["status"] == "ok"
+        sdk = provider(OTLPSpanExporter(endpoint=f"http://127.0.0.1:{port}/v1/traces"))
+        tracer = sdk.get_tracer("agent")
+        run_agent(tracer, "cli-done", [("go", f"gone {DONE}")])
+        sdk.shutdown()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            health = requests.get(f"http://127.0.0.1:{port}/healthz", timeout=10).json()
+            if health["results"].get("ok"):
+                break
+            time.sleep(0.1)
+        # one more conversation whose root is still open when the signal comes: the shutdown
+        # closes and scores it
+        sdk = provider(OTLPSpanExporter(endpoint=f"http://127.0.0.1:{port}/v1/traces", timeout=1))
+        with sdk.get_tracer("agent").start_as_current_span("open root"):
+            run_agent(sdk.get_tracer("agent"), "cli-held", [("hi", "hello")])
+            held = requests.get(f"http://127.0.0.1:{port}/healthz", timeout=10).json()
+            process.send_signal(signal.SIGTERM)
+            stdout, stderr = process.communicate(timeout=60)
+        assert held["pending_traces"] == 1
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, stderr
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    assert summary["results"] == {"ok": 2} and summary["unscored"] == 0
+    rows = {r.conversation_id: r.verdict for r in load_results(out)}
+    assert rows == {"cli-done": "1", "cli-held": "0"}
+    events = [
+        record
+        for line in (out / EVENTS_FILE_NAME).read_bytes().splitlines()
+        for resource in orjson.loads(line)["resourceLogs"]
+        for scope in resource["scopeLogs"]
+        for record in scope["logRecords"]
+    ]
+    assert len(events) == 2
+    assert "stopping; scoring what is held" in stderr
+
+
+def test_serve_without_a_judge_is_a_usage_error(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OTEL_"))}
+    done = subprocess.run(
+        [sys.executable, "-c", CLI, "serve", "--port", "0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "No judge is configured" in done.stderr or "judge" in done.stderr.lower()
+    assert "Traceback" not in done.stderr
