@@ -20,6 +20,7 @@ from agent_eval.ingest.containers.base import Container, Skipped
 from agent_eval.ingest.containers.jaeger import JaegerContainer
 from agent_eval.ingest.containers.langfuse import LangfuseContainer
 from agent_eval.ingest.containers.phoenix import PhoenixContainer
+from agent_eval.ingest.containers.python_console import PythonConsoleContainer
 from agent_eval.ingest.containers.readable_span import ReadableSpanContainer
 from agent_eval.ingest.containers.tempo import TempoContainer
 from agent_eval.ingest.spans import SpanRecord
@@ -141,6 +142,72 @@ DOCUMENTS: dict[str, tuple[Container, Any]] = {
                 "instrumentationScope": {"name": "x"},
             }
         ],
+    ),
+    "otel-python-console": (
+        PythonConsoleContainer(),
+        {
+            "name": "n",
+            "context": {"trace_id": "0x" + T, "span_id": "0x" + S, "trace_state": "[]"},
+            "kind": "SpanKind.CLIENT",
+            "parent_id": None,
+            "start_time": "2025-01-01T00:00:00.000001Z",
+            "end_time": "2025-01-01T00:00:01.000001Z",
+            "status": {"status_code": "ERROR", "description": "boom"},
+            "attributes": {"a": [1, 2]},
+            "events": [{"name": "e", "timestamp": "2025-01-01T00:00:00Z", "attributes": {}}],
+            "links": [],
+            "resource": {"attributes": {"service.name": "s"}, "schema_url": ""},
+        },
+    ),
+    "tempo-v2": (
+        TempoContainer(),
+        {
+            "trace": {
+                "resourceSpans": [
+                    {
+                        "resource": {"attributes": []},
+                        "scopeSpans": [
+                            {
+                                "scope": {"name": "x"},
+                                "spans": [
+                                    {
+                                        "traceId": T,
+                                        "spanId": S,
+                                        "name": "n",
+                                        "kind": "SPAN_KIND_CLIENT",
+                                        "startTimeUnixNano": "1",
+                                        "endTimeUnixNano": "2",
+                                        "attributes": [],
+                                    }
+                                ],
+                            }
+                        ],
+                    }
+                ]
+            },
+            "metrics": {"inspectedBytes": "10"},
+        },
+    ),
+    "langfuse-native": (
+        LangfuseContainer(),
+        {
+            "data": [
+                {
+                    "id": S,
+                    "traceId": T,
+                    "type": "GENERATION",
+                    "parentObservationId": None,
+                    "startTime": "2025-01-01T00:00:00Z",
+                    "model": "m",
+                    "input": {"messages": [{"role": "user", "content": "hi"}]},
+                    "output": {"role": "assistant", "content": "yo"},
+                    "usageDetails": {"input": 1, "output": 2},
+                    "usage": {"input": 1, "output": 2, "unit": "TOKENS"},
+                    "metadata": {"k": "v"},
+                }
+            ],
+            "meta": {"page": 1},
+        },
     ),
 }
 

@@ -220,6 +220,16 @@ def test_unknown_role_leaves_out_that_message_with_a_note() -> None:
     assert report.spans_used == 1
 
 
+def test_unknown_role_under_genai_leaves_out_that_message_with_a_note() -> None:
+    inputs = [text("user", "Hi"), text("critic", "meh"), text("assistant", "Hello"),
+              text("user", "Bye")]  # fmt: skip
+    (trace,), report = assemble(chat(1, inputs, [text("assistant", "Ciao")], start=1))
+    assert plain(trace.messages) == [("user", "Hi"), ("assistant", "Hello", ()), ("user", "Bye"),
+                                     ("assistant", "Ciao", ())]  # fmt: skip
+    assert any("critic" in n and "gen_ai.input.messages[1]" in n for n in trace.notes)
+    assert report.spans_used == 1
+
+
 # 10. a bare client: one trace per call ----------------------------------------------------------
 
 
@@ -287,3 +297,76 @@ def test_content_capture_off_is_skipped_with_how_to_turn_it_on() -> None:
     assert skipped.reason == "no_message_content" and str(skipped.source) == "in.jsonl:3"
     assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true" in skipped.detail
     assert report.spans_ignored == {"no_message_content": 1}
+
+
+# 13. tool-span wrappers unwrapped when no LLM input replays the result ------------------------
+
+
+LC_TOOL_MESSAGE = {
+    "lc": 1,
+    "type": "constructor",
+    "id": ["langchain", "schema", "messages", "ToolMessage"],
+    "kwargs": {"content": "18C", "type": "tool", "name": "weather", "tool_call_id": "call_1",
+               "status": "success"},
+}  # fmt: skip
+
+
+def traceloop_llm(n: int, *, start: int) -> SpanRecord:
+    """A LangChain chat-model span as Traceloop's LangChain instrumentation writes it."""
+    attrs = {"traceloop.span.kind": "task", "llm.request.type": "chat",
+             "gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "Weather in Paris?",
+             "gen_ai.completion.0.role": "assistant", "gen_ai.completion.0.content": "",
+             "gen_ai.completion.0.tool_calls.0.id": "call_1",
+             "gen_ai.completion.0.tool_calls.0.name": "weather",
+             "gen_ai.completion.0.tool_calls.0.arguments": '{"city": "Paris"}'}  # fmt: skip
+    return span(n, attrs, start=start, parent=1, name="ChatOpenAI.chat")
+
+
+def traceloop_tool(n: int, output: Any, *, start: int) -> SpanRecord:
+    attrs = {"traceloop.span.kind": "tool", "traceloop.entity.name": "weather",
+             "traceloop.entity.input": json.dumps({"inputs": "{'city': 'Paris'}",
+                                                   "tags": None, "metadata": {},
+                                                   "kwargs": {"city": "Paris"}}),
+             "traceloop.entity.output": json.dumps(output)}  # fmt: skip
+    return span(n, attrs, start=start, parent=1, name="weather.tool")
+
+
+def test_langchain_tool_message_under_traceloop_is_unwrapped() -> None:
+    for output in (
+        {"output": LC_TOOL_MESSAGE, "kwargs": {"tags": [], "name": "weather"}},
+        {"output": json.dumps({**LC_TOOL_MESSAGE["kwargs"], "additional_kwargs": {},  # type: ignore[dict-item]
+                               "response_metadata": {}, "id": None, "artifact": None}),
+         "kwargs": {}},
+    ):  # fmt: skip
+        root = span(1, {"traceloop.span.kind": "workflow", "traceloop.entity.name": "agent"},
+                    start=0, name="agent.workflow")  # fmt: skip
+        (trace,), _ = assemble(root, traceloop_llm(2, start=1), traceloop_tool(3, output, start=2))
+        assert plain(trace.messages) == [
+            ("user", "Weather in Paris?"),
+            ("assistant", "", (("call_1", "weather", '{"city": "Paris"}'),)),
+            ("tool", "18C", "call_1"),
+        ]
+
+
+def test_llama_index_tool_output_under_openinference_is_unwrapped() -> None:
+    tool_output = {"blocks": [{"block_type": "text", "text": "18C"}], "tool_name": "weather",
+                   "raw_input": {"args": [], "kwargs": {"city": "Paris"}}, "raw_output": "18C",
+                   "is_error": False}  # fmt: skip
+    llm = {"openinference.span.kind": "LLM",
+           "llm.input_messages.0.message.role": "user",
+           "llm.input_messages.0.message.content": "Weather in Paris?",
+           "llm.output_messages.0.message.role": "assistant",
+           "llm.output_messages.0.message.tool_calls.0.tool_call.id": "call_1",
+           "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "weather",
+           "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments":
+               '{"city": "Paris"}'}  # fmt: skip
+    tool = {"openinference.span.kind": "TOOL", "tool.name": "weather",
+            "input.value": '{"city": "Paris"}',
+            "output.value": json.dumps(tool_output)}  # fmt: skip
+    root = span(1, {"openinference.span.kind": "AGENT"}, start=0, name="FunctionAgent.run")
+    (trace,), _ = assemble(root, span(2, llm, start=1, parent=1), span(3, tool, start=2, parent=1))
+    assert plain(trace.messages) == [
+        ("user", "Weather in Paris?"),
+        ("assistant", "", (("call_1", "weather", '{"city": "Paris"}'),)),
+        ("tool", "18C", "call_1"),
+    ]

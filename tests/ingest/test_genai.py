@@ -233,15 +233,44 @@ def test_detect_ignores_other_spans() -> None:
     assert genai.detect(make_span({}, events=(SpanEvent("gen_ai.user.message", 0, {}),)))
 
 
-def test_bad_token_count_and_unknown_role_raise_invalid_span() -> None:
+def test_bad_token_count_raises_invalid_span() -> None:
     with pytest.raises(InvalidSpanError, match=r"gen_ai.usage.input_tokens.*'many'") as info:
         genai.extract(
             make_span({"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": "many"})
         )
     assert info.value.span_id == SPAN
-    bad_role = json.dumps([{"role": "narrator", "parts": []}])
-    with pytest.raises(InvalidSpanError, match="narrator"):
-        genai.extract(make_span({"gen_ai.input.messages": bad_role}))
+
+
+def test_unknown_role_leaves_out_only_that_message_with_a_note() -> None:
+    """Issue 19, item 9: an unknown role once rejected the whole span (InvalidSpanError)."""
+    inputs = json.dumps([
+        {"role": "user", "parts": [{"type": "text", "content": "Hi"}]},
+        {"role": "narrator", "parts": [{"type": "text", "content": "Meanwhile..."}]},
+    ])  # fmt: skip
+    outputs = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "Hey"}]}])
+    ex = genai.extract(make_span({"gen_ai.operation.name": "chat",
+                                  "gen_ai.input.messages": inputs,
+                                  "gen_ai.output.messages": outputs}))  # fmt: skip
+    assert [(m.role, m.content) for m in ex.input_messages] == [("user", "Hi")]
+    assert [(m.role, m.content) for m in ex.output_messages] == [("assistant", "Hey")]
+    (note,) = ex.notes
+    assert note.startswith(f"span {SPAN}: message gen_ai.input.messages[1] left out")
+    assert "'narrator'" in note
+
+
+def test_unknown_role_in_a_message_event_leaves_out_that_event() -> None:
+    events = (
+        SpanEvent("gen_ai.user.message", 1, {"content": "Hi"}),
+        SpanEvent("gen_ai.user.message", 2, {"role": "critic", "content": "meh"}),
+        SpanEvent("gen_ai.choice", 3, {"index": 0, "finish_reason": "stop",
+                                        "message": {"role": "assistant", "content": "Hey"}}),
+    )  # fmt: skip
+    ex = genai.extract(make_span({"gen_ai.operation.name": "chat"}, events=events))
+    assert [(m.role, m.content) for m in ex.input_messages] == [("user", "Hi")]
+    assert [(m.role, m.content) for m in ex.output_messages] == [("assistant", "Hey")]
+    (note,) = ex.notes
+    assert note.startswith(f"span {SPAN}: event 1 (gen_ai.user.message) left out")
+    assert "'critic'" in note
 
 
 @pytest.mark.parametrize("value", [float("inf"), float("nan"), [1, 2], True, "3.5"])

@@ -160,3 +160,44 @@ def test_the_shared_cassette_gives_the_tool_calling_conversation(shared_data: Pa
     ]
     assert trace.messages[-1].content.startswith("Today, the weather in Seattle is 50 degrees")
     assert "test_openai_api_key" not in trace.model_dump_json()
+
+
+def test_gzip_response_bodies_as_vcrpy_records_them_are_decompressed(tmp_path: Path) -> None:
+    """vcrpy keeps the gzip bytes the server sent; YAML writes them as ``!!binary``."""
+    import gzip
+
+    sent = [{"role": "user", "content": "weather in Paris?"}]
+    call = {"id": "call_1", "type": "function"}
+    call["function"] = {"name": "weather", "arguments": '{"city": "Paris"}'}  # type: ignore[assignment]
+    first = interaction(sent, "")
+    first["response"]["body"]["string"] = gzip.compress(
+        completion({"role": "assistant", "content": None, "tool_calls": [call]}).encode()
+    )
+    first["response"]["headers"] = {"Content-Encoding": ["gzip"]}
+    replay = [*sent, {"role": "assistant", "content": None, "tool_calls": [call]}]
+    replay.append({"role": "tool", "tool_call_id": "call_1", "content": "18C"})
+    second = interaction(replay, "")
+    second["response"]["body"]["string"] = gzip.compress(
+        completion({"role": "assistant", "content": "18C in Paris."}).encode()
+    )
+    broken = interaction([{"role": "user", "content": "x"}], "")
+    broken["response"]["body"]["string"] = b"\x1f\x8b not gzip"
+    path = write(tmp_path, [first, second, broken])
+    assert "!!binary" in path.read_text()
+    items = list(OpenAICassetteContainer().read(str(path)))
+    assert [(i.reason, i.spans) for i in items if isinstance(i, Skipped)] == [
+        ("undecodable_response", 0)
+    ]
+    (trace,) = [i for i in items if isinstance(i, AgentTrace)]
+    assert [(type(m).__name__, m.content) for m in trace.messages] == [
+        ("UserMessage", "weather in Paris?"),
+        ("AssistantMessage", ""),
+        ("ToolMessage", "18C"),
+        ("AssistantMessage", "18C in Paris."),
+    ]
+    assistant = trace.messages[1]
+    assert isinstance(assistant, AssistantMessage)
+    assert assistant.tool_calls == (
+        ToolCall(id="call_1", name="weather", arguments={"city": "Paris"}),
+    )
+    assert sum(u.calls for u in trace.usage) == 2

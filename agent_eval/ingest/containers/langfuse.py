@@ -24,6 +24,10 @@ span shows                   ``input`` / ``output`` become
 anything else                ``langfuse.observation.input``/``.output`` (kept, unread)
 ===========================  =========================================================
 
+pydantic-ai's instrumentation version 1 records a call's messages as one ``events`` attribute (a
+JSON list of GenAI events with ``event.name``); Langfuse splits it into ``input`` (the message
+events) and ``output`` (the ``gen_ai.choice``), and both go back into ``events``.
+
 An attribute still present is never overwritten, and when the span still carries message
 attributes Langfuse copies rather than moves (flattened ``gen_ai.prompt.{i}.*``, OpenInference
 ``llm.input_messages.*`` / ``input.value``, pydantic-ai ``tool_arguments``), ``input``/``output``
@@ -33,6 +37,16 @@ written as decimal strings (``"502"``) become integers. Ids that are not OTel he
 created by Langfuse's own SDKs use UUIDs) are mapped to hex: a UUID trace id by dropping its
 dashes, any other id to the first 16 hex of its SHA-256, the original kept as
 ``langfuse.observation.id``.
+
+Observations written by Langfuse's own SDKs (its ``@observe`` decorator, ``langfuse.openai``
+wrapper, ``generation()`` calls) carry no OTel attributes at all. A ``GENERATION`` observation
+whose metadata has none of the OTLP keys (``attributes``, ``resourceAttributes``, ``scope``)
+is read as a GenAI ``chat`` span: its ``input`` (the Chat
+Completions message list, or an object holding it under ``messages``) becomes
+``gen_ai.input.messages``, its ``output`` (one assistant message object, a list, or plain text)
+``gen_ai.output.messages``, ``model`` the request model, and ``usageDetails`` (else the legacy
+``usage``) ``input``/``output`` counts the token usage. The observations API list
+(``GET /api/public/observations``: ``{"data": [...], "meta": {...}}``) is read as well.
 """
 
 from __future__ import annotations
@@ -74,6 +88,16 @@ _STILL_PRESENT = (
 )
 """Message attributes Langfuse leaves in place (it copies rather than moves them): when one is
 present, ``input``/``output`` are derived copies and are kept only as ``langfuse.observation.*``."""
+PYDANTIC_AI_EVENTS = "events"
+"""pydantic-ai's instrumentation version 1 attribute: the call's GenAI events as a JSON list."""
+EVENT_NAME = "event.name"
+CHOICE_EVENT = "gen_ai.choice"
+GENERATION = "GENERATION"
+"""``type`` of a Langfuse observation that is an LLM call (Langfuse data model)."""
+NATIVE_OPERATION = "chat"
+_OTEL_METADATA = ("attributes", "resourceAttributes", "scope")
+"""Metadata keys Langfuse writes for an observation it ingested over OTLP (none when native)."""
+_LIST_KEYS = ("observations", "data")
 _USAGE_KEY = re.compile(r"(^|\.)(usage|token_count)(\.|$)")
 _DECIMAL = re.compile(r"-?\d+")
 
@@ -82,11 +106,16 @@ class LangfuseContainer(Container):
     """Reads a Langfuse trace export (``{trace, observations}``) back into spans."""
 
     name: ClassVar[str] = "langfuse"
-    description: ClassVar[str] = "Langfuse trace export ({trace, observations: [...]})"
+    description: ClassVar[str] = (
+        "Langfuse trace export ({trace, observations: [...]}) or observations API list "
+        "({data: [...], meta})"
+    )
 
     def sniff(self, path: str, head: bytes) -> bool:
-        """A Langfuse export has an ``observations`` list of objects with ``traceId``."""
-        return b'"observations"' in head and b'"traceId"' in head
+        """An ``observations`` list with ``traceId``, or a ``data`` list of observations."""
+        if b'"observations"' in head and b'"traceId"' in head:
+            return True
+        return b'"data"' in head and b'"traceId"' in head and b'"parentObservationId"' in head
 
     def read(self, path: str) -> Iterator[ContainerItem]:
         """Yield one span per observation.
@@ -104,12 +133,18 @@ def _observations(document: Any, path: str) -> list[Any]:
     exports = document if isinstance(document, list) else [document]
     observations: list[Any] = []
     for export in exports:
-        if not isinstance(export, Mapping) or not isinstance(export.get("observations"), list):
+        found = (
+            next((export[k] for k in _LIST_KEYS if isinstance(export.get(k), list)), None)
+            if isinstance(export, Mapping)
+            else None
+        )
+        if found is None:
             raise DecodeError(
-                'expected a Langfuse trace export {"trace": {...}, "observations": [...]}',
+                'expected a Langfuse trace export {"trace": {...}, "observations": [...]} '
+                'or an observations API list {"data": [...]}',
                 path=path,
             )
-        observations.extend(export["observations"])
+        observations.extend(found)
     return observations
 
 
@@ -125,7 +160,10 @@ def _span(raw: Any, source: SourceLocation) -> SpanRecord | Skipped:
     span_id = _span_id(str(raw["id"]))
     if span_id != raw["id"]:
         attributes[OBSERVATION_ID] = raw["id"]
-    _restore_messages(attributes, raw.get("input"), raw.get("output"))
+    if raw.get("type") == GENERATION and not any(k in metadata for k in _OTEL_METADATA):
+        attributes.update(_native_generation(raw))
+    else:
+        _restore_messages(attributes, raw.get("input"), raw.get("output"))
     scope = _metadata(metadata.get("scope"))
     parent = raw.get("parentObservationId")
     return SpanRecord(
@@ -143,6 +181,29 @@ def _span(raw: Any, source: SourceLocation) -> SpanRecord | Skipped:
         scope_version=str(scope.get("version") or ""),
         source=source,
     )
+
+
+def _native_generation(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """GenAI attributes for a GENERATION the Langfuse SDK wrote itself (no OTel attributes)."""
+    attributes: dict[str, Any] = {GENAI_OPERATION: NATIVE_OPERATION}
+    inp = _json(raw.get("input"))
+    if isinstance(inp, Mapping) and isinstance(inp.get("messages"), list):
+        inp = inp["messages"]
+    if inp is not None:
+        attributes["gen_ai.input.messages"] = inp
+    out = _json(raw.get("output"))
+    if isinstance(out, Mapping):
+        out = [out]
+    if out is not None:
+        attributes["gen_ai.output.messages"] = out
+    if raw.get("model"):
+        attributes["gen_ai.request.model"] = str(raw["model"])
+    usage = _metadata(raw.get("usageDetails")) or _metadata(raw.get("usage"))
+    for ours, theirs in (("input_tokens", "input"), ("output_tokens", "output")):
+        count = usage.get(theirs)
+        if isinstance(count, int) and not isinstance(count, bool):
+            attributes[f"gen_ai.usage.{ours}"] = count
+    return attributes
 
 
 def _metadata(value: Any) -> Mapping[str, Any]:
@@ -165,6 +226,11 @@ def _attributes(value: Any) -> dict[str, Any]:
 
 def _restore_messages(attributes: dict[str, Any], inp: Any, out: Any) -> None:
     """Put ``input``/``output`` back under the attribute Langfuse took them from."""
+    events = _pydantic_ai_events(inp, out)
+    if events is not None:
+        if PYDANTIC_AI_EVENTS not in attributes:
+            attributes[PYDANTIC_AI_EVENTS] = events
+        return
     in_key, out_key = _message_keys(attributes, out)
     if inp is not None and in_key not in attributes:
         if in_key == "gen_ai.input.messages":
@@ -172,6 +238,31 @@ def _restore_messages(attributes: dict[str, Any], inp: Any, out: Any) -> None:
         attributes[in_key] = inp
     if out is not None and out_key not in attributes:
         attributes[out_key] = out
+
+
+def _pydantic_ai_events(inp: Any, out: Any) -> list[Any] | None:
+    """pydantic-ai's v1 ``events`` list, when Langfuse split it into ``input`` and ``output``.
+
+    Langfuse gives the message events (``{"event.name": "gen_ai.user.message", ...}``) as the
+    input and the ``gen_ai.choice`` event (or its message) as the output; ``None`` when the input
+    is not such a list.
+    """
+    events = _json(inp)
+    if not isinstance(events, list) or not events:
+        return None
+    if not all(isinstance(e, Mapping) and EVENT_NAME in e for e in events):
+        return None
+    events = list(events)
+    output = _json(out)
+    for item in output if isinstance(output, list) else [output]:
+        if isinstance(item, Mapping) and EVENT_NAME in item:
+            events.append(item)
+        elif isinstance(item, Mapping) and item.get("role"):
+            events.append({EVENT_NAME: CHOICE_EVENT, "index": 0, "message": item})
+        elif isinstance(item, str) and item:
+            message = {"role": "assistant", "content": item}
+            events.append({EVENT_NAME: CHOICE_EVENT, "index": 0, "message": message})
+    return events
 
 
 def _message_keys(attributes: Mapping[str, Any], out: Any) -> tuple[str, str]:

@@ -7,7 +7,10 @@ Completions API) holds the messages sent, its response body the choice returned 
 ``chat.completion``, or a ``text/event-stream`` of ``chat.completion.chunk`` deltas).
 
 Successive calls whose request replays the transcript so far (the usual agent loop) are one
-conversation; a request that does not extend it starts the next. Conversations are yielded as
+conversation; a request that does not extend it starts the next. Bodies vcrpy recorded as the
+server sent them, gzip-compressed (``!!binary`` bytes beginning with the gzip magic number, RFC
+1952), are decompressed; a body that claims gzip but does not decompress makes that interaction
+a skip (``undecodable_response``/``undecodable_request``). Conversations are yielded as
 whole :class:`~agent_eval.trace.AgentTrace` objects (there are no spans), with the agent's token
 usage from the responses' ``usage``. Headers are never read, so recorded credentials cannot leak
 into results. Other interactions (other endpoints, non-2xx responses) are reported as skipped.
@@ -15,6 +18,8 @@ into results. Other interactions (other endpoints, non-2xx responses) are report
 
 from __future__ import annotations
 
+import gzip
+import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -45,6 +50,8 @@ __all__ = ["OpenAICassetteContainer"]
 CHAT_COMPLETIONS_PATH = "/chat/completions"
 SSE_DATA = "data:"
 SSE_DONE = "[DONE]"
+GZIP_MAGIC = b"\x1f\x8b"
+"""The first two bytes of a gzip member (RFC 1952, section 2.3.1)."""
 
 
 class OpenAICassetteContainer(Container):
@@ -105,18 +112,28 @@ def _call(
     status = as_int((response.get("status") or {}).get("code")) or 200
     if not 200 <= status < 300:
         return "http_error_response"
-    sent = _json(_body(request.get("body")))
+    sent_body, reply_body = _body(request.get("body")), _body(response.get("body"))
+    sent = _json(sent_body) if sent_body is not None else None
     if not isinstance(sent, Mapping) or not isinstance(sent.get("messages"), list):
         return "undecodable_request"
-    reply, usage = _reply(_body(response.get("body")), str(sent.get("model") or ""))
+    if reply_body is None:
+        return "undecodable_response"
+    reply, usage = _reply(reply_body, str(sent.get("model") or ""))
     return [m for raw in sent["messages"] if (m := _message(raw)) is not None], reply, usage
 
 
-def _body(body: Any) -> str:
+def _body(body: Any) -> str | None:
+    """The body as text; gzip bytes decompressed; ``None`` when gzip that does not decompress."""
     if isinstance(body, Mapping):
         body = body.get("string")
     if isinstance(body, bytes):
-        return body.decode("utf-8", errors="replace")
+        data: bytes = body
+        if data.startswith(GZIP_MAGIC):
+            try:
+                data = gzip.decompress(data)
+            except (OSError, EOFError, zlib.error):
+                return None
+        return data.decode("utf-8", errors="replace")
     return body if isinstance(body, str) else ""
 
 

@@ -7,6 +7,12 @@ Collector's ``file`` exporter writes them (its default ``format: json``). GenAI 
 (semconv v1.28-1.36) arrive as the ``resourceLogs`` of the same files. Value decoding is in
 :mod:`agent_eval.ingest.containers._otlp_values`.
 
+Java's OTLP JSON logging exporters (``otel.traces.exporter=logging-otlp``, classes
+``OtlpJsonLoggingSpanExporter`` / ``OtlpJsonLoggingLogRecordExporter`` of
+``opentelemetry-exporter-logging-otlp``) write one bare ``ResourceSpans`` (or ``ResourceLogs``)
+object per line, without the request wrapper: such a line (an object with ``scopeSpans`` /
+``scopeLogs`` and no ``resourceSpans`` / ``resourceLogs``) is read as a request of one.
+
 JSON Lines are streamed: one line in memory at a time. A single-object file is parsed whole.
 Requests are decoded with :func:`~agent_eval.ingest.safe_text.loads` without its depth walk:
 the span decoder bounds attribute nesting itself and never recurses on anything else.
@@ -32,6 +38,11 @@ _REQUEST_START = re.compile(
     rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"(?:resourceSpans|resource_spans|resourceLogs|resource_logs)"\s*:'
 )
 """The first key of an export request object (an optional UTF-8 byte-order mark first)."""
+_BARE_START = re.compile(
+    rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"(?:resource|scopeSpans|scope_spans|scopeLogs|scope_logs|schemaUrl)"\s*:'
+)
+"""The first key of a bare ResourceSpans/ResourceLogs object (Java's logging-otlp exporter)."""
+_BARE_KEYS = (b'"scopeSpans"', b'"scope_spans"', b'"scopeLogs"', b'"scope_logs"')
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -45,13 +56,16 @@ class OtlpJsonContainer(Container):
     name: ClassVar[str] = "otlp-json"
     description: ClassVar[str] = (
         "OTLP/JSON ExportTraceServiceRequest / ExportLogsServiceRequest, one object per file "
-        "or one per line (OpenTelemetry Collector file exporter)"
+        "or one per line (OpenTelemetry Collector file exporter); bare ResourceSpans/Logs per "
+        "line (Java logging-otlp exporter)"
     )
     priority: ClassVar[int] = 20
 
     def sniff(self, path: str, head: bytes) -> bool:
-        """Whether the file starts with an object whose first key is resourceSpans/Logs."""
-        return _REQUEST_START.match(head) is not None
+        """Whether the file starts with an export request, or a bare ResourceSpans/Logs."""
+        if _REQUEST_START.match(head) is not None:
+            return True
+        return _BARE_START.match(head) is not None and any(k in head for k in _BARE_KEYS)
 
     def read(self, path: str) -> Iterator[ContainerItem]:
         """Yield the spans and log records of the file, in file order.
@@ -68,12 +82,12 @@ class OtlpJsonContainer(Container):
             except orjson.JSONDecodeError:
                 request = None
             if type(request) is dict:
-                yield from iter_request(request, SourceLocation(path, first_no))
+                yield from iter_request(_wrapped(request), SourceLocation(path, first_no))
                 yield from _read_lines(stream, path, first_no)
             else:
                 document = first + stream.read()
                 yield from iter_request(
-                    _parse_whole(document, path, first_no), SourceLocation(path)
+                    _wrapped(_parse_whole(document, path, first_no)), SourceLocation(path)
                 )
 
 
@@ -98,7 +112,18 @@ def _read_lines(stream: IO[bytes], path: str, after: int) -> Iterator[ContainerI
             detail = f"line is not valid JSON ({exc}); its spans cannot be read"
             yield Skipped(reason="invalid_json", detail=detail, source=source, spans=0)
             continue
-        yield from iter_request(request, source)
+        yield from iter_request(_wrapped(request), source)
+
+
+def _wrapped(value: object) -> object:
+    """A bare ResourceSpans / ResourceLogs object as the export request of one; else as is."""
+    if type(value) is not dict or "resourceSpans" in value or "resourceLogs" in value:
+        return value
+    if "scopeSpans" in value or "scope_spans" in value:
+        return {"resourceSpans": [value]}
+    if "scopeLogs" in value or "scope_logs" in value:
+        return {"resourceLogs": [value]}
+    return value
 
 
 def _parse_whole(document: bytes, path: str, offset: int) -> object:

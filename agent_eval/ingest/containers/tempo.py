@@ -7,6 +7,10 @@ names are accepted too), enum names (``SPAN_KIND_SERVER``, ``STATUS_CODE_ERROR``
 ids in hex or base64, and int64 values (times, ``intValue``) as strings or bare JSON numbers
 that may have passed through float64: those are rounded to the nearest integer, then the span
 is decoded by the same OTLP span decoder as ``otlp-json`` (``_otlp_records.decode_span``).
+
+Tempo's v2 query API (``/api/v2/traces/<id>``) wraps the trace in an envelope,
+``{"trace": {"resourceSpans": [...]}, "metrics": {...}, "status": ...}``, with the OTLP 1.x
+names; the envelope's ``trace`` is read and its query metrics are ignored.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ from agent_eval.ingest.spans import SourceLocation, SpanRecord
 
 __all__ = ["TempoContainer"]
 
+_BATCHES_KEYS = ("batches", "resourceSpans")
+"""Where the resource spans are: ``batches`` (``/api/traces``), ``resourceSpans`` (v2 API)."""
 _SCOPE_SPANS_KEYS = ("instrumentationLibrarySpans", "scopeSpans")
 _SCOPE_KEYS = ("instrumentationLibrary", "scope")
 _TIME_KEYS = ("startTimeUnixNano", "endTimeUnixNano", "timeUnixNano")
@@ -40,17 +46,23 @@ class TempoContainer(Container):
     """Reads a Grafana Tempo JSON trace export (``batches``)."""
 
     name: ClassVar[str] = "tempo"
-    description: ClassVar[str] = "Grafana Tempo trace export ({batches: [...]})"
+    description: ClassVar[str] = (
+        "Grafana Tempo trace export ({batches: [...]}, or the /api/v2/traces envelope "
+        "{trace: {resourceSpans}, metrics})"
+    )
 
     def sniff(self, path: str, head: bytes) -> bool:
-        """Tempo exports start with a ``batches`` list."""
-        return b'"batches"' in head
+        """A ``batches`` list, or a v2 ``trace`` envelope holding ``resourceSpans``."""
+        if b'"batches"' in head:
+            return True
+        return head.lstrip().startswith(b"{") and b'"trace"' in head and b'"resourceSpans"' in head
 
     def read(self, path: str) -> Iterator[ContainerItem]:
         """Yield every span of every batch.
 
         Raises:
-            DecodeError: the file is not JSON or has no ``batches`` list.
+            DecodeError: the file is not JSON or has no ``batches`` (or v2 ``trace`` envelope
+                with a ``resourceSpans``) list.
 
         """
         source = SourceLocation(path)
@@ -65,9 +77,15 @@ class TempoContainer(Container):
 def _batches(document: Any, path: str) -> list[Mapping[str, Any]]:
     if isinstance(document, Mapping) and isinstance(document.get("trace"), Mapping):
         document = document["trace"]
-    if not isinstance(document, Mapping) or not isinstance(document.get("batches"), list):
-        raise DecodeError('expected a Tempo export {"batches": [...]}', path=path)
-    return [b for b in document["batches"] if isinstance(b, Mapping)]
+    if isinstance(document, Mapping):
+        for key in _BATCHES_KEYS:
+            if isinstance(document.get(key), list):
+                return [b for b in document[key] if isinstance(b, Mapping)]
+    raise DecodeError(
+        'expected a Tempo export {"batches": [...]} or a /api/v2/traces envelope '
+        '{"trace": {"resourceSpans": [...]}}',
+        path=path,
+    )
 
 
 def _resource(batch: Mapping[str, Any]) -> dict[str, Any]:

@@ -71,13 +71,18 @@ class GenAIConvention(Convention):
     def extract(self, span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanExtraction:
         """Read messages, tool run, agent, conversation, model and usage from one span.
 
+        A message with an unknown role is left out with a note (the trace's notes name the
+        span, the attribute or event, and the role); the rest of the span is kept.
+
         Raises:
-            InvalidSpanError: a message with an unknown role, or a non-integer token count.
+            InvalidSpanError: a non-integer token count, messages that cannot be read at all, or
+                a span whose only messages were left out (nothing else is usable).
 
         """
         attrs = span.attributes
+        notes: list[str] = []
         try:
-            inputs, outputs = _messages(span, logs)
+            inputs, outputs = _messages(span, logs, notes)
         except ValueError as exc:
             raise InvalidSpanError(str(exc), trace_id=span.trace_id, span_id=span.span_id) from exc
         kind = _kind(attrs, bool(inputs or outputs))
@@ -98,7 +103,11 @@ class GenAIConvention(Convention):
             model=_str(attrs.get(k.RESPONSE_MODEL)) or _str(attrs.get(k.REQUEST_MODEL)),
             input_tokens=_tokens(span, k.USAGE_INPUT_TOKENS, k.USAGE_PROMPT_TOKENS),
             output_tokens=_tokens(span, k.USAGE_OUTPUT_TOKENS, k.USAGE_COMPLETION_TOKENS),
+            notes=tuple(f"span {span.span_id}: {note}" for note in notes),
         )
+        if extraction.is_empty and notes:
+            # nothing but unreadable messages: the span is invalid, with what was wrong
+            raise InvalidSpanError("; ".join(notes), trace_id=span.trace_id, span_id=span.span_id)
         if extraction.is_empty:
             return _with_reason(extraction, "no_genai_content")
         return extraction
@@ -113,28 +122,34 @@ def conversation_id(attrs: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _messages(span: SpanRecord, logs: Sequence[LogRecord]) -> Messages:
+def _messages(span: SpanRecord, logs: Sequence[LogRecord], notes: list[str]) -> Messages:
     attrs = span.attributes
-    inputs, outputs = _v137_messages(attrs)
+    inputs, outputs = _v137_messages(attrs, notes)
     if not (inputs or outputs):
         # v1.37 details events: one event may hold all three attributes, or (Strands) each
         # event one of them; every event of the span is read, in order.
         for source in details_attributes(span.events, logs):
-            more_inputs, more_outputs = _v137_messages(source)
+            more_inputs, more_outputs = _v137_messages(source, notes)
             inputs += more_inputs
             outputs += more_outputs
     if not inputs:
-        inputs = messages_from_value(attrs.get(k.PROMPT), "user")
+        inputs = messages_from_value(attrs.get(k.PROMPT), "user", notes=notes, where=k.PROMPT)
     if not outputs:
-        outputs = messages_from_value(attrs.get(k.COMPLETION), "assistant")
+        outputs = messages_from_value(
+            attrs.get(k.COMPLETION), "assistant", notes=notes, where=k.COMPLETION
+        )
     if inputs or outputs:
         return inputs, outputs
-    return messages_from_events(event_bodies(span.events, logs))
+    return messages_from_events(event_bodies(span.events, logs), notes)
 
 
-def _v137_messages(attrs: Mapping[str, Any]) -> Messages:
-    inputs = messages_from_value(attrs.get(k.INPUT_MESSAGES), "user")
-    outputs = messages_from_value(attrs.get(k.OUTPUT_MESSAGES), "assistant")
+def _v137_messages(attrs: Mapping[str, Any], notes: list[str]) -> Messages:
+    inputs = messages_from_value(
+        attrs.get(k.INPUT_MESSAGES), "user", notes=notes, where=k.INPUT_MESSAGES
+    )
+    outputs = messages_from_value(
+        attrs.get(k.OUTPUT_MESSAGES), "assistant", notes=notes, where=k.OUTPUT_MESSAGES
+    )
     return _with_instructions(attrs.get(k.SYSTEM_INSTRUCTIONS), inputs), outputs
 
 

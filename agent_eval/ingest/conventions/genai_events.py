@@ -83,25 +83,41 @@ def _log_body(log: LogRecord) -> Mapping[str, Any]:
     return dict(log.attributes)
 
 
-def messages_from_events(bodies: Iterable[EventBody]) -> tuple[list[Message], list[Message]]:
+def messages_from_events(
+    bodies: Iterable[EventBody], notes: list[str] | None = None
+) -> tuple[list[Message], list[Message]]:
     """Read ``(inputs, outputs)`` from GenAI event bodies in recorded order.
 
+    With ``notes`` given, a message event whose role is unknown is left out and noted there
+    (its position among the span's events named); the other events are still read.
+
     Raises:
-        ValueError: a message body with an unknown role.
+        ValueError: a message body with an unknown role (only when ``notes`` is ``None``).
 
     """
     inputs: list[Message] = []
     outputs: list[Message] = []
     choices: list[tuple[int, Message]] = []
-    for name, body in bodies:
+    for index, (name, body) in enumerate(bodies):
         if name in k.MESSAGE_EVENT_ROLES:
-            inputs.extend(read_message(body, k.MESSAGE_EVENT_ROLES[name]))
+            try:
+                inputs.extend(read_message(body, k.MESSAGE_EVENT_ROLES[name]))
+            except ValueError as exc:
+                if notes is None:
+                    raise
+                notes.append(f"event {index} ({name}) left out: {exc}")
         elif name == k.CHOICE_EVENT:
             choices.append(_choice(body))
         elif name == k.CONTENT_PROMPT_EVENT:
-            inputs.extend(messages_from_value(body.get(k.PROMPT), "user"))
+            inputs.extend(
+                messages_from_value(body.get(k.PROMPT), "user", notes=notes, where=k.PROMPT)
+            )
         elif name == k.CONTENT_COMPLETION_EVENT:
-            outputs.extend(messages_from_value(body.get(k.COMPLETION), "assistant"))
+            outputs.extend(
+                messages_from_value(
+                    body.get(k.COMPLETION), "assistant", notes=notes, where=k.COMPLETION
+                )
+            )
     if choices:
         outputs.append(min(choices, key=lambda c: c[0])[1])
     return _substantial(inputs), _substantial(outputs)

@@ -250,18 +250,32 @@ def _response_text(response: Any) -> str:
     return orjson.dumps(to_json_value(response)).decode()
 
 
-def messages_from_value(value: Any, default_role: str | None = None) -> list[Message]:
+def messages_from_value(
+    value: Any,
+    default_role: str | None = None,
+    *,
+    notes: list[str] | None = None,
+    where: str = "",
+) -> list[Message]:
     """Messages from a decoded attribute: a list of message mappings, one mapping, or text.
 
     A mapping with a ``messages`` list (a request body) yields those messages; a bare string
     becomes one message of ``default_role`` (nothing when no default is given).
 
+    With ``notes`` given, a message that cannot be read (an unknown role) is left out and a
+    sentence naming it (``where``, e.g. the attribute key, and its index) is appended to
+    ``notes``; the other messages are kept (issue 19, item 9).
+
     Raises:
-        ValueError: a message with an unknown role.
+        ValueError: a message with an unknown role (only when ``notes`` is ``None``).
 
     """
+
+    def read_items(items: list[Any], role: str | None) -> list[Message]:
+        return _read_items(items, role, notes, where)
+
     if type(value) is str and len(value) >= HISTORY_MIN_CHARS:
-        history = read_history(value, default_role, _read_items)
+        history = read_history(value, default_role, read_items)
         if history is not None:  # a replayed history: only its new messages are read
             return history
     value = decode_json(value)
@@ -270,16 +284,33 @@ def messages_from_value(value: Any, default_role: str | None = None) -> list[Mes
     if isinstance(value, Mapping):
         value = [value]
     if isinstance(value, list):
-        return _read_items(value, default_role)
+        return read_items(value, default_role)
     if isinstance(value, str) and value and default_role:
         return [build_message(default_role, value)]
     return []
 
 
-def _read_items(items: list[Any], default_role: str | None) -> list[Message]:
-    return [
-        m for item in items if isinstance(item, Mapping) for m in read_message(item, default_role)
-    ]
+def _read_items(
+    items: list[Any],
+    default_role: str | None,
+    notes: list[str] | None = None,
+    where: str = "",
+) -> list[Message]:
+    if notes is None:
+        return [
+            m
+            for item in items
+            if isinstance(item, Mapping)
+            for m in read_message(item, default_role)
+        ]
+    out: list[Message] = []
+    for index, item in enumerate(items):
+        if isinstance(item, Mapping):
+            try:
+                out.extend(read_message(item, default_role))
+            except ValueError as exc:
+                notes.append(f"message {where or 'messages'}[{index}] left out: {exc}")
+    return out
 
 
 def read_message(data: Mapping[str, Any], default_role: str | None = None) -> tuple[Message, ...]:

@@ -36,6 +36,7 @@ from agent_eval.ingest.conventions.messages import (
     to_json_value,
     tool_call,
 )
+from agent_eval.ingest.conventions.tool_outputs import llama_index_tool_output
 from agent_eval.ingest.extraction import SpanExtraction, SpanKind, ToolExecution
 from agent_eval.ingest.safe_text import brief
 from agent_eval.ingest.spans import LogRecord, SpanRecord
@@ -211,10 +212,15 @@ def _tool_output(value: Any) -> tuple[str | None, str | None]:
 
     openinference-instrumentation-langchain writes the LangChain ``ToolMessage`` a tool returned,
     serialized as ``{"type": "tool", "data": {"content", "tool_call_id", ...}}``: the result is
-    its content. Any other value is the result verbatim.
+    its content. openinference-instrumentation-llama-index writes LlamaIndex's ``ToolOutput``
+    (``blocks``/``raw_output``): the result is its text (:mod:`.tool_outputs`). Any other value
+    is the result verbatim.
     """
     if value is None:
         return None, None
+    llama_index = llama_index_tool_output(value)
+    if llama_index is not None:
+        return llama_index, None
     decoded = decode_json(value)
     is_message = isinstance(decoded, Mapping) and decoded.get("type") == "tool"
     data = decoded.get("data") if is_message else None

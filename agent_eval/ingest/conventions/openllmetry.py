@@ -41,6 +41,7 @@ from agent_eval.ingest.conventions._values import (
     tool_execution,
 )
 from agent_eval.ingest.conventions.base import Convention, markers_of
+from agent_eval.ingest.conventions.tool_outputs import langchain_tool_message
 from agent_eval.ingest.extraction import SpanExtraction, SpanKind, ToolExecution
 from agent_eval.ingest.spans import LogRecord, SpanRecord
 from agent_eval.trace import (
@@ -197,4 +198,8 @@ def _entity_tool(attributes: Mapping[str, Any]) -> ToolExecution:
         kwargs, args = raw_input.get("kwargs"), raw_input.get("args")
         arguments = kwargs if kwargs or not args else raw_input
     output = maybe_json(attributes.get(ENTITY_OUTPUT))
+    message = langchain_tool_message(output)  # LangChain's ToolMessage, as sent to the model
+    if message is not None:
+        content, call_id = message
+        return tool_execution(attributes.get(ENTITY_NAME), call_id, arguments, content)
     return tool_execution(attributes.get(ENTITY_NAME), None, arguments, output)
