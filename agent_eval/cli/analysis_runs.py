@@ -373,6 +373,11 @@ def _overlapping(cal: Calibration, verdicts_from: str) -> Calibration:
     if cal.n == 0:
         if not cal.unlabelled:
             raise InputError(f"{verdicts_from} holds no ok verdicts to calibrate")
+        if not cal.unpredicted:
+            raise InputError(
+                "the labels hold no label (an empty file, or a review file whose label column "
+                "was left empty): fill in labels, then calibrate again"
+            )
         raise InputError(
             f"{verdicts_from} and the labels share no conversation ids: the verdicts are for "
             f"{_some(cal.unlabelled)}; the labels for {_some(cal.unpredicted)}. Label the "

@@ -76,7 +76,9 @@ class RunSummary(BaseModel):
         status_counts: Rows of repeat 0 by status.
         n_rows: All rows, every repeat.
         status_counts_all: All rows by status.
-        mean_score: Mean score (in [0, 1]) of the ``ok`` rows of repeat 0.
+        mean_score: Mean score (in [0, 1]) of the ``ok`` rows of repeat 0; ``None`` when the
+            rows are of several metrics (their scores answer different questions).
+        metric_means: Mean score of the ``ok`` rows of repeat 0 per metric.
         ci_low / ci_high: Its 95% Wilson interval (Wilson 1927) when every verdict is binary
             (``"0"``/``"1"``); ``None`` for fractional scores (from atoms).
         input_tokens / output_tokens: Judge tokens over all rows, retries included.
@@ -96,6 +98,7 @@ class RunSummary(BaseModel):
     n_rows: int
     status_counts_all: dict[str, int]
     mean_score: float | None
+    metric_means: dict[str, float] = {}
     ci_low: float | None
     ci_high: float | None
     input_tokens: int
@@ -267,6 +270,23 @@ def variant_key(results: Sequence[MetricResult]) -> Callable[[MetricResult], str
     return lambda r: " · ".join(str(getattr(r, p)) for p in parts)
 
 
+def _comparable(groups: Mapping[str, list[MetricResult]]) -> dict[str, list[MetricResult]]:
+    """The variants a paired comparison may pair: those of one binary metric.
+
+    Variants of different metrics answer different questions, and the paired statistics
+    (agreement, kappa, McNemar) need binary verdicts: of the binary metrics with two or more
+    variants, the one with the most variants is compared (ties: the first by name).
+    """
+    by_metric: dict[str, dict[str, list[MetricResult]]] = {}
+    for name, rows in groups.items():
+        metrics = {r.metric for r in rows}
+        binary = all(r.verdict in ("0", "1") for r in rows if r.status == "ok")
+        if len(metrics) == 1 and binary:
+            by_metric.setdefault(metrics.pop(), {})[name] = rows
+    candidates = sorted(by_metric.items(), key=lambda item: (-len(item[1]), item[0]))
+    return candidates[0][1] if candidates and len(candidates[0][1]) > 1 else {}
+
+
 def _wilson(successes: int, n: int) -> tuple[float, float] | None:
     """Wilson score interval at 95% (Wilson 1927), the closed form; ``None`` for ``n == 0``."""
     if n == 0:
@@ -284,7 +304,12 @@ def _summary(
     first = [r for r in rows if r.repeat == 0]
     scores = [r.score for r in first if r.score is not None]
     binary = all(r.verdict in ("0", "1") for r in first if r.status == "ok")
-    ci = _wilson(int(sum(scores)), len(scores)) if binary else None
+    by_metric: dict[str, list[float]] = {}
+    for r in first:
+        if r.score is not None:
+            by_metric.setdefault(r.metric, []).append(r.score)
+    single = len({r.metric for r in first}) <= 1
+    ci = _wilson(int(sum(scores)), len(scores)) if binary and single else None
     by_model: dict[str, list[MetricResult]] = {}
     for r in rows:
         by_model.setdefault(r.judge_model, []).append(r)
@@ -304,7 +329,8 @@ def _summary(
         status_counts=dict(Counter(r.status for r in first)),
         n_rows=len(rows),
         status_counts_all=dict(Counter(r.status for r in rows)),
-        mean_score=sum(scores) / len(scores) if scores else None,
+        mean_score=sum(scores) / len(scores) if scores and single else None,
+        metric_means={m: sum(v) / len(v) for m, v in sorted(by_metric.items())},
         ci_low=ci[0] if ci else None,
         ci_high=ci[1] if ci else None,
         input_tokens=sum(r.input_tokens for r in rows),
@@ -476,11 +502,15 @@ def build_report(
         key=lambda x: (natural_key(x.result.conversation_id), natural_key(x.result.unit_id)),
     )
     comparison = None
-    if len(groups) > 1:
+    comparable = _comparable(groups)
+    if len(comparable) > 1:
         from agent_eval.analysis.paired import compare_variants
 
         comparison = compare_variants(
-            groups, labels=labels, pricing=pricing, rendered_tokens=_rendered_tokens(texts, rows)
+            comparable,
+            labels=labels,
+            pricing=pricing,
+            rendered_tokens=_rendered_tokens(texts, rows),
         )
     calibration: dict[str, Calibration] = {}
     if labels:

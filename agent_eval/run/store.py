@@ -294,17 +294,36 @@ class ResultStore:
         return self.directory / JSONL_NAME
 
     def start_run(self, run: RunRecord) -> None:
-        """Record ``run`` in the ``runs`` table (a resumed run keeps its first record)."""
-        self._db.execute(
+        """Record ``run`` in the ``runs`` table.
+
+        A run id recorded already (``--resume``, ``--retry-errors``) keeps its first record; a
+        continuation that carries a command line is appended to that record's ``resumes``
+        list (start time, command line, and its own record's ``request``), so the budget and
+        settings each part ran under stay known.
+        """
+        argv = [redact_text(arg) for arg in run.argv]
+        cursor = self._db.execute(
             "INSERT OR IGNORE INTO runs (run_id, started_at, config, argv, record)"
             " VALUES (?, ?, ?, ?, ?)",
             (
                 run.run_id,
                 run.started_at,
                 orjson.dumps(run.config, option=orjson.OPT_SORT_KEYS).decode(),
-                orjson.dumps([redact_text(arg) for arg in run.argv]).decode(),
+                orjson.dumps(argv).decode(),
                 orjson.dumps(run.record, option=orjson.OPT_SORT_KEYS).decode(),
             ),
+        )
+        if cursor.rowcount == 0 and argv:
+            self._add_resume(run, argv)
+
+    def _add_resume(self, run: RunRecord, argv: list[str]) -> None:
+        row = self._db.execute("SELECT record FROM runs WHERE run_id = ?", (run.run_id,))
+        record = orjson.loads(row.fetchone()[0] or "{}")
+        entry = {"started_at": run.started_at, "argv": argv, "request": run.record.get("request")}
+        record["resumes"] = [*record.get("resumes", []), entry]
+        self._db.execute(
+            "UPDATE runs SET record = ? WHERE run_id = ?",
+            (orjson.dumps(record, option=orjson.OPT_SORT_KEYS).decode(), run.run_id),
         )
 
     def runs(self) -> list[RunRecord]:

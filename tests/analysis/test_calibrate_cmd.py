@@ -181,3 +181,16 @@ def test_partial_overlap_reports_unmatched_on_each_side(tmp_path: Path) -> None:
         "unmatched                  │ 1 verdict(s) without a label, 1 label(s) without a verdict"
         in (console.export_text())
     )
+
+
+def test_labels_with_no_label_say_so(tmp_path: Path) -> None:
+    # regression: an empty labels file printed "the labels for . Label the conversations..."
+    predictions = tmp_path / "p.csv"
+    predictions.write_text("conversation_id,verdict\na,1\nb,0\n")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    args = ["calibrate", "--predictions", str(predictions), "--labels", str(empty)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 3  # input error (agent_eval.cli.exit_codes)
+    assert "the labels hold no label" in result.stderr
+    assert "the labels for ." not in result.stderr

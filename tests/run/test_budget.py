@@ -14,7 +14,7 @@ from agent_eval.metrics.goal_accuracy import GoalAccuracy
 from agent_eval.run.budget import Budget, BudgetedJudge, planned_tokens
 from agent_eval.run.outcomes import build_sample
 from agent_eval.run.plan import plan_run
-from agent_eval.run.store import load_results
+from agent_eval.run.store import ResultStore, load_results
 from agent_eval.testing import FakeModelServer
 
 from .goal_script import script_goal_judge, trace
@@ -125,6 +125,11 @@ def test_a_token_budget_stops_the_run_and_resume_finishes_it(
     # they come from the judge-call cache and cost no budget
     assert len(fake_server.requests) == 4 + (N - 2)
     assert "budget reached" not in stderr
+    with ResultStore(out) as store:
+        (run,) = store.runs()
+    assert run.record["request"]["max_judge_tokens"] == limit  # the first part's budget
+    (resume,) = run.record["resumes"]  # regression: the resumed part was not recorded
+    assert resume["request"]["max_judge_tokens"] is None and resume["started_at"] >= run.started_at
 
 
 def test_a_cost_budget_uses_the_price_table(fake_server: FakeModelServer, tmp_path: Path) -> None:

@@ -1,0 +1,43 @@
+"""The bundled ``fixtures/fake-judge.json`` answers every metric the README runs it with."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_eval.cli import app
+from agent_eval.run.store import load_results
+from agent_eval.testing import FakeModelServer
+from agent_eval.testing.script import load_script
+
+ROOT = Path(__file__).resolve().parents[2]
+RECORD = (
+    '{"id": "returns-1", "question": "Can I return the kettle?", "contexts": [{"id": "policy", '
+    '"text": "Returns are accepted within 14 calendar days of receipt."}], '
+    '"answer": "You can return it within 14 days, and return shipping is free."}\n'
+)
+
+
+def test_goal_faithfulness_and_groundedness_all_end_ok(
+    fake_server: FakeModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # regression: the script knew only goal accuracy; claim metrics ended judge_unavailable
+    monkeypatch.chdir(tmp_path)
+    load_script(ROOT / "fixtures" / "fake-judge.json", fake_server)
+    (tmp_path / "returns.jsonl").write_text(RECORD)
+    metrics = "goal_accuracy,faithfulness,faithfulness[per_statement=true],groundedness"
+    result = CliRunner().invoke(
+        app,
+        ["score", "returns.jsonl", "--metric", metrics, "--judge", "fake",
+         "--base-url", fake_server.base_url, "--out", "out"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    rows = load_results(tmp_path / "out")
+    assert {r.metric: (r.status, r.score) for r in rows} == {
+        "goal_accuracy@1": ("ok", 1.0),
+        "faithfulness@1": ("ok", 1.0),
+        "faithfulness@1[per_statement=true]": ("ok", 1.0),
+        "groundedness@1": ("ok", 0.0),  # its one claim is scripted UNSUPPORTED
+    }
