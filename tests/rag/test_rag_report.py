@@ -85,7 +85,7 @@ def test_readme_rag_example_scores_retrieval_with_no_judge(tmp_path: Path) -> No
     assert "no [rag] policy configured" in text
 
 
-def test_unknown_passage_in_turn_labels_is_a_usage_error_naming_file_and_line(
+def test_unknown_passage_in_turn_labels_is_an_input_error_naming_file_and_line(
     tmp_path: Path,
 ) -> None:
     labels = tmp_path / "labels.jsonl"
@@ -97,7 +97,7 @@ def test_unknown_passage_in_turn_labels_is_a_usage_error_naming_file_and_line(
         ["score", str(REPO / "fixtures" / "rag"), "--metric", "context_precision",
          "--turn-labels", str(labels), "--out", "runs/x"],
     )  # fmt: skip
-    assert result.exit_code == 2
+    assert result.exit_code == 3  # input error (agent_eval.cli.exit_codes)
     assert "labels.jsonl:1" in result.output and "'warranty-terms'" in result.output
 
 
