@@ -22,7 +22,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agent_eval.judges.base import Judge, JudgeRequest
-from agent_eval.metrics.base import CallTally, MetricInput, MetricOutcome, require_judge
+from agent_eval.metrics.base import CallTally, MetricInput, MetricOutcome
 from agent_eval.metrics.prompts import PromptSet
 from agent_eval.metrics.rag_base import RagMetric, exact_int, k_of_n
 from agent_eval.result import Atom
@@ -106,10 +106,7 @@ class AnswerCorrectness(RagMetric):
         self, sample: MetricInput, judge: Judge | None, tally: CallTally
     ) -> MetricOutcome:
         """Score ``verdict / 2``; critical facts as atoms, wrong ones also in details."""
-        judge = require_judge(self, judge)
-        request = self.judge_request(sample)
-        assert request is not None
-        verdict: CorrectnessVerdict = (await tally.ask(judge, request)).output
+        verdict: CorrectnessVerdict = await self.ask_once(sample, judge, tally)
         facts = verdict.critical_facts
         atoms = tuple(
             Atom(text=f.fact, label=f.status, passed=f.status == "correct", rationale=f.rationale)

@@ -18,7 +18,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agent_eval.judges.base import Judge, JudgeRequest
-from agent_eval.metrics.base import CallTally, MetricInput, MetricOutcome, require_judge
+from agent_eval.metrics.base import CallTally, MetricInput, MetricOutcome
 from agent_eval.metrics.prompts import PromptSet
 from agent_eval.metrics.rag_base import RagMetric, exact_int
 
@@ -53,21 +53,13 @@ class AnswerRelevance(RagMetric):
 
     def judge_request(self, sample: MetricInput) -> JudgeRequest | None:
         """The question and the answer, nothing else."""
-        assert self.prompts is not None
-        return self.request(
-            RelevanceVerdict,
-            self.prompts.render("system"),
-            self.prompts.render("user", question=sample.unit.question, answer=sample.unit.answer),
-        )
+        return self.question_answer_request(RelevanceVerdict, sample)
 
     async def evaluate(
         self, sample: MetricInput, judge: Judge | None, tally: CallTally
     ) -> MetricOutcome:
         """Score ``(verdict - 1) / 4``; the verdict kept as text."""
-        judge = require_judge(self, judge)
-        request = self.judge_request(sample)
-        assert request is not None
-        verdict: RelevanceVerdict = (await tally.ask(judge, request)).output
+        verdict: RelevanceVerdict = await self.ask_once(sample, judge, tally)
         return MetricOutcome(
             verdict=str(verdict.verdict),
             reason=verdict.reason,

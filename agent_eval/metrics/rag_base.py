@@ -10,12 +10,12 @@ hash empty.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from agent_eval.judges.base import JudgeRequest
-from agent_eval.metrics.base import Metric, MetricInput
+from agent_eval.judges.base import Judge, JudgeRequest
+from agent_eval.metrics.base import CallTally, Metric, MetricInput, require_judge
 from agent_eval.metrics.prompts import PromptSet
 from agent_eval.rag.passages import Passage
 from agent_eval.tokens import count_tokens
@@ -77,6 +77,31 @@ class RagMetric(Metric):
     def judge_request(self, sample: MetricInput) -> JudgeRequest | None:
         """The (largest) request for ``sample``; ``None`` for judge-free metrics."""
         return None
+
+    def question_answer_request(self, model: type[BaseModel], sample: MetricInput) -> JudgeRequest:
+        """A reviewer's call that sees the turn's question and answer only.
+
+        Raises:
+            TypeError: the metric has no prompts (a programming error).
+
+        """
+        if self.prompts is None:
+            raise TypeError(f"{self.id} has no prompts")
+        user = self.prompts.render("user", question=sample.unit.question, answer=sample.unit.answer)
+        return self.request(model, self.prompts.render("system"), user)
+
+    async def ask_once(self, sample: MetricInput, judge: Judge | None, tally: CallTally) -> Any:
+        """The validated output of :meth:`judge_request`'s one call, counted on ``tally``.
+
+        Raises:
+            JudgeError: the call failed after its retries.
+            TypeError: no judge, or a judge-free metric (programming errors).
+
+        """
+        request = self.judge_request(sample)
+        if request is None:
+            raise TypeError(f"{self.id} makes no judge call")
+        return (await tally.ask(require_judge(self, judge), request)).output
 
     def prompt_tokens(self, sample: MetricInput) -> int:
         """o200k tokens of :meth:`judge_request`'s messages (0 for judge-free metrics)."""

@@ -19,7 +19,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from agent_eval.judges.base import Judge, JudgeRequest
-from agent_eval.metrics.base import CallTally, MetricInput, MetricOutcome, require_judge
+from agent_eval.metrics.base import CallTally, MetricInput, MetricOutcome
 from agent_eval.metrics.prompts import PromptSet
 from agent_eval.metrics.rag_base import RagMetric
 from agent_eval.rag.labels import answerability
@@ -73,21 +73,13 @@ class Refusal(RagMetric):
 
     def judge_request(self, sample: MetricInput) -> JudgeRequest | None:
         """The question and the answer, nothing else."""
-        assert self.prompts is not None
-        return self.request(
-            RefusalVerdict,
-            self.prompts.render("system"),
-            self.prompts.render("user", question=sample.unit.question, answer=sample.unit.answer),
-        )
+        return self.question_answer_request(RefusalVerdict, sample)
 
     async def evaluate(
         self, sample: MetricInput, judge: Judge | None, tally: CallTally
     ) -> MetricOutcome:
         """The verdict; ``expected`` and ``appropriate`` when the turn is labelled."""
-        judge = require_judge(self, judge)
-        request = self.judge_request(sample)
-        assert request is not None
-        verdict: RefusalVerdict = (await tally.ask(judge, request)).output
+        verdict: RefusalVerdict = await self.ask_once(sample, judge, tally)
         details: dict[str, JsonValue] = {"kind": verdict.kind}
         expected = expected_behaviour(dict(sample.unit.labels))
         if expected is not None:
