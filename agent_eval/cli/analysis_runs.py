@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +65,7 @@ from agent_eval.run.budget import BUDGET_SKIP, Budget, budget_line
 from agent_eval.run.cache import JudgeCache
 from agent_eval.run.engine import new_run_id
 from agent_eval.run.judge_stack import JudgeStack, default_cache_path, wrap_judge
-from agent_eval.run.record import reproducibility_record, request_parameters
+from agent_eval.run.record import run_record
 from agent_eval.trace import AgentTrace
 
 __all__ = [
@@ -131,22 +131,9 @@ def _judge(cfg: ScoreConfig) -> Judge:
 
 def _budget(cfg: ScoreConfig, inner: Judge) -> Budget:
     """The run's budget (``--max-judge-tokens``, ``--max-cost``), checked to be priceable."""
-    budget = Budget(
-        max_tokens=cfg.max_judge_tokens,
-        max_cost=cfg.max_cost,
-        model=inner.model,
-        prices=PriceTable.from_config(cfg.prices),
-    )
+    budget = Budget.from_config(cfg, inner.model)
     budget.check_priced()
     return budget
-
-
-def _record(cfg: ScoreConfig, inner: Judge, extra: Mapping[str, Any]) -> dict[str, Any]:
-    """The run's reproducibility record (:mod:`agent_eval.run.record`)."""
-    request = request_parameters(cfg, inner.model) | dict(extra)
-    return reproducibility_record(
-        inputs=cfg.paths, request=request, references=cfg.references, config_file=cfg.config_file
-    )
 
 
 def _say_budget(budget: Budget, rows: Sequence[MetricResult], where: Path) -> None:
@@ -241,7 +228,7 @@ def run_compare(
         traces, formatters=formatters, metric=_metric(cfg), judge=stack.judge, out=out,
         run_id=run_id, concurrency=cfg.concurrency, max_context_tokens=cfg.max_context_tokens,
         references=references, argv=_redacted(cfg, argv), budget=budget,
-        record=_record(cfg, inner, {"formatters": formatters}),
+        record=run_record(cfg, inner.model, {"formatters": formatters}),
     )  # fmt: skip
     try:
         rows = asyncio.run(_closing(inner, work))
@@ -278,7 +265,7 @@ def run_repeats(
         cache=cache, out=out, run_id=run_id, concurrency=cfg.concurrency,
         max_context_tokens=cfg.max_context_tokens, references=references,
         cache_mode="refresh" if cfg.cache == "refresh" else "use", argv=_redacted(cfg, argv),
-        budget=budget, record=_record(cfg, inner, {"repeats": repeats}),
+        budget=budget, record=run_record(cfg, inner.model, {"repeats": repeats}),
     )  # fmt: skip
     try:
         rows = asyncio.run(_closing(inner, work))

@@ -110,7 +110,7 @@ from agent_eval.run.judge_stack import (
     wrap_judge,
 )
 from agent_eval.run.plan import RunPlan, plan_run
-from agent_eval.run.record import reproducibility_record, request_parameters
+from agent_eval.run.record import run_record
 from agent_eval.run.runs import RunRef, check_identity, find_run, finished_results
 from agent_eval.run.store import ResultStore, RunRecord, load_results
 from agent_eval.run.summary import RunSummary
@@ -221,12 +221,7 @@ def run_score(
             check_identity(earlier, engine.identity())
             engine.done = done
     try:
-        record = reproducibility_record(
-            inputs=cfg.paths,
-            request=request_parameters(cfg, setup.model),
-            references=cfg.references,
-            config_file=cfg.config_file,
-        )
+        record = run_record(cfg, setup.model)
         summaries = asyncio.run(
             _score(engines, setup.traces, cfg, argv, record, events=events or EventOptions())
         )
@@ -276,7 +271,7 @@ def _setup(cfg: ScoreConfig) -> _Setup:
         )
         for metric in chosen
     ]
-    budget = _budget(cfg, model or cfg.judge or "")
+    budget = Budget.from_config(cfg, model or cfg.judge or "")
     return _Setup(
         traces=traces, metrics=chosen, formatter=formatter, references=references,
         model=model, plans=plans, budget=budget,
@@ -416,16 +411,6 @@ def _earlier_run(cfg: ScoreConfig) -> RunRef | None:
         raise ConfigError("give --resume or --retry-errors, not both")
     run = cfg.resume or cfg.retry_errors
     return None if run is None else find_run(run, cfg.out)
-
-
-def _budget(cfg: ScoreConfig, model: str) -> Budget:
-    """The run's budget from ``--max-judge-tokens`` / ``--max-cost`` (no limit when unset)."""
-    return Budget(
-        max_tokens=cfg.max_judge_tokens,
-        max_cost=cfg.max_cost,
-        model=model,
-        prices=PriceTable.from_config(cfg.prices),
-    )
 
 
 def plan_budget_line(budget: Budget, plans: Sequence[RunPlan]) -> str | None:

@@ -24,6 +24,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_eval.config import ScoreConfig
 from agent_eval.costs import PriceTable
 from agent_eval.errors import BudgetExhausted, ConfigError, JudgeError
 from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
@@ -69,6 +70,21 @@ class Budget:
     exhausted: bool = False
     refused_calls: int = 0
     _lock: asyncio.Lock | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_config(cls, cfg: ScoreConfig, model: str) -> Budget:
+        """The budget ``cfg`` sets (``max_judge_tokens``, ``max_cost``, ``[prices]``) for ``model``.
+
+        Raises:
+            ConfigError: a limit that is not positive.
+
+        """
+        return cls(
+            max_tokens=cfg.max_judge_tokens,
+            max_cost=cfg.max_cost,
+            model=model,
+            prices=PriceTable.from_config(cfg.prices),
+        )
 
     def __post_init__(self) -> None:
         if self.max_tokens is not None and self.max_tokens < 1:

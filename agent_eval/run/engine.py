@@ -336,9 +336,6 @@ class Engine:
     def _over_budget(self) -> bool:
         return self.budget is not None and self.budget.exhausted and self.metric.requires_judge
 
-    def _sample(self, trace: AgentTrace) -> MetricInput:
-        return build_sample(trace, self.metric, self.formatter, self.references)
-
     def _skip(self, sample: MetricInput) -> dict[str, Any] | None:
         return skip_fields(self.metric, sample, self.max_context_tokens)
 

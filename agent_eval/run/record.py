@@ -41,6 +41,7 @@ __all__ = [
     "flatten",
     "reproducibility_record",
     "request_parameters",
+    "run_record",
 ]
 
 DISTRIBUTION = "otel-agent-eval"
@@ -161,6 +162,22 @@ def reproducibility_record(
         "labels": None if labels is None else file_digest(labels),
         "config": _config(config_file),
     }
+
+
+def run_record(
+    cfg: ScoreConfig, model: str | None, extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The record of a run of ``cfg`` with judge ``model``.
+
+    Its inputs, references and config file, and its :func:`request_parameters` plus ``extra``
+    (e.g. ``{"repeats": 5}``).
+    """
+    return reproducibility_record(
+        inputs=cfg.paths,
+        request=request_parameters(cfg, model) | dict(extra or {}),
+        references=cfg.references,
+        config_file=cfg.config_file,
+    )
 
 
 def request_parameters(cfg: ScoreConfig, model: str | None) -> dict[str, Any]:
