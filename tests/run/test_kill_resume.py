@@ -30,7 +30,8 @@ MAIN = "from agent_eval.cli import main; main()"
 def _command(inputs: Path, server: FakeModelServer, out: Path, *extra: str) -> list[str]:
     return [sys.executable, "-c", MAIN, "score", str(inputs), "--judge", "fake-model",
             "--base-url", server.base_url, "--api-key-env", "KILL_TEST_KEY", "--out", str(out),
-            "--concurrency", "4", *extra]  # fmt: skip
+            "--concurrency", "4", "--cache-path", str(out / "judge-cache.db"),
+            *extra]  # fmt: skip  # each output its own cache: the baseline's must not answer
 
 
 def _committed(out: Path) -> int:
