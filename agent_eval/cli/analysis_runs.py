@@ -277,9 +277,16 @@ def run_repeats(
 
 
 def _metric_matches(row_metric: str, wanted: str | None) -> bool:
+    """Whether ``row_metric`` is the metric ``wanted`` names, spelled as ``score`` takes it.
+
+    A bare name matches every version and parameter set; a version or parameters
+    (``tool_call_accuracy[order=superset]``) match that exact identity.
+    """
     if wanted is None:
         return True
-    return row_metric == wanted if "@" in wanted else row_metric.partition("@")[0] == wanted
+    if "@" not in wanted and "[" not in wanted:
+        return row_metric.partition("@")[0].partition("[")[0] == wanted
+    return row_metric == build_metric(wanted).id
 
 
 def _select(

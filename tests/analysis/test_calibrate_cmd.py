@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -194,3 +195,31 @@ def test_labels_with_no_label_say_so(tmp_path: Path) -> None:
     assert result.exit_code == 3  # input error (agent_eval.cli.exit_codes)
     assert "the labels hold no label" in result.stderr
     assert "the labels for ." not in result.stderr
+
+
+def test_calibrate_takes_the_metric_spelled_as_score_takes_it(
+    tmp_path: Path, make_result: Any
+) -> None:
+    # regression: --metric 'tool_call_accuracy[order=superset]' matched nothing (only @1[...] did)
+    from agent_eval.run.store import ResultStore
+
+    with ResultStore(tmp_path / "run") as store:
+        for cid, verdict in (("a", "1"), ("b", "0")):
+            store.add(make_result(cid, verdict, metric="tool_call_accuracy@1[order=superset]"))
+            store.add(make_result(cid, "1", metric="trajectory_match@1"))
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        '{"conversation_id": "a", "label": 1}\n{"conversation_id": "b", "label": 1}\n'
+    )
+    for spelling in ("tool_call_accuracy[order=superset]", "tool_call_accuracy@1[order=superset]",
+                     "tool_call_accuracy"):  # fmt: skip
+        args = ["calibrate", str(tmp_path / "run"), "--labels", str(labels), "--metric", spelling,
+                "--json"]  # fmt: skip
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, (spelling, result.output)
+        assert json.loads(result.stdout)["n_agree"] == 1
+    wrong = CliRunner().invoke(
+        app, ["calibrate", str(tmp_path / "run"), "--labels", str(labels),
+              "--metric", "tool_call_accuracy[order=any]"],
+    )  # fmt: skip
+    assert wrong.exit_code == 2 and "no results match --metric" in wrong.stderr
