@@ -22,7 +22,7 @@ import asyncio
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -98,7 +98,7 @@ from agent_eval.redaction import redact_text
 from agent_eval.reference_calls import load_reference_calls, with_reference_calls
 from agent_eval.references import load_references
 from agent_eval.report.conversations import write_conversations
-from agent_eval.report.renderings import render_all, write_renderings
+from agent_eval.report.renderings import write_renderings
 from agent_eval.report.unit_contexts import write_units
 from agent_eval.result import MetricResult
 from agent_eval.run.budget import BUDGET_SKIP, Budget, budget_line
@@ -111,6 +111,7 @@ from agent_eval.run.judge_stack import (
 )
 from agent_eval.run.plan import RunPlan, plan_run
 from agent_eval.run.record import run_record
+from agent_eval.run.rendering import RenderCache
 from agent_eval.run.runs import RunRef, check_identity, find_run, finished_results
 from agent_eval.run.store import ResultStore, RunRecord, load_results
 from agent_eval.run.summary import RunSummary
@@ -203,7 +204,7 @@ def run_score(
     chosen = setup.metrics
     not_configured = 0
     if judge is None and any(m.requires_judge for m in chosen):
-        missing = [p for p, m in zip(setup.plans, chosen, strict=True) if m.requires_judge]
+        missing = [p for p, m in zip(setup.plans(), chosen, strict=True) if m.requires_judge]
         chosen = [m for m in chosen if not m.requires_judge]
         not_configured = _not_configured(out, missing, cfg, [m.id for m in chosen])
         if not chosen:
@@ -223,7 +224,15 @@ def run_score(
     try:
         record = run_record(cfg, setup.model)
         summaries = asyncio.run(
-            _score(engines, setup.traces, cfg, argv, record, events=events or EventOptions())
+            _score(
+                engines,
+                setup.traces,
+                cfg,
+                argv,
+                record,
+                events=events or EventOptions(),
+                renderings=setup.renderings,
+            )
         )
     finally:
         if stack is not None and stack.cache is not None:
@@ -241,15 +250,41 @@ def run_score(
 
 @dataclass(kw_only=True)
 class _Setup:
-    """What a score run works from, read and planned before any judge call."""
+    """What a score run works from, read before any judge call.
+
+    The plans (prompt tokens, cost) are made only when shown (``--dry-run``, no judge): a run
+    that scores needs none of their counts. Every rendering goes through ``renderings``, so
+    each conversation is rendered once per formatter (plan, engines, ``renderings.jsonl``).
+    """
 
     traces: list[AgentTrace]
     metrics: list[Metric]
     formatter: Formatter[Any]
     references: dict[str, str]
     model: str | None
-    plans: list[RunPlan]
     budget: Budget
+    cfg: ScoreConfig
+    prices: PriceTable
+    renderings: RenderCache = field(default_factory=RenderCache)
+    _plans: list[RunPlan] | None = None
+
+    def plans(self) -> list[RunPlan]:
+        """One plan per metric (made on first call)."""
+        if self._plans is None:
+            self._plans = [
+                plan_run(
+                    self.traces,
+                    metric=metric,
+                    formatter=self.formatter,
+                    judge_model=(self.model or self.cfg.judge) if metric.requires_judge else None,
+                    references=self.references,
+                    max_context_tokens=self.cfg.max_context_tokens,
+                    prices=self.prices,
+                    renderings=self.renderings,
+                )
+                for metric in self.metrics
+            ]
+        return self._plans
 
 
 def _setup(cfg: ScoreConfig) -> _Setup:
@@ -259,29 +294,18 @@ def _setup(cfg: ScoreConfig) -> _Setup:
     chosen, formatter = _metrics(cfg), get_formatter(cfg.formatter)
     references = _references(cfg, traces)
     model = _plan_model(cfg) if cfg.dry_run else judge_model(cfg)
-    plans = [
-        plan_run(
-            traces,
-            metric=metric,
-            formatter=formatter,
-            judge_model=(model or cfg.judge) if metric.requires_judge else None,
-            references=references,
-            max_context_tokens=cfg.max_context_tokens,
-            prices=PriceTable.from_config(cfg.prices),
-        )
-        for metric in chosen
-    ]
+    prices = PriceTable.from_config(cfg.prices)
     budget = Budget.from_config(cfg, model or cfg.judge or "")
     return _Setup(
         traces=traces, metrics=chosen, formatter=formatter, references=references,
-        model=model, plans=plans, budget=budget,
+        model=model, budget=budget, cfg=cfg, prices=prices,
     )  # fmt: skip
 
 
 def _dry_run(out: Console, setup: _Setup) -> int:
-    for plan in setup.plans:
+    for plan in setup.plans():
         out.print(plan.table())
-    line = plan_budget_line(setup.budget, setup.plans)
+    line = plan_budget_line(setup.budget, setup.plans())
     if line is not None:
         out.print(line, highlight=False)
     return 0
@@ -303,6 +327,7 @@ def _engines(
             console=err_console,
             keep_results=False,
             budget=setup.budget,
+            renderings=setup.renderings,
         )
         for metric in chosen
     ]
@@ -504,6 +529,7 @@ async def _score(
     record: dict[str, Any],
     *,
     events: EventOptions,
+    renderings: RenderCache,
 ) -> list[RunSummary]:
     run_id = engines[0].run_id
     directory = cfg.out or Path("runs") / run_id
@@ -521,8 +547,9 @@ async def _score(
             )
         )
         # what the judge saw, for `agent-eval report` (the formatter is pure: same text again)
-        rendered = sorted({e.formatter.identity for e in engines if e.metric.uses_formatter})
-        write_renderings(directory, render_all(traces, rendered))
+        formatters = {e.formatter.identity: e.formatter for e in engines if e.metric.uses_formatter}
+        chosen = [formatters[identity] for identity in sorted(formatters)]
+        write_renderings(directory, renderings.render_all(traces, chosen))
         write_conversations(directory, traces)
         if any(e.metric.unit_kind == "answer" for e in engines):
             write_units(directory, traces)  # the contexts atoms quote

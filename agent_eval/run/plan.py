@@ -20,6 +20,7 @@ from agent_eval.costs import PriceTable
 from agent_eval.formatting.base import Formatter
 from agent_eval.metrics.base import Metric
 from agent_eval.run.outcomes import build_samples, skip_fields
+from agent_eval.run.rendering import RenderCache
 from agent_eval.trace import AgentTrace
 
 __all__ = ["OUTPUT_TOKENS_PER_CALL", "RunPlan", "plan_run"]
@@ -101,12 +102,16 @@ def plan_run(
     references: Mapping[str, str] | None = None,
     max_context_tokens: int | None = None,
     prices: PriceTable | None = None,
+    renderings: RenderCache | None = None,
 ) -> RunPlan:
     """Plan ``metric`` with ``formatter`` over ``traces`` (renders each; calls no judge).
 
     A conversation whose rendering fails is counted as one skipped unit (``formatter_error``),
     as the engine would record it as an error. Judge-free metrics plan no calls and cost 0.
+    ``renderings`` shares the renderings with the rest of the run (each trace rendered once
+    per formatter); a cache of its own when ``None``.
     """
+    cache = renderings if renderings is not None else RenderCache()
     plan = RunPlan(metric=metric.id, formatter=formatter.identity, judge_model=judge_model)
     plan.judge_free = not metric.requires_judge
     if not metric.uses_formatter:
@@ -114,7 +119,8 @@ def plan_run(
     for trace in traces:
         plan.conversations += 1
         try:
-            samples = build_samples(trace, metric, formatter, references or {})
+            text = cache.render(trace, formatter) if metric.uses_formatter else ""
+            samples = build_samples(trace, metric, formatter, references or {}, conversation=text)
         except Exception:  # the engine records the same failure as an error row per unit
             plan.units += 1
             plan.skipped["formatter_error"] += 1
