@@ -20,8 +20,9 @@ import os
 from urllib.parse import urlsplit
 
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, redact_url
-from agent_eval.errors import ConfigError
+from agent_eval.errors import ConfigError, JudgeNotConfiguredError
 from agent_eval.judges.base import Judge
+from agent_eval.judges.lazy import LazyJudge
 
 __all__ = [
     "HOW_TO_CONFIGURE",
@@ -118,17 +119,37 @@ def configured_model(cfg: ScoreConfig) -> str | None:
 
 
 def build_judge(cfg: ScoreConfig, model: str) -> Judge:
-    """The ``openai`` judge for ``cfg`` (wrappers such as a cache go around it here)."""
-    from agent_eval.judges.openai_judge import OpenAIJudge
+    """The ``openai`` judge for ``cfg`` (wrappers such as a cache go around it here).
 
-    return OpenAIJudge(
-        model,
-        base_url=cfg.base_url,
-        api_key_env=cfg.api_key_env,
-        mode=cfg.mode,
-        timeout=cfg.timeout,
-        max_retries=cfg.max_retries,
-        transport_retries=cfg.transport_retries,
-        azure_endpoint=cfg.azure_endpoint,
-        azure_api_version=cfg.azure_api_version,
-    )
+    The adapter is built when the first request reaches it
+    (:class:`~agent_eval.judges.lazy.LazyJudge`): a run answered wholly from the judge-call
+    cache never imports or starts the openai client. What its constructor would refuse is
+    checked now.
+
+    Raises:
+        JudgeNotConfiguredError: no key in ``$api_key_env``, no base URL and no Azure endpoint.
+
+    """
+    base_url = cfg.base_url or os.environ.get("OPENAI_BASE_URL") or None
+    if not os.environ.get(cfg.api_key_env) and base_url is None and cfg.azure_endpoint is None:
+        raise JudgeNotConfiguredError(
+            f"no API key in ${cfg.api_key_env} and no --base-url: set the key, or point "
+            "--base-url at a local OpenAI-compatible server (Ollama, vLLM, llama.cpp)"
+        )
+
+    def build() -> Judge:
+        from agent_eval.judges.openai_judge import OpenAIJudge
+
+        return OpenAIJudge(
+            model,
+            base_url=cfg.base_url,
+            api_key_env=cfg.api_key_env,
+            mode=cfg.mode,
+            timeout=cfg.timeout,
+            max_retries=cfg.max_retries,
+            transport_retries=cfg.transport_retries,
+            azure_endpoint=cfg.azure_endpoint,
+            azure_api_version=cfg.azure_api_version,
+        )
+
+    return LazyJudge(model, build)
