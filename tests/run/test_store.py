@@ -106,3 +106,58 @@ def test_unreadable_inputs_are_store_errors(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     with pytest.raises(StoreError):
         ResultStore(tmp_path / "file")
+
+
+def test_a_cut_last_line_is_said_and_restored_from_sqlite(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # regression: the cut line was dropped silently
+    with ResultStore(tmp_path) as store:
+        for cid in "abc":
+            store.add(row(cid))
+    path = tmp_path / JSONL_NAME
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(lines[0] + lines[1] + lines[2][:30])  # killed while writing line 3
+    with caplog.at_level("WARNING", logger="agent_eval.run.store"):
+        assert [r.conversation_id for r in load_results(path)] == ["a", "b"]
+    assert f"{path}:3: the last line was cut short" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="agent_eval.run.store"), ResultStore(tmp_path) as store:
+        assert store.repaired == 1
+    assert f"{path}:3: the last line was cut short" in caplog.text
+    assert "restored 1 result(s) from results.db" in caplog.text
+    assert path.read_bytes().splitlines(keepends=True) == lines  # the same bytes as before
+    assert load_results(path) == load_results(tmp_path / "results.db")
+
+
+def test_reopening_appends_only_the_rows_written_after_the_last_line(tmp_path: Path) -> None:
+    with ResultStore(tmp_path) as store:
+        store.add(row("a", "error"))
+        store.add(row("b"))
+        store.add(row("a"))  # a retried error: replaced in SQLite, appended to the JSONL
+        store.add(row("c"))
+    path = tmp_path / JSONL_NAME
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:2]))  # killed after two lines: "a" (ok) and "c" missing
+    with ResultStore(tmp_path) as store:
+        assert store.repaired == 2
+    again = path.read_bytes().splitlines(keepends=True)
+    assert again == lines  # appended in the order they were committed
+    assert load_results(path) == load_results(tmp_path / "results.db")
+    with ResultStore(tmp_path) as store:  # nothing missing: nothing appended
+        assert store.repaired == 0
+    assert path.read_bytes().splitlines(keepends=True) == lines
+
+
+def test_a_last_line_matching_no_row_falls_back_to_comparing_the_file(tmp_path: Path) -> None:
+    with ResultStore(tmp_path) as store:
+        store.add(row("a"))
+        store.add(row("b"))
+    path = tmp_path / JSONL_NAME
+    edited = row("b", reason="edited by hand")
+    path.write_bytes(
+        path.read_bytes().splitlines(keepends=True)[0] + edited.model_dump_json().encode() + b"\n"
+    )
+    with ResultStore(tmp_path) as store:
+        assert store.repaired == 1  # SQLite's "b" differs from the file's: appended, and wins
+    assert load_results(path) == load_results(tmp_path / "results.db")
