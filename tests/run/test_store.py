@@ -161,3 +161,24 @@ def test_a_last_line_matching_no_row_falls_back_to_comparing_the_file(tmp_path: 
     with ResultStore(tmp_path) as store:
         assert store.repaired == 1  # SQLite's "b" differs from the file's: appended, and wins
     assert load_results(path) == load_results(tmp_path / "results.db")
+
+
+def test_rows_read_back_from_sqlite_equal_the_jsonl_ones(tmp_path: Path) -> None:
+    atoms = [
+        {"text": "Returns take 14 days.", "label": "SUPPORTED", "passed": True,
+         "evidence": "14 calendar days", "evidence_verified": True},
+        {"text": "Shipping is free.", "label": "UNSUPPORTED", "passed": False},
+    ]  # fmt: skip
+    rows = [
+        row("a", unit_id="turn:1", score=0.5, verdict=None, atoms=atoms, details={"k": [1, 2]}),
+        row("b", "error", latency_ms=3),
+    ]
+    with ResultStore(tmp_path) as store:
+        for r in rows:
+            store.add(r)
+        from_db = store.results()
+    validated = load_results(tmp_path / JSONL_NAME)
+    assert from_db == load_results(tmp_path) == validated == sorted(rows, key=result_key)
+    assert from_db[0].atoms is not None and from_db[0].atoms[0].passed is True
+    assert from_db[0].model_dump(mode="json") == validated[0].model_dump(mode="json")
+    assert from_db[1].latency_ms == 3.0 and isinstance(from_db[1].latency_ms, float)
