@@ -477,7 +477,7 @@ def _print_usage(
     summary = summaries[0]
     if summary.out_dir is None:
         return
-    rows = [r for r in load_results(summary.out_dir) if r.run_id == summary.run_id]
+    rows = load_results(summary.out_dir, run_id=summary.run_id)  # this run's rows only
     prices = PriceTable.from_config(cfg.prices)
     out.print(usage_table(judge_usage(rows, prices), agent_usage(traces, prices)))
     stages = stage_usage(rows, prices)

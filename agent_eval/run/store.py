@@ -589,11 +589,13 @@ def _read_jsonl(path: Path) -> list[MetricResult]:
     return sorted(latest.values(), key=result_key)
 
 
-def load_results(path: str | Path) -> list[MetricResult]:
+def load_results(path: str | Path, run_id: str | None = None) -> list[MetricResult]:
     """Read results from a run directory, a ``results.db`` or a ``results.jsonl``.
 
     A directory is read from its ``results.db`` when present, else its ``results.jsonl``. From
-    JSONL the last line per :data:`RESULT_KEY` wins. Results come back in key order.
+    JSONL the last line per :data:`RESULT_KEY` wins. Results come back in key order. With
+    ``run_id``, only that run's rows (from SQLite, an indexed query: the other runs' rows are
+    not read).
 
     Raises:
         StoreError: the path holds no results store, or a JSONL line is not a result row.
@@ -607,13 +609,16 @@ def load_results(path: str | Path) -> list[MetricResult]:
             f"no results at {path}: expected a run directory, {DB_NAME} or {JSONL_NAME}"
         )
     if target.suffix == ".jsonl":
-        return _read_jsonl(target)
+        rows_in_file = _read_jsonl(target)
+        return [r for r in rows_in_file if run_id is None or r.run_id == run_id]
     try:
         with closing(_connect_to_read(target)) as db:
             columns = [name for name in _FIELDS if name in _table_columns(db)]
             order = ", ".join(name for name in RESULT_KEY if name in columns)
+            where = "" if run_id is None else " WHERE run_id = ?"
             rows = db.execute(
-                f"SELECT {', '.join(columns)} FROM results ORDER BY {order}"
+                f"SELECT {', '.join(columns)} FROM results{where} ORDER BY {order}",
+                () if run_id is None else (run_id,),
             ).fetchall()
     except sqlite3.Error as exc:
         raise StoreError(f"{target}: not a results database: {exc}") from exc

@@ -182,3 +182,12 @@ def test_rows_read_back_from_sqlite_equal_the_jsonl_ones(tmp_path: Path) -> None
     assert from_db[0].atoms is not None and from_db[0].atoms[0].passed is True
     assert from_db[0].model_dump(mode="json") == validated[0].model_dump(mode="json")
     assert from_db[1].latency_ms == 3.0 and isinstance(from_db[1].latency_ms, float)
+
+
+def test_load_results_of_one_run(tmp_path: Path) -> None:
+    with ResultStore(tmp_path) as store:
+        store.add(row("a"))
+        store.add(row("b", run_id="r2"))
+    for source in (tmp_path, tmp_path / JSONL_NAME):
+        assert [r.conversation_id for r in load_results(source, run_id="r2")] == ["b"]
+        assert len(load_results(source)) == 2
