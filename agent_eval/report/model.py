@@ -254,8 +254,12 @@ def is_cached(r: MetricResult) -> bool:
 
     ``attempts`` counts the HTTP requests (or local generations) a row made, and a cached reply
     makes none (:class:`agent_eval.judges.base.JudgeReply`). Rows of judge-free metrics
-    (``judge_model == "none"``) make none either, and are not cached.
+    (``judge_model == "none"``) make none either, and are not cached. Rows that count their
+    judge calls (``judge_calls``, written since agent-eval records cache hits per row) are
+    cached when every call was (:attr:`MetricResult.is_cached`).
     """
+    if r.judge_calls:
+        return r.status == "ok" and r.is_cached
     return r.status == "ok" and r.attempts == 0 and r.judge_model != NO_FORMATTER
 
 
