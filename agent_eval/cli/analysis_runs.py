@@ -466,6 +466,7 @@ def print_plans(cfg: ScoreConfig, formatters: Sequence[str], repeats: int = 1) -
             references=references,
             max_context_tokens=cfg.max_context_tokens,
             prices=PriceTable.from_config(cfg.prices),
+            default_model=DEFAULT_JUDGE,
         )
         out_console.print(plan.table())
     if repeats > 1:

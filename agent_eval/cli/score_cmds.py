@@ -268,6 +268,7 @@ def _setup(cfg: ScoreConfig) -> _Setup:
             references=references,
             max_context_tokens=cfg.max_context_tokens,
             prices=PriceTable.from_config(cfg.prices),
+            default_model=DEFAULT_JUDGE,
         )
         for metric in chosen
     ]

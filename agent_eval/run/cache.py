@@ -174,8 +174,15 @@ class JudgeCache:
         ).fetchone()
         if row is None:
             return None
-        *fields, known = row
-        return CacheEntry(*fields, usage_known=known is None or bool(known))
+        model, output, tokens_in, tokens_out, raw_reply, known = row
+        return CacheEntry(
+            model,
+            output,
+            tokens_in,
+            tokens_out,
+            raw_reply,
+            usage_known=known is None or bool(known),
+        )
 
     def put(self, key: str, entry: CacheEntry) -> None:
         """Store (or replace) ``entry`` under ``key``; durable when this returns."""
