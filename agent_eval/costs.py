@@ -347,6 +347,8 @@ def _usd(cost: float | None) -> str:
 
 
 def _total(lines: list[UsageLine]) -> str:
+    if not lines:
+        return "none recorded"
     costs = [line.cost_usd for line in lines]
     known = sum(c for c in costs if c is not None)
     estimated = "~" if any(line.estimated_rows for line in lines) else ""

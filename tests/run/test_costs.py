@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from genai_prices import Usage, calc_price
 
 from agent_eval.costs import (
