@@ -62,6 +62,7 @@ __all__ = [
     "stage_table",
     "stage_usage",
     "usage_table",
+    "usd_text",
 ]
 
 PRICE_DATABASE = "genai-prices"
@@ -342,8 +343,17 @@ def agent_usage(traces: Iterable[AgentTrace], prices: PriceTable) -> list[UsageL
     return _priced(groups.values(), prices)
 
 
-def _usd(cost: float | None) -> str:
-    return "n/a" if cost is None else f"${cost:.4f}"
+def usd_text(cost: float | None) -> str:
+    """USD with 4 decimals, 6 below $0.0001 (so a priced tiny run never reads ``$0.0000``).
+
+    ``None`` (no price) is ``"n/a"``; exactly 0 is ``"$0.0000"``.
+    """
+    if cost is None:
+        return "n/a"
+    return f"${cost:.6f}" if 0 < cost < 0.0001 else f"${cost:.4f}"
+
+
+_usd = usd_text
 
 
 def _total(lines: list[UsageLine]) -> str:

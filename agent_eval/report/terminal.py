@@ -44,7 +44,12 @@ def fixed(value: float | None, digits: int = 3) -> str:
 
 
 def usd(value: float | None) -> str:
-    """A cost in US dollars with 4 decimals (``"$0.0123"``), ``"n/a"`` for ``None``."""
+    """A cost in US dollars with 4 decimals (``"$0.0123"``), ``"n/a"`` for ``None``.
+
+    Below $0.0001 (and above 0) 6 decimals, so a priced tiny run never reads ``$0.0000``.
+    """
+    if value is not None and 0 < value < 0.0001:
+        return f"${fixed(value, 6)}"
     return "n/a" if value is None else f"${fixed(value, 4)}"
 
 

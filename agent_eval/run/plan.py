@@ -18,7 +18,7 @@ from typing import Any
 
 from rich.table import Table
 
-from agent_eval.costs import PriceTable
+from agent_eval.costs import PriceTable, usd_text
 from agent_eval.formatting.base import Formatter
 from agent_eval.metrics.base import Metric
 from agent_eval.run.outcomes import build_samples, skip_fields
@@ -75,7 +75,7 @@ class RunPlan:
         table.add_column("what", style="bold")
         table.add_column("value")
         skipped = ", ".join(f"{k}: {v}" for k, v in sorted(self.skipped.items()))
-        cost = "n/a (no price for this judge)" if self.cost_usd is None else f"${self.cost_usd:.4f}"
+        cost = "n/a (no price for this judge)" if self.cost_usd is None else usd_text(self.cost_usd)
         if self.cost_usd is not None and self.priced_as is not None:
             cost += f" at {self.priced_as} prices (the default judge; none configured)"
         judge = self.judge_model or "(none configured)"

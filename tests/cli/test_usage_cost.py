@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
-from agent_eval.costs import PriceTable
+from agent_eval.costs import PriceTable, usd_text
 from agent_eval.run.cache import JudgeCache
 from agent_eval.run.store import load_results
 from agent_eval.testing import NO_USAGE, FakeModelServer, RecordedRequest, Structured
@@ -165,7 +165,7 @@ def test_partly_cached_run_counts_cached_of_calls(
     assert price is not None
     rows = load_results(tmp_path / "b")
     spent = sum(r.input_tokens for r in rows), sum(r.output_tokens for r in rows)
-    assert f"${price.cost(*spent):.4f}" in judge_line
+    assert usd_text(price.cost(*spent)) in judge_line
 
 
 def test_dry_run_without_a_judge_estimates_the_default_judges_cost(tmp_path: Path) -> None:
@@ -177,7 +177,7 @@ def test_dry_run_without_a_judge_estimates_the_default_judges_cost(tmp_path: Pat
     completion = int(cell(out, "output tokens").split()[0].replace(",", ""))
     expected = PriceTable().cost(MODEL, prompt, completion)
     assert expected is not None and expected > 0
-    assert cost.startswith(f"${expected:.4f} at gpt-4o-mini prices (the default judge")
+    assert cost.startswith(f"{usd_text(expected)} at gpt-4o-mini prices (the default judge")
     assert "n/a" not in cost
 
 
