@@ -5,7 +5,7 @@ Settings come from the ``[score]`` table of ``agent-eval.toml`` and the flags, e
 (:func:`agent_eval.cli.score_cmds.build_judge`) and wrapped the same way
 (:func:`agent_eval.run.judge_stack.wrap_judge`: rate limits, then the judge-call cache in
 ``OUT/judge-cache.db`` unless ``--cache-path`` names another file; ``--no-cache`` bypasses it,
-``--refresh-cache`` re-asks and overwrites). Prices come from ``[prices]``.
+``--refresh-cache`` re-asks and overwrites). Prices come from ``[prices]``, then genai-prices.
 """
 
 from __future__ import annotations
