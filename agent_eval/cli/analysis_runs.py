@@ -266,6 +266,7 @@ def run_repeats(
         max_context_tokens=cfg.max_context_tokens, references=references,
         cache_mode="refresh" if cfg.cache == "refresh" else "use", argv=_redacted(cfg, argv),
         budget=budget, record=run_record(cfg, inner.model, {"repeats": repeats}),
+        cache_parameters={"mode": cfg.mode},
     )  # fmt: skip
     try:
         rows = asyncio.run(_closing(inner, work))

@@ -224,3 +224,38 @@ def test_stability_caption_counts_cached_repeats(
     assert result.exit_code == 0, result.output
     flat = " ".join(result.stdout.split())
     assert "judge calls: 12, 4 cached (2 of 6 repeats answered from the judge-call cache" in flat
+
+
+def _stability(server: FakeModelServer, inputs: Path, out: Path, *extra: str) -> str:
+    args = ["stability", str(inputs), "--repeats", "2", "--formatter", "transcript@1",
+            "--judge", MODEL, "--base-url", server.base_url, "--api-key-env",
+            "MY_JUDGE_KEY", "--out", str(out), *extra]  # fmt: skip
+    result = runner.invoke(app, args, env=ENV)
+    assert result.exit_code == 0, result.output
+    return " ".join(result.stdout.split())
+
+
+def test_stability_repeat_0_shares_the_cache_entries_of_score(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """Regression: stability keyed its cache without the mode, so it never hit score's entries."""
+    script_goal_judge(fake_server)
+    inputs = _traces(tmp_path / "t.jsonl", 2)
+    assert _score(fake_server, inputs, tmp_path / "score", "--formatter", "transcript@1")[0] == 0
+    sent = len(fake_server.requests)
+    flat = _stability(fake_server, inputs, tmp_path / "st")
+    assert "judge calls: 8, 4 cached (2 of 4 repeats" in flat
+    assert len(fake_server.requests) == sent + 4  # only repeat 1 was sent
+
+
+def test_stability_with_refresh_cache_re_asks_repeat_0(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """Regression: --refresh-cache built a refreshing cache wrapper with no cache and crashed."""
+    script_goal_judge(fake_server)
+    inputs = _traces(tmp_path / "t.jsonl", 2)
+    _stability(fake_server, inputs, tmp_path / "a")
+    sent = len(fake_server.requests)
+    flat = _stability(fake_server, inputs, tmp_path / "b", "--refresh-cache")
+    assert "judge calls: 8, none cached" in flat
+    assert len(fake_server.requests) == sent + 8
