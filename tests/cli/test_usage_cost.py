@@ -259,3 +259,18 @@ def test_stability_with_refresh_cache_re_asks_repeat_0(
     flat = _stability(fake_server, inputs, tmp_path / "b", "--refresh-cache")
     assert "judge calls: 8, none cached" in flat
     assert len(fake_server.requests) == sent + 8
+
+
+def test_html_report_marks_estimated_usage(fake_server: FakeModelServer, tmp_path: Path) -> None:
+    _no_usage_judge(fake_server)
+    assert _score(fake_server, _traces(tmp_path / "t.jsonl"), tmp_path / "out")[0] == 0
+    rows = load_results(tmp_path / "out")
+    total_in = sum(r.best_tokens[0] for r in rows)
+    html = tmp_path / "report.html"
+    result = runner.invoke(app, ["report", str(tmp_path / "out"), "--html", str(html)])
+    assert result.exit_code == 0, result.output
+    text = html.read_text()
+    assert f"~{total_in} / ~" in text
+    assert "estimated: 2 row(s) had no usage report" in text
+    for r in rows:
+        assert f"~{r.best_tokens[0]} / ~{r.best_tokens[1]}" in text
