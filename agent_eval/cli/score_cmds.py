@@ -280,6 +280,7 @@ class _Setup:
                     references=self.references,
                     max_context_tokens=self.cfg.max_context_tokens,
                     prices=self.prices,
+                    default_model=DEFAULT_JUDGE,
                     renderings=self.renderings,
                 )
                 for metric in self.metrics
@@ -717,6 +718,10 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     when judge-free ones were scored; the variable named by --api-key-env unset); 3 no input
     readable; 4 nothing scored (every conversation errored or was skipped; see agent-eval
     errors DIR); 5 the output cannot be written, or another run holds its lock.
+
+    Cost: prices from the [prices] config table, then genai-prices (bundled, never fetched);
+    n/a for an unknown model. Usage the endpoint did not report is estimated and marked ~;
+    calls answered from the judge-call cache are counted as cached and cost $0 in this run.
     """
     overrides = config_overrides(locals()) | {
         "tool_references": tool_references,

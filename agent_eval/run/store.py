@@ -91,7 +91,7 @@ _TAIL_CHUNK = 1 << 16
 
 _FIELDS = tuple(MetricResult.model_fields)
 _COLUMNS = ", ".join(_FIELDS)
-_SQL_TYPES = {"int": "INTEGER", "float": "REAL"}
+_SQL_TYPES = {"bool": "INTEGER", "int": "INTEGER", "float": "REAL"}
 _JSON_FIELDS = ("trace_ids", "atoms", "details")
 _NOT_NULL_DEFAULTS = {"unit_id": "'conversation'", "revision": "0"}
 
