@@ -24,7 +24,9 @@ from agent_eval.run.judge_stack import default_cache_path
 __all__ = ["cache_app", "info", "prune"]
 
 cache_app = typer.Typer(
-    help="Inspect or prune the judge-call cache (per user by default).", no_args_is_help=True
+    rich_markup_mode=None,
+    help="Inspect or prune the judge-call cache (per user by default).",
+    no_args_is_help=True,
 )
 
 CachePathOption = Annotated[

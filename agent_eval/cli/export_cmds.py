@@ -3,9 +3,10 @@
 ``RUN`` is a run directory or run id (``--out`` to look it up), as for ``agent-eval errors``.
 Each result is written on its evaluated span (``span_id``); Phoenix must hold those spans (it
 received the agent's traces over OTLP).
-Exit codes: 0 every exportable result written; 1 some were not written (Phoenix down or
-refusing: the line says how many; run the same command again, it writes each annotation once);
-2 usage error (no such run, the ``phoenix`` extra missing).
+Exit codes (:mod:`agent_eval.cli.exit_codes`): 0 every exportable result written; 2 usage
+error (the ``phoenix`` extra missing); 3 no such run, or it cannot be read; 5 some were not
+written (Phoenix down or refusing: the line says how many; run the same command again, it
+writes each annotation once).
 """
 
 from __future__ import annotations
@@ -17,12 +18,15 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from agent_eval.cli.app import EXIT_USAGE, app, err_console
+from agent_eval.cli.app import app, err_console
+from agent_eval.cli.exit_codes import EXIT_OUTPUT, exit_code
 from agent_eval.errors import AgentEvalError
 
 __all__ = ["export_app", "phoenix"]
 
-export_app = typer.Typer(help="Write results into other tools (Phoenix span annotations).")
+export_app = typer.Typer(
+    rich_markup_mode=None, help="Write results into other tools (Phoenix span annotations)."
+)
 app.add_typer(export_app, name="export")
 
 
@@ -53,7 +57,7 @@ def phoenix(
         )
     except AgentEvalError as exc:
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
-        raise typer.Exit(EXIT_USAGE) from None
+        raise typer.Exit(exit_code(exc)) from None
     typer.echo(f"phoenix {endpoint}: run {ref.run_id}: {report.line()}")
     if not report.ok:
         for error in report.errors:
@@ -63,4 +67,4 @@ def phoenix(
             "to retry (annotations already written are updated, not duplicated)",
             highlight=False,
         )
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_OUTPUT)

@@ -62,6 +62,7 @@ DEFAULT_RAW_FORMATTER = "transcript@1"
 """What ``show --raw`` renders with when no ``--formatter`` is given."""
 
 formatters_app = typer.Typer(
+    rich_markup_mode=None,
     name="formatters",
     help="Versioned formatters: list them, diff two renderings, lock their fingerprints.",
     no_args_is_help=True,

@@ -29,7 +29,9 @@ from agent_eval.run.store import ResultStore, RunRecord
 __all__ = ["runs_app"]
 
 runs_app = typer.Typer(
-    help="List runs, show a run's reproducibility record, diff two runs.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="List runs, show a run's reproducibility record, diff two runs.",
+    no_args_is_help=True,
 )
 app.add_typer(runs_app, name="runs")
 

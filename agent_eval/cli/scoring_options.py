@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 __all__ = [
     "SCORING_FLAGS",
@@ -57,9 +56,16 @@ PathsArg = Annotated[
 ]
 MetricOpt = Annotated[
     str | None,
-    typer.Option("--metric", help=escape("Metric NAME[@V][params] (default goal_accuracy).")),
+    typer.Option("--metric", help="Metric NAME[@V][params] (default goal_accuracy)."),
 ]
-JudgeOpt = Annotated[str | None, typer.Option("--judge", help="Judge model name.")]
+JudgeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--judge",
+        help="The judge: a MODEL for the openai judge (default), or KIND[:TARGET] of any "
+        "registered judge, e.g. langchain:PACKAGE.MODULE:FACTORY.",
+    ),
+]
 BaseUrlOpt = Annotated[
     str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint URL.")
 ]
@@ -146,10 +152,8 @@ GateOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--gate",
-        help=escape(  # rich markup would swallow the square brackets
-            "[NAME=]STATISTIC>=THRESHOLD/ITEMS (repeatable); also the [gates.<name>] tables "
-            "of agent-eval.toml."
-        ),
+        help="[NAME=]STATISTIC>=THRESHOLD/ITEMS (repeatable); also the [gates.<name>] "
+        "tables of agent-eval.toml.",
     ),
 ]
 
