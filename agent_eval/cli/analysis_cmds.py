@@ -11,7 +11,7 @@ every ``agent-eval`` command.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -155,7 +155,10 @@ COMPARE_STATISTICS = ("mean_score", "agreement", "accuracy")
 
 
 def _scoring_setup(
-    options: Mapping[str, Any], statistics: tuple[str, ...], **extra: Any
+    options: Mapping[str, Any],
+    statistics: tuple[str, ...],
+    formatters: Sequence[str] = (),
+    **extra: Any,
 ) -> tuple[ScoreConfig, list[Gate]]:
     """The scoring settings and declared gates of ``compare``/``stability``.
 
@@ -163,19 +166,27 @@ def _scoring_setup(
         options: The command's parameters (its ``locals()``): the shared scoring options of
             :mod:`agent_eval.cli.scoring_options`, ``gate`` and ``config``.
         statistics: What the command measures (a ``--gate`` for another is refused).
+        formatters: The formatters to score under (``compare``); else ``cfg.formatter``.
         extra: More ``[score]`` overrides (``formatter``).
 
+    The metric, the formatters and the gates are checked here, before any input is read.
+
     Raises:
-        ConfigError / InputError: An invalid setting or gate, or no input paths.
+        ConfigError / InputError: An invalid setting, metric, formatter or gate, or no input
+            paths.
 
     """
     from agent_eval.cli import analysis_runs as runs
     from agent_eval.formatting import load_formatters
+    from agent_eval.formatting.registry import get_formatter
 
     cfg = runs.scoring_config(options["config"], **config_overrides(options), **extra)
     for location in cfg.formatter_path:
         load_formatters(location)
     gates = gates_from(config_path(options["config"]), options["gate"] or [], statistics=statistics)
+    runs.check_metric(cfg)  # usage errors before any input is read: exit 2
+    for name in formatters or [cfg.formatter]:
+        get_formatter(name)
     return cfg, gates
 
 
@@ -219,7 +230,7 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         names = [f.strip() for f in formatters.split(",") if f.strip()]
         if len(names) < 2 or len(set(names)) != len(names):
             raise ConfigError(f"--formatters needs two or more distinct formatters, got {names}")
-        cfg, gates = _scoring_setup(locals(), COMPARE_STATISTICS)
+        cfg, gates = _scoring_setup(locals(), COMPARE_STATISTICS, names)
         from agent_eval.cli import analysis_runs as runs
 
         if cfg.dry_run:

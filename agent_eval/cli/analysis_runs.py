@@ -42,6 +42,7 @@ from agent_eval.analysis.stability import Stability, measure_stability
 from agent_eval.cli.analysis_options import load_run_results, out_console, write_json
 from agent_eval.cli.app import err_console
 from agent_eval.cli.score_cmds import HOW_TO_CONFIGURE, build_judge, judge_model, redact_argv
+from agent_eval.cli.tables import print_table
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config
 from agent_eval.costs import PriceTable
 from agent_eval.errors import ConfigError, InputError, JudgeNotConfiguredError
@@ -70,6 +71,7 @@ from agent_eval.trace import AgentTrace
 
 __all__ = [
     "calibration_for",
+    "check_metric",
     "compare_for",
     "emit",
     "labels_for",
@@ -120,6 +122,16 @@ def _metric(cfg: ScoreConfig, out: Path | None = None) -> Metric:
             out / DECOMPOSITIONS_FILENAME, refresh=cfg.redecompose
         )
     return metric
+
+
+def check_metric(cfg: ScoreConfig) -> None:
+    """Build the metric ``cfg`` names once, to report a bad ``--metric`` before any work.
+
+    Raises:
+        ConfigError / UnknownPluginError: not exactly one metric, or an unknown or invalid one.
+
+    """
+    _metric(cfg)
 
 
 def _judge(cfg: ScoreConfig) -> Judge:
@@ -319,7 +331,7 @@ def show_calibration(cal: Calibration, as_json: bool) -> None:
     if as_json:
         write_json(cal.model_dump_json(indent=2))
     else:
-        out_console.print(calibration_table(cal))
+        print_table(out_console, calibration_table(cal))
 
 
 def calibration_for(
@@ -467,7 +479,7 @@ def print_plans(cfg: ScoreConfig, formatters: Sequence[str], repeats: int = 1) -
             max_context_tokens=cfg.max_context_tokens,
             prices=PriceTable.from_config(cfg.prices),
         )
-        out_console.print(plan.table())
+        print_table(out_console, plan.table())
     if repeats > 1:
         out_console.print(f"x {repeats} repeats: the judge calls and cost above, {repeats} times")
 
@@ -478,7 +490,7 @@ def emit(as_json: bool, run_id: str, directory: Path, *, name: str, model: BaseM
         payload = {"run_id": run_id, "out": str(directory), name: model.model_dump(mode="json")}
         write_json(json.dumps(payload, indent=2))
     else:
-        out_console.print(_TABLES[name](model))
+        print_table(out_console, _TABLES[name](model))
         out_console.print(f"results in {directory} (run {run_id})", highlight=False)
 
 
@@ -545,7 +557,7 @@ def show_ordinal(cal: OrdinalCalibration, as_json: bool) -> None:
     if as_json:
         write_json(cal.model_dump_json(indent=2))
     else:
-        out_console.print(ordinal_table(cal))
+        print_table(out_console, ordinal_table(cal))
 
 
 def show_claim_calibration(cal: ClaimCalibration, as_json: bool) -> None:
@@ -553,4 +565,4 @@ def show_claim_calibration(cal: ClaimCalibration, as_json: bool) -> None:
     if as_json:
         write_json(cal.model_dump_json(indent=2))
     else:
-        out_console.print(claim_calibration_tables(cal))
+        print_table(out_console, claim_calibration_tables(cal))

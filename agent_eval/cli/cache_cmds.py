@@ -17,6 +17,7 @@ import typer
 from rich.table import Table
 
 from agent_eval.cli.analysis_options import out_console, usage_errors, write_json
+from agent_eval.cli.tables import print_table
 from agent_eval.errors import ConfigError
 from agent_eval.run.cache import JudgeCache
 from agent_eval.run.judge_stack import default_cache_path
@@ -78,7 +79,7 @@ def info(
     table.add_row("newest", stats.newest or "-")
     for model, count in stats.models.items():
         table.add_row(f"model {model}", str(count))
-    out_console.print(table)
+    print_table(out_console, table)
 
 
 @cache_app.command()

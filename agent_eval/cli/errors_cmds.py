@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from agent_eval.cli.app import app
+from agent_eval.cli.tables import print_table
 from agent_eval.result import MetricResult
 from agent_eval.run.runs import errored_results, find_run
 from agent_eval.terminal_text import escape_control
@@ -72,7 +73,7 @@ def errors(
     if not rows:
         console.print(f"run {ref.run_id}: no errored conversations")
         return
-    console.print(_table(ref.run_id, rows))
+    print_table(console, _table(ref.run_id, rows))
     console.print(
         f"{len(rows)} errored; re-run only these: agent-eval score <the same inputs and "
         f"options> --retry-errors {ref.run_id} --out {ref.directory}",

@@ -38,6 +38,7 @@ from agent_eval.cli.formatter_options import (
     read_traces,
     usage_errors,
 )
+from agent_eval.cli.tables import print_table
 from agent_eval.errors import ConfigError, FormatterLockError
 from agent_eval.formatting import (
     PROBE_SET_VERSION,
@@ -111,7 +112,7 @@ def list_formatters(
         about.append("".join(f"\n  {p}" for p in row["parameters"]), style="dim")
         cells = [row["formatter"], row["fingerprint"][:12], row["lock"]]
         table.add_row(*(Text(cell) for cell in cells), Text(str(row["probe_set_tokens"])), about)
-    console.print(table)
+    print_table(console, table)
     for name, problem in formatters.broken.items():
         err_console.print(f"broken formatter {escape(name)}: {escape(problem)}", highlight=False)
 

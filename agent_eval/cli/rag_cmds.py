@@ -20,6 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
+from agent_eval.cli.tables import print_table
 from agent_eval.errors import AgentEvalError
 from agent_eval.rag.policy import PolicyOutcome, RagPolicy, apply_policy, load_policy
 from agent_eval.rag.turns import TurnRow, failure_counts, passages_shown, read_turns, turn_rows
@@ -149,7 +150,7 @@ def rag_cmd(
     if as_json:
         typer.echo(json.dumps(_payload(rows, outcome), ensure_ascii=False))
     else:
-        console.print(_turn_table(rows))
+        print_table(console, _turn_table(rows))
         for stage, counts in failure_counts(rows).items():
             shown = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "none"
             console.print(f"{stage} failures: {shown}", highlight=False)

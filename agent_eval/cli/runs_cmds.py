@@ -21,6 +21,7 @@ from rich.table import Table
 
 from agent_eval.cli.analysis_options import usage_errors, write_json
 from agent_eval.cli.app import app
+from agent_eval.cli.tables import print_table
 from agent_eval.run.record import flatten
 from agent_eval.run.run_diff import RunDiff, diff_runs
 from agent_eval.run.runs import RunRef, find_run
@@ -78,7 +79,7 @@ def list_cmd(
             str(formatter),
             str(config.get("judge_model", "")),
         )
-    _console.print(table)
+    print_table(_console, table)
 
 
 @runs_app.command("show")
@@ -89,7 +90,7 @@ def show_cmd(run: RunArg, out: OutOpt = None, as_json: JsonOpt = False) -> None:
     if as_json:
         write_json(orjson.dumps(dataclasses.asdict(record), option=orjson.OPT_SORT_KEYS).decode())
         return
-    _console.print(_record_table(record))
+    print_table(_console, _record_table(record))
 
 
 def _record_table(record: RunRecord) -> Table:
@@ -124,7 +125,7 @@ def _print_diff(diff: RunDiff) -> None:
         for key, a, b in items:
             fields.add_row(escape(f"{prefix}.{key}"), _value(a), _value(b))
     if diff.config or diff.record:
-        _console.print(fields)
+        print_table(_console, fields)
     else:
         _console.print("the two runs' configurations and records are the same")
     rows = Table(title=f"result rows that changed (paired by {diff.pairing})", title_justify="left")
@@ -133,7 +134,7 @@ def _print_diff(diff: RunDiff) -> None:
     for change in diff.changed:
         rows.add_row(escape(" ".join(change.key)), change.a, change.b)
     if diff.changed:
-        _console.print(rows)
+        print_table(_console, rows)
     _console.print(
         f"rows: {len(diff.changed)} changed, {diff.unchanged} unchanged, "
         f"{len(diff.only_a)} only in A, {len(diff.only_b)} only in B"

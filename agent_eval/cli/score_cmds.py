@@ -73,6 +73,7 @@ from agent_eval.cli.scoring_options import (
     WithReferenceOpt,
     config_overrides,
 )
+from agent_eval.cli.tables import print_table
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
 from agent_eval.costs import (
     PriceTable,
@@ -253,10 +254,11 @@ class _Setup:
 
 
 def _setup(cfg: ScoreConfig) -> _Setup:
-    traces = _with_turn_labels(_with_tool_references(read_inputs(cfg.paths, cfg.format), cfg), cfg)
+    # usage errors (a bad --metric or formatter) first: exit 2 before any input is read
     for location in cfg.formatter_path:
         load_formatters(location)
     chosen, formatter = _metrics(cfg), get_formatter(cfg.formatter)
+    traces = _with_turn_labels(_with_tool_references(read_inputs(cfg.paths, cfg.format), cfg), cfg)
     references = _references(cfg, traces)
     model = _plan_model(cfg) if cfg.dry_run else judge_model(cfg)
     plans = [
@@ -280,7 +282,7 @@ def _setup(cfg: ScoreConfig) -> _Setup:
 
 def _dry_run(out: Console, setup: _Setup) -> int:
     for plan in setup.plans:
-        out.print(plan.table())
+        print_table(out, plan.table())
     line = plan_budget_line(setup.budget, setup.plans)
     if line is not None:
         out.print(line, highlight=False)
@@ -324,7 +326,7 @@ def _finish(
     when nothing was scored, else the gates' code.
     """
     for summary in summaries:
-        out.print(summary.table())
+        print_table(out, summary.table())
         out.print(summary.accounting_line, highlight=False)
     _print_usage(out, summaries, setup.traces, stack, cfg)
     skipped = sum(summary.skip_reasons[BUDGET_SKIP] for summary in summaries)
@@ -454,10 +456,10 @@ def _print_usage(
         return
     rows = [r for r in load_results(summary.out_dir) if r.run_id == summary.run_id]
     prices = PriceTable.from_config(cfg.prices)
-    out.print(usage_table(judge_usage(rows, prices), agent_usage(traces, prices)))
+    print_table(out, usage_table(judge_usage(rows, prices), agent_usage(traces, prices)))
     stages = stage_usage(rows, prices)
     if stages:
-        out.print(stage_table(stages))
+        print_table(out, stage_table(stages))
     failing = unit_lines(rows)
     if failing:
         out.print(failing, highlight=False)
@@ -577,7 +579,7 @@ def _not_configured(
 ) -> int:
     """Print the judged metrics' plans and how to configure a judge; the exit code (2)."""
     for plan in plans:
-        out.print(plan.table())
+        print_table(out, plan.table())
     err_console.print(
         f"[bold red]error:[/] {escape(missing_judge(cfg))}", highlight=False, soft_wrap=True
     )
