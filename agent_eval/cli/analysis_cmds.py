@@ -194,7 +194,11 @@ def _scoring_setup(
 def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     paths: PathsArg,
     formatters: Annotated[
-        str, typer.Option("--formatters", help="Comma-separated formatter identities, >= 2.")
+        str,
+        typer.Option(
+            "--formatters",
+            help="Comma-separated formatter identities, >= 2 (commas in [params] kept).",
+        ),
     ],
     metric: MetricOpt = None,
     judge: JudgeOpt = None,
@@ -227,7 +231,10 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
 ) -> None:
     """Score the same conversations under each formatter and compare the verdicts pairwise."""
     with usage_errors():
-        names = [f.strip() for f in formatters.split(",") if f.strip()]
+        from agent_eval.metrics.spec import split_metrics
+
+        # commas inside [params] belong to the identity: transcript@1[a=1,b=2],json@1
+        names = split_metrics(formatters)
         if len(names) < 2 or len(set(names)) != len(names):
             raise ConfigError(f"--formatters needs two or more distinct formatters, got {names}")
         cfg, gates = _scoring_setup(locals(), COMPARE_STATISTICS, names)
