@@ -11,7 +11,6 @@ Settings come from the ``[score]`` table of ``agent-eval.toml`` and the flags, e
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
@@ -39,8 +38,9 @@ from agent_eval.analysis.ordinal import OrdinalCalibration, calibrate_ordinal_re
 from agent_eval.analysis.paired import VariantComparison, compare_formatters
 from agent_eval.analysis.scoring import score_repeats, score_variants
 from agent_eval.analysis.stability import Stability, measure_stability
-from agent_eval.cli.analysis_options import load_run_results, out_console, write_json
+from agent_eval.cli.analysis_options import load_run_results, out_console
 from agent_eval.cli.app import err_console
+from agent_eval.cli.json_output import emit_json
 from agent_eval.cli.score_cmds import HOW_TO_CONFIGURE, build_judge, judge_model, redact_argv
 from agent_eval.cli.tables import print_table
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config
@@ -329,7 +329,7 @@ def _labels(labels: Path | None, inputs: list[Path] | None, field: str | None) -
 def show_calibration(cal: Calibration, as_json: bool) -> None:
     """Print the calibration as a rich table, or JSON on stdout."""
     if as_json:
-        write_json(cal.model_dump_json(indent=2))
+        emit_json("calibrate", {"kind": "binary", **cal.model_dump(mode="json")})
     else:
         print_table(out_console, calibration_table(cal))
 
@@ -448,6 +448,9 @@ def stability_for(
     return run_id, directory, st
 
 
+_COMMANDS = {"comparison": "compare", "stability": "stability"}
+"""The command whose ``--json`` document carries each summary."""
+
 _TABLES: dict[str, Callable[[Any], RenderableType]] = {
     "comparison": comparison_tables,
     "stability": stability_tables,
@@ -488,7 +491,7 @@ def emit(as_json: bool, run_id: str, directory: Path, *, name: str, model: BaseM
     """Print a comparison or stability summary: rich tables, or JSON with run id and directory."""
     if as_json:
         payload = {"run_id": run_id, "out": str(directory), name: model.model_dump(mode="json")}
-        write_json(json.dumps(payload, indent=2))
+        emit_json(_COMMANDS[name], payload)
     else:
         print_table(out_console, _TABLES[name](model))
         out_console.print(f"results in {directory} (run {run_id})", highlight=False)
@@ -555,7 +558,7 @@ def claim_calibration_for(
 def show_ordinal(cal: OrdinalCalibration, as_json: bool) -> None:
     """Print the ordinal calibration as a rich table, or JSON on stdout."""
     if as_json:
-        write_json(cal.model_dump_json(indent=2))
+        emit_json("calibrate", {"kind": "ordinal", **cal.model_dump(mode="json")})
     else:
         print_table(out_console, ordinal_table(cal))
 
@@ -563,6 +566,6 @@ def show_ordinal(cal: OrdinalCalibration, as_json: bool) -> None:
 def show_claim_calibration(cal: ClaimCalibration, as_json: bool) -> None:
     """Print the claim-level calibration as rich tables, or JSON on stdout."""
     if as_json:
-        write_json(cal.model_dump_json(indent=2))
+        emit_json("calibrate", {"kind": "claims", **cal.model_dump(mode="json")})
     else:
         print_table(out_console, claim_calibration_tables(cal))

@@ -12,11 +12,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
 
-import orjson
 import typer
 from rich.table import Table
 
-from agent_eval.cli.analysis_options import out_console, usage_errors, write_json
+from agent_eval.cli.analysis_options import out_console, usage_errors
+from agent_eval.cli.json_output import CacheInfoPayload, emit_json
 from agent_eval.cli.tables import print_table
 from agent_eval.errors import ConfigError
 from agent_eval.run.cache import JudgeCache
@@ -50,24 +50,23 @@ def _open(cache_path: Path | None) -> JudgeCache:
 @cache_app.command()
 def info(
     cache_path: CachePathOption = None,
-    json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    json: Annotated[
+        bool, typer.Option("--json", help="Print JSON on stdout, not a table.")
+    ] = False,
 ) -> None:
     """Show the cache file, its entries, size on disk, age range and entries per model."""
     with usage_errors(), _open(cache_path) as cache:
         stats = cache.stats()
     if json:
-        write_json(
-            orjson.dumps(
-                {
-                    "path": str(stats.path),
-                    "entries": stats.entries,
-                    "size_bytes": stats.size_bytes,
-                    "oldest": stats.oldest,
-                    "newest": stats.newest,
-                    "models": stats.models,
-                }
-            ).decode()
+        payload = CacheInfoPayload(
+            path=str(stats.path),
+            entries=stats.entries,
+            size_bytes=stats.size_bytes,
+            oldest=stats.oldest,
+            newest=stats.newest,
+            models=stats.models,
         )
+        emit_json("cache info", payload)
         return
     table = Table(title="judge-call cache", title_justify="left", show_header=False)
     table.add_column("what", no_wrap=True)

@@ -15,7 +15,6 @@ exists.
 from __future__ import annotations
 
 import difflib
-import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,6 +37,7 @@ from agent_eval.cli.formatter_options import (
     read_traces,
     usage_errors,
 )
+from agent_eval.cli.json_output import emit_json
 from agent_eval.cli.tables import print_table
 from agent_eval.errors import ConfigError, FormatterLockError
 from agent_eval.formatting import (
@@ -101,7 +101,7 @@ def list_formatters(
         rows = [_row(cls, lock) for _, cls in formatters]
     if json_output:
         document = {"probe_set": PROBE_SET_VERSION, "formatters": rows, "broken": formatters.broken}
-        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        emit_json("formatters list", document)
         return
     table = Table(title=f"formatters (probe set {PROBE_SET_VERSION})")
     for column in ("formatter", "fingerprint", "lock", "probe tokens"):

@@ -19,8 +19,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from agent_eval.cli.analysis_options import usage_errors, write_json
+from agent_eval.cli.analysis_options import usage_errors
 from agent_eval.cli.app import app
+from agent_eval.cli.json_output import RunsListPayload, emit_json
 from agent_eval.cli.tables import print_table
 from agent_eval.run.record import flatten
 from agent_eval.run.run_diff import RunDiff, diff_runs
@@ -64,7 +65,7 @@ def list_cmd(
         with ResultStore(ref.directory) as store:
             records = store.runs()
     if as_json:
-        write_json(orjson.dumps([dataclasses.asdict(r) for r in records]).decode())
+        emit_json("runs list", RunsListPayload(runs=[dataclasses.asdict(r) for r in records]))
         return
     table = Table(title=f"runs in {directory}", title_justify="left")
     for column in ("run", "started", "metric", "formatter", "judge"):
@@ -88,7 +89,7 @@ def show_cmd(run: RunArg, out: OutOpt = None, as_json: JsonOpt = False) -> None:
     with usage_errors():
         record = find_run(run, out).run
     if as_json:
-        write_json(orjson.dumps(dataclasses.asdict(record), option=orjson.OPT_SORT_KEYS).decode())
+        emit_json("runs show", record)
         return
     print_table(_console, _record_table(record))
 
@@ -112,7 +113,7 @@ def diff_cmd(run_a: RunArg, run_b: RunArg, out: OutOpt = None, as_json: JsonOpt 
         ref_a, ref_b = find_run(run_a, out), find_run(run_b, out)
         diff = diff_runs(ref_a.run, _rows(ref_a), ref_b.run, _rows(ref_b))
     if as_json:
-        write_json(orjson.dumps(dataclasses.asdict(diff)).decode())
+        emit_json("runs diff", diff)
         return
     _print_diff(diff)
 
