@@ -4,7 +4,7 @@
 Each result is written on its evaluated span (``span_id``); Phoenix must hold those spans (it
 received the agent's traces over OTLP).
 Exit codes (:mod:`agent_eval.cli.exit_codes`): 0 every exportable result written; 2 usage
-error (the ``phoenix`` extra missing); 3 no such run, or it cannot be read; 5 some were not
+error (the ``phoenix`` extra missing, no such run); 3 the run cannot be read; 5 some were not
 written (Phoenix down or refusing: the line says how many; run the same command again, it
 writes each annotation once).
 """

@@ -19,10 +19,12 @@ Every setting can come from ``agent-eval.toml`` (see :mod:`agent_eval.config`).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import io
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -35,6 +37,7 @@ from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
 from agent_eval.cli.event_options import EventOptions, EventsFile, OtlpEndpoint
 from agent_eval.cli.exit_codes import EXIT_NOTHING, exit_code
+from agent_eval.cli.json_output import MetricSummary, PlanSummary, ScorePayload, emit_json
 from agent_eval.cli.judge_setup import (
     HOW_TO_CONFIGURE,
     build_judge,
@@ -54,6 +57,7 @@ from agent_eval.cli.scoring_options import (
     FormatOpt,
     FormatterPathOpt,
     GateOpt,
+    JsonOpt,
     JudgeOpt,
     MaxContextTokensOpt,
     MaxCostOpt,
@@ -178,6 +182,8 @@ def run_score(
     console: Console | None = None,
     gates: Sequence[Gate] = (),
     events: EventOptions | None = None,
+    *,
+    as_json: bool = False,
 ) -> int:
     """Run ``score`` for ``cfg``; returns the exit code (1 when ``--fail-under`` or a gate fails).
 
@@ -188,7 +194,9 @@ def run_score(
     metrics' results are written.
 
     The run's reproducibility record (versions, request parameters, input digests, the config
-    file without secrets) is stored with it.
+    file without secrets) is stored with it. With ``as_json`` the tables are not printed and
+    the ``score`` document (:class:`~agent_eval.cli.json_output.ScorePayload`) is written to
+    stdout instead, the exit code in it.
     With ``max_judge_tokens``/``max_cost`` set, the run stops sending when the next call would
     cross the budget; its unjudged units are skipped (``budget``) and ``--resume`` continues.
 
@@ -196,8 +204,76 @@ def run_score(
         AgentEvalError: a usage, configuration or input error (the caller exits 2).
 
     """
-    out = console or Console()
+    report = _JsonReport() if as_json else None
+    out = Console(file=io.StringIO()) if as_json else console or Console()
+    code = _run_score(cfg, argv, out, gates=gates, events=events, report=report)
+    if report is not None:
+        emit_json("score", report.payload(code, dry_run=cfg.dry_run))
+    return code
+
+
+@dataclass
+class _JsonReport:
+    """What ``score --json`` reports, filled in as the run goes."""
+
+    plans: list[RunPlan] = field(default_factory=list)
+    summaries: list[RunSummary] = field(default_factory=list)
+    not_scored: list[str] = field(default_factory=list)
+
+    def payload(self, code: int, *, dry_run: bool) -> ScorePayload:
+        first = self.summaries[0] if self.summaries else None
+        return ScorePayload(
+            run_id=first.run_id if first else None,
+            out=str(first.out_dir) if first and first.out_dir else None,
+            dry_run=dry_run,
+            exit_code=code,
+            metrics=[_metric_summary(summary) for summary in self.summaries],
+            plans=[_plan_summary(plan) for plan in self.plans],
+            not_scored=self.not_scored,
+        )
+
+
+def _plan_summary(plan: RunPlan) -> PlanSummary:
+    # not dataclasses.asdict: it rebuilds the skip Counter from (reason, n) pairs, counting them
+    fields = {f.name: getattr(plan, f.name) for f in dataclasses.fields(plan)}
+    return PlanSummary.model_validate(fields | {"skipped": dict(plan.skipped)})
+
+
+def _metric_summary(summary: RunSummary) -> MetricSummary:
+    return MetricSummary(
+        metric=summary.metric,
+        formatter=summary.formatter,
+        judge_model=summary.judge_model,
+        units=summary.input,
+        scored=summary.scored,
+        skipped=summary.skipped,
+        errored=summary.errored,
+        resumed=summary.resumed,
+        mean_score=summary.mean_score,
+        skip_reasons=dict(summary.skip_reasons),
+        error_types=dict(summary.error_types),
+        input_tokens=summary.input_tokens,
+        output_tokens=summary.output_tokens,
+        judge_requests=summary.attempts,
+        atoms=summary.atoms,
+        atoms_passed=summary.atoms_passed,
+        atom_units=summary.atom_units,
+        wall_seconds=summary.wall_seconds,
+    )
+
+
+def _run_score(
+    cfg: ScoreConfig,
+    argv: list[str],
+    out: Console,
+    *,
+    gates: Sequence[Gate],
+    events: EventOptions | None,
+    report: _JsonReport | None,
+) -> int:
     setup = _setup(cfg)
+    if report is not None:
+        report.plans = setup.plans
     if cfg.dry_run:
         return _dry_run(out, setup)
     judge = _judge_for(setup.metrics, setup.model, cfg)
@@ -207,6 +283,8 @@ def run_score(
         missing = [p for p, m in zip(setup.plans, chosen, strict=True) if m.requires_judge]
         chosen = [m for m in chosen if not m.requires_judge]
         not_configured = _not_configured(out, missing, cfg, [m.id for m in chosen])
+        if report is not None:
+            report.not_scored = [plan.metric for plan in missing]
         if not chosen:
             return not_configured
     earlier = _earlier_run(cfg)
@@ -229,6 +307,8 @@ def run_score(
     finally:
         if stack is not None and stack.cache is not None:
             stack.cache.close()
+    if report is not None:
+        report.summaries = summaries
     return _finish(
         out,
         summaries,
@@ -683,6 +763,7 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     ] = False,
     otlp_endpoint: OtlpEndpoint = None,
     events_file: EventsFile = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Score conversations with metrics; results go to DIR/results.jsonl and results.db.
 
@@ -705,7 +786,8 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     try:
         gates = gates_from(config_path(config), gate or [], statistics=SCORE_STATISTICS)
         events = EventOptions(otlp_endpoint=otlp_endpoint, events_file=events_file)
-        code = run_score(load_config(config, **overrides), sys.argv, gates=gates, events=events)
+        cfg = load_config(config, **overrides)
+        code = run_score(cfg, sys.argv, gates=gates, events=events, as_json=as_json)
     except AgentEvalError as exc:
         err_console.print(
             f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
