@@ -93,7 +93,14 @@ def calibrate_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     prediction_field: Annotated[
         str | None, typer.Option("--prediction-field", help="Column holding the verdict.")
     ] = None,
-    metric: Annotated[str | None, typer.Option("--metric", help="Only this metric.")] = None,
+    metric: Annotated[
+        str | None,
+        typer.Option(
+            "--metric",
+            help="The metric to calibrate (needed when the run scored several; exit 2 lists "
+            "them).",
+        ),
+    ] = None,
     formatter: Annotated[
         str | None, typer.Option("--formatter", help="Only this formatter identity.")
     ] = None,

@@ -310,6 +310,18 @@ def _select(
     if results and not rows:
         have = sorted({f"{r.metric} {r.formatter}" for r in results})
         raise ConfigError(f"no results match --metric/--formatter; the run has: {'; '.join(have)}")
+    metrics = sorted({r.metric for r in rows})
+    if metric is None and len(metrics) > 1:  # a multi-metric run: calibrate one at a time
+        raise ConfigError(
+            f"the run scored {len(metrics)} metrics ({', '.join(metrics)}); calibrate one at a "
+            f"time: --metric {metrics[0]}"
+        )
+    formatters = sorted({r.formatter for r in rows})
+    if formatter is None and len(formatters) > 1:
+        raise ConfigError(
+            f"the run scored under {len(formatters)} formatters ({', '.join(formatters)}); "
+            f"calibrate one at a time: --formatter {formatters[0]}"
+        )
     return rows
 
 

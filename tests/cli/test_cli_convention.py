@@ -218,3 +218,28 @@ def test_export_phoenix_unreachable_exits_5(fake_server: FakeModelServer, tmp_pa
     missing = runner.invoke(app, ["export", "phoenix", str(tmp_path / "no-run")])
     same = runner.invoke(app, ["runs", "show", str(tmp_path / "no-run")])
     assert missing.exit_code == same.exit_code != 0  # no such run: as every command says it
+
+
+def test_calibrate_a_multi_metric_run_asks_for_one_metric(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    script_goal_judge(fake_server)
+    inputs = traces_file(tmp_path / "t.jsonl", trace("a", done=True), trace("b", done=False))
+    out = tmp_path / "out"
+    args = ["score", str(inputs), "--judge", "fake-model", "--base-url", fake_server.base_url]
+    scored = runner.invoke(app, [*args, "--metric", "goal_accuracy,tool_errors", "--out", str(out)])
+    assert scored.exit_code == 0, scored.output
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        '{"conversation_id": "a", "label": 1}\n{"conversation_id": "b", "label": 1}\n'
+    )
+    asked = runner.invoke(app, ["calibrate", str(out), "--labels", str(labels)])
+    assert asked.exit_code == 2
+    assert "the run scored 2 metrics (goal_accuracy@1, tool_errors@1)" in asked.stderr
+    assert "--metric goal_accuracy@1" in asked.stderr
+    one = runner.invoke(
+        app, ["calibrate", str(out), "--labels", str(labels), "--metric", "goal_accuracy", "--json"]
+    )
+    assert one.exit_code == 0, one.output
+    document = _envelope(one.stdout, "calibrate")
+    assert (document["kind"], document["n"], document["n_agree"]) == ("binary", 2, 1)
