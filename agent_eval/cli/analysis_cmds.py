@@ -97,8 +97,7 @@ def calibrate_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         str | None,
         typer.Option(
             "--metric",
-            help="The metric to calibrate (needed when the run scored several; exit 2 lists "
-            "them).",
+            help="The metric to calibrate (needed when the run scored several; exit 2 lists them).",
         ),
     ] = None,
     formatter: Annotated[
