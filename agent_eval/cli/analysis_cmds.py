@@ -247,7 +247,7 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         from agent_eval.cli import analysis_runs as runs
 
         if cfg.dry_run:
-            runs.print_plans(cfg, names)
+            runs.print_plans(cfg, names, as_json=as_json)
             return
 
         run_id, directory, cmp = runs.compare_for(
@@ -318,7 +318,7 @@ def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         from agent_eval.cli import analysis_runs as runs
 
         if cfg.dry_run:
-            runs.print_plans(cfg, [cfg.formatter], repeats=repeats)
+            runs.print_plans(cfg, [cfg.formatter], repeats=repeats, as_json=as_json)
             return
 
         run_id, directory, st = runs.stability_for(cfg, repeats, sys.argv)

@@ -40,7 +40,12 @@ from agent_eval.analysis.scoring import score_repeats, score_variants
 from agent_eval.analysis.stability import Stability, measure_stability
 from agent_eval.cli.analysis_options import load_run_results, out_console
 from agent_eval.cli.app import err_console
-from agent_eval.cli.json_output import emit_json
+from agent_eval.cli.json_output import (
+    ComparePayload,
+    StabilityPayload,
+    emit_json,
+    plan_summary,
+)
 from agent_eval.cli.score_cmds import HOW_TO_CONFIGURE, build_judge, judge_model, redact_argv
 from agent_eval.cli.tables import print_table
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config
@@ -469,10 +474,13 @@ _TABLES: dict[str, Callable[[Any], RenderableType]] = {
 }
 
 
-def print_plans(cfg: ScoreConfig, formatters: Sequence[str], repeats: int = 1) -> None:
+def print_plans(
+    cfg: ScoreConfig, formatters: Sequence[str], repeats: int = 1, *, as_json: bool = False
+) -> None:
     """``--dry-run`` of ``compare``/``stability``: the plan of each formatter; no judge call.
 
-    ``repeats`` (stability) multiplies the judge calls and cost shown in the last line.
+    ``repeats`` (stability) multiplies the judge calls and cost shown in the last line. With
+    ``as_json`` the ``compare`` (or, with ``repeats``, ``stability``) document is printed.
 
     Raises:
         AgentEvalError: unreadable inputs, an unknown metric or formatter.
@@ -484,6 +492,7 @@ def print_plans(cfg: ScoreConfig, formatters: Sequence[str], repeats: int = 1) -
     traces = _traces(cfg)
     metric = _metric(cfg)
     references = load_references(cfg.references) if cfg.references else None
+    plans = []
     for name in formatters:
         plan = plan_run(
             traces,
@@ -494,8 +503,18 @@ def print_plans(cfg: ScoreConfig, formatters: Sequence[str], repeats: int = 1) -
             max_context_tokens=cfg.max_context_tokens,
             prices=PriceTable.from_config(cfg.prices),
         )
-        print_table(out_console, plan.table())
-    if repeats > 1:
+        plans.append(plan)
+        if not as_json:
+            print_table(out_console, plan.table())
+    if as_json:
+        common: dict[str, Any] = {"run_id": None, "out": None, "dry_run": True}
+        summaries = [plan_summary(plan) for plan in plans]
+        if repeats > 1:
+            emit_json("stability", StabilityPayload(**common, stability=None, plans=summaries,
+                                                    repeats=repeats))  # fmt: skip
+        else:
+            emit_json("compare", ComparePayload(**common, comparison=None, plans=summaries))
+    elif repeats > 1:
         out_console.print(f"x {repeats} repeats: the judge calls and cost above, {repeats} times")
 
 

@@ -34,13 +34,16 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from pydantic import BaseModel, ConfigDict
 
 from agent_eval.run.run_diff import RunDiff
 from agent_eval.run.store import RunRecord
+
+if TYPE_CHECKING:
+    from agent_eval.run.plan import RunPlan
 
 __all__ = [
     "PAYLOADS",
@@ -55,6 +58,7 @@ __all__ = [
     "ScorePayload",
     "StabilityPayload",
     "emit_json",
+    "plan_summary",
 ]
 
 SCHEMA_VERSION = 1
@@ -135,19 +139,30 @@ class ScorePayload(_Payload):
 
 
 class ComparePayload(_Payload):
-    """``compare --json``: the run and its comparison (``VariantComparison`` as JSON)."""
+    """``compare --json``: the run and its comparison (``VariantComparison`` as JSON).
 
-    run_id: str
-    out: str
-    comparison: dict[str, Any]
+    With ``--dry-run``: ``dry_run`` true, no run, no comparison, one plan per formatter.
+    """
+
+    run_id: str | None
+    out: str | None
+    comparison: dict[str, Any] | None
+    dry_run: bool = False
+    plans: list[PlanSummary] = []
 
 
 class StabilityPayload(_Payload):
-    """``stability --json``: the run and its stability (``Stability`` as JSON)."""
+    """``stability --json``: the run and its stability (``Stability`` as JSON).
 
-    run_id: str
-    out: str
-    stability: dict[str, Any]
+    With ``--dry-run``: ``dry_run`` true, no run, the plan of one repeat and ``repeats``.
+    """
+
+    run_id: str | None
+    out: str | None
+    stability: dict[str, Any] | None
+    dry_run: bool = False
+    plans: list[PlanSummary] = []
+    repeats: int | None = None
 
 
 class RagPayload(_Payload):
@@ -185,6 +200,13 @@ class ErrorsPayload(_Payload):
 
     run_id: str
     errors: list[dict[str, Any]]
+
+
+def plan_summary(plan: RunPlan) -> PlanSummary:
+    """A :class:`~agent_eval.run.plan.RunPlan` as its JSON payload."""
+    # not dataclasses.asdict: it rebuilds the skip Counter from (reason, n) pairs, counting them
+    fields = {f.name: getattr(plan, f.name) for f in dataclasses.fields(plan)}
+    return PlanSummary.model_validate(fields | {"skipped": dict(plan.skipped)})
 
 
 PAYLOADS: Mapping[str, type[BaseModel] | None] = {

@@ -19,7 +19,6 @@ Every setting can come from ``agent-eval.toml`` (see :mod:`agent_eval.config`).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import io
 import os
 import sys
@@ -37,7 +36,7 @@ from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
 from agent_eval.cli.event_options import EventOptions, EventsFile, OtlpEndpoint
 from agent_eval.cli.exit_codes import EXIT_NOTHING, exit_code
-from agent_eval.cli.json_output import MetricSummary, PlanSummary, ScorePayload, emit_json
+from agent_eval.cli.json_output import MetricSummary, ScorePayload, emit_json, plan_summary
 from agent_eval.cli.judge_setup import (
     HOW_TO_CONFIGURE,
     build_judge,
@@ -228,15 +227,9 @@ class _JsonReport:
             dry_run=dry_run,
             exit_code=code,
             metrics=[_metric_summary(summary) for summary in self.summaries],
-            plans=[_plan_summary(plan) for plan in self.plans],
+            plans=[plan_summary(plan) for plan in self.plans],
             not_scored=self.not_scored,
         )
-
-
-def _plan_summary(plan: RunPlan) -> PlanSummary:
-    # not dataclasses.asdict: it rebuilds the skip Counter from (reason, n) pairs, counting them
-    fields = {f.name: getattr(plan, f.name) for f in dataclasses.fields(plan)}
-    return PlanSummary.model_validate(fields | {"skipped": dict(plan.skipped)})
 
 
 def _metric_summary(summary: RunSummary) -> MetricSummary:

@@ -243,3 +243,19 @@ def test_calibrate_a_multi_metric_run_asks_for_one_metric(
     assert one.exit_code == 0, one.output
     document = _envelope(one.stdout, "calibrate")
     assert (document["kind"], document["n"], document["n_agree"]) == ("binary", 2, 1)
+
+
+def test_compare_and_stability_dry_run_json(fake_server: FakeModelServer, tmp_path: Path) -> None:
+    inputs = str(traces_file(tmp_path / "t.jsonl", trace("a", done=True), trace("b", done=True)))
+    judge = ["--judge", "fake-model", "--base-url", fake_server.base_url, "--dry-run", "--json"]
+    compare = runner.invoke(app, ["compare", inputs, "--formatters", "json@1,xml@1", *judge])
+    assert compare.exit_code == 0, compare.output
+    document = _envelope(compare.stdout, "compare")
+    assert document["dry_run"] is True and document["comparison"] is None
+    assert [p["formatter"] for p in document["plans"]] == ["json@1", "xml@1"]
+    assert all(p["judge_calls"] == 4 for p in document["plans"])
+    stability = runner.invoke(app, ["stability", inputs, "--repeats", "3", *judge])
+    assert stability.exit_code == 0, stability.output
+    document = _envelope(stability.stdout, "stability")
+    assert document["repeats"] == 3 and len(document["plans"]) == 1
+    assert fake_server.requests == []
