@@ -35,6 +35,7 @@ from agent_eval.cli.scoring_options import (
     ConfigOpt,
     DryRunOpt,
     FormatOpt,
+    FormatterOpt,
     FormatterPathOpt,
     GateOpt,
     JsonOpt,
@@ -268,9 +269,7 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
 def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     paths: PathsArg,
     repeats: Annotated[int, typer.Option("--repeats", min=2, help="K judge runs (>= 2).")] = 5,
-    formatter: Annotated[
-        str | None, typer.Option("--formatter", help="Formatter NAME@V (ragas-pretty@1).")
-    ] = None,
+    formatter: FormatterOpt = None,
     metric: MetricOpt = None,
     judge: JudgeOpt = None,
     base_url: BaseUrlOpt = None,

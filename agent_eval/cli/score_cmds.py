@@ -54,6 +54,7 @@ from agent_eval.cli.scoring_options import (
     ConfigOpt,
     DryRunOpt,
     FormatOpt,
+    FormatterOpt,
     FormatterPathOpt,
     GateOpt,
     JsonOpt,
@@ -712,9 +713,7 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
         Path | None,
         typer.Option(help="JSONL of per-turn labels: {conversation_id, turn, relevance, ...}."),
     ] = None,
-    formatter: Annotated[
-        str | None, typer.Option(help="Formatter NAME@V (default ragas-pretty@1).")
-    ] = None,
+    formatter: FormatterOpt = None,
     formatter_path: FormatterPathOpt = None,
     judge: JudgeOpt = None,
     base_url: BaseUrlOpt = None,

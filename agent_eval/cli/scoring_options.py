@@ -28,6 +28,7 @@ __all__ = [
     "ConfigOpt",
     "DryRunOpt",
     "FormatOpt",
+    "FormatterOpt",
     "FormatterPathOpt",
     "GateOpt",
     "JsonOpt",
@@ -102,6 +103,12 @@ ReferencesOpt = Annotated[
 ]
 TemperatureOpt = Annotated[
     float | None, typer.Option("--temperature", help="Judge temperature (default 0).")
+]
+FormatterOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--formatter", help="Formatter NAME@V[params] (default ragas-pretty@1).", show_default=False
+    ),
 ]
 FormatterPathOpt = Annotated[
     list[str] | None,

@@ -73,6 +73,11 @@ def _readme_options() -> dict[str, tuple[str, str]]:
     return rows
 
 
+def test_score_and_stability_share_the_formatter_option() -> None:
+    # compare takes --formatters (two or more) instead
+    assert _options("score")["--formatter"] == _options("stability")["--formatter"]
+
+
 def test_readme_option_table_matches_help() -> None:
     rows = _readme_options()
     assert set(rows) == SHARED  # every shared option, nothing else
