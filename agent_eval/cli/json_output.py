@@ -24,6 +24,7 @@ runs show       the fields of :class:`~agent_eval.run.store.RunRecord`
 runs diff       the fields of :class:`~agent_eval.run.run_diff.RunDiff`
 cache info      :class:`CacheInfoPayload`
 errors          :class:`ErrorsPayload`
+judges list     :class:`JudgesPayload`
 ingest          the fields of ``IngestReport.to_json()`` (files, spans, conversations)
 formatters list ``formatters``: one object per registered formatter release
 ==============  ================================================================================
@@ -51,6 +52,8 @@ __all__ = [
     "CacheInfoPayload",
     "ComparePayload",
     "ErrorsPayload",
+    "JudgeEntry",
+    "JudgesPayload",
     "MetricSummary",
     "PlanSummary",
     "RagPayload",
@@ -209,6 +212,22 @@ def plan_summary(plan: RunPlan) -> PlanSummary:
     return PlanSummary.model_validate(fields | {"skipped": dict(plan.skipped)})
 
 
+class JudgeEntry(_Payload):
+    """One registered judge: its kind, ``module:Class``, whether the CLI can build it."""
+
+    kind: str
+    cls: str
+    cli: bool
+    summary: str
+
+
+class JudgesPayload(_Payload):
+    """``judges list --json``: the registered judges, and entry points that failed to load."""
+
+    judges: list[JudgeEntry]
+    broken: dict[str, str]
+
+
 PAYLOADS: Mapping[str, type[BaseModel] | None] = {
     "score": ScorePayload,
     "compare": ComparePayload,
@@ -217,6 +236,7 @@ PAYLOADS: Mapping[str, type[BaseModel] | None] = {
     "runs list": RunsListPayload,
     "cache info": CacheInfoPayload,
     "errors": ErrorsPayload,
+    "judges list": JudgesPayload,
     "calibrate": None,  # the calibration model of --kind, plus "kind"
     "runs show": None,  # RunRecord's fields
     "runs diff": None,  # RunDiff's fields

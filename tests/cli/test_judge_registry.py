@@ -7,6 +7,7 @@ test dist-info is discovered by the installed CLI and used.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -194,6 +195,15 @@ THIRD_PARTY = textwrap.dedent(
 
         async def aclose(self):
             await self.inner.aclose()
+
+
+    class PythonOnlyJudge(Judge):
+        """A judge for Python use only: no from_settings."""
+
+        model = "py"
+
+        async def ask(self, request):
+            raise NotImplementedError
     '''
 )
 
@@ -207,7 +217,10 @@ def test_third_party_judge_is_discovered_and_used(
     dist = site / "relay_judge-0.1.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: relay-judge\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[agent_eval.judges]\nrelay = relay_judge:RelayJudge\n")
+    (dist / "entry_points.txt").write_text(
+        "[agent_eval.judges]\nrelay = relay_judge:RelayJudge\n"
+        "pyonly = relay_judge:PythonOnlyJudge\n"
+    )
     (tmp_path / "agent-eval.toml").write_text(
         f'[judge]\nkind = "relay"\nmodel = "m1"\nparams = {{ url = "{fake_server.base_url}" }}\n'
     )
@@ -229,3 +242,21 @@ def test_third_party_judge_is_discovered_and_used(
     rows = load_results(tmp_path / "out")
     assert {(r.status, r.judge_model) for r in rows} == {("ok", "relay/m1")}
     assert len(fake_server.requests) == 4
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(cli), *args], env=env, cwd=tmp_path, capture_output=True, text=True, check=False
+        )
+
+    listed = json.loads(run("judges", "list", "--json").stdout)
+    by_kind = {j["kind"]: j for j in listed["judges"]}
+    assert by_kind["relay"] == {
+        "kind": "relay",
+        "cls": "relay_judge:RelayJudge",
+        "cli": True,
+        "summary": "",
+    }
+    assert by_kind["pyonly"]["cli"] is False and by_kind["openai"]["cli"] is True
+    refused = run("score", inputs, "--judge", "pyonly", "--out", str(tmp_path / "o2"))
+    assert refused.returncode == 2
+    assert "does not implement Judge.from_settings" in refused.stderr
