@@ -7,6 +7,9 @@ progress, warnings and gate outcomes go to stderr). It starts with two envelope 
   removed; keys may be added within a version.
 - ``command``: the command, as typed (``"score"``, ``"runs list"``, ``"cache info"``).
 
+A command that stops before its summary (a usage, configuration or input error: exit 2 or 3)
+prints no document; its one-line error is on stderr and the exit code says which.
+
 The other keys are the command's payload, the fields of the pydantic model
 :data:`PAYLOADS` names for the command (``calibrate``: by ``kind``):
 
