@@ -27,6 +27,7 @@ from agent_eval.cli.analysis_options import (
     usage_errors,
 )
 from agent_eval.cli.app import app
+from agent_eval.cli.judge_setup import check_judge_kind
 from agent_eval.cli.scoring_options import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
@@ -192,6 +193,7 @@ def _scoring_setup(
         load_formatters(location)
     gates = gates_from(config_path(options["config"]), options["gate"] or [], statistics=statistics)
     runs.check_metric(cfg)  # usage errors before any input is read: exit 2
+    check_judge_kind(cfg)
     for name in formatters or [cfg.formatter]:
         get_formatter(name)
     return cfg, gates

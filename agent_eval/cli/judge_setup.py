@@ -34,6 +34,7 @@ from agent_eval.judges.base import Judge, JudgeSettings, judges
 __all__ = [
     "HOW_TO_CONFIGURE",
     "build_judge",
+    "check_judge_kind",
     "configured_model",
     "endpoint",
     "is_loopback_url",
@@ -113,6 +114,17 @@ def judge_settings(cfg: ScoreConfig) -> JudgeSettings:
         max_retries=cfg.max_retries,
         transport_retries=cfg.transport_retries,
     )
+
+
+def check_judge_kind(cfg: ScoreConfig) -> None:
+    """Check, before any input is read, that the judge kind ``cfg`` picks is registered.
+
+    Raises:
+        UnknownPluginError: the ``[judge]`` table's kind is not a registered judge (lists them).
+        ConfigError: the kind's plugin is installed but failed to load.
+
+    """
+    judges.get(judge_settings(cfg).kind)
 
 
 def _label(settings: JudgeSettings) -> str:

@@ -40,6 +40,7 @@ from agent_eval.cli.json_output import MetricSummary, ScorePayload, emit_json, p
 from agent_eval.cli.judge_setup import (
     HOW_TO_CONFIGURE,
     build_judge,
+    check_judge_kind,
     configured_model,
     judge_model,
     key_env_problem,
@@ -332,6 +333,7 @@ def _setup(cfg: ScoreConfig) -> _Setup:
     for location in cfg.formatter_path:
         load_formatters(location)
     chosen, formatter = _metrics(cfg), get_formatter(cfg.formatter)
+    check_judge_kind(cfg)
     traces = _with_turn_labels(_with_tool_references(read_inputs(cfg.paths, cfg.format), cfg), cfg)
     references = _references(cfg, traces)
     model = _plan_model(cfg) if cfg.dry_run else judge_model(cfg)

@@ -161,6 +161,7 @@ def test_run_and_cache_commands_print_their_documents(
         (["--metric", "no_such_metric"], "no_such_metric"),
         (["--formatter", "nope@9"], "nope@9"),
         (["--gate", "mean_score>=2/3"], "threshold"),
+        (["--config", "judge.toml"], "no_such_judge_kind"),
     ],
 )
 @pytest.mark.parametrize("command", ["score", "stability"])
@@ -168,6 +169,8 @@ def test_usage_errors_come_before_reading_inputs(
     tmp_path: Path, command: str, flags: list[str], message: str
 ) -> None:
     missing = str(tmp_path / "no-such-input.jsonl")  # reading it would exit 3
+    (tmp_path / "judge.toml").write_text('[judge]\nkind = "no_such_judge_kind"\n')
+    flags = [str(tmp_path / f) if f == "judge.toml" else f for f in flags]
     result = runner.invoke(app, [command, missing, *flags])
     assert result.exit_code == 2, result.output
     assert message in result.stderr and "no-such-input" not in result.stderr
