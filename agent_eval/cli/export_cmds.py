@@ -20,6 +20,7 @@ from rich.markup import escape
 
 from agent_eval.cli.app import app, err_console
 from agent_eval.cli.exit_codes import EXIT_OUTPUT, exit_code
+from agent_eval.cli.json_output import ExportPayload, emit_json
 from agent_eval.errors import AgentEvalError
 
 __all__ = ["export_app", "phoenix"]
@@ -31,7 +32,7 @@ app.add_typer(export_app, name="export")
 
 
 @export_app.command("phoenix")
-def phoenix(
+def phoenix(  # noqa: PLR0917  (a typer command: one parameter per flag)
     run: Annotated[str, typer.Argument(help="Run directory, or run id with --out.")],
     endpoint: Annotated[str, typer.Option(help="Phoenix base URL.")] = "http://127.0.0.1:6006",
     out: Annotated[Path | None, typer.Option(help="Where to look a run id up.")] = None,
@@ -39,6 +40,7 @@ def phoenix(
         str, typer.Option(help="Env var holding Phoenix's API key, when auth is on.")
     ] = "PHOENIX_API_KEY",
     timeout: Annotated[float, typer.Option(help="Seconds per request.")] = 30.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
 ) -> None:
     """Write RUN's results as annotations on the spans they evaluated, in Phoenix."""
     from agent_eval.export.phoenix import export_annotations
@@ -58,7 +60,18 @@ def phoenix(
     except AgentEvalError as exc:
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(exit_code(exc)) from None
-    typer.echo(f"phoenix {endpoint}: run {ref.run_id}: {report.line()}")
+    if as_json:
+        payload = ExportPayload(
+            endpoint=endpoint,
+            run_id=ref.run_id,
+            written=report.written,
+            not_written=report.not_written,
+            skipped=dict(report.skipped),
+            errors=report.errors,
+        )
+        emit_json("export phoenix", payload)
+    else:
+        typer.echo(f"phoenix {endpoint}: run {ref.run_id}: {report.line()}")
     if not report.ok:
         for error in report.errors:
             err_console.print(f"not written: {escape(error)}", highlight=False, soft_wrap=True)

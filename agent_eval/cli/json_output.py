@@ -28,6 +28,7 @@ runs diff       the fields of :class:`~agent_eval.run.run_diff.RunDiff`
 cache info      :class:`CacheInfoPayload`
 errors          :class:`ErrorsPayload`
 judges list     :class:`JudgesPayload`
+export phoenix  :class:`ExportPayload`
 ingest          the fields of ``IngestReport.to_json()`` (files, spans, conversations)
 formatters list ``formatters``: one object per registered formatter release
 ==============  ================================================================================
@@ -55,6 +56,7 @@ __all__ = [
     "CacheInfoPayload",
     "ComparePayload",
     "ErrorsPayload",
+    "ExportPayload",
     "JudgeEntry",
     "JudgesPayload",
     "MetricSummary",
@@ -215,6 +217,20 @@ def plan_summary(plan: RunPlan) -> PlanSummary:
     return PlanSummary.model_validate(fields | {"skipped": dict(plan.skipped)})
 
 
+class ExportPayload(_Payload):
+    """``export phoenix --json``: where, which run, and what was written.
+
+    ``not_written`` lists the conversation ids whose annotation failed (exit 5 when any).
+    """
+
+    endpoint: str
+    run_id: str
+    written: int
+    not_written: list[str]
+    skipped: dict[str, int]
+    errors: list[str]
+
+
 class JudgeEntry(_Payload):
     """One registered judge: its kind, ``module:Class``, whether the CLI can build it."""
 
@@ -240,6 +256,7 @@ PAYLOADS: Mapping[str, type[BaseModel] | None] = {
     "cache info": CacheInfoPayload,
     "errors": ErrorsPayload,
     "judges list": JudgesPayload,
+    "export phoenix": ExportPayload,
     "calibrate": None,  # the calibration model of --kind, plus "kind"
     "runs show": None,  # RunRecord's fields
     "runs diff": None,  # RunDiff's fields

@@ -218,6 +218,10 @@ def test_export_phoenix_unreachable_exits_5(fake_server: FakeModelServer, tmp_pa
     result = runner.invoke(app, ["export", "phoenix", str(out), "--endpoint", endpoint])
     assert result.exit_code == 5, result.output  # output not written (the table's code)
     assert "not written 1" in result.stdout and "run the same command again" in result.stderr
+    as_json = runner.invoke(app, ["export", "phoenix", str(out), "--endpoint", endpoint, "--json"])
+    assert as_json.exit_code == 5
+    document = _envelope(as_json.stdout, "export phoenix")
+    assert (document["written"], len(document["not_written"])) == (0, 1)
     missing = runner.invoke(app, ["export", "phoenix", str(tmp_path / "no-run")])
     same = runner.invoke(app, ["runs", "show", str(tmp_path / "no-run")])
     assert missing.exit_code == same.exit_code != 0  # no such run: as every command says it
