@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rich.console import Console, Group, RenderableType
+from rich.segment import Segment, SegmentLines
 from rich.table import Table
 from rich.text import Text
 
@@ -39,13 +40,13 @@ def _words(table: Table) -> set[str]:
     return words
 
 
-def _fits(console: Console, table: Table) -> bool:
-    """Whether every word of ``table`` comes out whole at the console's width."""
+def _rendered(console: Console, table: Table) -> list[list[Segment]] | None:
+    """``table``'s lines at the console's width, or ``None`` when a word would not be whole."""
     for column in table.columns:
         column.overflow = "fold"  # never "…"; a folded word is caught below
     lines = console.render_lines(table, console.options, pad=False)
     rendered = "\n".join("".join(segment.text for segment in line) for line in lines)
-    return all(word in rendered for word in _words(table))
+    return lines if all(word in rendered for word in _words(table)) else None
 
 
 def stacked_lines(table: Table) -> list[Text]:
@@ -101,8 +102,12 @@ def print_table(console: Console, renderable: RenderableType) -> None:
     are.
     """
     for part in _tables(renderable):
-        if isinstance(part, Table) and not _fits(console, part):
+        if not isinstance(part, Table):
+            console.print(part)
+            continue
+        lines = _rendered(console, part)
+        if lines is not None:  # print what was checked: the table is rendered once
+            console.print(SegmentLines(lines, new_lines=True))
+        else:
             for line in stacked_lines(part):
                 console.print(line, soft_wrap=True, highlight=False)
-        else:
-            console.print(part)
