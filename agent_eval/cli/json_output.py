@@ -81,7 +81,11 @@ class MetricSummary(_Payload):
     """One metric's result in ``score --json`` (:class:`~agent_eval.run.summary.RunSummary`).
 
     ``units = scored + skipped + errored``; tokens are the judge's, over every call, retries
-    included; ``mean_score`` is ``None`` when nothing was scored.
+    included; ``mean_score`` is ``None`` when nothing was scored. ``judge_calls`` counts the
+    calls asked, ``cached_calls`` those answered from the judge-call cache (free in this run);
+    ``usage_unknown`` rows had a reply without usage, and ``estimated_input_tokens`` /
+    ``estimated_output_tokens`` put those rows' request-based estimates in place of their
+    lower bounds.
     """
 
     metric: str
@@ -98,6 +102,11 @@ class MetricSummary(_Payload):
     input_tokens: int
     output_tokens: int
     judge_requests: int
+    judge_calls: int
+    cached_calls: int
+    usage_unknown: int
+    estimated_input_tokens: int
+    estimated_output_tokens: int
     atoms: int
     atoms_passed: int
     atom_units: int
@@ -122,6 +131,7 @@ class PlanSummary(_Payload):
     output_tokens: int
     cost_usd: float | None
     judge_free: bool
+    priced_as: str | None = None
 
 
 class ScorePayload(_Payload):

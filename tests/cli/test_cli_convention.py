@@ -119,6 +119,7 @@ def test_score_json(scored: tuple[Path, dict[str, Any]]) -> None:
     (metric,) = document["metrics"]
     assert (metric["metric"], metric["scored"], metric["units"]) == ("goal_accuracy@1", 2, 2)
     assert metric["mean_score"] == 0.5 and metric["judge_requests"] == 4
+    assert (metric["judge_calls"], metric["cached_calls"], metric["usage_unknown"]) == (4, 0, 0)
     (plan,) = document["plans"]
     assert (plan["to_score"], plan["judge_calls"]) == (2, 4)
 
@@ -266,3 +267,13 @@ def test_compare_and_stability_dry_run_json(fake_server: FakeModelServer, tmp_pa
     document = _envelope(stability.stdout, "stability")
     assert document["repeats"] == 3 and len(document["plans"]) == 1
     assert fake_server.requests == []
+
+
+def test_plan_payload_follows_the_plan() -> None:
+    # a field added to RunPlan must be added to its JSON payload (score --json would fail)
+    import dataclasses
+
+    from agent_eval.cli.json_output import PlanSummary
+    from agent_eval.run.plan import RunPlan
+
+    assert {f.name for f in dataclasses.fields(RunPlan)} == set(PlanSummary.model_fields)
