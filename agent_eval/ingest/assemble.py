@@ -204,8 +204,9 @@ class Assembler:
         genai = next((c for c in self._registered() if c.name == GENAI_CONVENTION), None)
         for key, paths in self._log_copies.items():
             copied = self._entries.get(key)
-            for path in sorted(paths) if copied is not None else ():
-                _note_copy(copied, path)
+            if copied is not None:
+                for path in sorted(paths):
+                    _note_copy(copied, path)
         for key, logs in self._logs.items():
             entry = self._entries.get(key)
             if entry is None or genai is None:

@@ -358,7 +358,6 @@ class ConversationBuilder:
             for (kept, other), count in sorted(self.shadowed.items())
         ]
 
-
     def _overlap_notes(self) -> list[str]:
         """Where two files recorded the same spans or the same LLM calls (read once)."""
         notes = []
