@@ -172,7 +172,7 @@ def test_every_conversation_id_is_reproducible() -> None:
     Regression: pydantic-ai minted a fresh UUID7 per recording, so a regeneration never matched;
     the recorder now passes ``conversation_id`` to ``run_sync``.
     """
-    for entry in EXPECTED["conversations"]:
+    for entry in EXPECTED["conversations"] + EXPECTED["overlaps"]:
         cid = entry["conversation_id"]
         scripted = cid.endswith(f"/{entry['scenario']}")
         assert scripted or cid in entry["trace_ids"], (entry["library"], cid)
