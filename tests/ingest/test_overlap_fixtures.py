@@ -9,6 +9,8 @@
   to its own file (openai-v2's root span over openinference's, a trace per call);
 - Strands on one provider with two exporters: OTLP and the SDK's ``ConsoleSpanExporter``.
 
+Also here: the vcrpy cassette with gzip bodies (``fixtures/cassettes``, "cassettes").
+
 Before the fix the first pair yielded no conversation at all (the empty user turns of the child
 spans won, and the guard dropped it), and a copy of an events file doubled every message.
 """
@@ -128,3 +130,19 @@ def test_a_copy_of_an_events_file_adds_no_message(tmp_path: Path, name: str) -> 
     assert report.logs_used == report.files[0].logs_read
     assert report.balanced
     assert any("were read from more than one file" in n for n in trace.notes)
+
+
+def test_vcrpy_cassette_with_gzip_bodies_ingests_to_the_scripted_conversation() -> None:
+    """Recorded with the real vcrpy against the fake server, which gzip-encodes as OpenAI does."""
+    (cassette,) = json.loads((FIXTURES / "expected.json").read_text())["cassettes"]
+    path = FIXTURES / cassette["file"]
+    raw = path.read_text()
+    assert raw.count("!!binary") == raw.count("  response:") == 4
+    assert "H4sI" in raw  # base64 of the gzip magic bytes 1f 8b 08
+    assert "sk-fixtures" not in raw  # vcrpy filtered the authorization header
+    trace, report = only([path])
+    assert trace.conversation_id == cassette["conversation_id"]
+    assert [normalized(m) for m in trace.messages] == cassette["messages"]
+    assert [(u.model, u.calls) for u in trace.usage] == [("fake-model", 4)]
+    assert trace.source.container == "openai-cassette"
+    assert not report.skipped
