@@ -9,7 +9,7 @@
   to its own file (openai-v2's root span over openinference's, a trace per call);
 - Strands on one provider with two exporters: OTLP and the SDK's ``ConsoleSpanExporter``.
 
-Also here: the vcrpy cassette with gzip bodies (``fixtures/cassettes``, "cassettes").
+Also here: the vcrpy cassette with gzip bodies (``fixtures/cassettes``, "recordings").
 
 Before the fix the first pair yielded no conversation at all (the empty user turns of the child
 spans won, and the guard dropped it), and a copy of an events file doubled every message.
@@ -134,7 +134,11 @@ def test_a_copy_of_an_events_file_adds_no_message(tmp_path: Path, name: str) -> 
 
 def test_vcrpy_cassette_with_gzip_bodies_ingests_to_the_scripted_conversation() -> None:
     """Recorded with the real vcrpy against the fake server, which gzip-encodes as OpenAI does."""
-    (cassette,) = json.loads((FIXTURES / "expected.json").read_text())["cassettes"]
+    (cassette,) = [
+        r
+        for r in json.loads((FIXTURES / "expected.json").read_text())["recordings"]
+        if r["library"] == "openai-vcr-gzip"
+    ]
     path = FIXTURES / cassette["file"]
     raw = path.read_text()
     assert raw.count("!!binary") == raw.count("  response:") == 4
@@ -145,4 +149,25 @@ def test_vcrpy_cassette_with_gzip_bodies_ingests_to_the_scripted_conversation() 
     assert [normalized(m) for m in trace.messages] == cassette["messages"]
     assert [(u.model, u.calls) for u in trace.usage] == [("fake-model", 4)]
     assert trace.source.container == "openai-cassette"
+    assert not report.skipped
+
+
+def test_langfuse_sdk_export_ingests_to_the_scripted_conversation() -> None:
+    """The Langfuse SDK's own OTLP export (langfuse.observation.*), captured at a local endpoint:
+    generations of its ``langfuse.openai`` client under an ``agent`` observation."""
+    (recorded,) = [
+        r
+        for r in json.loads((FIXTURES / "expected.json").read_text())["recordings"]
+        if r["library"] == "langfuse-sdk"
+    ]
+    trace, report = only([FIXTURES / recorded["file"]])
+    assert trace.conversation_id == recorded["conversation_id"] == "langfuse-sdk/trip"
+    assert [normalized(m) for m in trace.messages] == recorded["messages"]
+    assert list(trace.trace_ids) == recorded["trace_ids"]
+    usage = [(u.model, u.calls) for u in trace.usage]
+    assert usage == [("fake-model", 4)]
+    assert trace.usage[0].input_tokens > 0 and trace.usage[0].output_tokens > 0
+    assert trace.source.container == "otlp-proto"
+    assert trace.source.conventions == ("langfuse-sdk",)
+    assert report.spans_used == report.files[0].spans_read == 5  # 4 generations + the agent
     assert not report.skipped
