@@ -1,4 +1,6 @@
-"""One agent recorded twice must give one conversation, message for message (issue 19, item 10).
+"""Fixtures recorded by real tools beyond the OTel Python exporters, message for message.
+
+One agent recorded twice must give one conversation (issue 19, item 10).
 
 ``fixtures/overlap/`` was recorded by ``fixtures/generate.py`` (``expected.json`` "overlaps"):
 
@@ -9,7 +11,9 @@
   to its own file (openai-v2's root span over openinference's, a trace per call);
 - Strands on one provider with two exporters: OTLP and the SDK's ``ConsoleSpanExporter``.
 
-Also here: the vcrpy cassette with gzip bodies (``fixtures/cassettes``, "recordings").
+Also here (issue 19, item 12): the vcrpy cassette with gzip bodies (``fixtures/cassettes``), the
+Langfuse SDK's own OTLP export (``fixtures/langfuse``), both expected.json "recordings", and the
+OTel JS SDK ConsoleSpanExporter's output (``fixtures/js``).
 
 Before the fix the first pair yielded no conversation at all (the empty user turns of the child
 spans won, and the guard dropped it), and a copy of an events file doubled every message.
@@ -28,7 +32,8 @@ from agent_eval.ingest.pipeline import ingest
 from agent_eval.trace import AgentTrace, AssistantMessage, Message, ToolMessage
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-OVERLAPS: list[dict[str, Any]] = json.loads((FIXTURES / "expected.json").read_text())["overlaps"]
+EXPECTED: dict[str, Any] = json.loads((FIXTURES / "expected.json").read_text())
+OVERLAPS: list[dict[str, Any]] = EXPECTED["overlaps"]
 BY_LIBRARY = {o["library"]: o for o in OVERLAPS}
 
 
@@ -171,3 +176,25 @@ def test_langfuse_sdk_export_ingests_to_the_scripted_conversation() -> None:
     assert trace.source.conventions == ("langfuse-sdk",)
     assert report.spans_used == report.files[0].spans_read == 5  # 4 generations + the agent
     assert not report.skipped
+
+
+def test_js_console_span_exporter_output_ingests_to_the_scripted_conversation() -> None:
+    """``fixtures/js/console-spans.jsonl``: the objects the OTel JS SDK 2.x ConsoleSpanExporter
+    printed, as JSON (``record-readable-spans.mjs``); the spans' content is the scripted trip."""
+    script = next(c for c in EXPECTED["conversations"] if c["library"] == "strands-latest")
+    trace, report = only([FIXTURES / "js" / "console-spans.jsonl"])
+    assert trace.conversation_id == "otel-js/trip"
+    assert [normalized(m) for m in trace.messages] == script["messages"]
+    assert trace.source.container == "otel-js"
+    assert len(trace.trace_ids) == 2  # one trace per user turn
+    assert report.spans_used == report.files[0].spans_read == 9
+    assert not report.skipped
+    assert trace.notes == ()
+
+
+def test_a_directory_walk_passes_over_the_node_script_beside_it() -> None:
+    """Regression: ``.mjs``/``.cjs`` files were offered to the containers ("not recognised")."""
+    from agent_eval.ingest.paths import expand_paths
+
+    found = [Path(i.path).name for i in expand_paths([FIXTURES / "js"])]
+    assert found == ["console-spans.jsonl"]
