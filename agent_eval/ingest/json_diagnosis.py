@@ -21,7 +21,7 @@ from agent_eval.ingest.containers.base import Container
 
 __all__ = ["MAX_DIAGNOSED_BYTES", "diagnose_invalid_json", "likely_container"]
 
-MAX_DIAGNOSED_BYTES = 256 * 1024**2
+MAX_DIAGNOSED_BYTES = 64 * 1024**2
 """Larger unrecognised files are not parsed to find where they break (reported unrecognised)."""
 
 _BOM = b"\xef\xbb\xbf"
