@@ -182,7 +182,6 @@ async def _raw_calls(base_url: str, traces: list[Any], concurrency: int) -> int:
     import orjson
 
     from agent_eval.formatting import get_formatter
-    from agent_eval.judges.openai_http import judge_http_client
     from agent_eval.metrics.base import MetricInput
     from agent_eval.metrics.goal_accuracy import GoalAccuracy, GoalAndOutcome
 
@@ -190,7 +189,7 @@ async def _raw_calls(base_url: str, traces: list[Any], concurrency: int) -> int:
     schema = GoalAndOutcome.model_json_schema()
     tool = {"type": "function", "function": {"name": "GoalAndOutcome", "parameters": schema}}
     choice = {"type": "function", "function": {"name": "GoalAndOutcome"}}
-    http_client = judge_http_client({})  # the judge's transport (openai's aiohttp client)
+    http_client = openai.DefaultAioHttpClient()  # the judge's transport until 15c
     client = openai.AsyncOpenAI(base_url=base_url, api_key="bench-key", http_client=http_client)
     slots = asyncio.Semaphore(concurrency)
 

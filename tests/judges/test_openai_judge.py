@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import json
+import socket
 import time
 from collections.abc import AsyncIterator
 
@@ -168,20 +171,91 @@ async def test_concurrent_calls_count_their_own_attempts(fake_server: FakeModelS
     assert [r.attempts for r in replies] == [2, 1]
 
 
-async def test_azure_endpoint_uses_the_azure_client(monkeypatch: pytest.MonkeyPatch) -> None:
-    import openai
+Seen = list[tuple[str, dict[str, str], dict[str, str], dict[str, object]]]
 
+
+@contextlib.asynccontextmanager
+async def capture_server(route: str) -> AsyncIterator[tuple[str, Seen]]:
+    """An endpoint on 127.0.0.1 that records each request's path, query and headers."""
+    from aiohttp import web
+
+    seen: Seen = []
+
+    async def answer(request: web.Request) -> web.Response:
+        body = await request.json()
+        seen.append((request.path, dict(request.query), dict(request.headers), body))
+        arguments = json.dumps({"reason": "ok", "verdict": "1"})
+        call = {"id": "c1", "type": "function",
+                "function": {"name": "OutcomeComparison", "arguments": arguments}}  # fmt: skip
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        return web.json_response({
+            "id": "x", "object": "chat.completion", "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+            "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
+        })  # fmt: skip
+
+    app = web.Application()
+    app.router.add_post(route, answer)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    await web.SockSite(runner, sock).start()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}", seen
+    finally:
+        await runner.cleanup()
+
+
+async def test_azure_endpoint_gets_azure_path_version_and_key_header(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.setenv("AZURE_KEY", SECRET)
-    judge = OpenAIJudge(
-        "my-deployment",
-        api_key_env="AZURE_KEY",
-        azure_endpoint="https://example.invalid",
-        azure_api_version="2024-10-21",
-    )
-    _judges.append(judge)
-    assert isinstance(judge._openai, openai.AsyncAzureOpenAI)
+    async with capture_server("/openai/deployments/{name}/chat/completions") as (root, seen):
+        judge = OpenAIJudge(
+            "my-deployment",
+            api_key_env="AZURE_KEY",
+            azure_endpoint=root + "/",
+            azure_api_version="2024-10-21",
+            default_headers={"X-Gateway": "team-a"},
+        )
+        _judges.append(judge)
+        reply = await judge.ask(REQUEST)
+        await judge.aclose()
+    assert (reply.output.verdict, reply.model, reply.input_tokens) == ("1", "gpt-4o-mini", 7)
+    ((path, query, headers, body),) = seen
+    assert path == "/openai/deployments/my-deployment/chat/completions"
+    assert query == {"api-version": "2024-10-21"}
+    assert headers["api-key"] == SECRET and "Authorization" not in headers
+    assert headers["X-Gateway"] == "team-a"
+    assert body["model"] == "my-deployment"
     assert SECRET not in repr(judge)
+
+
+def test_azure_without_api_version_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_eval.errors import ConfigError
+
+    monkeypatch.delenv("OPENAI_API_VERSION", raising=False)
+    with pytest.raises(ConfigError, match="--azure-api-version"):
+        OpenAIJudge("d", api_key=SECRET, azure_endpoint="https://example.invalid")
+
+
+@pytest.mark.parametrize("userinfo", [False, True], ids=["bearer", "basic-auth"])
+async def test_key_or_userinfo_and_custom_headers_reach_the_endpoint(userinfo: bool) -> None:
+    async with capture_server("/v1/chat/completions") as (root, seen):
+        base_url = root.replace("http://", "http://alice:pw%40x@") if userinfo else root
+        judge = OpenAIJudge("m", base_url=base_url + "/v1", api_key=SECRET,
+                            default_headers={"OpenAI-Organization": "org-1"})  # fmt: skip
+        _judges.append(judge)
+        assert judge.url == root + "/v1/chat/completions"
+        assert (await judge.ask(REQUEST)).output.verdict == "1"
+        await judge.aclose()
+    ((_, _, headers, _),) = seen
+    expected = f"Basic {base64.b64encode(b'alice:pw@x').decode()}" if userinfo else SECRET
+    assert headers["Authorization"] == (expected if userinfo else f"Bearer {SECRET}")
+    assert headers["OpenAI-Organization"] == "org-1"
+    assert "pw" not in repr(judge)
 
 
 def test_unknown_mode_is_a_config_error(fake_server: FakeModelServer) -> None:
