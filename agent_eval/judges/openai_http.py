@@ -50,6 +50,7 @@ __all__ = [
     "EndpointError",
     "FailureKind",
     "SendCounts",
+    "retry_after_seconds",
     "retry_delay",
 ]
 
@@ -266,7 +267,7 @@ class ChatTransport:
             code=None if code is None else str(code),
             body=body,
             retryable=retryable,
-            retry_after=_retry_after(headers),
+            retry_after=retry_after_seconds(headers),
         )
         return _Retryable(error) if retryable else error
 
@@ -288,7 +289,7 @@ class ChatTransport:
             await session.close()
 
 
-def _retry_after(headers: Mapping[str, str]) -> float | None:
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
     """Seconds asked for by ``retry-after-ms`` or ``Retry-After``, when within 0-60 s."""
     seconds: float | None = None
     milliseconds = headers.get("retry-after-ms")

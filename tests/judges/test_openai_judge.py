@@ -392,3 +392,67 @@ def test_one_judge_serves_successive_event_loops_when_closed_in_each(
         import gc
 
         gc.collect()
+
+
+async def test_connect_failures_are_counted_apart_from_requests_sent() -> None:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there: every attempt fails to connect
+    judge = OpenAIJudge("m", base_url=f"http://127.0.0.1:{port}/v1", api_key=SECRET,
+                        transport_retries=1, max_retries=0)  # fmt: skip
+    _judges.append(judge)
+    with pytest.raises(JudgeTransportError) as caught:
+        await judge.ask(REQUEST)
+    assert caught.value.attempts == 0  # no request was ever sent
+    assert judge.connect_failures == 2
+    assert "0 request(s) and 2 failed connection attempt(s)" in str(caught.value)
+
+
+def test_retry_after_headers_as_openai_reads_them() -> None:
+    from email.utils import formatdate
+
+    from agent_eval.judges.openai_http import retry_after_seconds
+
+    assert retry_after_seconds({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    assert retry_after_seconds({"retry-after": "2.5"}) == 2.5
+    dated = retry_after_seconds({"retry-after": formatdate(time.time() + 30, usegmt=True)})
+    assert dated is not None and 27 < dated <= 30
+    assert retry_after_seconds({"retry-after": "0"}) is None  # backoff instead
+    assert retry_after_seconds({"retry-after": "120"}) is None  # over 60 s: backoff
+    assert retry_after_seconds({"retry-after": "soon"}) is None
+    assert retry_after_seconds({}) is None
+
+
+async def test_x_should_retry_header_overrides_the_status() -> None:
+    from aiohttp import web
+
+    statuses = iter([(400, "true"), (200, None)])
+    calls: list[int] = []
+
+    async def answer(request: web.Request) -> web.Response:
+        status, should = next(statuses)
+        calls.append(status)
+        if status != 200:
+            body = {"error": {"message": "try again", "code": None}}
+            return web.json_response(body, status=status, headers={"x-should-retry": should})
+        return web.json_response({"choices": [{"message": {"content": '{"reason": "ok", '
+                                  '"verdict": "1"}'}}], "usage": {"prompt_tokens": 1,
+                                  "completion_tokens": 1}})  # fmt: skip
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", answer)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    await web.SockSite(runner, sock).start()
+    try:
+        judge = OpenAIJudge("m", base_url=f"http://127.0.0.1:{sock.getsockname()[1]}/v1",
+                            api_key=SECRET, mode="json")  # fmt: skip
+        _judges.append(judge)
+        reply = await judge.ask(REQUEST)
+        await judge.aclose()
+    finally:
+        await runner.cleanup()
+    assert calls == [400, 200] and reply.attempts == 2
