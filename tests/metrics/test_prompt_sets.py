@@ -1,4 +1,4 @@
-"""Prompt templates render exactly as jinja2's defaults render them (the fast path changes no byte)."""
+"""Prompt templates render exactly as a default jinja2 environment renders them (same bytes)."""
 
 from __future__ import annotations
 
