@@ -5,10 +5,12 @@ separate processes with a fixed latency, and each measured client in a process o
 (a fresh interpreter, warmed up with 50 conversations first), and prints, in one run:
 
 1. wall time of N conversations (two sequential judge calls each) at latency L and
-   concurrency C (16 and 64 by default), as a ratio to the limit ``2 x L x ceil(N / C)``;
+   concurrency C (16 and 64 by default), as a ratio to the limit ``2 x L x ceil(N / C)`` and
+   to the same-run floor: bare aiohttp making the same two sequential posts per conversation
+   (on a shared machine the fake server's own delay shows in both);
 2. client CPU time per judge call at latency 0 and concurrency 256 (``time.process_time`` of
    the client process; the server runs elsewhere) and the calls per second of one core that
-   makes, beside two same-run floors: the bare HTTP client (aiohttp ``post`` of the same
+   makes (for the whole engine, and for ``OpenAIJudge.ask`` alone), beside two same-run floors: the bare HTTP client (aiohttp ``post`` of the same
    prebuilt bodies, ``orjson`` + pydantic on the reply) and the openai 3 client on its aiohttp
    transport (``AsyncOpenAI.post``, the judge's transport before), then where the CPU goes
    (pyinstrument, top frames by self time);
@@ -183,7 +185,9 @@ def _check(reply: bytes) -> None:
     GoalAndOutcome.model_validate_json(call["function"]["arguments"])
 
 
-async def _aiohttp_calls(base_url: str, bodies: list[bytes], concurrency: int) -> int:
+async def _aiohttp_calls(
+    base_url: str, bodies: list[bytes], concurrency: int, sequential: int = 1
+) -> int:
     import aiohttp
 
     slots = asyncio.Semaphore(concurrency)
@@ -194,12 +198,34 @@ async def _aiohttp_calls(base_url: str, bodies: list[bytes], concurrency: int) -
     ) as session:
 
         async def one(body: bytes) -> None:
-            async with slots, session.post(url, data=body) as response:
-                reply = await response.read()
-            _check(reply)
+            async with slots:
+                for _ in range(sequential):  # a conversation's calls, one after the other
+                    async with session.post(url, data=body) as response:
+                        reply = await response.read()
+                    _check(reply)
 
         await asyncio.gather(*(one(body) for body in bodies))
-    return len(bodies)
+    return len(bodies) * sequential
+
+
+async def _judge_calls(base_url: str, traces: list[Any], concurrency: int) -> int:
+    from agent_eval.formatting import get_formatter
+    from agent_eval.judges.openai_judge import OpenAIJudge
+    from agent_eval.metrics.base import MetricInput
+    from agent_eval.metrics.goal_accuracy import GoalAccuracy
+
+    metric, formatter = GoalAccuracy(), get_formatter("ragas-pretty@1")
+    requests = [metric.infer_request(MetricInput(conversation=formatter.render(t))) for t in traces]
+    slots = asyncio.Semaphore(concurrency)
+    judge = OpenAIJudge(MODEL, base_url=base_url, api_key="bench-key", timeout=30)
+
+    async def one(request: Any) -> None:
+        async with slots:
+            await judge.ask(request)
+
+    await asyncio.gather(*(one(request) for request in requests))
+    await judge.aclose()
+    return len(requests)
 
 
 async def _openai_calls(base_url: str, bodies: list[bytes], concurrency: int) -> int:
@@ -224,7 +250,9 @@ def worker(kind: str, base_url: str, n: int, concurrency: int, cache: str | None
     """Measure one client in this process and print ``{"wall", "cpu", "requests", ...}``.
 
     ``engine``: agent-eval's engine, judge and store (and the judge-call cache when ``cache``
-    names a file); ``aiohttp`` / ``openai``: the floors, stage-1 bodies only.
+    names a file); ``judge``: ``OpenAIJudge.ask`` alone on the stage-1 requests;
+    ``aiohttp`` / ``openai``: the floors, stage-1 bodies only; ``aiohttp-pairs``: the wall
+    floor, two sequential posts per conversation.
     """
     import agent_eval
 
@@ -232,6 +260,19 @@ def worker(kind: str, base_url: str, n: int, concurrency: int, cache: str | None
     if kind == "engine":
         run_ours(base_url, warm, concurrency)
         result = run_ours(base_url, traces, concurrency, Path(cache) if cache else None)
+    elif kind == "judge":
+        asyncio.run(_judge_calls(base_url, warm, concurrency))
+        wall, cpu = time.perf_counter(), time.process_time()
+        requests = asyncio.run(_judge_calls(base_url, traces, concurrency))
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        result = {"wall": wall, "cpu": cpu, "requests": requests, "scored": requests}
+    elif kind == "aiohttp-pairs":
+        bodies = _bodies(traces)
+        asyncio.run(_aiohttp_calls(base_url, _bodies(warm), concurrency, 2))
+        wall, cpu = time.perf_counter(), time.process_time()
+        requests = asyncio.run(_aiohttp_calls(base_url, bodies, concurrency, 2))
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        result = {"wall": wall, "cpu": cpu, "requests": requests, "scored": n}
     else:
         calls = _aiohttp_calls if kind == "aiohttp" else _openai_calls
         bodies = _bodies(traces)
@@ -417,6 +458,9 @@ def _walls(ragas: dict[str, float], ours: dict[str, float], limit: float) -> str
     )
 
 
+FLOOR = "floor: bare aiohttp"
+
+
 def _ms(result: dict[str, Any]) -> float:
     return float(result["cpu"]) / float(result["requests"]) * 1000
 
@@ -443,7 +487,7 @@ def main() -> int:
     trees: dict[str, Path | None] = {"this checkout": None}
     if args.baseline:
         trees[f"baseline {args.baseline}"] = baseline_tree(args.baseline)
-    width = max(len(name) for name in trees)
+    width = max(len(name) for name in [*trees, FLOOR])
     print(f"N={n} conversations x 2 judge calls, latency {args.latency_ms:g} ms; "
           f"best of {args.reps} repetitions, each client in its own process")  # fmt: skip
     with fake_server(args.latency_ms) as slow_url, fake_server(0) as fast_url:
@@ -451,14 +495,17 @@ def main() -> int:
         first: dict[str, Any] = {}
         for concurrency in levels:
             limit = 2 * latency * math.ceil(n / concurrency)
-            runs: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
+            runs: dict[str, list[dict[str, Any]]] = {name: [] for name in [*trees, FLOOR]}
             for _ in range(args.reps):
                 for name, tree in trees.items():
                     runs[name].append(measure("engine", slow_url, n, concurrency, tree))
+                runs[FLOOR].append(measure("aiohttp-pairs", slow_url, n, concurrency))
+            floor_wall = min(r["wall"] for r in runs[FLOOR])
             for name, results in runs.items():
                 wall = min(r["wall"] for r in results)
                 print(f"    C={concurrency:<3} {name:<{width}}  wall {wall:.3f} s = "
-                      f"{wall / limit:.3f} x the limit {limit:.3f} s "
+                      f"{wall / limit:.3f} x the limit {limit:.3f} s, "
+                      f"{wall / floor_wall:.3f} x the floor "
                       f"({results[0]['scored']:.0f} scored, {results[0]['requests']:.0f} "
                       f"requests)")  # fmt: skip
             first = {"wall": min(r["wall"] for r in runs["this checkout"]), "limit": limit}
@@ -474,6 +521,7 @@ def main() -> int:
         print(f"\n[2] client CPU per judge call at latency 0, C={cpu_c}, "
               f"{cpu_n} conversations:")  # fmt: skip
         kinds = {f"agent-eval, {name}": ("engine", tree) for name, tree in trees.items()}
+        kinds["OpenAIJudge.ask alone, this checkout"] = ("judge", None)
         kinds["floor: bare aiohttp post + orjson + pydantic"] = ("aiohttp", None)
         kinds["floor: openai 3 AsyncOpenAI.post on its aiohttp client"] = ("openai", None)
         cpu_runs: dict[str, list[dict[str, Any]]] = {label: [] for label in kinds}
