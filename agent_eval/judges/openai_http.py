@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import logging
 import random
 import time
 from collections.abc import Mapping
@@ -62,6 +63,7 @@ MAX_RETRY_AFTER = 60.0
 """Longest ``Retry-After`` honoured, seconds; a longer one falls back to the backoff."""
 
 _RETRY_STATUSES = frozenset({408, 409, 429})
+_log = logging.getLogger(__name__)
 
 FailureKind = Literal["status", "timeout", "connection", "connect", "malformed"]
 """What went wrong: an HTTP error status, a read timeout, a connection lost after the request
@@ -137,9 +139,17 @@ def _tenacity_wait(offset: int) -> Any:
     def wait(state: RetryCallState) -> float:
         outcome = state.outcome
         error = outcome.exception() if outcome is not None else None
-        return retry_delay(error, state.attempt_number + offset)
+        if isinstance(error, _Retryable):
+            error = error.error
+        return _waiting(error, state.attempt_number + offset)
 
     return wait
+
+
+def _waiting(error: BaseException | None, retry: int) -> float:
+    delay = retry_delay(error, retry)
+    _log.debug("retry %d in %.2f s after: %s", retry, delay, error)
+    return delay
 
 
 class _Retryable(Exception):
@@ -187,7 +197,7 @@ class ChatTransport:
             if self.retries < 1:
                 raise failed.error from None
             first = failed.error
-        await asyncio.sleep(retry_delay(first, 1))
+        await asyncio.sleep(_waiting(first, 1))
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.retries),
             wait=_tenacity_wait(offset=1),
@@ -227,6 +237,8 @@ class ChatTransport:
             message = f"connection error: {type(exc).__name__}: {exc}"
             raise _Retryable(EndpointError("connection", message)) from None
         counts.sent += 1
+        if _log.isEnabledFor(logging.DEBUG):  # the URL carries no credentials (see the judge)
+            _log.debug("POST %s -> HTTP %d (%d bytes)", self.url, status, len(content))
         if status == 200:
             return self._json(content)
         raise self._status_error(status, content, headers)

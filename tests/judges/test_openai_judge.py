@@ -456,3 +456,14 @@ async def test_x_should_retry_header_overrides_the_status() -> None:
     finally:
         await runner.cleanup()
     assert calls == [400, 200] and reply.attempts == 2
+
+
+async def test_retry_after_is_honoured_on_every_retry(fake_server: FakeModelServer) -> None:
+    # regression: from the second retry on, the wait read tenacity's wrapper, not the reply,
+    # and fell back to the backoff (0.5-1 s) instead of the server's Retry-After
+    fake_server.add_rule(HttpError(429, retry_after=1.5), times=2)
+    fake_server.add_rule(GOOD)
+    reply = await make(fake_server).ask(REQUEST)
+    assert reply.attempts == 3 == len(fake_server.requests)
+    stamps = [r.timestamp for r in fake_server.requests]
+    assert min(b - a for a, b in zip(stamps, stamps[1:], strict=False)) >= 1.5 * 0.95
