@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import itertools
 import json
 import socket
 import time
@@ -466,4 +467,4 @@ async def test_retry_after_is_honoured_on_every_retry(fake_server: FakeModelServ
     reply = await make(fake_server).ask(REQUEST)
     assert reply.attempts == 3 == len(fake_server.requests)
     stamps = [r.timestamp for r in fake_server.requests]
-    assert min(b - a for a, b in zip(stamps, stamps[1:], strict=False)) >= 1.5 * 0.95
+    assert min(b - a for a, b in itertools.pairwise(stamps)) >= 1.5 * 0.95
