@@ -10,7 +10,8 @@ separate processes with a fixed latency, and each measured client in a process o
    (on a shared machine the fake server's own delay shows in both);
 2. client CPU time per judge call at latency 0 and concurrency 256 (``time.process_time`` of
    the client process; the server runs elsewhere) and the calls per second of one core that
-   makes (for the whole engine, and for ``OpenAIJudge.ask`` alone), beside two same-run floors: the bare HTTP client (aiohttp ``post`` of the same
+   makes (for the whole engine, and for ``OpenAIJudge.ask`` alone), beside two same-run
+   floors: the bare HTTP client (aiohttp ``post`` of the same
    prebuilt bodies, ``orjson`` + pydantic on the reply) and the openai 3 client on its aiohttp
    transport (``AsyncOpenAI.post``, the judge's transport before), then where the CPU goes
    (pyinstrument, top frames by self time);
@@ -336,6 +337,7 @@ def profile_ours(base_url: str, traces: list[Any], concurrency: int, top: int = 
     """
     from pyinstrument import Profiler
 
+    run_ours(base_url, traces[:50], concurrency)  # imports, SSL context: not per-call costs
     profiler = Profiler(interval=0.0005, async_mode="disabled")
     with profiler:
         run_ours(base_url, traces, concurrency)
