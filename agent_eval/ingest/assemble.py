@@ -43,17 +43,20 @@ Span accounting (:class:`~agent_eval.ingest.accounting.IngestReport`): the calle
 assembler counts every span and log record it was given as used or ignored with a reason, so after
 ``finish()`` has been exhausted ``report.balanced`` holds. Span reasons: ``no_genai_content``,
 ``http_span``, ``rpc_span``, ``db_span``, ``invalid_span``, ``convention_error``,
-``duplicate_span`` (same trace and span id twice), ``duplicate_of_child_llm_span`` (a span whose
+``duplicate_span`` (same trace and span id twice), ``duplicate_of_parent_llm_span`` (a call
+that an LLM span above it also recorded, with more message content: two instrumentations of
+one call), ``duplicate_of_child_llm_span`` (a span whose
 messages a descendant LLM span also recorded: framework span over a client span),
 ``no_message_content`` (a conversation with usage but no message content). Log reasons:
 ``not_genai_event``, ``log_without_span_context``, ``log_span_not_found``, ``invalid_log``,
-``no_genai_content``, ``duplicate_of_span_messages``.
+``no_genai_content``, ``duplicate_of_span_messages``, ``duplicate_log`` (a record equal to one
+already read for the same span from another file: the same export given twice).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 from agent_eval.ingest.accounting import FileReport, IngestReport
@@ -92,13 +95,18 @@ class Assembler:
         self._triggers: list[frozenset[str]] = []
         self._entries: dict[Key, SpanEntry] = {}
         self._logs: dict[Key, list[LogRecord]] = {}
+        self._log_files: dict[Key, str] = {}
+        """The file each span's first log record came from (copies come from another)."""
+        self._log_copies: dict[Key, set[str]] = {}
         self._seq = 0
 
     def add_span(self, span: SpanRecord, file: FileReport) -> None:
         """Read one span with the conventions that detect it; the raw span is not kept."""
         key = (span.trace_id, span.span_id)
-        if key in self._entries:
+        existing = self._entries.get(key)
+        if existing is not None:
             self.report.ignore_span("duplicate_span")
+            _note_copy(existing, file.path)
             return
         matched = self._detecting(span)
         self._entries[key] = read_span(span, file, matched, self._seq)
@@ -119,7 +127,14 @@ class Assembler:
                 body=log.body,
                 attributes=log.attributes,
             )
-            self._logs.setdefault((log.trace_id, log.span_id), []).append(compact)
+            key = (log.trace_id, log.span_id)
+            first = self._log_files.setdefault(key, file.path)
+            if first != file.path and _is_copy(compact, self._logs.get(key, ())):
+                # the same record in another file: one export read twice (item 10)
+                self.report.ignore_log("duplicate_log")
+                self._log_copies.setdefault(key, set()).add(file.path)
+                return
+            self._logs.setdefault(key, []).append(compact)
 
     def finish(self) -> Iterator[AgentTrace]:
         """Join logs, group, order and assemble; yield conversations in order of first span.
@@ -187,13 +202,18 @@ class Assembler:
 
     def _join_logs(self) -> None:
         genai = next((c for c in self._registered() if c.name == GENAI_CONVENTION), None)
+        for key, paths in self._log_copies.items():
+            copied = self._entries.get(key)
+            if copied is not None:
+                for path in sorted(paths):
+                    _note_copy(copied, path)
         for key, logs in self._logs.items():
             entry = self._entries.get(key)
             if entry is None or genai is None:
                 self.report.ignore_log("log_span_not_found", len(logs))
                 continue
             self._join(entry, genai, logs)
-        self._logs = {}
+        self._logs, self._log_files, self._log_copies = {}, {}, {}
 
     def _join(self, entry: SpanEntry, genai: Convention, logs: list[LogRecord]) -> None:
         stub = SpanRecord(trace_id=entry.trace_id, span_id=entry.span_id, name=entry.name)
@@ -219,6 +239,23 @@ class Assembler:
             )
             entry.reason, entry.logs = None, len(logs)
             self.report.logs_used += len(logs)
+
+
+def _note_copy(entry: SpanEntry, path: str) -> None:
+    """Remember that ``entry``'s span (or its log records) was read again from ``path``."""
+    if path != entry.file.path and path not in entry.copies:
+        entry.copies = (*entry.copies, path)
+
+
+def _is_copy(log: LogRecord, held: Iterable[LogRecord]) -> bool:
+    """Whether an equal record (event, time, body, attributes) is already held."""
+    return any(
+        h.time_unix_nano == log.time_unix_nano
+        and h.event_name == log.event_name
+        and h.body == log.body
+        and h.attributes == log.attributes
+        for h in held
+    )
 
 
 def _triggers(convention: Convention) -> frozenset[str]:
