@@ -1,20 +1,34 @@
 """Judge throughput benchmark: agent-eval's engine against the physical limit and Ragas 0.4.3.
 
 Runs the fake OpenAI-compatible server (``python -m agent_eval.testing.fake_server``) in
-separate processes with a fixed latency and prints, in one run:
+separate processes with a fixed latency, and each measured client in a process of its own
+(a fresh interpreter, warmed up with 50 conversations first), and prints, in one run:
 
 1. wall time of N conversations (two sequential judge calls each) at latency L and
-   concurrency C, as a ratio to the limit ``2 x L x ceil(N / C)``;
-2. client CPU time per judge call at latency 0 (``time.process_time`` of this process; the
-   server runs elsewhere), and where it goes (pyinstrument, top frames by self time);
+   concurrency C (16 and 64 by default), as a ratio to the limit ``2 x L x ceil(N / C)`` and
+   to the same-run floor: bare aiohttp making the same two sequential posts per conversation
+   (on a shared machine the fake server's own delay shows in both);
+2. client CPU time per judge call at latency 0 and concurrency 256 (``time.process_time`` of
+   the client process; the server runs elsewhere) and the calls per second of one core that
+   makes (for the whole engine, and for ``OpenAIJudge.ask`` alone), beside two same-run
+   floors: the bare HTTP client (aiohttp ``post`` of the same
+   prebuilt bodies, ``orjson`` + pydantic on the reply) and the openai 3 client on its aiohttp
+   transport (``AsyncOpenAI.post``, the judge's transport before), then where the CPU goes
+   (pyinstrument, top frames by self time);
 3. the same workload through Ragas 0.4.3 ``AgentGoalAccuracyWithoutReference`` (``evaluate()``
    with a LangChain ``ChatOpenAI`` judge) in a virtualenv created under ``.bench/``: wall-time
    ratio at Ragas' defaults and at equal concurrency, client CPU per judge call;
 4. a cached re-run's wall time as a ratio to the first run.
 
+With ``--baseline REV`` (e.g. ``--baseline main``) the engine rows are also measured for the
+code at git revision ``REV`` (``git archive`` into ``.bench/``, imported first on the path),
+alternating with this checkout's, so before/after come from the same run. The machine may be
+shared: each figure is the best (least CPU, least wall) of ``--reps`` repetitions.
+
 Usage::
 
-    .venv/bin/python bench/judge_throughput.py [--n 1000] [--latency-ms 100] [--concurrency 64]
+    .venv/bin/python bench/judge_throughput.py [--n 1000] [--latency-ms 100]
+        [--concurrency 16,64] [--cpu-concurrency 256] [--reps 3] [--baseline REV]
         [--skip-ragas]
 """
 
@@ -139,6 +153,182 @@ def run_ours(
     return {"wall": wall, "cpu": cpu, "requests": requests, "scored": scored}
 
 
+# -- measured clients, each in a fresh process ---------------------------------------------
+
+
+def _bodies(traces: list[Any]) -> list[bytes]:
+    """The stage-1 request bodies of ``traces``, as the judge builds them (tools mode)."""
+    import orjson
+
+    from agent_eval.formatting import get_formatter
+    from agent_eval.metrics.base import MetricInput
+    from agent_eval.metrics.goal_accuracy import GoalAccuracy, GoalAndOutcome
+
+    metric, formatter = GoalAccuracy(), get_formatter("ragas-pretty@1")
+    schema = GoalAndOutcome.model_json_schema()
+    tool = {"type": "function", "function": {"name": "GoalAndOutcome", "parameters": schema}}
+    choice = {"type": "function", "function": {"name": "GoalAndOutcome"}}
+    bodies = []
+    for trace in traces:
+        request = metric.infer_request(MetricInput(conversation=formatter.render(trace)))
+        body = {"model": MODEL, "messages": list(request.messages), "tools": [tool],
+                "tool_choice": choice, "temperature": 0}  # fmt: skip
+        bodies.append(orjson.dumps(body))
+    return bodies
+
+
+def _check(reply: bytes) -> None:
+    import orjson
+
+    from agent_eval.metrics.goal_accuracy import GoalAndOutcome
+
+    call = orjson.loads(reply)["choices"][0]["message"]["tool_calls"][0]
+    GoalAndOutcome.model_validate_json(call["function"]["arguments"])
+
+
+async def _aiohttp_calls(
+    base_url: str, bodies: list[bytes], concurrency: int, sequential: int = 1
+) -> int:
+    import aiohttp
+
+    slots = asyncio.Semaphore(concurrency)
+    headers = {"Authorization": "Bearer bench-key", "Content-Type": "application/json"}
+    url = base_url + "/chat/completions"
+    async with aiohttp.ClientSession(
+        headers=headers, connector=aiohttp.TCPConnector(limit=0)
+    ) as session:
+
+        async def one(body: bytes) -> None:
+            async with slots:
+                for _ in range(sequential):  # a conversation's calls, one after the other
+                    async with session.post(url, data=body) as response:
+                        reply = await response.read()
+                    _check(reply)
+
+        await asyncio.gather(*(one(body) for body in bodies))
+    return len(bodies) * sequential
+
+
+async def _judge_calls(base_url: str, traces: list[Any], concurrency: int) -> int:
+    from agent_eval.formatting import get_formatter
+    from agent_eval.judges.openai_judge import OpenAIJudge
+    from agent_eval.metrics.base import MetricInput
+    from agent_eval.metrics.goal_accuracy import GoalAccuracy
+
+    metric, formatter = GoalAccuracy(), get_formatter("ragas-pretty@1")
+    requests = [metric.infer_request(MetricInput(conversation=formatter.render(t))) for t in traces]
+    slots = asyncio.Semaphore(concurrency)
+    judge = OpenAIJudge(MODEL, base_url=base_url, api_key="bench-key", timeout=30)
+
+    async def one(request: Any) -> None:
+        async with slots:
+            await judge.ask(request)
+
+    await asyncio.gather(*(one(request) for request in requests))
+    await judge.aclose()
+    return len(requests)
+
+
+async def _openai_calls(base_url: str, bodies: list[bytes], concurrency: int) -> int:
+    import openai
+
+    slots = asyncio.Semaphore(concurrency)
+    client = openai.AsyncOpenAI(
+        base_url=base_url, api_key="bench-key", http_client=openai.DefaultAioHttpClient()
+    )
+
+    async def one(body: bytes) -> None:
+        async with slots:
+            reply = await client.post("/chat/completions", content=body, cast_to=bytes)
+        _check(reply)
+
+    await asyncio.gather(*(one(body) for body in bodies))
+    await client.close()
+    return len(bodies)
+
+
+def worker(kind: str, base_url: str, n: int, concurrency: int, cache: str | None) -> None:
+    """Measure one client in this process and print ``{"wall", "cpu", "requests", ...}``.
+
+    ``engine``: agent-eval's engine, judge and store (and the judge-call cache when ``cache``
+    names a file); ``judge``: ``OpenAIJudge.ask`` alone on the stage-1 requests;
+    ``aiohttp`` / ``openai``: the floors, stage-1 bodies only; ``aiohttp-pairs``: the wall
+    floor, two sequential posts per conversation.
+    """
+    import agent_eval
+
+    warm, traces = conversations(50), conversations(n)
+    if kind == "engine":
+        run_ours(base_url, warm, concurrency)
+        result = run_ours(base_url, traces, concurrency, Path(cache) if cache else None)
+    elif kind == "judge":
+        asyncio.run(_judge_calls(base_url, warm, concurrency))
+        wall, cpu = time.perf_counter(), time.process_time()
+        requests = asyncio.run(_judge_calls(base_url, traces, concurrency))
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        result = {"wall": wall, "cpu": cpu, "requests": requests, "scored": requests}
+    elif kind == "aiohttp-pairs":
+        bodies = _bodies(traces)
+        asyncio.run(_aiohttp_calls(base_url, _bodies(warm), concurrency, 2))
+        wall, cpu = time.perf_counter(), time.process_time()
+        requests = asyncio.run(_aiohttp_calls(base_url, bodies, concurrency, 2))
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        result = {"wall": wall, "cpu": cpu, "requests": requests, "scored": n}
+    else:
+        calls = _aiohttp_calls if kind == "aiohttp" else _openai_calls
+        bodies = _bodies(traces)
+        asyncio.run(calls(base_url, _bodies(warm), concurrency))
+        wall, cpu = time.perf_counter(), time.process_time()
+        requests = asyncio.run(calls(base_url, bodies, concurrency))
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        result = {"wall": wall, "cpu": cpu, "requests": requests, "scored": requests}
+    print(json.dumps({**result, "agent_eval": str(Path(agent_eval.__file__).parent)}))
+
+
+def measure(
+    kind: str,
+    base_url: str,
+    n: int,
+    concurrency: int,
+    tree: Path | None = None,
+    cache: Path | None = None,
+) -> dict[str, Any]:
+    """Run :func:`worker` in a fresh interpreter (importing agent-eval from ``tree`` if given)."""
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(tree), str(tree / "formatters")])
+    command = [sys.executable, str(Path(__file__).resolve()), "--worker", kind, base_url,
+               str(n), str(concurrency), str(cache or "")]  # fmt: skip
+    done = subprocess.run(command, check=False, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"{kind} worker failed:\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    expected = str((tree or ROOT) / "agent_eval")
+    if result["agent_eval"] != expected:
+        raise RuntimeError(f"worker imported {result['agent_eval']}, not {expected}")
+    return result
+
+
+def best(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The repetition with the least CPU (its wall too), plus the least wall of all."""
+    chosen = dict(min(runs, key=lambda r: r["cpu"]))
+    chosen["best_wall"] = min(r["wall"] for r in runs)
+    return chosen
+
+
+def baseline_tree(revision: str) -> Path:
+    """``git archive`` of ``revision`` unpacked under ``.bench/`` (reused when present)."""
+    sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", revision],
+                         check=True, capture_output=True, text=True).stdout.strip()  # fmt: skip
+    tree = BENCH_DIR / f"baseline-{sha}"
+    if not (tree / "agent_eval").is_dir():
+        tree.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", sha],
+                                 check=True, capture_output=True).stdout  # fmt: skip
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return tree
+
+
 def profile_ours(base_url: str, traces: list[Any], concurrency: int, top: int = 12) -> None:
     """Print where the client's CPU goes: self time by package and the top functions.
 
@@ -147,6 +337,7 @@ def profile_ours(base_url: str, traces: list[Any], concurrency: int, top: int = 
     """
     from pyinstrument import Profiler
 
+    run_ours(base_url, traces[:50], concurrency)  # imports, SSL context: not per-call costs
     profiler = Profiler(interval=0.0005, async_mode="disabled")
     with profiler:
         run_ours(base_url, traces, concurrency)
@@ -175,45 +366,6 @@ def profile_ours(base_url: str, traces: list[Any], concurrency: int, top: int = 
 
 
 _IDLE = {"select", "poll", "epoll.poll", "select.epoll.poll", "EpollSelector.select"}
-
-
-async def _raw_calls(base_url: str, traces: list[Any], concurrency: int) -> int:
-    import openai
-    import orjson
-
-    from agent_eval.formatting import get_formatter
-    from agent_eval.judges.openai_http import judge_http_client
-    from agent_eval.metrics.base import MetricInput
-    from agent_eval.metrics.goal_accuracy import GoalAccuracy, GoalAndOutcome
-
-    metric, formatter = GoalAccuracy(), get_formatter("ragas-pretty@1")
-    schema = GoalAndOutcome.model_json_schema()
-    tool = {"type": "function", "function": {"name": "GoalAndOutcome", "parameters": schema}}
-    choice = {"type": "function", "function": {"name": "GoalAndOutcome"}}
-    http_client = judge_http_client({})  # the judge's transport (openai's aiohttp client)
-    client = openai.AsyncOpenAI(base_url=base_url, api_key="bench-key", http_client=http_client)
-    slots = asyncio.Semaphore(concurrency)
-
-    async def one(trace: Any) -> None:
-        request = metric.infer_request(MetricInput(conversation=formatter.render(trace)))
-        body = {"model": MODEL, "messages": list(request.messages), "tools": [tool],
-                "tool_choice": choice, "temperature": 0}  # fmt: skip
-        async with slots:
-            reply = await client.post("/chat/completions", body=body, cast_to=bytes)
-        call = orjson.loads(reply)["choices"][0]["message"]["tool_calls"][0]
-        GoalAndOutcome.model_validate_json(call["function"]["arguments"])
-
-    await asyncio.gather(*(one(t) for t in traces))
-    await client.close()
-    return len(traces)
-
-
-def raw_floor(base_url: str, traces: list[Any], concurrency: int) -> float:
-    """CPU ms per call of the bare openai client (``AsyncOpenAI.post``, no request transform,
-    no typed response) plus pydantic validation: what the HTTP layer costs."""
-    cpu = time.process_time()
-    calls = asyncio.run(_raw_calls(base_url, traces, concurrency))
-    return (time.process_time() - cpu) / calls * 1000
 
 
 def _package(path: str) -> str:
@@ -308,42 +460,85 @@ def _walls(ragas: dict[str, float], ours: dict[str, float], limit: float) -> str
     )
 
 
+FLOOR = "floor: bare aiohttp"
+
+
+def _ms(result: dict[str, Any]) -> float:
+    return float(result["cpu"]) / float(result["requests"]) * 1000
+
+
 def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        kind, url, n, concurrency, cache = sys.argv[2:7]
+        worker(kind, url, int(n), int(concurrency), cache or None)
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--latency-ms", type=float, default=100.0)
-    parser.add_argument("--concurrency", type=int, default=64)
-    parser.add_argument("--cpu-n", type=int, default=500, help="conversations for CPU runs")
+    parser.add_argument("--concurrency", default="16,64", help="comma-separated, for walls")
+    parser.add_argument("--cpu-n", type=int, default=1000, help="conversations for CPU runs")
+    parser.add_argument("--cpu-concurrency", type=int, default=256)
+    parser.add_argument("--ragas-cpu-n", type=int, default=300)
+    parser.add_argument("--reps", type=int, default=3, help="repetitions; the best is shown")
+    parser.add_argument("--baseline", metavar="REV", help="also measure git revision REV")
     parser.add_argument("--skip-ragas", action="store_true")
     args = parser.parse_args()
     BENCH_DIR.mkdir(exist_ok=True)
-    n, latency, concurrency = args.n, args.latency_ms / 1000, args.concurrency
-    limit = 2 * latency * math.ceil(n / concurrency)
-    traces = conversations(n)
-    cpu_traces = conversations(args.cpu_n)
-    report: dict[str, Any] = {}
-    print(f"N={n} conversations x 2 judge calls, latency {args.latency_ms:g} ms, "
-          f"concurrency {concurrency}; limit 2 x L x ceil(N/C) = {limit:.3f} s")  # fmt: skip
+    n, latency = args.n, args.latency_ms / 1000
+    levels = [int(c) for c in args.concurrency.split(",")]
+    trees: dict[str, Path | None] = {"this checkout": None}
+    if args.baseline:
+        trees[f"baseline {args.baseline}"] = baseline_tree(args.baseline)
+    width = max(len(name) for name in [*trees, FLOOR])
+    print(f"N={n} conversations x 2 judge calls, latency {args.latency_ms:g} ms; "
+          f"best of {args.reps} repetitions, each client in its own process")  # fmt: skip
     with fake_server(args.latency_ms) as slow_url, fake_server(0) as fast_url:
-        run_ours(fast_url, conversations(50), concurrency)  # warm-up: imports, pools, tokenizer
+        print("\n[1] wall against the limit 2 x L x ceil(N/C):")
+        first: dict[str, Any] = {}
+        for concurrency in levels:
+            limit = 2 * latency * math.ceil(n / concurrency)
+            runs: dict[str, list[dict[str, Any]]] = {name: [] for name in [*trees, FLOOR]}
+            for _ in range(args.reps):
+                for name, tree in trees.items():
+                    runs[name].append(measure("engine", slow_url, n, concurrency, tree))
+                runs[FLOOR].append(measure("aiohttp-pairs", slow_url, n, concurrency))
+            floor_wall = min(r["wall"] for r in runs[FLOOR])
+            for name, results in runs.items():
+                wall = min(r["wall"] for r in results)
+                print(f"    C={concurrency:<3} {name:<{width}}  wall {wall:.3f} s = "
+                      f"{wall / limit:.3f} x the limit {limit:.3f} s, "
+                      f"{wall / floor_wall:.3f} x the floor "
+                      f"({results[0]['scored']:.0f} scored, {results[0]['requests']:.0f} "
+                      f"requests)")  # fmt: skip
+            first = {"wall": min(r["wall"] for r in runs["this checkout"]), "limit": limit}
+        concurrency = levels[-1]
         cache = Path(tempfile.mkdtemp(dir=BENCH_DIR)) / "judge-cache.db"
-        first = run_ours(slow_url, traces, concurrency, cache)
-        again = run_ours(slow_url, traces, concurrency, cache)
-        report["ours"] = first
-        print(f"\n[1] agent-eval: wall {first['wall']:.3f} s = {first['wall'] / limit:.3f} x limit "
-              f"({first['scored']:.0f} scored, {first['requests']:.0f} requests, "
-              f"client CPU {first['cpu']:.2f} s)")  # fmt: skip
-        print(f"[4] cached re-run: wall {again['wall']:.3f} s = "
-              f"{again['wall'] / first['wall']:.4f} x the first run "
+        filled = measure("engine", slow_url, n, concurrency, cache=cache)
+        again = measure("engine", slow_url, n, concurrency, cache=cache)
+        print(f"[4] cached re-run at C={concurrency}: wall {again['wall']:.3f} s = "
+              f"{again['wall'] / filled['wall']:.4f} x the first run "
               f"({again['requests']:.0f} requests)")  # fmt: skip
-        cpu = run_ours(fast_url, cpu_traces, concurrency)
-        ours_cpu_ms = cpu["cpu"] / cpu["requests"] * 1000
-        print(f"[2] agent-eval client CPU per judge call at latency 0: {ours_cpu_ms:.3f} ms "
-              f"({cpu['cpu']:.2f} s CPU / {cpu['requests']:.0f} calls)")  # fmt: skip
-        floor_ms = raw_floor(fast_url, cpu_traces, concurrency)
-        print(f"    of which the bare openai client (low-level post + pydantic, no request "
-              f"transform, no re-ask loop) costs {floor_ms:.3f} ms per call")  # fmt: skip
-        profile_ours(fast_url, cpu_traces, concurrency)
+
+        cpu_c, cpu_n = args.cpu_concurrency, args.cpu_n
+        print(f"\n[2] client CPU per judge call at latency 0, C={cpu_c}, "
+              f"{cpu_n} conversations:")  # fmt: skip
+        kinds = {f"agent-eval, {name}": ("engine", tree) for name, tree in trees.items()}
+        kinds["OpenAIJudge.ask alone, this checkout"] = ("judge", None)
+        kinds["floor: bare aiohttp post + orjson + pydantic"] = ("aiohttp", None)
+        kinds["floor: openai 3 AsyncOpenAI.post on its aiohttp client"] = ("openai", None)
+        cpu_runs: dict[str, list[dict[str, Any]]] = {label: [] for label in kinds}
+        for _ in range(args.reps):
+            for label, (kind, tree) in kinds.items():
+                cpu_runs[label].append(measure(kind, fast_url, cpu_n, cpu_c, tree))
+        cpu = {label: best(results) for label, results in cpu_runs.items()}
+        ours_ms = _ms(cpu["agent-eval, this checkout"])
+        floor_ms = _ms(cpu["floor: bare aiohttp post + orjson + pydantic"])
+        label_width = max(len(label) for label in kinds)
+        for label, result in cpu.items():
+            ms = _ms(result)
+            print(f"    {label:<{label_width}}  {ms:.3f} ms = {1000 / ms:,.0f} calls/s of one "
+                  f"core, {ms / floor_ms:.2f} x the aiohttp floor")  # fmt: skip
+        profile_ours(fast_url, conversations(cpu_n), cpu_c)
         if args.skip_ragas:
             print("\n[3] Ragas: skipped (--skip-ragas)")
             return 0
@@ -351,20 +546,26 @@ def main() -> int:
         if python is None:
             print("\n[3] Ragas: skipped (could not install it; see the message above)")
             return 0
+        limit = first["limit"]
+        ours = {"wall": first["wall"]}
         default = run_ragas(python, slow_url, n, "default")
         equal = run_ragas(python, slow_url, n, str(concurrency))
-        ragas_cpu = run_ragas(python, fast_url, args.cpu_n, str(concurrency))
-        ragas_cpu_ms = ragas_cpu["cpu"] / (2 * args.cpu_n) * 1000
+        ragas_cpu = run_ragas(python, fast_url, args.ragas_cpu_n, str(cpu_c))
+        ragas_cpu_ms = ragas_cpu["cpu"] / (2 * args.ragas_cpu_n) * 1000
         workers = f"{default['max_workers']:.0f}"
         print(
             f"\n[3] Ragas 0.4.3 at its defaults (max_workers={workers}): "
-            + _walls(default, first, limit)
+            + _walls(default, ours, limit)
         )
-        print(f"    Ragas at equal concurrency ({concurrency}): " + _walls(equal, first, limit))
-        print(
-            f"    client CPU per judge call at latency 0: Ragas {ragas_cpu_ms:.3f} ms, "
-            f"agent-eval {ours_cpu_ms:.3f} ms = {ours_cpu_ms / ragas_cpu_ms:.2f} x Ragas"
-        )
+        print(f"    Ragas at equal concurrency ({concurrency}): " + _walls(equal, ours, limit))
+        print(f"    client CPU per judge call at latency 0 (C={cpu_c}): Ragas "
+              f"{ragas_cpu_ms:.3f} ms; agent-eval {ours_ms:.3f} ms = "
+              f"{ours_ms / ragas_cpu_ms:.3f} x Ragas")  # fmt: skip
+        for name in trees:
+            if name != "this checkout":
+                base_ms = _ms(cpu[f"agent-eval, {name}"])
+                print(f"    agent-eval {name}: {base_ms:.3f} ms = "
+                      f"{base_ms / ragas_cpu_ms:.3f} x Ragas")  # fmt: skip
     return 0
 
 

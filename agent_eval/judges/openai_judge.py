@@ -1,39 +1,36 @@
-"""The ``openai`` judge: ``openai.AsyncOpenAI`` on any OpenAI-compatible endpoint.
+"""The ``openai`` judge: any OpenAI-compatible chat-completions endpoint.
 
 Works with OpenAI, Azure OpenAI (``azure_endpoint``), and local OpenAI-compatible servers
-(Ollama, vLLM, llama.cpp server, LM Studio) through ``base_url``. Two retry layers, both from
-libraries rather than hand-rolled:
+(Ollama, vLLM, llama.cpp server, LM Studio) through ``base_url``. Two retry layers, both on
+tenacity rather than hand-rolled:
 
-- transport: the openai client's own retries (``transport_retries``) on 408/409/429/5xx,
-  timeouts, connection errors and 200 replies whose body is not JSON (an httpx2 response hook
-  turns those into a send error), with exponential backoff that honours ``Retry-After``;
-- output: re-asks (``max_retries``, :mod:`agent_eval.judges.reask`, on tenacity) when the reply
-  fails validation, the reply and the validation error appended to the conversation, as the
+- transport (:mod:`agent_eval.judges.openai_http`): ``transport_retries`` retries on
+  408/409/429/5xx, timeouts, connection errors and 200 replies whose body is not JSON, with
+  the openai client's backoff rules, honouring ``Retry-After`` / ``retry-after-ms``;
+- output: re-asks (``max_retries``, :mod:`agent_eval.judges.reask`) when the reply fails
+  validation, the reply and the validation error appended to the conversation, as the
   ``langchain`` and ``llama-cpp`` judges do.
 
-Only public APIs of openai are used: the request is the chat-completions body of
-:mod:`agent_eval.judges.structured` (built once per response model and mode, pre-serialized),
-sent with the client's documented low-level ``post`` (as for an endpoint the SDK has no method
-for), and the reply read as bytes; no per-call schema work and no per-call model transform.
-The HTTP transport is openai's aiohttp client (:mod:`agent_eval.judges.openai_http`).
+The request is the chat-completions body of :mod:`agent_eval.judges.structured` (built once per
+response model and mode, pre-serialized), POSTed with aiohttp's public client API to
+``{base_url}/chat/completions`` with ``Authorization: Bearer KEY`` (or, for Azure, to
+``{azure_endpoint}/openai/deployments/{model}/chat/completions?api-version=V`` with an
+``api-key`` header, as Azure documents its REST API); no SDK is imported on the call path.
 
-``attempts`` counts every HTTP request sent (an httpx2 request hook), so both layers show.
-The API key is handed to the openai client and kept nowhere else; it never appears in a
-reply, an error message or ``repr``. A judge is an async context manager; leave it (or await
-:meth:`OpenAIJudge.aclose`) in the event loop that used it.
+``attempts`` counts every HTTP request sent, so both layers show; attempts that could not even
+open a connection are counted apart (:attr:`OpenAIJudge.connect_failures`) and named in the
+error of a call that failed. The API key is kept in the request headers only; it never appears
+in a reply, an error message or ``repr``. A judge is an async context manager; leave it (or
+await :meth:`OpenAIJudge.aclose`) in the event loop that used it.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import time
-from contextvars import ContextVar
+from collections.abc import Mapping
 from typing import Any, cast
+from urllib.parse import quote
 
-import httpx2
-import openai
-import orjson
 from pydantic import ValidationError
 
 from agent_eval.errors import (
@@ -44,7 +41,7 @@ from agent_eval.errors import (
     JudgeTransportError,
 )
 from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest, JudgeSettings
-from agent_eval.judges.openai_http import judge_http_client, judge_timeout
+from agent_eval.judges.openai_http import ChatTransport, EndpointError, SendCounts
 from agent_eval.judges.reask import AttemptUsage, InvalidReply, ask_with_reasks, reask_messages
 from agent_eval.judges.structured import (
     MODES,
@@ -56,40 +53,12 @@ from agent_eval.judges.structured import (
 )
 from agent_eval.redaction import redact_url, userinfo_auth
 
-__all__ = ["MODES", "MalformedBodyError", "OpenAIJudge", "StructuredMode"]
+__all__ = ["DEFAULT_BASE_URL", "MODES", "OpenAIJudge", "StructuredMode"]
 
-_PATH = "/chat/completions"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+"""Where requests go without ``base_url``, ``$OPENAI_BASE_URL`` or ``azure_endpoint``."""
+
 _CONTEXT_MARKERS = ("context_length_exceeded", "maximum context length", "context window")
-
-_requests_sent: ContextVar[list[int] | None] = ContextVar("agent_eval_requests_sent", default=None)
-
-
-async def _count_request(_: httpx2.Request) -> None:
-    counter = _requests_sent.get()
-    if counter is not None:
-        counter[0] += 1
-
-
-class MalformedBodyError(httpx2.DecodingError):
-    """A 200 reply whose JSON body does not parse (truncated, garbled): retried as transport."""
-
-
-async def _check_json_body(response: httpx2.Response) -> None:
-    """Raise on a 200 JSON reply that is not JSON, so the openai client retries it with backoff.
-
-    The openai client retries a request error raised while sending; without this a broken
-    body would surface after the retries are skipped, or use up a re-ask instead.
-    """
-    if response.status_code != 200 or "json" not in response.headers.get("content-type", ""):
-        return
-    body = await response.aread()
-    try:
-        orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise MalformedBodyError(
-            f"the judge endpoint sent a 200 reply whose JSON body does not parse ({exc})",
-            request=response.request,
-        ) from None
 
 
 class OpenAIJudge(Judge):
@@ -98,19 +67,25 @@ class OpenAIJudge(Judge):
     Args:
         model: The model name sent to the endpoint (for Azure, the deployment name).
         base_url: Endpoint root, e.g. ``http://localhost:11434/v1``; default ``OPENAI_BASE_URL``
-            or OpenAI's own.
-        api_key: The key itself (prefer ``api_key_env``); never stored outside the client.
-        api_key_env: Environment variable holding the key (default ``OPENAI_API_KEY``).
+            or OpenAI's own (:data:`DEFAULT_BASE_URL`). Userinfo (``http://user:pass@host``)
+            is sent as HTTP Basic auth instead of the bearer key.
+        api_key: The key itself (prefer ``api_key_env``); kept in the request headers only.
+        api_key_env: Environment variable holding the key (default ``OPENAI_API_KEY``; for
+            Azure, ``AZURE_OPENAI_API_KEY`` is read when it is unset, as openai's client does).
         mode: Structured-output mode: ``tools``, ``json_schema`` or ``json``.
-        timeout: Per-request timeout, seconds.
+        timeout: Seconds to connect and between reads of a reply (per request).
         max_retries: Re-asks after an invalid reply, so ``1 + max_retries`` tries.
-        transport_retries: Retries of a failed request (openai client), per try.
-        azure_endpoint: Use Azure OpenAI at this endpoint (``AsyncAzureOpenAI``).
-        azure_api_version: The Azure OpenAI API version, e.g. ``"2024-10-21"``.
+        transport_retries: Retries of a failed request, per try.
+        azure_endpoint: Use Azure OpenAI at this endpoint (``https://NAME.openai.azure.com``).
+        azure_api_version: The Azure OpenAI API version, e.g. ``"2024-10-21"`` (default
+            ``$OPENAI_API_VERSION``).
+        default_headers: Further headers sent with every request (a gateway's own, e.g.
+            ``{"OpenAI-Organization": ...}``); they override the judge's own headers.
 
     Raises:
-        JudgeNotConfiguredError: no key and no ``base_url`` (a local server needs no key).
-        ConfigError: ``mode`` is not one of :data:`MODES`.
+        JudgeNotConfiguredError: no key and no ``base_url`` (a local server needs no key), or
+            Azure without a key.
+        ConfigError: ``mode`` is not one of :data:`MODES`, or Azure without an API version.
 
     """
 
@@ -127,6 +102,7 @@ class OpenAIJudge(Judge):
         transport_retries: int = 4,
         azure_endpoint: str | None = None,
         azure_api_version: str | None = None,
+        default_headers: Mapping[str, str] | None = None,
     ) -> None:
         if mode not in MODES:
             raise ConfigError(f"unknown judge mode {mode!r}; choose one of {', '.join(MODES)}")
@@ -134,41 +110,52 @@ class OpenAIJudge(Judge):
         self.mode = mode
         self.max_retries = max_retries
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        self.connect_failures = 0
+        """Attempts, over the judge's life, that could not open a connection (never sent)."""
         key = api_key or os.environ.get(api_key_env) or None
-        if key is None and self.base_url is None and azure_endpoint is None:
-            raise JudgeNotConfiguredError(
-                f"no API key in ${api_key_env} and no --base-url: set the key, or point "
-                "--base-url at a local OpenAI-compatible server (Ollama, vLLM, llama.cpp)"
-            )
-        common: dict[str, Any] = {
-            "timeout": judge_timeout(timeout),
-            "max_retries": transport_retries,
-            "http_client": _http_client(),
-        }
-        client: openai.AsyncOpenAI
-        base_url, auth = userinfo_auth(self.base_url) if self.base_url else (None, {})
-        if auth:  # http://user:pass@host: HTTP clients send no userinfo; Basic auth instead
-            common["default_headers"] = auth
         if azure_endpoint is not None:
-            client = openai.AsyncAzureOpenAI(
-                azure_endpoint=azure_endpoint,
-                api_version=azure_api_version,
-                api_key=key,
-                **common,
-            )
+            url, headers = self._azure(model, azure_endpoint, azure_api_version, key)
         else:
-            client = openai.AsyncOpenAI(base_url=base_url, api_key=key or "not-needed", **common)
-        self._openai = client
-        self._open = False  # True once a request went out on the current HTTP client
+            if key is None and self.base_url is None:
+                raise JudgeNotConfiguredError(
+                    f"no API key in ${api_key_env} and no --base-url: set the key, or point "
+                    "--base-url at a local OpenAI-compatible server (Ollama, vLLM, llama.cpp)"
+                )
+            root, auth = userinfo_auth(self.base_url) if self.base_url else (DEFAULT_BASE_URL, {})
+            url = f"{root.rstrip('/')}/chat/completions"
+            # http://user:pass@host: HTTP clients send no userinfo; Basic auth instead
+            headers = auth or {"Authorization": f"Bearer {key or 'not-needed'}"}
+        self._key = key
+        headers.update(default_headers or {})
+        self._transport = ChatTransport(url, headers, timeout=timeout, retries=transport_retries)
+
+    @staticmethod
+    def _azure(
+        model: str, endpoint: str, api_version: str | None, key: str | None
+    ) -> tuple[str, dict[str, str]]:
+        key = key or os.environ.get("AZURE_OPENAI_API_KEY") or None
+        version = api_version or os.environ.get("OPENAI_API_VERSION") or None
+        if key is None:
+            raise JudgeNotConfiguredError(
+                "Azure OpenAI needs an API key: set $AZURE_OPENAI_API_KEY or the variable "
+                "--api-key-env names"
+            )
+        if version is None:
+            raise ConfigError(
+                "Azure OpenAI needs an API version: give --azure-api-version (e.g. 2024-10-21) "
+                "or set $OPENAI_API_VERSION"
+            )
+        root = f"{endpoint.rstrip('/')}/openai/deployments/{quote(model, safe='')}"
+        return f"{root}/chat/completions?api-version={quote(version)}", {"api-key": key}
 
     def __repr__(self) -> str:
         url = None if self.base_url is None else redact_url(self.base_url)
         return f"OpenAIJudge(model={self.model!r}, base_url={url!r}, mode={self.mode!r})"
 
     @property
-    def client(self) -> openai.AsyncOpenAI:
-        """The openai client requests go through (a fresh one after :meth:`aclose`)."""
-        return self._openai
+    def url(self) -> str:
+        """The URL requests are POSTed to (no credentials: userinfo is sent as a header)."""
+        return str(self._transport.url)
 
     async def ask(self, request: JudgeRequest) -> JudgeReply[Any]:
         """Send ``request``; see :meth:`Judge.ask` for the errors raised.
@@ -177,21 +164,19 @@ class OpenAIJudge(Judge):
             JudgeContextLengthError: the endpoint said the prompt exceeds the context window.
 
         """
-        counter = [0]
-        token = _requests_sent.set(counter)
-        start = time.perf_counter()
+        output = structured_output(request.response_model, self.mode)
+        messages = output.messages(request.messages)
+        sampling = _sampling(request)
+        counts = SendCounts()
         try:
-            output = structured_output(request.response_model, self.mode)
-            messages = output.messages(request.messages)
-            sampling = _sampling(request)
             reply = await ask_with_reasks(
-                lambda usage: self._attempt(output, messages, sampling, usage, counter),
+                lambda usage: self._attempt(output, messages, sampling, usage, counts),
                 model=self.model,
                 max_retries=self.max_retries,
             )
         finally:
-            _requests_sent.reset(token)
-        return dataclasses.replace(reply, latency_ms=(time.perf_counter() - start) * 1000)
+            self.connect_failures += counts.connect_failures
+        return reply
 
     async def _attempt(
         self,
@@ -199,11 +184,15 @@ class OpenAIJudge(Judge):
         messages: list[dict[str, Any]],
         sampling: dict[str, Any],
         usage: AttemptUsage,
-        counter: list[int],
+        counts: SendCounts,
     ) -> tuple[Any, str]:
         """One try: POST, read the reply, validate it (raise :class:`InvalidReply` to re-ask)."""
-        data = await self._post(output, messages, sampling, usage, counter)
-        usage.attempts = counter[0]
+        try:
+            data = await self._transport.post(output.body(self.model, messages, sampling), counts)
+        except EndpointError as error:
+            usage.attempts = counts.sent
+            raise self._transport_error(error, counts, usage) from None
+        usage.attempts = counts.sent
         _add_usage(usage, data.get("usage"))
         choice = _first_choice(data)
         found = choice.get("message")
@@ -218,9 +207,9 @@ class OpenAIJudge(Judge):
                 text,
             )
         if text is None:
-            error = ValueError("the reply has no tool call and no content; answer with the JSON")
-            reask_messages(messages, "", error)
-            raise InvalidReply(error, "")
+            empty = ValueError("the reply has no tool call and no content; answer with the JSON")
+            reask_messages(messages, "", empty)
+            raise InvalidReply(empty, "")
         try:
             parsed = parse_reply(text, output.response_model)
         except ValidationError as error:
@@ -230,43 +219,9 @@ class OpenAIJudge(Judge):
             usage.model = str(data["model"])
         return parsed, text
 
-    async def _post(
-        self,
-        output: StructuredOutput,
-        messages: list[dict[str, Any]],
-        sampling: dict[str, Any],
-        usage: AttemptUsage,
-        counter: list[int],
-    ) -> dict[str, Any]:
-        """POST the request (the openai client's retries apply); the reply body as a dict."""
-        client = self._openai
-        self._open = True
-        try:
-            if isinstance(client, openai.AsyncAzureOpenAI):  # it routes on the JSON body
-                body = output.request(self.model, messages, sampling)
-                content = await client.post(_PATH, body=body, cast_to=bytes)
-            else:
-                raw = output.body(self.model, messages, sampling)
-                content = await client.post(_PATH, content=raw, cast_to=bytes)
-        except openai.APIError as error:
-            raise self._transport_error(error, counter[0], usage) from None
-        try:
-            data = orjson.loads(content)
-        except orjson.JSONDecodeError as error:
-            raise self._transport_error(error, counter[0], usage) from None
-        if not isinstance(data, dict):
-            raise self._transport_error(
-                None, counter[0], usage, "the reply body is not a JSON object"
-            )
-        return data
-
     async def aclose(self) -> None:
         """Close the HTTP connections (idempotent); the judge can be used again afterwards."""
-        if not self._open:
-            return
-        await self._openai.close()
-        self._openai = self._openai.copy(http_client=_http_client())
-        self._open = False
+        await self._transport.aclose()
 
     def _output_error(self, message: str, usage: AttemptUsage, raw: str | None) -> JudgeOutputError:
         attempts = max(usage.attempts, 1)
@@ -280,13 +235,9 @@ class OpenAIJudge(Judge):
         )
 
     def _transport_error(
-        self,
-        error: BaseException | None,
-        requests_sent: int,
-        usage: AttemptUsage,
-        detail: str | None = None,
+        self, error: EndpointError, counts: SendCounts, usage: AttemptUsage
     ) -> JudgeTransportError | JudgeContextLengthError:
-        attempts = max(requests_sent, 1)
+        attempts = counts.sent  # 0 when no connection could be opened: nothing was sent
         if _is_context_length(error):
             return JudgeContextLengthError(
                 "the judge endpoint refused the prompt as longer than the model's context "
@@ -297,28 +248,24 @@ class OpenAIJudge(Judge):
                 output_tokens=usage.output_tokens,
                 usage_known=usage.known,
             )
+        failed = f"{counts.sent} request(s)"
+        if counts.connect_failures:
+            failed += f" and {counts.connect_failures} failed connection attempt(s)"
         return JudgeTransportError(
-            f"judge endpoint failed after {attempts} request(s): "
-            + (detail or self._describe(error)),
+            f"judge endpoint failed after {failed}: {self._describe(error)}",
             attempts=attempts,
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             usage_known=usage.known,
         )
 
-    def _describe(self, error: BaseException | None) -> str:
-        if isinstance(error, openai.AuthenticationError | openai.PermissionDeniedError):
-            return f"HTTP {error.status_code}: the endpoint refused the API key; check it"
-        if isinstance(error, openai.APIConnectionError) and isinstance(
-            error.__cause__, MalformedBodyError
-        ):
-            return str(error.__cause__)
-        if isinstance(error, orjson.JSONDecodeError):
-            return f"the reply body is not valid JSON ({error.msg} at char {error.pos})"
-        return self._redact(f"{type(error).__name__}: {error}")
+    def _describe(self, error: EndpointError) -> str:
+        if error.status in (401, 403):
+            return f"HTTP {error.status}: the endpoint refused the API key; check it"
+        return self._redact(str(error))
 
     def _redact(self, text: str) -> str:
-        key = self._openai.api_key
+        key = self._key
         return text.replace(key, "***") if isinstance(key, str) and len(key) >= 8 else text
 
     @classmethod
@@ -351,13 +298,9 @@ class OpenAIJudge(Judge):
         )
 
 
-def _http_client() -> httpx2.AsyncClient:
-    return judge_http_client({"request": [_count_request], "response": [_check_json_body]})
-
-
-def _is_context_length(error: BaseException | None) -> bool:
+def _is_context_length(error: EndpointError) -> bool:
     """Whether an HTTP 400/413 error says the prompt exceeds the model's context window."""
-    if not isinstance(error, openai.APIStatusError) or error.status_code not in {400, 413}:
+    if error.kind != "status" or error.status not in {400, 413}:
         return False
     if error.code == "context_length_exceeded":
         return True

@@ -3,8 +3,8 @@
 The ``openai``, ``langchain`` and ``llama-cpp`` judges validate each reply themselves. When it
 fails they append the reply and the validation error to the conversation
 (:func:`reask_messages`) and raise :class:`InvalidReply`; :func:`ask_with_reasks` retries
-(tenacity) up to ``max_retries`` times and returns a :class:`~agent_eval.judges.base.JudgeReply`
-with the usage of every attempt, or raises
+(tenacity, entered only after the first try failed) up to ``max_retries`` times and returns a
+:class:`~agent_eval.judges.base.JudgeReply` with the usage of every attempt, or raises
 :class:`~agent_eval.errors.JudgeOutputError` with the last raw reply.
 """
 
@@ -90,23 +90,20 @@ async def ask_with_reasks(
     """
     usage = AttemptUsage()
     start = time.perf_counter()
-    retrying = AsyncRetrying(
-        stop=stop_after_attempt(max_retries + 1), retry=retry_if_exception_type(InvalidReply)
-    )
-    try:
-        async for try_ in retrying:
-            with try_:
-                output, raw = await attempt(usage)
-    except RetryError as exc:
-        invalid = exc.last_attempt.exception()
-        raise JudgeOutputError(
-            f"judge reply did not validate after {usage.attempts} {unit}(s): {invalid}",
-            attempts=usage.attempts,
-            raw_reply=getattr(invalid, "raw_reply", None),
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            usage_known=usage.known,
-        ) from None
+    try:  # the first try outside tenacity: a reply that validates at once pays nothing for it
+        output, raw = await attempt(usage)
+    except InvalidReply as first:
+        if max_retries < 1:
+            raise _invalid(first, usage, unit) from None
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(max_retries), retry=retry_if_exception_type(InvalidReply)
+        )
+        try:
+            async for try_ in retrying:
+                with try_:
+                    output, raw = await attempt(usage)
+        except RetryError as exc:
+            raise _invalid(exc.last_attempt.exception(), usage, unit) from None
     return JudgeReply(
         output=output,
         model=usage.model or model,
@@ -115,5 +112,16 @@ async def ask_with_reasks(
         latency_ms=(time.perf_counter() - start) * 1000,
         attempts=usage.attempts,
         raw_reply=raw,
+        usage_known=usage.known,
+    )
+
+
+def _invalid(invalid: BaseException | None, usage: AttemptUsage, unit: str) -> JudgeOutputError:
+    return JudgeOutputError(
+        f"judge reply did not validate after {usage.attempts} {unit}(s): {invalid}",
+        attempts=usage.attempts,
+        raw_reply=getattr(invalid, "raw_reply", None),
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
         usage_known=usage.known,
     )

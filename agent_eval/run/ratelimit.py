@@ -7,10 +7,10 @@ may go at once, then the rate is held). Tokens per request are estimated before 
 provider counts both against the limit); a request larger than the whole per-minute budget
 waits for a full bucket.
 
-The server's own limit is honoured separately: on HTTP 429 the openai client used by the
-``openai`` judge retries after the ``Retry-After`` / ``retry-after-ms`` header (up to 60 s,
-openai-python's rule), with its own backoff otherwise. Those retries happen inside the wrapped
-judge, so they are not counted against these limits a second time.
+The server's own limit is honoured separately: on HTTP 429 the ``openai`` judge's transport
+(:mod:`agent_eval.judges.openai_http`) retries after the ``Retry-After`` / ``retry-after-ms``
+header (up to 60 s, openai-python's rule), with exponential backoff otherwise. Those retries
+happen inside the wrapped judge, so they are not counted against these limits a second time.
 """
 
 from __future__ import annotations

@@ -49,9 +49,9 @@ __all__ = [
 
 DISTRIBUTION = "otel-agent-eval"
 VERDICT_PACKAGES = (
-    "openai",
-    "httpx2",
     "aiohttp",
+    "tenacity",
+    "openai",
     "pydantic",
     "jinja2",
     "langchain-core",
@@ -60,7 +60,10 @@ VERDICT_PACKAGES = (
     "llama-cpp-python",
     "opentelemetry-sdk",
 )
-"""Packages whose version can change what a judge is sent or how its reply is read."""
+"""Packages whose version can change what a judge is sent or how its reply is read.
+
+The openai judge speaks HTTP through aiohttp and retries with tenacity; ``openai`` is here for
+the LangChain judge, whose ``langchain-openai`` model sends through it."""
 
 _SECRET_WORDS = frozenset({"key", "apikey", "token", "password", "passwd", "secret", "credential"})
 _CHUNK = 1 << 20

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import itertools
 import json
+import socket
 import time
 from collections.abc import AsyncIterator
 
@@ -168,20 +172,91 @@ async def test_concurrent_calls_count_their_own_attempts(fake_server: FakeModelS
     assert [r.attempts for r in replies] == [2, 1]
 
 
-async def test_azure_endpoint_uses_the_azure_client(monkeypatch: pytest.MonkeyPatch) -> None:
-    import openai
+Seen = list[tuple[str, dict[str, str], dict[str, str], dict[str, object]]]
 
+
+@contextlib.asynccontextmanager
+async def capture_server(route: str) -> AsyncIterator[tuple[str, Seen]]:
+    """An endpoint on 127.0.0.1 that records each request's path, query and headers."""
+    from aiohttp import web
+
+    seen: Seen = []
+
+    async def answer(request: web.Request) -> web.Response:
+        body = await request.json()
+        seen.append((request.path, dict(request.query), dict(request.headers), body))
+        arguments = json.dumps({"reason": "ok", "verdict": "1"})
+        call = {"id": "c1", "type": "function",
+                "function": {"name": "OutcomeComparison", "arguments": arguments}}  # fmt: skip
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        return web.json_response({
+            "id": "x", "object": "chat.completion", "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+            "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
+        })  # fmt: skip
+
+    app = web.Application()
+    app.router.add_post(route, answer)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    await web.SockSite(runner, sock).start()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}", seen
+    finally:
+        await runner.cleanup()
+
+
+async def test_azure_endpoint_gets_azure_path_version_and_key_header(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.setenv("AZURE_KEY", SECRET)
-    judge = OpenAIJudge(
-        "my-deployment",
-        api_key_env="AZURE_KEY",
-        azure_endpoint="https://example.invalid",
-        azure_api_version="2024-10-21",
-    )
-    _judges.append(judge)
-    assert isinstance(judge._openai, openai.AsyncAzureOpenAI)
+    async with capture_server("/openai/deployments/{name}/chat/completions") as (root, seen):
+        judge = OpenAIJudge(
+            "my-deployment",
+            api_key_env="AZURE_KEY",
+            azure_endpoint=root + "/",
+            azure_api_version="2024-10-21",
+            default_headers={"X-Gateway": "team-a"},
+        )
+        _judges.append(judge)
+        reply = await judge.ask(REQUEST)
+        await judge.aclose()
+    assert (reply.output.verdict, reply.model, reply.input_tokens) == ("1", "gpt-4o-mini", 7)
+    ((path, query, headers, body),) = seen
+    assert path == "/openai/deployments/my-deployment/chat/completions"
+    assert query == {"api-version": "2024-10-21"}
+    assert headers["api-key"] == SECRET and "Authorization" not in headers
+    assert headers["X-Gateway"] == "team-a"
+    assert body["model"] == "my-deployment"
     assert SECRET not in repr(judge)
+
+
+def test_azure_without_api_version_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_eval.errors import ConfigError
+
+    monkeypatch.delenv("OPENAI_API_VERSION", raising=False)
+    with pytest.raises(ConfigError, match="--azure-api-version"):
+        OpenAIJudge("d", api_key=SECRET, azure_endpoint="https://example.invalid")
+
+
+@pytest.mark.parametrize("userinfo", [False, True], ids=["bearer", "basic-auth"])
+async def test_key_or_userinfo_and_custom_headers_reach_the_endpoint(userinfo: bool) -> None:
+    async with capture_server("/v1/chat/completions") as (root, seen):
+        base_url = root.replace("http://", "http://alice:pw%40x@") if userinfo else root
+        judge = OpenAIJudge("m", base_url=base_url + "/v1", api_key=SECRET,
+                            default_headers={"OpenAI-Organization": "org-1"})  # fmt: skip
+        _judges.append(judge)
+        assert judge.url == root + "/v1/chat/completions"
+        assert (await judge.ask(REQUEST)).output.verdict == "1"
+        await judge.aclose()
+    ((_, _, headers, _),) = seen
+    expected = f"Basic {base64.b64encode(b'alice:pw@x').decode()}" if userinfo else SECRET
+    assert headers["Authorization"] == (expected if userinfo else f"Bearer {SECRET}")
+    assert headers["OpenAI-Organization"] == "org-1"
+    assert "pw" not in repr(judge)
 
 
 def test_unknown_mode_is_a_config_error(fake_server: FakeModelServer) -> None:
@@ -318,3 +393,78 @@ def test_one_judge_serves_successive_event_loops_when_closed_in_each(
         import gc
 
         gc.collect()
+
+
+async def test_connect_failures_are_counted_apart_from_requests_sent() -> None:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there: every attempt fails to connect
+    judge = OpenAIJudge("m", base_url=f"http://127.0.0.1:{port}/v1", api_key=SECRET,
+                        transport_retries=1, max_retries=0)  # fmt: skip
+    _judges.append(judge)
+    with pytest.raises(JudgeTransportError) as caught:
+        await judge.ask(REQUEST)
+    assert caught.value.attempts == 0  # no request was ever sent
+    assert judge.connect_failures == 2
+    assert "0 request(s) and 2 failed connection attempt(s)" in str(caught.value)
+
+
+def test_retry_after_headers_as_openai_reads_them() -> None:
+    from email.utils import formatdate
+
+    from agent_eval.judges.openai_http import retry_after_seconds
+
+    assert retry_after_seconds({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    assert retry_after_seconds({"retry-after": "2.5"}) == 2.5
+    dated = retry_after_seconds({"retry-after": formatdate(time.time() + 30, usegmt=True)})
+    assert dated is not None and 27 < dated <= 30
+    assert retry_after_seconds({"retry-after": "0"}) is None  # backoff instead
+    assert retry_after_seconds({"retry-after": "120"}) is None  # over 60 s: backoff
+    assert retry_after_seconds({"retry-after": "soon"}) is None
+    assert retry_after_seconds({}) is None
+
+
+async def test_x_should_retry_header_overrides_the_status() -> None:
+    from aiohttp import web
+
+    statuses = iter([(400, "true"), (200, None)])
+    calls: list[int] = []
+
+    async def answer(request: web.Request) -> web.Response:
+        status, should = next(statuses)
+        calls.append(status)
+        if status != 200:
+            body = {"error": {"message": "try again", "code": None}}
+            return web.json_response(body, status=status, headers={"x-should-retry": should})
+        return web.json_response({"choices": [{"message": {"content": '{"reason": "ok", '
+                                  '"verdict": "1"}'}}], "usage": {"prompt_tokens": 1,
+                                  "completion_tokens": 1}})  # fmt: skip
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", answer)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    await web.SockSite(runner, sock).start()
+    try:
+        judge = OpenAIJudge("m", base_url=f"http://127.0.0.1:{sock.getsockname()[1]}/v1",
+                            api_key=SECRET, mode="json")  # fmt: skip
+        _judges.append(judge)
+        reply = await judge.ask(REQUEST)
+        await judge.aclose()
+    finally:
+        await runner.cleanup()
+    assert calls == [400, 200] and reply.attempts == 2
+
+
+async def test_retry_after_is_honoured_on_every_retry(fake_server: FakeModelServer) -> None:
+    # regression: from the second retry on, the wait read tenacity's wrapper, not the reply,
+    # and fell back to the backoff (0.5-1 s) instead of the server's Retry-After
+    fake_server.add_rule(HttpError(429, retry_after=1.5), times=2)
+    fake_server.add_rule(GOOD)
+    reply = await make(fake_server).ask(REQUEST)
+    assert reply.attempts == 3 == len(fake_server.requests)
+    stamps = [r.timestamp for r in fake_server.requests]
+    assert min(b - a for a, b in itertools.pairwise(stamps)) >= 1.5 * 0.95

@@ -51,7 +51,7 @@ async def test_thirty_percent_faults_over_500_conversations(tmp_path: Path) -> N
     injected = Counter((r.fault or "").split("(")[0] for r in requests if r.fault)
     assert set(injected) >= {"HttpError", "MalformedJSON", "InvalidVerdict", "Hang"}, injected
     assert sum(injected.values()) / len(requests) > 0.2
-    # Every request the server saw was counted on a row; a few more may have failed on the
-    # connection (a keep-alive socket the server closed after a hang) before reaching it.
+    # Every request sent was counted on a row, and every row's attempts reached the server:
+    # attempts that could not open a connection (never sent) are counted apart.
     attempts = sum(r.attempts for r in rows)
-    assert len(requests) <= attempts <= len(requests) + N // 100
+    assert attempts == len(requests), (attempts, len(requests), judge.connect_failures)

@@ -1,0 +1,38 @@
+"""Prompt templates render exactly as a default jinja2 environment renders them (same bytes)."""
+
+from __future__ import annotations
+
+from importlib.resources import files
+
+import jinja2
+import jinja2.meta
+import pytest
+
+from agent_eval.metrics.prompts import PromptSet
+
+FOLDERS = sorted(
+    entry.name
+    for entry in files("agent_eval.metrics.prompts").iterdir()
+    if entry.is_dir() and any(child.name.endswith(".j2") for child in entry.iterdir())
+)
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_every_template_renders_as_a_default_jinja_environment_does(folder: str) -> None:
+    prompts = PromptSet(folder)
+    reference = jinja2.Environment(
+        loader=jinja2.DictLoader(prompts.sources), undefined=jinja2.StrictUndefined
+    )
+    for name, source in prompts.sources.items():
+        used = jinja2.meta.find_undeclared_variables(reference.parse(source))
+        variables = {var: f"<{var} with {{braces}} and\nlines>" for var in sorted(used)}
+        expected = reference.get_template(name).render(**variables).rstrip()
+        assert prompts.render(name[: -len(".j2")], **variables) == expected, name
+
+
+def test_a_missing_variable_or_template_fails_loudly() -> None:
+    prompts = PromptSet("goal_accuracy_v1")
+    with pytest.raises(jinja2.UndefinedError):
+        prompts.render("infer_goal_user")
+    with pytest.raises(jinja2.TemplateNotFound):
+        prompts.render("no_such_template", x=1)
