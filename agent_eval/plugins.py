@@ -103,14 +103,5 @@ class Registry(Generic[T]):
         return iter(sorted(self._items.items()))
 
     def __contains__(self, name: object) -> bool:
-        """Whether ``name`` is registered (and loads).
-
-        A name that no entry point declares is answered without importing any plugin
-        (``--judge MODEL`` must not import the openai judge's module).
-        """
-        if name in self._items:
-            return True
-        if not self._loaded and name not in {ep.name for ep in entry_points(group=self.group)}:
-            return False
         self._load_entry_points()
         return name in self._items

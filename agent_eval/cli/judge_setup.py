@@ -28,9 +28,8 @@ import os
 from urllib.parse import urlsplit
 
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, redact_url
-from agent_eval.errors import ConfigError, JudgeNotConfiguredError
+from agent_eval.errors import ConfigError
 from agent_eval.judges.base import Judge, JudgeSettings, judges
-from agent_eval.judges.lazy import LazyJudge
 
 __all__ = [
     "HOW_TO_CONFIGURE",
@@ -124,12 +123,8 @@ def check_judge_kind(cfg: ScoreConfig) -> None:
         UnknownPluginError: the ``[judge]`` table's kind is not a registered judge (lists them).
         ConfigError: the kind's plugin is installed but failed to load.
 
-    The built-in ``openai`` judge is not loaded for this check: it ships with agent-eval, and
-    importing it (openai and its HTTP stack) waits until a request misses the judge-call cache.
     """
-    kind = judge_settings(cfg).kind
-    if kind != OPENAI:
-        judges.get(kind)
+    judges.get(judge_settings(cfg).kind)
 
 
 def _label(settings: JudgeSettings) -> str:
@@ -205,10 +200,7 @@ def build_judge(cfg: ScoreConfig, model: str) -> Judge:
     """The judge ``cfg`` picks (:func:`judge_settings`), built by its registered class.
 
     ``model`` is the ``openai`` judge's model (:func:`judge_model`); other judges take theirs
-    from the settings. Wrappers such as a cache go around the judge returned. The ``openai``
-    judge is built when the first request reaches it (:class:`~agent_eval.judges.lazy.LazyJudge`):
-    a run answered wholly from the judge-call cache never imports or starts the openai client;
-    what its constructor would refuse is checked now.
+    from the settings. Wrappers such as a cache go around the judge returned.
 
     Raises:
         UnknownPluginError: the kind is not registered (lists the registered judges).
@@ -217,37 +209,6 @@ def build_judge(cfg: ScoreConfig, model: str) -> Judge:
 
     """
     settings = judge_settings(cfg)
-    if settings.kind != OPENAI:
-        return judges.get(settings.kind).from_settings(settings)
-    settings = dataclasses.replace(settings, model=model)
-    _check_openai(settings)
-    return LazyJudge(model, lambda: judges.get(OPENAI).from_settings(settings))
-
-
-def _check_openai(settings: JudgeSettings) -> None:
-    """Refuse now what ``OpenAIJudge.from_settings`` would refuse, without importing openai.
-
-    Raises:
-        ConfigError: no model, ``[judge.params]`` given, or an unknown mode.
-        JudgeNotConfiguredError: no key in ``$api_key_env``, no base URL, no Azure endpoint.
-
-    """
-    from agent_eval.judges.structured import MODES
-
-    if not (settings.target or settings.model):
-        raise ConfigError("--judge openai needs a model: --judge openai:MODEL or --judge MODEL")
-    if settings.params:
-        raise ConfigError(
-            f"the openai judge takes no [judge.params] (got {sorted(settings.params)}); "
-            "its settings are the [score] keys (base-url, mode, timeout, ...)"
-        )
-    mode = settings.mode or "tools"
-    if mode not in MODES:
-        raise ConfigError(f"unknown judge mode {mode!r}; choose one of {', '.join(MODES)}")
-    base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or None
-    key = os.environ.get(settings.api_key_env)
-    if not key and base_url is None and settings.azure_endpoint is None:
-        raise JudgeNotConfiguredError(
-            f"no API key in ${settings.api_key_env} and no --base-url: set the key, or point "
-            "--base-url at a local OpenAI-compatible server (Ollama, vLLM, llama.cpp)"
-        )
+    if settings.kind == OPENAI:
+        settings = dataclasses.replace(settings, model=model)
+    return judges.get(settings.kind).from_settings(settings)

@@ -20,7 +20,6 @@ from agent_eval.cli.judge_setup import build_judge, judge_settings
 from agent_eval.config import load_config
 from agent_eval.errors import ConfigError, UnknownPluginError
 from agent_eval.judges.langchain_judge import LangChainJudge
-from agent_eval.judges.lazy import LazyJudge
 from agent_eval.judges.openai_judge import OpenAIJudge
 from agent_eval.run.store import load_results
 from agent_eval.testing import FakeModelServer
@@ -162,9 +161,7 @@ def test_judge_build_errors_name_the_fix(factory_module: str) -> None:
     with pytest.raises(UnknownPluginError, match="langchain"):  # lists the registered judges
         build_judge(load_config(judge_table={"kind": "nope"}), "x")
     openai = build_judge(load_config(judge="openai:m", base_url="http://127.0.0.1:9/v1"), "m")
-    # built on the first request that misses the cache (issue 15): nothing imported before
-    assert isinstance(openai, LazyJudge) and openai.model == "m" and not openai.built
-    assert isinstance(openai.judge(), OpenAIJudge) and openai.judge().model == "m"
+    assert isinstance(openai, OpenAIJudge) and openai.model == "m"
 
 
 def test_bad_factory_exits_2_before_any_call(

@@ -1,13 +1,11 @@
-"""The judge adapter is built only when a request misses the cache (issue 15).
+"""A fully cached re-run imports no openai and loads no o200k encoding (issue 15).
 
-A fully cached re-run must not import openai nor load the o200k encoding: both cost about
-0.3 s per command and are not needed when every answer comes from the judge-call cache and
-every rendering fits ``--max-context-tokens`` by its bytes.
+Neither is needed when every answer comes from the judge-call cache and every rendering fits
+``--max-context-tokens`` by its bytes (the encoding costs about 0.3 s per command).
 """
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -16,12 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
-from agent_eval.judges.lazy import LazyJudge
 from agent_eval.run.store import load_results
 from agent_eval.testing import FakeModelServer
 from agent_eval.testing.script import load_script
-
-from .fakes import CountingJudge, request
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,27 +30,6 @@ from agent_eval.cli import main
 sys.argv = ["agent-eval", *sys.argv[1:]]
 main()
 """
-
-
-def test_lazy_judge_builds_on_the_first_request_only() -> None:
-    built: list[CountingJudge] = []
-
-    def build() -> CountingJudge:
-        built.append(CountingJudge("m"))
-        return built[-1]
-
-    judge = LazyJudge("m", build)
-    assert judge.model == "m" and not judge.built and "not built" in repr(judge)
-    asyncio.run(judge.aclose())  # nothing to close
-    assert built == []
-
-    async def twice() -> None:
-        await judge.ask(request("a"))
-        await judge.ask(request("b"))
-        await judge.aclose()
-
-    asyncio.run(twice())
-    assert judge.built and len(built) == 1 and len(built[0].calls) == 2
 
 
 def test_fully_cached_rerun_imports_no_openai_and_loads_no_encoding(
