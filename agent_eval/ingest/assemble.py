@@ -60,6 +60,8 @@ from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.containers.base import Skipped
 from agent_eval.ingest.conventions.base import Convention, conventions, span_markers
 from agent_eval.ingest.conventions.genai_events import is_genai_event
+from agent_eval.ingest.conventions.genai_keys import CONVERSATION_ID, CONVERSATION_ID_FALLBACKS
+from agent_eval.ingest.conventions.history_cache import history_scope
 from agent_eval.ingest.conversation import ConversationBuilder
 from agent_eval.ingest.folding import PrefixFolder, is_bare_call_trace
 from agent_eval.ingest.grouping import Conversation, group_conversations
@@ -75,6 +77,7 @@ GENAI_CONVENTION = "genai"
 """The convention that reads GenAI log records (message events)."""
 
 Key = tuple[str, str]
+_SCOPE_KEYS = (CONVERSATION_ID, *CONVERSATION_ID_FALLBACKS)
 
 
 class Assembler:
@@ -101,7 +104,8 @@ class Assembler:
             self.report.ignore_span("duplicate_span")
             return
         matched = self._detecting(span)
-        self._entries[key] = read_span(span, file, matched, self._seq)
+        with history_scope(_history_scope(span)):
+            self._entries[key] = read_span(span, file, matched, self._seq)
         self._seq += 1
 
     def add_log(self, log: LogRecord, file: FileReport) -> None:
@@ -219,6 +223,16 @@ class Assembler:
             )
             entry.reason, entry.logs = None, len(logs)
             self.report.logs_used += len(logs)
+
+
+def _history_scope(span: SpanRecord) -> str:
+    """Where the span's replayed histories are looked up first: its conversation, else trace."""
+    attributes = span.attributes
+    for key in _SCOPE_KEYS:
+        value = attributes.get(key)
+        if type(value) is str and value:
+            return value
+    return span.trace_id
 
 
 def _triggers(convention: Convention) -> frozenset[str]:
