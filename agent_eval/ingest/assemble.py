@@ -53,8 +53,10 @@ messages a descendant LLM span also recorded: framework span over a client span)
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from dataclasses import replace
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from dataclasses import fields, replace
+from typing import Any
 
 from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.containers.base import Skipped
@@ -67,17 +69,20 @@ from agent_eval.ingest.folding import PrefixFolder, is_bare_call_trace
 from agent_eval.ingest.grouping import Conversation, group_conversations
 from agent_eval.ingest.span_entry import SpanEntry, read_span
 from agent_eval.ingest.spans import LogRecord, SpanRecord
+from agent_eval.ingest.spill import SpillStore, StreamLimits
 from agent_eval.trace import AgentTrace
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Assembler"]
+__all__ = ["STREAM_LIMITS", "Assembler", "StreamLimits"]
 
 GENAI_CONVENTION = "genai"
 """The convention that reads GenAI log records (message events)."""
 
 Key = tuple[str, str]
 _SCOPE_KEYS = (CONVERSATION_ID, *CONVERSATION_ID_FALLBACKS)
+STREAM_LIMITS = StreamLimits()
+"""The memory bounds an :class:`Assembler` gets when none are given (tests may swap it)."""
 
 
 class Assembler:
@@ -89,24 +94,48 @@ class Assembler:
     Not thread-safe: callers that add from several threads (the SDK exporter) hold a lock.
     """
 
-    def __init__(self, report: IngestReport) -> None:
+    def __init__(self, report: IngestReport, limits: StreamLimits | None = None) -> None:
         self.report = report
+        self.limits = limits or STREAM_LIMITS
         self._conventions: list[Convention] | None = None
         self._triggers: list[frozenset[str]] = []
-        self._entries: dict[Key, SpanEntry] = {}
-        self._logs: dict[Key, list[LogRecord]] = {}
+        self._traces: OrderedDict[str, dict[str, SpanEntry]] = OrderedDict()
+        """In-memory trace parts: trace id -> span id -> entry; least recently touched first."""
+        self._first_seq: dict[str, int] = {}
+        """Every trace seen -> the arrival number of its first span (the traces' order)."""
+        self._logs: dict[str, dict[str, list[LogRecord]]] = {}
+        """Log records waiting for the end: trace id -> span id -> records in arrival order."""
+        self._in_memory = 0
+        self._spill: SpillStore | None = None
+        self._spilled: set[str] = set()
+        self._keys: dict[str, list[tuple[str, tuple[int, int, int]]]] = {}
+        """Spilled traces of one part and no log records -> their conversation ids, read once."""
         self._seq = 0
 
     def add_span(self, span: SpanRecord, file: FileReport) -> None:
         """Read one span with the conventions that detect it; the raw span is not kept."""
-        key = (span.trace_id, span.span_id)
-        if key in self._entries:
+        trace_id, span_id = span.trace_id, span.span_id
+        part = self._traces.get(trace_id)
+        if (part is not None and span_id in part) or (
+            trace_id in self._spilled
+            and self._spill is not None
+            and self._spill.has_span(trace_id, span_id)
+        ):
             self.report.ignore_span("duplicate_span")
             return
         matched = self._detecting(span)
         with history_scope(_history_scope(span)):
-            self._entries[key] = read_span(span, file, matched, self._seq)
+            entry = read_span(span, file, matched, self._seq)
+        if part is None:
+            part = self._traces[trace_id] = {}
+            self._first_seq.setdefault(trace_id, self._seq)
+        else:
+            self._traces.move_to_end(trace_id)
+        part[span_id] = entry
         self._seq += 1
+        self._in_memory += 1
+        if self._in_memory > self.limits.max_spans_in_memory:
+            self._spill_idle()
 
     def add_log(self, log: LogRecord, file: FileReport) -> None:
         """Buffer a GenAI event log record until :meth:`finish` joins it to its span."""
@@ -123,16 +152,28 @@ class Assembler:
                 body=log.body,
                 attributes=log.attributes,
             )
-            self._logs.setdefault((log.trace_id, log.span_id), []).append(compact)
+            self._logs.setdefault(log.trace_id, {}).setdefault(log.span_id, []).append(compact)
 
     def finish(self) -> Iterator[AgentTrace]:
         """Join logs, group, order and assemble; yield conversations in order of first span.
 
-        Everything added so far is consumed: the assembler can be reused afterwards.
+        Everything added so far is consumed: the assembler can be reused afterwards. When
+        traces were spilled to disk (:mod:`~agent_eval.ingest.spill`), they are read back one
+        trace, then one conversation, at a time; the output is the same either way.
         """
-        self._join_logs()
-        grouped = group_conversations(self._entries.values())
-        self._entries = {}
+        if self._spill is not None:
+            yield from self._finish_spilled()
+            return
+        order = sorted(self._traces, key=self._first_seq.__getitem__)
+        traces, self._traces = self._traces, OrderedDict()
+        self._first_seq, self._in_memory = {}, 0
+        self._join_logs(traces)
+        grouped = group_conversations(e for t in order for e in traces[t].values())
+        del traces, order
+        yield from self._emit(grouped)
+
+    def _emit(self, grouped: Iterable[Conversation]) -> Iterator[AgentTrace]:
+        """Assemble conversations in order; bare-call ones are held and folded, yielded last."""
         folder = PrefixFolder()
         for conversation in grouped:
             trace = self._build(conversation)
@@ -150,6 +191,88 @@ class Assembler:
                     files[path].conversations -= 1
             self.report.conversations += 1
             yield trace
+
+    def _spill_idle(self, keep: int | None = None) -> None:
+        """Move the least recently touched traces to disk until ``keep`` entries are left.
+
+        A part spilled without waiting log records has its conversation ids read now: when it
+        stays its trace's only part, the end need not read it twice.
+        """
+        if self._spill is None:
+            self._spill = SpillStore()
+        if keep is None:
+            keep = int(self.limits.max_spans_in_memory * self.limits.spill_to)
+        files = _FileIndex(self.report)
+        while self._in_memory > keep and self._traces:
+            trace_id, part = self._traces.popitem(last=False)
+            logs = self._logs.pop(trace_id, {})
+            self._spill.add_part(trace_id, list(part), (files.pack(part.values()), logs))
+            self._in_memory -= len(part)
+            if trace_id in self._spilled:
+                self._keys.pop(trace_id, None)  # a second part: read whole at the end
+            else:
+                self._spilled.add(trace_id)
+                if not logs:
+                    self._keys[trace_id] = _conversation_keys(list(part.values()))
+
+    def _finish_spilled(self) -> Iterator[AgentTrace]:
+        """Pass 1: each trace whole, logs joined, conversation ids found; pass 2: assemble."""
+        store = self._spill
+        assert store is not None
+        try:
+            self._spill_idle(keep=0)  # everything to disk: one path from here on
+            files = _FileIndex(self.report)
+            index: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
+            joined: set[str] = set()
+            for trace_id in sorted(self._first_seq, key=self._first_seq.__getitem__):
+                keys = self._keys.pop(trace_id, None)
+                if keys is None or trace_id in self._logs:
+                    keys = self._join_trace(trace_id, store, files)
+                    joined.add(trace_id)
+                for conversation_id, key in keys:
+                    found = index.get(conversation_id)
+                    if found is None:
+                        index[conversation_id] = (key, [trace_id])
+                    else:
+                        index[conversation_id] = (min(found[0], key), found[1])
+                        found[1].append(trace_id)
+            self._join_logs({}, self._logs)  # log records of traces that have no span
+            self._first_seq, self._spilled = {}, set()
+            order = sorted(index.items(), key=lambda item: (item[1][0][0], item[1][0][2]))
+            del index
+
+            def load(trace_id: str) -> list[SpanEntry]:
+                if trace_id in joined:
+                    return files.unpack(store.joined(trace_id))
+                (packed, _), *_ = store.parts(trace_id)
+                return files.unpack(packed)
+
+            def conversations() -> Iterator[Conversation]:
+                for conversation_id, (_, trace_ids) in order:
+                    entries = [e for t in trace_ids for e in load(t)]
+                    yield next(c for c in group_conversations(entries) if c.id == conversation_id)
+
+            yield from self._emit(conversations())
+        finally:
+            self._spill, self._keys = None, {}
+            store.close()
+
+    def _join_trace(
+        self, trace_id: str, store: SpillStore, files: _FileIndex
+    ) -> list[tuple[str, tuple[int, int, int]]]:
+        """Read a trace's parts whole, join its log records, store it joined; its ids."""
+        entries: list[SpanEntry] = []
+        logs: dict[str, list[LogRecord]] = {}
+        for packed, part_logs in store.parts(trace_id):
+            entries += files.unpack(packed)
+            for span_id, records in part_logs.items():
+                logs.setdefault(span_id, []).extend(records)
+        for span_id, records in self._logs.pop(trace_id, {}).items():
+            logs.setdefault(span_id, []).extend(records)
+        if logs:
+            self._join_logs({trace_id: {e.span_id: e for e in entries}}, {trace_id: logs})
+        store.put_joined(trace_id, files.pack(entries))
+        return _conversation_keys(entries)
 
     def _build(self, conversation: Conversation) -> AgentTrace | None:
         builder = ConversationBuilder(conversation, self.report)
@@ -189,15 +312,24 @@ class Assembler:
             if (not triggers or not markers.isdisjoint(triggers)) and _detects(c, span)
         ]
 
-    def _join_logs(self) -> None:
+    def _join_logs(
+        self,
+        traces: dict[str, dict[str, SpanEntry]],
+        logs: dict[str, dict[str, list[LogRecord]]] | None = None,
+    ) -> None:
+        """Join the waiting log records (default: all of them) to their spans in ``traces``."""
         genai = next((c for c in self._registered() if c.name == GENAI_CONVENTION), None)
-        for key, logs in self._logs.items():
-            entry = self._entries.get(key)
-            if entry is None or genai is None:
-                self.report.ignore_log("log_span_not_found", len(logs))
-                continue
-            self._join(entry, genai, logs)
-        self._logs = {}
+        waiting = self._logs if logs is None else logs
+        for trace_id, spans in waiting.items():
+            trace = traces.get(trace_id, {})
+            for span_id, records in spans.items():
+                entry = trace.get(span_id)
+                if entry is None or genai is None:
+                    self.report.ignore_log("log_span_not_found", len(records))
+                    continue
+                self._join(entry, genai, records)
+        if logs is None or logs is self._logs:
+            self._logs = {}
 
     def _join(self, entry: SpanEntry, genai: Convention, logs: list[LogRecord]) -> None:
         stub = SpanRecord(trace_id=entry.trace_id, span_id=entry.span_id, name=entry.name)
@@ -223,6 +355,50 @@ class Assembler:
             )
             entry.reason, entry.logs = None, len(logs)
             self.report.logs_used += len(logs)
+
+
+class _FileIndex:
+    """Entries as tuples for pickling, their :class:`FileReport` as its index in the report."""
+
+    def __init__(self, report: IngestReport) -> None:
+        self._files = report.files
+        self._index = {id(f): n for n, f in enumerate(report.files)}
+
+    def pack(self, entries: Iterable[SpanEntry]) -> list[tuple[Any, ...]]:
+        out = []
+        for entry in entries:
+            values = [getattr(entry, name) for name in _ENTRY_FIELDS]
+            file = values[_FILE_FIELD]
+            if id(file) not in self._index:  # a file added to the report since
+                self._index = {id(f): n for n, f in enumerate(self._files)}
+            values[_FILE_FIELD] = self._index[id(file)]
+            out.append(tuple(values))
+        return out
+
+    def unpack(self, packed: list[tuple[Any, ...]]) -> list[SpanEntry]:
+        out = []
+        for values in packed:
+            entry = SpanEntry(*values)
+            entry.file = self._files[values[_FILE_FIELD]]
+            out.append(entry)
+        return out
+
+
+_ENTRY_FIELDS = tuple(f.name for f in fields(SpanEntry))
+_FILE_FIELD = _ENTRY_FIELDS.index("file")
+
+
+def _conversation_keys(entries: list[SpanEntry]) -> list[tuple[str, tuple[int, int, int]]]:
+    """The conversations one trace's entries belong to, each with its first entry's order key.
+
+    The key is ``(start, depth, seq)`` of the part's first entry as grouping orders it; a
+    conversation's first entry is the least over its traces.
+    """
+    keys = []
+    for conversation in group_conversations(entries):
+        first = conversation.entries[0]
+        keys.append((conversation.id, (first.start, len(conversation.ancestors(first)), first.seq)))
+    return keys
 
 
 def _history_scope(span: SpanRecord) -> str:

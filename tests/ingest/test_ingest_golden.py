@@ -8,6 +8,9 @@ the conversations produced, in order, each with a SHA-256 of its ``model_dump_js
 test re-ingests every case and compares both, so any change to a transcript, to the order of
 conversations or to a used/ignored count fails here with the case and conversation named.
 
+The same cases run again with the in-memory budget squeezed (every trace spilled to disk as
+soon as another span arrives, or every few spans): the output must still be identical.
+
 Paths are stored relative (``<repo>/...``, ``<shared>/...``) so the file does not depend on
 where the checkout lives. Cases under ``<shared>`` skip when ``../shared`` is absent. When a
 change *is meant* to alter ingest output, regenerate the file with ``--write`` and say why in
@@ -23,6 +26,8 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +168,29 @@ def _golden_cases() -> list[str]:
 @pytest.mark.parametrize("case", _golden_cases())
 def test_ingest_output_is_as_before(case: str) -> None:
     _check(case, _golden().get(case, {}).get("paths", []))
+
+
+@contextmanager
+def _squeezed(limits: Any) -> Iterator[None]:
+    """Assemblers created in the block get ``limits`` (spill to disk early and often)."""
+    from agent_eval.ingest import assemble
+
+    saved = assemble.STREAM_LIMITS
+    assemble.STREAM_LIMITS = limits
+    try:
+        yield
+    finally:
+        assemble.STREAM_LIMITS = saved
+
+
+@pytest.mark.parametrize("budget", ["tightest", "small"])
+@pytest.mark.parametrize("case", _golden_cases())
+def test_ingest_output_is_as_before_when_traces_spill_to_disk(case: str, budget: str) -> None:
+    from agent_eval.ingest.spill import StreamLimits
+
+    limits = StreamLimits.tightest() if budget == "tightest" else StreamLimits(5, 0.5)
+    with _squeezed(limits):
+        _check(case, _golden().get(case, {}).get("paths", []))
 
 
 def test_the_golden_file_covers_every_fixture() -> None:

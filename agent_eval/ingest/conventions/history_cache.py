@@ -55,10 +55,10 @@ HISTORY_CACHE_SIZE = 32
 """How many recently read message arrays of any scope are searched after the scope's own."""
 HISTORY_PER_SCOPE = 4
 """Arrays remembered per scope (a conversation's agents each replay their own history)."""
-HISTORY_SCOPES = 8192
+HISTORY_SCOPES = 1024
 """Scopes (conversations in flight) remembered at most; the least recently used go first."""
-HISTORY_BUDGET_CHARS = 128 << 20
-"""Characters of array text the per-scope arrays may hold in total (~128 MiB of ASCII)."""
+HISTORY_BUDGET_CHARS = 32 << 20
+"""Characters of array text the per-scope arrays may hold in total (~32 MiB of ASCII)."""
 HISTORY_MIN_CHARS = 512
 """Shorter arrays are read whole (nothing worth remembering)."""
 HISTORY_MAX_CHARS = 1 << 20
