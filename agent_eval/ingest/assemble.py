@@ -5,7 +5,10 @@ The :class:`Assembler` is what the ingest pipeline and the SDK exporter feed. It
 1. reads each span when it arrives with every registered convention that detects it
    (:mod:`~agent_eval.ingest.span_entry`; the raw span is not kept);
 2. buffers GenAI log records (v1.28-v1.36 message events) and joins them to their span by trace
-   and span id at :meth:`Assembler.finish`;
+   and span id at :meth:`Assembler.finish`. Only traces still being written stay in memory:
+   beyond ``StreamLimits.max_spans_in_memory`` entries the least recently touched traces spill
+   to disk and are read back at the end (:mod:`~agent_eval.ingest.spill`); the output is the
+   same either way;
 3. groups spans into conversations and orders them (:mod:`~agent_eval.ingest.grouping`);
 4. replays each conversation's LLM calls, tool runs and retrievals into one deduplicated
    transcript (:mod:`~agent_eval.ingest.transcript`) and pairs tool results with their calls
@@ -216,17 +219,29 @@ class Assembler:
                     self._keys[trace_id] = _conversation_keys(list(part.values()))
 
     def _finish_spilled(self) -> Iterator[AgentTrace]:
-        """Pass 1: each trace whole, logs joined, conversation ids found; pass 2: assemble."""
+        """Pass 1: each trace whole, logs joined, conversation ids found; pass 2: assemble.
+
+        Traces still in memory (at most the budget) stay there; spilled ones are read back.
+        """
         store = self._spill
         assert store is not None
         try:
-            self._spill_idle(keep=0)  # everything to disk: one path from here on
             files = _FileIndex(self.report)
+            resident: dict[str, list[SpanEntry]] = {}
             index: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
             joined: set[str] = set()
             for trace_id in sorted(self._first_seq, key=self._first_seq.__getitem__):
                 keys = self._keys.pop(trace_id, None)
-                if keys is None or trace_id in self._logs:
+                if trace_id not in self._spilled:
+                    entries = list(self._traces.pop(trace_id).values())
+                    logs = self._logs.pop(trace_id, None)
+                    if logs:
+                        self._join_logs(
+                            {trace_id: {e.span_id: e for e in entries}}, {trace_id: logs}
+                        )
+                    resident[trace_id] = entries
+                    keys = _conversation_keys(entries)
+                elif keys is None or trace_id in self._logs or trace_id in self._traces:
                     keys = self._join_trace(trace_id, store, files)
                     joined.add(trace_id)
                 for conversation_id, key in keys:
@@ -237,11 +252,13 @@ class Assembler:
                         index[conversation_id] = (min(found[0], key), found[1])
                         found[1].append(trace_id)
             self._join_logs({}, self._logs)  # log records of traces that have no span
-            self._first_seq, self._spilled = {}, set()
+            self._first_seq, self._spilled, self._in_memory = {}, set(), 0
             order = sorted(index.items(), key=lambda item: (item[1][0][0], item[1][0][2]))
             del index
 
             def load(trace_id: str) -> list[SpanEntry]:
+                if trace_id in resident:
+                    return resident[trace_id]
                 if trace_id in joined:
                     return files.unpack(store.joined(trace_id))
                 (packed, _), *_ = store.parts(trace_id)
@@ -267,6 +284,9 @@ class Assembler:
             entries += files.unpack(packed)
             for span_id, records in part_logs.items():
                 logs.setdefault(span_id, []).extend(records)
+        memory = self._traces.pop(trace_id, None)
+        if memory is not None:  # the part that arrived since the last spill
+            entries += memory.values()
         for span_id, records in self._logs.pop(trace_id, {}).items():
             logs.setdefault(span_id, []).extend(records)
         if logs:
