@@ -1,27 +1,46 @@
-"""Token and cost accounting: a price table, judge cost by metric/formatter/model, agent usage.
+"""Token and cost accounting: model prices, judge cost by metric/formatter/model, agent usage.
 
-Prices are USD per million tokens, input and output separately. :data:`PRESET_PRICES` holds
-OpenAI's list prices (standard tier, text tokens) as published on
-https://platform.openai.com/docs/pricing, checked against several copies of that page in 2026
-(the GPT-4.1, GPT-4o, o-series and GPT-5 families). They go stale: override or add models in
-``agent-eval.toml``::
+Prices are USD per million tokens, input and output separately. They come from
+`genai-prices <https://github.com/pydantic/genai-prices>`_, the price database maintained by
+Pydantic (the one pydantic-ai and Logfire use), as bundled with the installed package: a model
+id is matched by that database's own rules, which know exact ids and dated snapshots
+(``gpt-4o-mini-2024-07-18`` is ``gpt-4o-mini``; ``gpt-4o-2024-05-13`` has its own price;
+``o3-mini`` is not ``o3``; ``gpt-5-pro`` is not ``gpt-5``), and find the provider from the model
+id. The bundled snapshot is all that is read: genai-prices can fetch newer prices from GitHub
+(``genai_prices.UpdatePrices``), and agent-eval never starts that, so pricing makes no network
+connection. Upgrade ``genai-prices`` for newer prices; :func:`price_source` names the version
+that priced a run (the run record keeps it).
+
+Prices are read at the base tier: genai-prices is asked the price of a 1,000-token prompt and
+a 1,000-token completion and the per-million rate is derived from that, because the summed
+usage of a run is not one request (a long-context tier applies per request). Cached-input and
+other special rates are not used: the judge's usage counts plain prompt and completion tokens.
+
+``[prices]`` in ``agent-eval.toml`` comes first, for models the database lacks (a self-hosted
+judge, a fine-tune) or a negotiated price::
 
     [prices."gpt-4o-mini"]
     input = 0.15    # USD per 1M input tokens
     output = 0.60   # USD per 1M output tokens
 
-A dated snapshot name (``gpt-4o-mini-2024-07-18``) uses the price of its longest preset or
-configured prefix. A model with no known price has cost ``None`` (shown as ``n/a``), never 0.
+A model with no known price has cost ``None`` (shown as ``n/a``), never 0 and never a guess.
 
 The judge's usage (what scoring cost) and the agent's own usage (what the recorded
 conversations cost, read by ingest from ``gen_ai.usage.*`` / ``llm.token_count.*`` into
-:attr:`AgentTrace.usage <agent_eval.trace.AgentTrace.usage>`) are always reported apart.
+:attr:`AgentTrace.usage <agent_eval.trace.AgentTrace.usage>`) are always reported apart. Rows
+whose judge usage was not reported (``usage_known`` False) are priced at their estimate and
+marked ``~`` / estimated; calls answered from the judge-call cache cost nothing in this run and
+are counted as cached.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import lru_cache
+from importlib import metadata
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.table import Table
@@ -31,16 +50,26 @@ from agent_eval.result import MetricResult
 from agent_eval.trace import AgentTrace
 
 __all__ = [
-    "PRESET_PRICES",
+    "PRICE_DATABASE",
     "Price",
     "PriceTable",
     "UsageLine",
     "agent_usage",
+    "calls_cell",
+    "database_price",
     "judge_usage",
+    "price_source",
     "stage_table",
     "stage_usage",
     "usage_table",
+    "usd_text",
 ]
+
+PRICE_DATABASE = "genai-prices"
+"""The distribution whose bundled price data prices models not in ``[prices]``."""
+
+_PROBE_TOKENS = 1000
+"""Tokens of the probe request whose price gives the per-million rate (base tier)."""
 
 
 class Price(BaseModel):
@@ -49,6 +78,8 @@ class Price(BaseModel):
     Attributes:
         input: USD per million input (prompt) tokens.
         output: USD per million output (completion) tokens.
+        source: Where the price comes from: ``config`` (``[prices]``) or
+            ``genai-prices <version>`` (with the database's model id and provider).
 
     """
 
@@ -56,43 +87,81 @@ class Price(BaseModel):
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
+    source: str = Field(default="config", exclude=True)
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         """USD for the given token counts."""
         return (input_tokens * self.input + output_tokens * self.output) / 1_000_000
 
 
-PRESET_PRICES: Mapping[str, Price] = {
-    "gpt-4o": Price(input=2.50, output=10.00),
-    "gpt-4o-mini": Price(input=0.15, output=0.60),
-    "gpt-4.1": Price(input=2.00, output=8.00),
-    "gpt-4.1-mini": Price(input=0.40, output=1.60),
-    "gpt-4.1-nano": Price(input=0.10, output=0.40),
-    "o3": Price(input=2.00, output=8.00),
-    "o4-mini": Price(input=1.10, output=4.40),
-    "gpt-5": Price(input=1.25, output=10.00),
-    "gpt-5-mini": Price(input=0.25, output=2.00),
-    "gpt-5-nano": Price(input=0.05, output=0.40),
-}
-"""OpenAI list prices, USD per 1M tokens (standard tier; see the module docstring)."""
+def _database_version() -> str | None:
+    try:
+        return metadata.version(PRICE_DATABASE)
+    except metadata.PackageNotFoundError:  # pragma: no cover - a declared dependency
+        return None
+
+
+@lru_cache(maxsize=256)
+def database_price(model: str) -> Price | None:
+    """The price of ``model`` in the bundled genai-prices data; ``None`` when it has none.
+
+    The provider is found from the model id (``provider_id`` is not given); no network is
+    used (the auto-update of genai-prices is never started). The import of genai-prices
+    (0.15-0.4 s measured by bench/usage_accounting.py) happens on the first call.
+    """
+    from genai_prices import Usage, calc_price
+
+    try:
+        probe_in = calc_price(Usage(input_tokens=_PROBE_TOKENS, output_tokens=0), model)
+        probe_out = calc_price(Usage(input_tokens=0, output_tokens=_PROBE_TOKENS), model)
+    except LookupError:
+        return None
+    per_million = Decimal(1_000_000 // _PROBE_TOKENS)
+    return Price(
+        input=float(probe_in.input_price * per_million),
+        output=float(probe_out.output_price * per_million),
+        source=f"{PRICE_DATABASE} {_database_version()} ({probe_in.provider.id} "
+        f"{probe_in.model.id})",
+    )
+
+
+def price_source(prices: PriceTable, models: Iterable[str] = ()) -> dict[str, Any]:
+    """What priced a run, for its reproducibility record (JSON-able).
+
+    Returns:
+        ``{"database": "genai-prices", "version": "0.2.3", "auto_update": False,
+        "overrides": [models in [prices]], "models": {model: {"input", "output", "source"}
+        or None}}`` for the given ``models``.
+
+    """
+    priced: dict[str, Any] = {}
+    for model in models:
+        price = prices.price(model)
+        priced[model] = None if price is None else {**price.model_dump(), "source": price.source}
+    return {
+        "database": PRICE_DATABASE,
+        "version": _database_version(),
+        "auto_update": False,
+        "overrides": sorted(prices.overrides),
+        "models": priced,
+    }
 
 
 class PriceTable:
-    """Model name -> :class:`Price`, the presets overridden by configuration.
+    """Model name -> :class:`Price`: ``[prices]`` overrides first, then genai-prices.
 
     Args:
-        overrides: ``{model: Price}`` that replace or extend the presets.
-        presets: The base table; :data:`PRESET_PRICES` unless given.
+        overrides: ``{model: Price}`` from the configuration; an exact model id each.
+        database: Look models up in genai-prices when not overridden (``False``: overrides
+            only, e.g. to test the ``n/a`` path).
 
     """
 
     def __init__(
-        self,
-        overrides: Mapping[str, Price] | None = None,
-        presets: Mapping[str, Price] = PRESET_PRICES,
+        self, overrides: Mapping[str, Price] | None = None, *, database: bool = True
     ) -> None:
-        self._prices = {**presets, **(overrides or {})}
-        self._by_length = sorted(self._prices, key=len, reverse=True)
+        self.overrides = dict(overrides or {})
+        self.database = database
 
     @classmethod
     def from_config(cls, table: Mapping[str, object] | None) -> PriceTable:
@@ -118,13 +187,12 @@ class PriceTable:
         return cls(overrides)
 
     def price(self, model: str) -> Price | None:
-        """The price of ``model``: exact name, else the longest known prefix, else ``None``."""
-        if model in self._prices:
-            return self._prices[model]
-        for known in self._by_length:
-            if model.startswith(known + "-"):
-                return self._prices[known]
-        return None
+        """The price of ``model``: its ``[prices]`` entry, else genai-prices, else ``None``."""
+        if model in self.overrides:
+            return self.overrides[model]
+        if not self.database or not model or model == "none":
+            return None
+        return database_price(model)
 
     def cost(self, model: str, input_tokens: int, output_tokens: int) -> float | None:
         """USD for the given usage of ``model``; ``None`` when its price is unknown."""
@@ -142,9 +210,14 @@ class UsageLine:
         model: The model whose price applies.
         rows: Result rows (judge usage) or conversations (agent usage) counted.
         calls: Judge requests (attempts) or agent LLM calls.
-        input_tokens: Input tokens, summed.
-        output_tokens: Output tokens, summed.
+        input_tokens: Input tokens, summed: as reported, and the estimate for rows whose
+            usage was not reported (see ``estimated_rows``).
+        output_tokens: Output tokens, summed, likewise.
         cost_usd: USD at the price table, ``None`` when the model's price is unknown.
+        judge_calls: Judge calls asked (cached or not); 0 for agent usage.
+        cached_calls: Of those, calls answered from the judge-call cache (free in this run).
+        estimated_rows: Rows whose usage was not reported, so that the tokens and cost
+            include an estimate (:attr:`MetricResult.usage_known`).
 
     """
 
@@ -155,6 +228,9 @@ class UsageLine:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = field(default=None)
+    judge_calls: int = 0
+    cached_calls: int = 0
+    estimated_rows: int = 0
 
     def add(self, calls: int, input_tokens: int, output_tokens: int) -> None:
         """Count one more row."""
@@ -162,6 +238,19 @@ class UsageLine:
         self.calls += calls
         self.input_tokens += input_tokens
         self.output_tokens += output_tokens
+
+    def add_row(self, row: MetricResult) -> None:
+        """Count one result row: its requests, best token counts, calls and cached calls."""
+        tokens_in, tokens_out = row.best_tokens
+        self.add(row.attempts, tokens_in, tokens_out)
+        self.judge_calls += row.judge_calls
+        self.cached_calls += row.cached_calls
+        self.estimated_rows += int(not row.usage_known)
+
+    @property
+    def all_cached(self) -> bool:
+        """Every judge call of the group was answered from the judge-call cache."""
+        return self.judge_calls > 0 and self.cached_calls == self.judge_calls
 
 
 def _priced(lines: Iterable[UsageLine], prices: PriceTable) -> list[UsageLine]:
@@ -175,7 +264,9 @@ def judge_usage(results: Iterable[MetricResult], prices: PriceTable) -> list[Usa
     """Judge tokens and cost by (metric, formatter, judge model), from result rows.
 
     Rows carry the requests (``attempts``, retries included) and tokens their judge calls
-    spent in the run that wrote them; calls answered from the judge-call cache count zero.
+    spent in the run that wrote them; calls answered from the judge-call cache count zero and
+    are counted in ``cached_calls``. A row without a usage report adds its estimate
+    (``estimated_rows``).
 
     Returns:
         One line per group, sorted by key.
@@ -184,8 +275,7 @@ def judge_usage(results: Iterable[MetricResult], prices: PriceTable) -> list[Usa
     groups: dict[tuple[str, ...], UsageLine] = {}
     for row in results:
         key = (row.metric, row.formatter, row.judge_model)
-        line = groups.setdefault(key, UsageLine(key, row.judge_model))
-        line.add(row.attempts, row.input_tokens, row.output_tokens)
+        groups.setdefault(key, UsageLine(key, row.judge_model)).add_row(row)
     return _priced(groups.values(), prices)
 
 
@@ -193,8 +283,10 @@ def stage_usage(results: Iterable[MetricResult], prices: PriceTable) -> list[Usa
     """Judge tokens and cost by (metric, stage, judge model), for metrics that name stages.
 
     Read from each row's ``details["stages"]`` (``{stage: {calls, input_tokens, output_tokens,
-    attempts}}``, written by multi-stage metrics such as ``faithfulness@1``: ``decompose``,
-    ``verify``); rows without it are not counted. ``rows`` counts the rows where the stage ran.
+    attempts, cached_calls}}``, written by multi-stage metrics such as ``faithfulness@1``:
+    ``decompose``, ``verify``); rows without it are not counted. ``rows`` counts the rows where
+    the stage ran. Stage counts are as reported (a row without a usage report is estimated as
+    a whole, not per stage: see :func:`judge_usage`).
 
     Returns:
         One line per group, sorted by key; empty when no row names stages.
@@ -215,6 +307,9 @@ def stage_usage(results: Iterable[MetricResult], prices: PriceTable) -> list[Usa
                 _int(usage.get("input_tokens")),
                 _int(usage.get("output_tokens")),
             )
+            line.judge_calls += _int(usage.get("calls"))
+            line.cached_calls += _int(usage.get("cached_calls"))
+            line.estimated_rows += int(not row.usage_known)
     return _priced(groups.values(), prices)
 
 
@@ -229,7 +324,7 @@ def stage_table(lines: list[UsageLine]) -> Table:
         table.add_column(column, justify="right" if column[0] in "rioc" else "left")
     for line in lines:
         table.add_row(*line.key, *_numbers(line))
-    table.caption = f"total {_total(lines)}"
+    table.caption = f"total {_total(lines)}" + _legend(lines)
     return table
 
 
@@ -248,19 +343,69 @@ def agent_usage(traces: Iterable[AgentTrace], prices: PriceTable) -> list[UsageL
     return _priced(groups.values(), prices)
 
 
-def _usd(cost: float | None) -> str:
-    return "n/a" if cost is None else f"${cost:.4f}"
+def usd_text(cost: float | None) -> str:
+    """USD with 4 decimals, 6 below $0.0001 (so a priced tiny run never reads ``$0.0000``).
+
+    ``None`` (no price) is ``"n/a"``; exactly 0 is ``"$0.0000"``.
+    """
+    if cost is None:
+        return "n/a"
+    return f"${cost:.6f}" if 0 < cost < 0.0001 else f"${cost:.4f}"
+
+
+_usd = usd_text
 
 
 def _total(lines: list[UsageLine]) -> str:
+    if not lines:
+        return "none recorded"
     costs = [line.cost_usd for line in lines]
     known = sum(c for c in costs if c is not None)
-    return _usd(known) + (" + n/a" if None in costs else "")
+    estimated = "~" if any(line.estimated_rows for line in lines) else ""
+    return estimated + _usd(known) + (" + n/a" if None in costs else "")
+
+
+def calls_cell(requests: int, judge_calls: int, cached_calls: int) -> str:
+    """The requests of a usage line with its cache hits.
+
+    ``"14"`` with no cache hit, ``"12 (988 of 1000 calls cached)"`` with some, ``"0 (all 1000
+    calls cached)"`` when every call was answered from the judge-call cache.
+    """
+    if not cached_calls:
+        return str(requests)
+    if cached_calls == judge_calls:
+        return f"{requests} (all {judge_calls} calls cached)"
+    return f"{requests} ({cached_calls} of {judge_calls} calls cached)"
 
 
 def _numbers(line: UsageLine) -> tuple[str, ...]:
-    counts = (line.rows, line.calls, line.input_tokens, line.output_tokens)
-    return (*(str(n) for n in counts), _usd(line.cost_usd))
+    requests = calls_cell(line.calls, line.judge_calls, line.cached_calls)
+    if line.all_cached:
+        return (str(line.rows), requests, "cached", "cached", "$0 (cached)")
+    mark = "~" if line.estimated_rows else ""
+    cost = _usd(line.cost_usd)
+    if mark and line.cost_usd is not None:
+        cost = f"~{cost} est."
+    return (
+        str(line.rows),
+        requests,
+        f"{mark}{line.input_tokens}",
+        f"{mark}{line.output_tokens}",
+        cost,
+    )
+
+
+def _legend(lines: list[UsageLine]) -> str:
+    notes = []
+    estimated = sum(line.estimated_rows for line in lines)
+    if estimated:
+        notes.append(
+            f"~ = estimated: {estimated} row(s) had no usage report from the endpoint "
+            "(o200k count of their requests and replies)"
+        )
+    if any(line.cached_calls for line in lines):
+        notes.append("cached calls cost nothing in this run")
+    return "".join(f"; {note}" for note in notes)
 
 
 def usage_table(judge: list[UsageLine], agent: list[UsageLine]) -> Table:
@@ -275,5 +420,6 @@ def usage_table(judge: list[UsageLine], agent: list[UsageLine]) -> Table:
         table.add_row("agent", "", "", line.model, *_numbers(line))
     table.caption = (
         f"judge total {_total(judge)}; agent total {_total(agent)} (recorded in the spans)"
+        + _legend(judge)
     )
     return table

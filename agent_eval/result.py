@@ -104,7 +104,19 @@ class MetricResult(BaseModel):
         reference: The reference used, when the metric ran with one.
         atoms: The unit's atoms, for metrics scored from atoms (``None`` for others).
         details: Further metric outputs by name (counts, precision/recall, notes), JSON values.
-        input_tokens / output_tokens: Judge tokens over all calls for this row, retries included.
+        input_tokens / output_tokens: Judge tokens over all calls for this row, retries included,
+            as the endpoint reported them (0 for calls answered from the judge-call cache).
+        usage_known: False when some judge call of this row got no usage report from the
+            endpoint (local servers may send none): ``input_tokens``/``output_tokens`` then
+            count only what was reported, and the ``estimated_*`` fields hold the estimate.
+        estimated_input_tokens / estimated_output_tokens: Only when ``usage_known`` is False:
+            the reported tokens plus, for each call without a report, the ``o200k_base`` count
+            of its request's messages (prompt) and of its reply (completion), times its
+            attempts. ``None`` when the usage is known.
+        judge_calls: Judge calls this row asked for (one per question put to the judge,
+            whether answered by the model or the judge-call cache; re-asks are ``attempts``).
+        cached_calls: Of ``judge_calls``, those answered from the judge-call cache: they cost
+            nothing in this run (0 tokens, 0 requests).
         latency_ms: Wall time of the judge calls for this row, milliseconds.
         attempts: Judge requests made for this row, retries included.
         error_type / error_message: Why the row is not ``ok``.
@@ -141,6 +153,11 @@ class MetricResult(BaseModel):
     details: dict[str, JsonValue] = Field(default_factory=dict)
     input_tokens: int = 0
     output_tokens: int = 0
+    usage_known: bool = True
+    estimated_input_tokens: int | None = None
+    estimated_output_tokens: int | None = None
+    judge_calls: int = 0
+    cached_calls: int = 0
     latency_ms: float = 0.0
     attempts: int = 0
     error_type: str | None = None
@@ -149,6 +166,21 @@ class MetricResult(BaseModel):
     started_at: str = Field(description="ISO-8601 UTC")
     revision: int = Field(default=0, ge=0)
     note: str | None = None
+
+    @property
+    def is_cached(self) -> bool:
+        """Whether every judge call of the row was answered from the judge-call cache."""
+        return self.judge_calls > 0 and self.cached_calls == self.judge_calls
+
+    @property
+    def best_tokens(self) -> tuple[int, int]:
+        """``(input, output)`` judge tokens: reported, or the estimate when usage is unknown."""
+        if self.usage_known:
+            return self.input_tokens, self.output_tokens
+        return (
+            max(self.input_tokens, self.estimated_input_tokens or 0),
+            max(self.output_tokens, self.estimated_output_tokens or 0),
+        )
 
     @property
     def subject(self) -> str:

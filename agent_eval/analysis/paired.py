@@ -42,7 +42,10 @@ class VariantSummary(BaseModel):
     a reply from the judge-call cache costs nothing, so a variant scored after another that
     shared its cache can look cheaper. ``rendered_tokens`` (o200k tokens of the conversations
     as this variant's formatter renders them, when known) compares the variants' prompt sizes
-    independently of the cache.
+    independently of the cache. ``judge_calls`` / ``cached_calls`` count the judge calls and
+    those answered from the cache; ``usage_unknown`` counts rows whose usage the endpoint did
+    not report, whose tokens (and so the cost) are then the estimate of
+    :attr:`MetricResult.best_tokens <agent_eval.result.MetricResult.best_tokens>`.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -62,6 +65,9 @@ class VariantSummary(BaseModel):
     output_tokens: int
     cost_usd: float | None
     rendered_tokens: int | None = None
+    judge_calls: int = 0
+    cached_calls: int = 0
+    usage_unknown: int = 0
     n_labelled: int = 0
     label_agree: int = 0
     label_accuracy: float | None = None
@@ -126,8 +132,8 @@ def summarize_variant(
     scored = verdicts(rows)
     n_pass = sum(scored.values())
     ci = wilson_interval(n_pass, len(scored))
-    tokens_in = sum(r.input_tokens for r in rows)
-    tokens_out = sum(r.output_tokens for r in rows)
+    tokens_in = sum(r.best_tokens[0] for r in rows)
+    tokens_out = sum(r.best_tokens[1] for r in rows)
     first = rows[0] if rows else None
     summary = VariantSummary(
         variant=variant,
@@ -145,6 +151,9 @@ def summarize_variant(
         output_tokens=tokens_out,
         cost_usd=_cost(rows, pricing),
         rendered_tokens=(rendered_tokens or {}).get(first.formatter) if first else None,
+        judge_calls=sum(r.judge_calls for r in rows),
+        cached_calls=sum(r.cached_calls for r in rows),
+        usage_unknown=sum(not r.usage_known for r in rows),
     )
     return _with_labels(summary, scored, labels) if labels else summary
 
@@ -155,7 +164,7 @@ def _cost(rows: Sequence[MetricResult], pricing: Pricing | None) -> float | None
     total = 0.0
     for model, group in group_by(rows, lambda r: r.judge_model).items():
         price = pricing(
-            model, sum(r.input_tokens for r in group), sum(r.output_tokens for r in group)
+            model, sum(r.best_tokens[0] for r in group), sum(r.best_tokens[1] for r in group)
         )
         if price is None:
             return None

@@ -113,6 +113,7 @@ async def score_repeats(
     argv: Sequence[str] = (),
     budget: Budget | None = None,
     record: Mapping[str, Any] | None = None,
+    cache_parameters: Mapping[str, Any] | None = None,
 ) -> list[MetricResult]:
     """Score ``traces`` ``repeats`` times with one formatter; returns this run's rows.
 
@@ -132,6 +133,9 @@ async def score_repeats(
         argv: The command line (secrets already removed), recorded with the run.
         budget: The run's budget, shared by the repeats (``judge`` wraps its BudgetedJudge).
         record: The reproducibility record stored with the run.
+        cache_parameters: Settings hashed into the cache key besides the request (the
+            structured-output mode, as ``score`` and ``compare`` pass it), so that repeat 0
+            shares their cache entries.
 
     Raises:
         ValueError: ``repeats`` is below 2.
@@ -148,7 +152,9 @@ async def score_repeats(
             engine = Engine(
                 metric=metric,
                 formatter=chosen,
-                judge=CachedJudge(judge, cache if mode == "use" else None, mode=mode),
+                judge=CachedJudge(
+                    judge, cache if mode != "off" else None, mode=mode, parameters=cache_parameters
+                ),
                 run_id=run_id,
                 store=store,
                 concurrency=concurrency,

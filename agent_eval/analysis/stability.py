@@ -93,6 +93,10 @@ class Stability(BaseModel):
         atom_fleiss_kappa / n_atom_fleiss: Fleiss' kappa over the atoms judged in all K
             repeats, labels as categories (``None`` where undefined).
         units_pinned: Units whose ``ok`` repeats all judged the same atoms (atom metrics).
+        judge_calls / cached_calls: Judge calls over every repeat, and of them those answered
+            from the judge-call cache (such a repeat re-reads an earlier verdict rather than
+            sampling the judge again).
+        cached_rows: Rows (repeats) whose every judge call came from the cache.
 
     """
 
@@ -112,6 +116,9 @@ class Stability(BaseModel):
     atom_fleiss_kappa: float | None = None
     n_atom_fleiss: int = 0
     units_pinned: int | None = None
+    judge_calls: int = 0
+    cached_calls: int = 0
+    cached_rows: int = 0
 
 
 def _norm(text: str | None) -> str:
@@ -245,4 +252,7 @@ def measure_stability(results: Sequence[MetricResult]) -> Stability:
         atom_fleiss_kappa=atom_kappa,
         n_atom_fleiss=n_atom_fleiss,
         units_pinned=sum(bool(c.atoms_pinned) for c in atom_units) if atom_units else None,
+        judge_calls=sum(r.judge_calls for r in results),
+        cached_calls=sum(r.cached_calls for r in results),
+        cached_rows=sum(r.is_cached for r in results),
     )

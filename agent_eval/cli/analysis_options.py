@@ -81,7 +81,7 @@ def _table(path: Path | None, name: str) -> Mapping[str, Any]:
 
 
 def price_table(path: Path | None) -> PriceTable:
-    """Preset prices overridden by the config's ``[prices]`` table."""
+    """The config's ``[prices]`` table over genai-prices (:class:`~agent_eval.costs.PriceTable`)."""
     return PriceTable.from_config(_table(path, "prices"))
 
 

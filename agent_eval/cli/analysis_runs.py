@@ -5,7 +5,7 @@ Settings come from the ``[score]`` table of ``agent-eval.toml`` and the flags, e
 (:func:`agent_eval.cli.score_cmds.build_judge`) and wrapped the same way
 (:func:`agent_eval.run.judge_stack.wrap_judge`: rate limits, then the judge-call cache in
 ``OUT/judge-cache.db`` unless ``--cache-path`` names another file; ``--no-cache`` bypasses it,
-``--refresh-cache`` re-asks and overwrites). Prices come from ``[prices]``.
+``--refresh-cache`` re-asks and overwrites). Prices come from ``[prices]``, then genai-prices.
 """
 
 from __future__ import annotations
@@ -266,6 +266,7 @@ def run_repeats(
         max_context_tokens=cfg.max_context_tokens, references=references,
         cache_mode="refresh" if cfg.cache == "refresh" else "use", argv=_redacted(cfg, argv),
         budget=budget, record=run_record(cfg, inner.model, {"repeats": repeats}),
+        cache_parameters={"mode": cfg.mode},
     )  # fmt: skip
     try:
         rows = asyncio.run(_closing(inner, work))
@@ -466,6 +467,7 @@ def print_plans(cfg: ScoreConfig, formatters: Sequence[str], repeats: int = 1) -
             references=references,
             max_context_tokens=cfg.max_context_tokens,
             prices=PriceTable.from_config(cfg.prices),
+            default_model=DEFAULT_JUDGE,
         )
         out_console.print(plan.table())
     if repeats > 1:

@@ -268,6 +268,7 @@ def _setup(cfg: ScoreConfig) -> _Setup:
             references=references,
             max_context_tokens=cfg.max_context_tokens,
             prices=PriceTable.from_config(cfg.prices),
+            default_model=DEFAULT_JUDGE,
         )
         for metric in chosen
     ]
@@ -690,6 +691,10 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     when judge-free ones were scored; the variable named by --api-key-env unset); 3 no input
     readable; 4 nothing scored (every conversation errored or was skipped; see agent-eval
     errors DIR); 5 the output cannot be written, or another run holds its lock.
+
+    Cost: prices from the [prices] config table, then genai-prices (bundled, never fetched);
+    n/a for an unknown model. Usage the endpoint did not report is estimated and marked ~;
+    calls answered from the judge-call cache are counted as cached and cost $0 in this run.
     """
     overrides = config_overrides(locals()) | {
         "tool_references": tool_references,

@@ -84,7 +84,9 @@ class JudgeReply(Generic[T]):
         raw_reply: The last raw completion text (the JSON or tool arguments the model wrote).
         cached: True when the reply came from a judge-call cache, not the model.
         usage_known: False when the endpoint reported no usage for some attempt (local
-            servers may not): the token counts are then a lower bound, not the cost.
+            servers may not): the token counts are then a lower bound, not the cost. On a
+            cached reply it is the state of the call that wrote the cache entry (the reply
+            itself cost nothing).
 
     """
 

@@ -33,6 +33,7 @@ from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
 from agent_eval.metrics.units import Unit, UnitKind, answer_units, conversation_unit
 from agent_eval.plugins import Registry
 from agent_eval.result import Atom, score_from_atoms
+from agent_eval.tokens import count_tokens
 from agent_eval.trace import AgentTrace
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "MetricParams",
     "StageUsage",
     "UnitSkipped",
+    "estimate_call",
     "metrics",
     "require_judge",
 ]
@@ -136,6 +138,22 @@ class UnitSkipped(Exception):
         super().__init__(message)
 
 
+def estimate_call(request: JudgeRequest | None, reply_text: str, attempts: int) -> tuple[int, int]:
+    """``(prompt, completion)`` tokens of a judge call whose usage was not reported (estimate).
+
+    ``o200k_base`` tokens of the request's message contents and of the reply text, each times
+    ``attempts`` (at least 1); chat framing and re-ask messages are not counted, so it is a
+    floor rather than a bound. ``request`` ``None`` estimates the prompt as 0.
+    """
+    times = max(attempts, 1)
+    prompt = (
+        0
+        if request is None
+        else sum(count_tokens(str(message.get("content") or "")) for message in request.messages)
+    )
+    return prompt * times, count_tokens(reply_text) * times
+
+
 @dataclass
 class StageUsage:
     """Judge usage of one stage of a metric (``decompose``, ``verify``...) on one row."""
@@ -163,24 +181,66 @@ class CallTally:
 
     Calls asked with a ``stage`` name are also counted per stage (:attr:`stages`); the engine
     stores those counts on the row as ``details["stages"]``.
+
+    A call whose usage the endpoint did not report (``usage_known=False`` on the reply or
+    error) makes the row's usage unknown; :attr:`estimated_input_tokens` /
+    :attr:`estimated_output_tokens` then add, for that call, the ``o200k_base`` count of the
+    request's messages and of the reply text, each times the call's attempts (the same
+    tokenizer the dry-run plan and the budget use; :func:`estimate_call`). A call answered from
+    the judge-call cache costs nothing in this run and never makes the usage unknown.
     """
 
     input_tokens: int = 0
     output_tokens: int = 0
     latency_ms: float = 0.0
     attempts: int = 0
+    calls: int = 0
     cached_calls: int = 0
+    usage_known: bool = True
+    estimated_input_tokens: int = 0
+    estimated_output_tokens: int = 0
     details: dict[str, Any] = field(default_factory=dict)
     """Intermediate outputs of the stages that succeeded (kept on an error row)."""
     stages: dict[str, StageUsage] = field(default_factory=dict)
     """Usage by stage name, in the order the stages first ran."""
 
-    def add_reply(self, reply: JudgeReply[Any], stage: str | None = None) -> None:
-        """Count a successful call (also under ``stage`` when given)."""
-        self.input_tokens += reply.input_tokens
-        self.output_tokens += reply.output_tokens
+    def _count(
+        self,
+        request: JudgeRequest | None,
+        reported: tuple[int, int],
+        attempts: int,
+        known: bool,
+        reply_text: str,
+    ) -> None:
+        self.input_tokens += reported[0]
+        self.output_tokens += reported[1]
+        self.attempts += attempts
+        self.calls += 1
+        if known:
+            self.estimated_input_tokens += reported[0]
+            self.estimated_output_tokens += reported[1]
+            return
+        self.usage_known = False
+        guess = estimate_call(request, reply_text, attempts)
+        self.estimated_input_tokens += max(reported[0], guess[0])
+        self.estimated_output_tokens += max(reported[1], guess[1])
+
+    def add_reply(
+        self,
+        reply: JudgeReply[Any],
+        stage: str | None = None,
+        request: JudgeRequest | None = None,
+    ) -> None:
+        """Count a successful call (also under ``stage`` when given).
+
+        ``request`` is what was asked; it is needed only to estimate a reply without usage.
+        """
+        known = reply.usage_known or reply.cached
+        self._count(
+            request, (reply.input_tokens, reply.output_tokens), reply.attempts, known,
+            reply.raw_reply,
+        )  # fmt: skip
         self.latency_ms += reply.latency_ms
-        self.attempts += reply.attempts
         self.cached_calls += int(reply.cached)
         if stage is not None:
             usage = self.stages.setdefault(stage, StageUsage())
@@ -190,12 +250,19 @@ class CallTally:
             usage.attempts += reply.attempts
             usage.cached_calls += int(reply.cached)
 
-    def add_error(self, error: JudgeError, latency_ms: float, stage: str | None = None) -> None:
+    def add_error(
+        self,
+        error: JudgeError,
+        latency_ms: float,
+        stage: str | None = None,
+        request: JudgeRequest | None = None,
+    ) -> None:
         """Count a failed call (its attempts and the usage it reported)."""
-        self.input_tokens += error.input_tokens
-        self.output_tokens += error.output_tokens
+        self._count(
+            request, (error.input_tokens, error.output_tokens), error.attempts,
+            error.usage_known, error.raw_reply or "",
+        )  # fmt: skip
         self.latency_ms += latency_ms
-        self.attempts += error.attempts
         if stage is not None:
             usage = self.stages.setdefault(stage, StageUsage())
             usage.calls += 1
@@ -211,10 +278,27 @@ class CallTally:
         try:
             reply = await judge.ask(request)
         except JudgeError as exc:
-            self.add_error(exc, (time.perf_counter() - start) * 1000, stage)
+            self.add_error(exc, (time.perf_counter() - start) * 1000, stage, request)
             raise
-        self.add_reply(reply, stage)
+        self.add_reply(reply, stage, request)
         return reply
+
+    def usage_fields(self) -> dict[str, Any]:
+        """The row's usage fields of :class:`~agent_eval.result.MetricResult`.
+
+        Tokens, requests, calls, cached calls, whether the usage is known and, when it is
+        not, the estimate.
+        """
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "attempts": self.attempts,
+            "judge_calls": self.calls,
+            "cached_calls": self.cached_calls,
+            "usage_known": self.usage_known,
+            "estimated_input_tokens": None if self.usage_known else self.estimated_input_tokens,
+            "estimated_output_tokens": None if self.usage_known else self.estimated_output_tokens,
+        }
 
     def stage_details(self) -> dict[str, JsonValue]:
         """``{"stages": {name: counts}}`` when any call named a stage, else ``{}``."""

@@ -81,7 +81,9 @@ class RunSummary(BaseModel):
         metric_means: Mean score of the ``ok`` rows of repeat 0 per metric.
         ci_low / ci_high: Its 95% Wilson interval (Wilson 1927) when every verdict is binary
             (``"0"``/``"1"``); ``None`` for fractional scores (from atoms).
-        input_tokens / output_tokens: Judge tokens over all rows, retries included.
+        input_tokens / output_tokens: Judge tokens over all rows, retries included; a row
+            whose usage was not reported counts its estimate (:attr:`MetricResult.best_tokens`).
+        n_usage_unknown: Rows whose usage was not reported (their tokens are estimates).
         n_cached: Rows of all repeats whose every judge reply came from the judge-call cache.
         cost_usd: Judge cost over all rows, ``None`` when a model's price is unknown.
 
@@ -106,6 +108,7 @@ class RunSummary(BaseModel):
     n_cached: int
     cost_usd: float | None
     identities: list[ConfigurationIdentity]
+    n_usage_unknown: int = 0
 
 
 class RunInfo(BaseModel):
@@ -254,8 +257,12 @@ def is_cached(r: MetricResult) -> bool:
 
     ``attempts`` counts the HTTP requests (or local generations) a row made, and a cached reply
     makes none (:class:`agent_eval.judges.base.JudgeReply`). Rows of judge-free metrics
-    (``judge_model == "none"``) make none either, and are not cached.
+    (``judge_model == "none"``) make none either, and are not cached. Rows that count their
+    judge calls (``judge_calls``, written since agent-eval records cache hits per row) are
+    cached when every call was (:attr:`MetricResult.is_cached`).
     """
+    if r.judge_calls:
+        return r.status == "ok" and r.is_cached
     return r.status == "ok" and r.attempts == 0 and r.judge_model != NO_FORMATTER
 
 
@@ -314,7 +321,7 @@ def _summary(
     for r in rows:
         by_model.setdefault(r.judge_model, []).append(r)
     costs = [
-        pricing(m, sum(r.input_tokens for r in g), sum(r.output_tokens for r in g))
+        pricing(m, sum(r.best_tokens[0] for r in g), sum(r.best_tokens[1] for r in g))
         if pricing
         else None
         for m, g in by_model.items()
@@ -333,8 +340,9 @@ def _summary(
         metric_means={m: sum(v) / len(v) for m, v in sorted(by_metric.items())},
         ci_low=ci[0] if ci else None,
         ci_high=ci[1] if ci else None,
-        input_tokens=sum(r.input_tokens for r in rows),
-        output_tokens=sum(r.output_tokens for r in rows),
+        input_tokens=sum(r.best_tokens[0] for r in rows),
+        output_tokens=sum(r.best_tokens[1] for r in rows),
+        n_usage_unknown=sum(not r.usage_known for r in rows),
         n_cached=sum(is_cached(r) for r in rows),
         cost_usd=None if not costs or None in costs else sum(c or 0.0 for c in costs),
         identities=sorted({ConfigurationIdentity.of(r) for r in rows}, key=str),

@@ -18,10 +18,11 @@ if TYPE_CHECKING:  # annotations only: the statistics libraries load when the an
     from agent_eval.analysis.calibration import Calibration
     from agent_eval.analysis.claim_calibration import ClaimCalibration
     from agent_eval.analysis.ordinal import OrdinalCalibration
-    from agent_eval.analysis.paired import PairComparison, VariantComparison
+    from agent_eval.analysis.paired import PairComparison, VariantComparison, VariantSummary
     from agent_eval.analysis.stability import Stability
 
 __all__ = [
+    "cache_caption",
     "calibration_table",
     "claim_calibration_tables",
     "comparison_tables",
@@ -43,7 +44,12 @@ def fixed(value: float | None, digits: int = 3) -> str:
 
 
 def usd(value: float | None) -> str:
-    """A cost in US dollars with 4 decimals (``"$0.0123"``), ``"n/a"`` for ``None``."""
+    """A cost in US dollars with 4 decimals (``"$0.0123"``), ``"n/a"`` for ``None``.
+
+    Below $0.0001 (and above 0) 6 decimals, so a priced tiny run never reads ``$0.0000``.
+    """
+    if value is not None and 0 < value < 0.0001:
+        return f"${fixed(value, 6)}"
     return "n/a" if value is None else f"${fixed(value, 4)}"
 
 
@@ -92,8 +98,7 @@ def comparison_tables(cmp: VariantComparison) -> RenderableType:
             str(v.n_error),
             str(v.n_skipped),
             f"{fixed(v.mean_score)} [{fixed(v.ci_low)}, {fixed(v.ci_high)}]",
-            f"{v.input_tokens}/{v.output_tokens}",
-            usd(v.cost_usd),
+            *_usage_cells(v),
             "n/a" if v.rendered_tokens is None else str(v.rendered_tokens),
         ]
         if labelled:
@@ -115,6 +120,24 @@ def comparison_tables(cmp: VariantComparison) -> RenderableType:
             escape(", ".join(f.conversation_id for f in p.flipped)),
         )
     return Group(variants, pairs, *(_flipped_table(p) for p in cmp.pairs if p.flipped))
+
+
+def _usage_cells(v: VariantSummary) -> tuple[str, str]:
+    """``tokens in/out`` and ``cost`` of a variant, saying ``cached`` and ``~`` (estimated).
+
+    All calls cached: ``cached (12 of 12 calls)`` and ``$0 (cached)``; some: the tokens with
+    ``, 988 of 1000 cached``; a row without a usage report marks both cells ``~`` / ``est.``.
+    """
+    if v.judge_calls and v.cached_calls == v.judge_calls:
+        return f"cached ({v.cached_calls} of {v.judge_calls} calls)", "$0 (cached)"
+    mark = "~" if v.usage_unknown else ""
+    tokens = f"{mark}{v.input_tokens}/{mark}{v.output_tokens}"
+    if v.cached_calls:
+        tokens += f", {v.cached_calls} of {v.judge_calls} cached"
+    cost = usd(v.cost_usd)
+    if mark and v.cost_usd is not None:
+        cost = f"~{cost} est."
+    return tokens, cost
 
 
 def _flipped_table(pair: PairComparison, width: int = 120) -> Table:
@@ -148,6 +171,7 @@ def stability_tables(st: Stability) -> RenderableType:
             f"at comparison {st.stage_counts['comparison']}"
         ),
         title_justify="left",
+        caption=cache_caption(st),
     )
     for name in ("conversation", "1", "0", "not ok", "majority", "varies at"):
         table.add_column(name)
@@ -163,6 +187,23 @@ def stability_tables(st: Stability) -> RenderableType:
     return table
 
 
+def cache_caption(st: Stability) -> str | None:
+    """The judge calls of a stability run and how many the cache answered; ``None`` if none.
+
+    ``"judge calls: 50, 10 cached (2 of 10 repeats answered from the judge-call cache, at 0
+    tokens and $0 in this run)"``.
+    """
+    if not st.judge_calls:
+        return None
+    if not st.cached_calls:
+        return f"judge calls: {st.judge_calls}, none cached"
+    rows = sum(c.n_pass + c.n_fail + c.n_not_ok for c in st.conversations)
+    return (
+        f"judge calls: {st.judge_calls}, {st.cached_calls} cached ({st.cached_rows} of {rows} "
+        "repeats answered from the judge-call cache, at 0 tokens and $0 in this run)"
+    )
+
+
 def _atom_stability_table(st: Stability) -> RenderableType:
     """Stability of an atom metric: per-score and per-atom flip rates, one row per unit."""
     table = Table(
@@ -176,6 +217,7 @@ def _atom_stability_table(st: Stability) -> RenderableType:
             f"{st.stage_counts.get('verification', 0)}"
         ),
         title_justify="left",
+        caption=cache_caption(st),
     )
     for name in ("unit", "scores", "atoms flipping", "pinned", "not ok", "varies at"):
         table.add_column(name)

@@ -191,7 +191,7 @@ class BudgetedJudge(Judge):
         except BaseException:
             await self._settle(tokens, cost, 0, 0)
             raise
-        known = reply.input_tokens or reply.output_tokens  # no usage reported: the estimate
+        known = reply.usage_known  # no usage reported: charge the estimate
         used_in = reply.input_tokens if known else prompt
         used_out = reply.output_tokens if known else completion
         await self._settle(tokens, cost, used_in, used_out)

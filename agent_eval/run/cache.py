@@ -4,7 +4,8 @@ The key is the sha256 of a canonical JSON serialization (sorted keys, no whitesp
 exactly what decides the judge's answer and is sent to the endpoint: the model, the sampling and
 structured-output parameters, the messages and the response JSON schema. Headers, API keys and
 the base URL are never part of the key or of anything stored. The value is the validated output
-JSON, the token usage, the raw reply and the model that answered.
+JSON, the token usage of the original call and whether the endpoint reported it
+(``usage_known``), the raw reply and the model that answered.
 
 Only replies that validated are cached; a failed call is never cached, so a re-run retries it.
 :class:`CachedJudge` wraps any :class:`~agent_eval.judges.base.Judge` and is itself one, so it
@@ -53,9 +54,13 @@ CREATE TABLE IF NOT EXISTS judge_calls (
     input_tokens INTEGER NOT NULL,
     output_tokens INTEGER NOT NULL,
     raw_reply TEXT,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    usage_known INTEGER
 ) WITHOUT ROWID
 """
+_ADDED_COLUMNS = {"usage_known": "INTEGER"}
+"""Columns added after the first release: added to an older cache file when it is opened
+(``NULL`` reads as the column's default)."""
 
 
 def request_key(payload: Mapping[str, Any]) -> str:
@@ -82,6 +87,9 @@ class CacheEntry:
         input_tokens: Prompt tokens the original call used (retries included).
         output_tokens: Completion tokens the original call used.
         raw_reply: The raw completion text, when the judge reported it.
+        usage_known: Whether the endpoint reported the original call's usage (False: the
+            token counts are a lower bound). Entries written before this was recorded read
+            as True.
 
     """
 
@@ -90,6 +98,7 @@ class CacheEntry:
     input_tokens: int = 0
     output_tokens: int = 0
     raw_reply: str | None = None
+    usage_known: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +145,7 @@ class JudgeCache:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA busy_timeout=10000")
             self._db.execute(_SCHEMA)
+            self._add_columns()
         except (OSError, sqlite3.Error) as exc:
             if hasattr(self, "_db"):  # opened, then a PRAGMA or the schema failed
                 self._db.close()
@@ -144,20 +154,42 @@ class JudgeCache:
                 "or --no-cache"
             ) from exc
 
+    def _add_columns(self) -> None:
+        present = {row[1] for row in self._db.execute("PRAGMA table_info(judge_calls)")}
+        for name, kind in _ADDED_COLUMNS.items():
+            if name in present:
+                continue
+            try:
+                self._db.execute(f"ALTER TABLE judge_calls ADD COLUMN {name} {kind}")
+            except sqlite3.OperationalError as exc:  # another process added it first
+                if "duplicate column" not in str(exc):
+                    raise
+
     def get(self, key: str) -> CacheEntry | None:
         """The entry stored under ``key``, or ``None``."""
         row = self._run(
-            "SELECT model, output, input_tokens, output_tokens, raw_reply FROM judge_calls "
-            "WHERE key = ?",
+            "SELECT model, output, input_tokens, output_tokens, raw_reply, usage_known "
+            "FROM judge_calls WHERE key = ?",
             (key,),
         ).fetchone()
-        return None if row is None else CacheEntry(*row)
+        if row is None:
+            return None
+        model, output, tokens_in, tokens_out, raw_reply, known = row
+        return CacheEntry(
+            model,
+            output,
+            tokens_in,
+            tokens_out,
+            raw_reply,
+            usage_known=known is None or bool(known),
+        )
 
     def put(self, key: str, entry: CacheEntry) -> None:
         """Store (or replace) ``entry`` under ``key``; durable when this returns."""
         created = datetime.now(UTC).isoformat(timespec="seconds")
         self._run(
-            "INSERT OR REPLACE INTO judge_calls VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO judge_calls (key, model, output, input_tokens, "
+            "output_tokens, raw_reply, created_at, usage_known) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 key,
                 entry.model,
@@ -166,6 +198,7 @@ class JudgeCache:
                 entry.output_tokens,
                 entry.raw_reply,
                 created,
+                int(entry.usage_known),
             ),
         )
 
@@ -244,7 +277,9 @@ class CachedJudge(Judge):
     first and then read its cached reply (also with ``refresh``, which ignores only entries
     this wrapper did not write itself). A hit returns the stored output re-validated as the
     request's ``response_model``, with ``cached=True``, ``attempts=0`` and zero tokens and
-    latency (it cost nothing this run); the original usage stays in the cache file.
+    latency (it cost nothing this run); the original usage stays in the cache file, and the
+    reply's ``usage_known`` says whether the endpoint had reported it (a cached reply keeps the
+    known/unknown state of the call that wrote it; its cost in this run is 0 either way).
 
     Args:
         inner: The judge asked on a miss.
@@ -326,6 +361,7 @@ def _entry_from(reply: JudgeReply[Any]) -> CacheEntry:
         input_tokens=reply.input_tokens,
         output_tokens=reply.output_tokens,
         raw_reply=reply.raw_reply,
+        usage_known=reply.usage_known,
     )
 
 
@@ -339,4 +375,5 @@ def _reply_from(entry: CacheEntry, request: JudgeRequest) -> JudgeReply[Any]:
         attempts=0,
         raw_reply=entry.raw_reply or "",
         cached=True,
+        usage_known=entry.usage_known,
     )

@@ -360,11 +360,9 @@ class Engine:
             prompt_sha256=self.metric.prompt_sha256,
             judge_model=self.judge_model,
             repeat=self.repeat,
-            input_tokens=tally.input_tokens,
-            output_tokens=tally.output_tokens,
             latency_ms=round(tally.latency_ms, 3),
-            attempts=tally.attempts,
             started_at=started_at,
+            **tally.usage_fields(),
             **fields,
         )
 

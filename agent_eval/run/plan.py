@@ -3,7 +3,9 @@
 For one metric and formatter: how many conversations there are, how many would be sent and
 how many skipped (and why), the judge calls, the prompt tokens (o200k estimate of every call,
 later stages estimated with the reference or empty outputs), and an estimated cost from the
-price table when the judge model has a known price. Completion tokens are estimated at
+price table (``[prices]``, then genai-prices: :mod:`agent_eval.costs`) when the judge model has
+a known price. With no judge configured, the cost is estimated at the default judge's price
+and says so. Completion tokens are estimated at
 :data:`OUTPUT_TOKENS_PER_CALL` per call: a verdict with a short reason.
 """
 
@@ -16,7 +18,7 @@ from typing import Any
 
 from rich.table import Table
 
-from agent_eval.costs import PriceTable
+from agent_eval.costs import PriceTable, usd_text
 from agent_eval.formatting.base import Formatter
 from agent_eval.metrics.base import Metric
 from agent_eval.run.outcomes import build_samples, skip_fields
@@ -46,6 +48,8 @@ class RunPlan:
         output_tokens: Estimated completion tokens (:data:`OUTPUT_TOKENS_PER_CALL` per call).
         cost_usd: Estimated USD, ``None`` when the model's price is unknown or no judge is set.
         judge_free: The metric calls no judge.
+        priced_as: The model the cost was estimated for when no judge is configured (the
+            default judge), ``None`` otherwise.
 
     """
 
@@ -61,6 +65,7 @@ class RunPlan:
     output_tokens: int = 0
     cost_usd: float | None = None
     judge_free: bool = False
+    priced_as: str | None = None
 
     def table(self) -> Table:
         """The plan as a two-column rich table."""
@@ -70,7 +75,9 @@ class RunPlan:
         table.add_column("what", style="bold")
         table.add_column("value")
         skipped = ", ".join(f"{k}: {v}" for k, v in sorted(self.skipped.items()))
-        cost = "n/a (no price for this judge)" if self.cost_usd is None else f"${self.cost_usd:.4f}"
+        cost = "n/a (no price for this judge)" if self.cost_usd is None else usd_text(self.cost_usd)
+        if self.cost_usd is not None and self.priced_as is not None:
+            cost += f" at {self.priced_as} prices (the default judge; none configured)"
         judge = self.judge_model or "(none configured)"
         if self.judge_free:
             judge = "none needed (judge-free metric)"
@@ -101,11 +108,14 @@ def plan_run(
     references: Mapping[str, str] | None = None,
     max_context_tokens: int | None = None,
     prices: PriceTable | None = None,
+    default_model: str | None = None,
 ) -> RunPlan:
     """Plan ``metric`` with ``formatter`` over ``traces`` (renders each; calls no judge).
 
     A conversation whose rendering fails is counted as one skipped unit (``formatter_error``),
     as the engine would record it as an error. Judge-free metrics plan no calls and cost 0.
+    With ``judge_model`` ``None``, the cost is estimated for ``default_model`` (the judge a
+    run would use once a key is set) and the plan names it (:attr:`RunPlan.priced_as`).
     """
     plan = RunPlan(metric=metric.id, formatter=formatter.identity, judge_model=judge_model)
     plan.judge_free = not metric.requires_judge
@@ -130,9 +140,11 @@ def plan_run(
                 plan.prompt_tokens += metric.planned_prompt_tokens(sample)
     plan.judge_calls = plan.to_score * metric.judge_calls if metric.requires_judge else 0
     plan.output_tokens = plan.judge_calls * OUTPUT_TOKENS_PER_CALL
-    if judge_model is not None and metric.requires_judge:
+    priced = judge_model or default_model
+    if priced is not None and metric.requires_judge:
         table = prices or PriceTable()
-        plan.cost_usd = table.cost(judge_model, plan.prompt_tokens, plan.output_tokens)
+        plan.cost_usd = table.cost(priced, plan.prompt_tokens, plan.output_tokens)
+        plan.priced_as = None if judge_model is not None else priced
     elif not metric.requires_judge:
         plan.cost_usd = 0.0
     return plan

@@ -13,7 +13,10 @@ Every scoring run stores a record beside its configuration identity (the ``runs`
 - ``inputs``: sha256 and size of every input file (directories and globs expanded as ingest
   expands them), and of the references and labels files;
 - ``config``: the config file's path, sha256 and parsed content with secrets removed (values of
-  keys that name a key, token, password or secret, and credentials inside URLs).
+  keys that name a key, token, password or secret, and credentials inside URLs);
+- ``prices``: what priced the run (:func:`agent_eval.costs.price_source`): the genai-prices
+  version whose bundled data was used (never auto-updated), the ``[prices]`` overrides, and the
+  judge model's price with its source.
 
 :func:`diff_records` flattens two records to dotted keys and lists the keys whose values
 differ.
@@ -131,6 +134,7 @@ def reproducibility_record(
     references: Path | None = None,
     labels: Path | None = None,
     config_file: Path | None = None,
+    prices: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The record of a run about to start (JSON-able; never a secret).
 
@@ -141,6 +145,7 @@ def reproducibility_record(
         references: The references file, if any.
         labels: The labels file, if any.
         config_file: The config file read, if any.
+        prices: What priced the run (:func:`agent_eval.costs.price_source`), if known.
 
     """
     return {
@@ -161,6 +166,7 @@ def reproducibility_record(
         "references": None if references is None else file_digest(references),
         "labels": None if labels is None else file_digest(labels),
         "config": _config(config_file),
+        "prices": None if prices is None else dict(prices),
     }
 
 
@@ -170,13 +176,16 @@ def run_record(
     """The record of a run of ``cfg`` with judge ``model``.
 
     Its inputs, references and config file, and its :func:`request_parameters` plus ``extra``
-    (e.g. ``{"repeats": 5}``).
+    (e.g. ``{"repeats": 5}``), and what priced it (``[prices]``, then genai-prices).
     """
+    from agent_eval.costs import PriceTable, price_source
+
     return reproducibility_record(
         inputs=cfg.paths,
         request=request_parameters(cfg, model) | dict(extra or {}),
         references=cfg.references,
         config_file=cfg.config_file,
+        prices=price_source(PriceTable.from_config(cfg.prices), [model] if model else []),
     )
 
 

@@ -79,7 +79,7 @@ ResultKey = tuple[str, str, str, str, str, str, int, int]
 
 _FIELDS = tuple(MetricResult.model_fields)
 _COLUMNS = ", ".join(_FIELDS)
-_SQL_TYPES = {"int": "INTEGER", "float": "REAL"}
+_SQL_TYPES = {"bool": "INTEGER", "int": "INTEGER", "float": "REAL"}
 _JSON_FIELDS = ("trace_ids", "atoms", "details")
 _NOT_NULL_DEFAULTS = {"unit_id": "'conversation'", "revision": "0"}
 

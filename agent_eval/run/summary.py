@@ -32,6 +32,11 @@ class RunSummary:
         score_sum: Sum of the scores of the ``ok`` rows.
         input_tokens / output_tokens: Judge tokens over every call, retries included.
         attempts: Judge requests made, retries included (0 for cached replies).
+        judge_calls / cached_calls: Judge calls asked, and of them those answered from the
+            judge-call cache (free in this run).
+        usage_unknown: Rows with a judge call whose usage the endpoint did not report.
+        best_input_tokens / best_output_tokens: The token sums with those rows' estimates
+            (:attr:`MetricResult.best_tokens`) in place of their lower bounds.
         wall_seconds: Wall time of the run, seconds.
         skip_reasons / error_types: Rows by reason.
         atoms / atoms_passed: Atoms over the ``ok`` rows scored from atoms (claim-level
@@ -57,6 +62,11 @@ class RunSummary:
     input_tokens: int = 0
     output_tokens: int = 0
     attempts: int = 0
+    judge_calls: int = 0
+    cached_calls: int = 0
+    usage_unknown: int = 0
+    best_input_tokens: int = 0
+    best_output_tokens: int = 0
     wall_seconds: float = 0.0
     skip_reasons: Counter[str] = field(default_factory=Counter)
     error_types: Counter[str] = field(default_factory=Counter)
@@ -73,6 +83,12 @@ class RunSummary:
         self.input_tokens += result.input_tokens
         self.output_tokens += result.output_tokens
         self.attempts += result.attempts
+        self.judge_calls += result.judge_calls
+        self.cached_calls += result.cached_calls
+        self.usage_unknown += int(not result.usage_known)
+        best_in, best_out = result.best_tokens
+        self.best_input_tokens += best_in
+        self.best_output_tokens += best_out
         self._add_stages(result)
         if result.status == "ok":
             self.scored += 1
@@ -100,6 +116,38 @@ class RunSummary:
                 for index, name in enumerate(("attempts", "input_tokens", "output_tokens")):
                     value = usage.get(name)
                     sums[index] += value if isinstance(value, int) else 0
+
+    def tokens_text(self) -> str:
+        """The judge tokens in words: reported, estimated (marked) or none spent (cached).
+
+        ``"1200 in, 80 out"``; ``"~5400 in, ~310 out (estimated: 3 of 10 rows had no usage
+        report; o200k count of their requests and replies)"``; ``"none spent: all 12 judge
+        calls answered from the cache"``.
+        """
+        if self.judge_calls and self.cached_calls == self.judge_calls:
+            return f"none spent: all {self.judge_calls} judge calls answered from the cache"
+        if not self.usage_unknown:
+            return f"{self.input_tokens} in, {self.output_tokens} out"
+        return (
+            f"~{self.best_input_tokens} in, ~{self.best_output_tokens} out (estimated: "
+            f"{self.usage_unknown} of {self.input} rows had no usage report; o200k count of "
+            "their requests and replies)"
+        )
+
+    def requests_text(self) -> str:
+        """Requests sent, with the calls answered from the cache.
+
+        ``"12 (988 of 1000 calls cached: 0 tokens, $0 in this run)"``, or just ``"14"`` with
+        no cache hit.
+        """
+        if not self.cached_calls:
+            return str(self.attempts)
+        share = (
+            f"all {self.judge_calls} calls"
+            if self.cached_calls == self.judge_calls
+            else f"{self.cached_calls} of {self.judge_calls} calls"
+        )
+        return f"{self.attempts} ({share} cached: 0 tokens, $0 in this run)"
 
     @property
     def mean_score(self) -> float | None:
@@ -156,8 +204,8 @@ class RunSummary:
             ("skipped", _with_reasons(self.skipped, self.skip_reasons)),
             ("error", _with_reasons(self.errored, self.error_types)),
             ("mean score", f"{mean} over {self.scored} scored"),
-            ("judge tokens", f"{self.input_tokens} in, {self.output_tokens} out"),
-            ("judge requests", str(self.attempts)),
+            ("judge tokens", self.tokens_text()),
+            ("judge requests", self.requests_text()),
         ]
         if self.atom_units:
             rows.insert(

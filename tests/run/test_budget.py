@@ -196,3 +196,27 @@ async def test_reservations_hold_concurrent_calls_within_the_limit(
     assert budget.reserved_tokens == 0 and budget.exhausted
     assert budget.spent_tokens == 120 * len(sent) <= budget.max_tokens  # type: ignore[operator]
     assert len(fake_server.requests) == len(sent)
+
+
+@pytest.mark.parametrize("reported", [True, False])
+async def test_a_reply_is_charged_its_usage_or_the_estimate_when_none_was_reported(
+    fake_server: FakeModelServer, reported: bool
+) -> None:
+    """Regression: a reported usage of 0 tokens was charged the estimate, as if unreported."""
+    from agent_eval.judges.openai_judge import OpenAIJudge
+    from agent_eval.testing import NO_USAGE, Structured, Usage
+
+    usage = Usage(0, 0) if reported else NO_USAGE
+    fake_server.add_rule(Structured({"user_goal": "g", "end_state": "e"}, usage=usage))
+    metric = GoalAccuracy()
+    sample = build_sample(trace("x", done=True), metric, get_formatter("ragas-pretty@1"), {})
+    request = metric.infer_request(sample)
+    budget = Budget(max_tokens=10**6, model="gpt-4o-mini")
+    async with OpenAIJudge("gpt-4o-mini", base_url=fake_server.base_url, api_key="k") as inner:
+        reply = await BudgetedJudge(inner, budget).ask(request)
+    assert reply.usage_known is reported
+    expected = 0 if reported else sum(planned_tokens(request))
+    assert budget.spent_tokens == expected
+    assert budget.spent_cost == pytest.approx(
+        budget.cost(*planned_tokens(request)) * (not reported)
+    )

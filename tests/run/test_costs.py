@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import pytest
+from genai_prices import Usage, calc_price
 
-from agent_eval.costs import PRESET_PRICES, Price, PriceTable, agent_usage, judge_usage
+from agent_eval.costs import (
+    Price,
+    PriceTable,
+    agent_usage,
+    judge_usage,
+    price_source,
+    usage_table,
+)
 from agent_eval.errors import ConfigError
 from agent_eval.result import MetricResult
 from agent_eval.trace import AgentTrace, ModelUsage
@@ -43,22 +51,80 @@ def test_price_cost_is_usd_per_million_tokens() -> None:
     assert Price(input=0.15, output=0.6).cost(1000, 100) == pytest.approx(0.00021)
 
 
-def test_presets_lookup_by_exact_name_then_longest_prefix() -> None:
+def library_rates(model: str) -> tuple[float, float]:
+    """USD per 1M input / output tokens of ``model``, asked of genai-prices directly."""
+    priced = calc_price(Usage(input_tokens=1_000_000, output_tokens=1_000_000), model)
+    return float(priced.input_price), float(priced.output_price)
+
+
+@pytest.mark.parametrize(
+    "model",
+    ["gpt-4o-mini", "gpt-4o", "gpt-4o-2024-05-13", "o3", "o3-mini", "gpt-5", "gpt-5-pro"],
+)
+def test_prices_are_genai_prices_for_the_exact_model_id(model: str) -> None:
+    price = PriceTable().price(model)
+    assert price is not None
+    assert (price.input, price.output) == pytest.approx(library_rates(model))
+    assert price.source.startswith("genai-prices ")
+
+
+def test_sibling_models_and_snapshots_are_not_priced_by_prefix() -> None:
     table = PriceTable()
-    assert table.price("gpt-4o") == PRESET_PRICES["gpt-4o"]
-    assert table.price("gpt-4o-mini-2024-07-18") == PRESET_PRICES["gpt-4o-mini"]
-    assert table.price("gpt-4o-2024-08-06") == PRESET_PRICES["gpt-4o"]
-    assert table.price("gpt-4o2") is None
-    assert table.cost("llama3.1:8b", 10, 10) is None
+    for model, prefix in [
+        ("o3-mini", "o3"),
+        ("gpt-5-pro", "gpt-5"),
+        ("gpt-4o-2024-05-13", "gpt-4o"),
+    ]:
+        own, shorter = table.price(model), table.price(prefix)
+        assert own is not None and shorter is not None
+        assert (own.input, own.output) != (shorter.input, shorter.output), model
+    # a dated snapshot that the database maps to its family keeps the family's price
+    assert table.price("gpt-4o-mini-2024-07-18") == table.price("gpt-4o-mini")
 
 
-def test_config_overrides_and_extends_presets() -> None:
+@pytest.mark.parametrize("model", ["llama3.1:8b", "gpt-4o-mini-my-finetune", "gpt-4o2", "none"])
+def test_unknown_models_have_no_price_never_a_guess(model: str) -> None:
+    table = PriceTable()
+    assert table.price(model) is None
+    assert table.cost(model, 10, 10) is None
+
+
+def test_unknown_model_prints_na_in_the_usage_table() -> None:
+    from rich.console import Console
+
+    lines = judge_usage([row("goal_accuracy@1", "json@1", "my-local-judge", (10, 5))], PriceTable())
+    console = Console(width=200, record=True)
+    console.print(usage_table(lines, []))
+    text = console.export_text()
+    assert "n/a" in text and "$0.0000 " not in text.split("judge total")[0]
+
+
+def test_config_overrides_come_before_the_database() -> None:
     table = PriceTable.from_config(
         {"gpt-4o-mini": {"input": 1, "output": 2}, "llama3.1:8b": {"input": 0, "output": 0}}
     )
     assert table.price("gpt-4o-mini") == Price(input=1, output=2)
     assert table.cost("llama3.1:8b", 10**6, 10**6) == 0.0
-    assert table.price("gpt-4.1") == PRESET_PRICES["gpt-4.1"]
+    gpt41 = table.price("gpt-4.1")
+    assert gpt41 is not None and (gpt41.input, gpt41.output) == pytest.approx(
+        library_rates("gpt-4.1")
+    )
+
+
+def test_price_source_names_the_database_version_and_overrides() -> None:
+    from importlib.metadata import version
+
+    table = PriceTable.from_config({"my-judge": {"input": 1, "output": 2}})
+    source = price_source(table, ["gpt-4o-mini", "my-judge", "unknown-model"])
+    assert source["database"] == "genai-prices"
+    assert source["version"] == version("genai-prices")
+    assert source["auto_update"] is False
+    assert source["overrides"] == ["my-judge"]
+    mini = source["models"]["gpt-4o-mini"]
+    assert (mini["input"], mini["output"]) == pytest.approx(library_rates("gpt-4o-mini"))
+    assert "openai gpt-4o-mini" in mini["source"]
+    assert source["models"]["my-judge"] == {"input": 1.0, "output": 2.0, "source": "config"}
+    assert source["models"]["unknown-model"] is None
 
 
 @pytest.mark.parametrize(
@@ -85,7 +151,8 @@ def test_judge_usage_groups_by_metric_formatter_and_model() -> None:
     transcript = lines[2]
     assert (transcript.rows, transcript.calls) == (2, 4)
     assert (transcript.input_tokens, transcript.output_tokens) == (4000, 400)
-    assert transcript.cost_usd == pytest.approx((4000 * 0.15 + 400 * 0.6) / 1e6)
+    rate_in, rate_out = library_rates("gpt-4o-mini")
+    assert transcript.cost_usd == pytest.approx((4000 * rate_in + 400 * rate_out) / 1e6)
     assert lines[1].cost_usd is None
 
 
@@ -107,4 +174,5 @@ def test_agent_usage_is_summed_per_model_from_traces() -> None:
     lines = agent_usage(traces, PriceTable())
     assert [line.model for line in lines] == ["gpt-4o", "gpt-4o-mini"]
     assert (lines[0].rows, lines[0].calls, lines[0].input_tokens) == (2, 5, 300)
-    assert lines[0].cost_usd == pytest.approx((300 * 2.5 + 30 * 10) / 1e6)
+    rate_in, rate_out = library_rates("gpt-4o")
+    assert lines[0].cost_usd == pytest.approx((300 * rate_in + 30 * rate_out) / 1e6)

@@ -1,0 +1,276 @@
+"""Honest usage and cost: unreported usage is estimated and marked, cache hits say ``cached``.
+
+Everything runs ``agent-eval`` end to end against the fake server over HTTP; the judge model
+is ``gpt-4o-mini`` (the default judge), priced by genai-prices, so that a confident ``$0.0000``
+for a reply without usage would show.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from agent_eval.cli import app
+from agent_eval.costs import PriceTable, usd_text
+from agent_eval.run.cache import JudgeCache
+from agent_eval.run.store import load_results
+from agent_eval.testing import NO_USAGE, FakeModelServer, RecordedRequest, Structured
+from agent_eval.tokens import count_tokens
+
+from ..analysis import judge_script
+from ..run.goal_script import script_goal_judge, trace
+
+MODEL = "gpt-4o-mini"
+ENV = {"COLUMNS": "250", "MY_JUDGE_KEY": "sk-usage-test"}
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENT_EVAL_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+def _traces(path: Path, n: int = 2) -> Path:
+    lines = [trace(f"u{i}", done=i % 2 == 0, extra=f"case {i}").model_dump_json() for i in range(n)]
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def _score(server: FakeModelServer, inputs: Path, out: Path, *extra: str) -> tuple[int, str]:
+    args = ["score", str(inputs), "--judge", MODEL, "--base-url", server.base_url,
+            "--api-key-env", "MY_JUDGE_KEY", "--out", str(out), *extra]  # fmt: skip
+    result = runner.invoke(app, args, env=ENV)
+    return result.exit_code, result.stdout + result.stderr
+
+
+def cell(out: str, what: str) -> str:
+    """The value next to ``what`` in a two-column rich table (wrapped lines joined)."""
+    lines = out.splitlines()
+    for index, line in enumerate(lines):
+        cells = [c.strip() for c in line.split("│") if c.strip()]
+        if cells and cells[0] == what:
+            value = [" ".join(cells[1:])]
+            for more in lines[index + 1 :]:
+                parts = [c.strip() for c in more.split("│")]
+                if len(parts) < 3 or parts[1]:
+                    break
+                value.append(" ".join(p for p in parts[2:] if p))
+            return " ".join(value)
+    raise AssertionError(f"no {what!r} row in:\n{out}")
+
+
+def _usage_line(out: str) -> str:
+    """The judge row of the usage table (the summary table has a ``judge`` row too)."""
+    return next(line for line in out.splitlines() if line.startswith("│ judge │ goal_accuracy"))
+
+
+def _no_usage_judge(server: FakeModelServer) -> None:
+    """Goal accuracy whose replies carry no ``usage`` object (as some local servers send)."""
+
+    def infer(request: RecordedRequest) -> Structured:
+        end = "goal reached" if "ZEBRA-DONE" in request.text else "nothing done"
+        return Structured({"user_goal": "do it", "end_state": end}, usage=NO_USAGE)
+
+    def compare(request: RecordedRequest) -> Structured:
+        verdict = "1" if "Arrived outcome: goal reached" in request.text else "0"
+        return Structured({"reason": "compared", "verdict": verdict}, usage=NO_USAGE)
+
+    server.add_rule(infer, schema="GoalAndOutcome")
+    server.add_rule(compare, schema="OutcomeComparison")
+
+
+def _request_tokens(request: RecordedRequest) -> int:
+    return sum(count_tokens(str(m.get("content") or "")) for m in request.messages)
+
+
+def test_reply_without_usage_is_estimated_and_marked_never_zero(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    _no_usage_judge(fake_server)
+    code, out = _score(fake_server, _traces(tmp_path / "t.jsonl"), tmp_path / "out")
+    assert code == 0, out
+    rows = load_results(tmp_path / "out")
+    assert len(rows) == 2 and all(r.status == "ok" for r in rows)
+    assert all(not r.usage_known for r in rows)
+    assert all((r.input_tokens, r.output_tokens) == (0, 0) for r in rows)
+    # the estimate is the o200k count of exactly what was sent (the fake server saw it)
+    expected_in = sum(_request_tokens(r) for r in fake_server.requests)
+    assert sum(r.estimated_input_tokens or 0 for r in rows) == expected_in
+    assert all((r.estimated_output_tokens or 0) > 0 for r in rows)
+    tokens = cell(out, "judge tokens")
+    assert tokens.startswith(f"~{expected_in} in, ~")
+    assert "estimated: 2 of 2 rows had no usage report" in tokens
+    assert "0 in, 0 out" not in out
+    # the usage table prices the estimate and marks it; never a confident $0.0000
+    judge_line = _usage_line(out)
+    assert f"~{expected_in}" in judge_line and "est." in judge_line
+    assert "$0.0000" not in judge_line
+    assert "~ = estimated: 2 row(s) had no usage report" in " ".join(out.split())
+    assert "agent total none recorded" in " ".join(out.split())
+    # both stores carry the flag
+    db = sqlite3.connect(tmp_path / "out" / "results.db")
+    assert db.execute("SELECT DISTINCT usage_known FROM results").fetchall() == [(0,)]
+    lines = (tmp_path / "out" / "results.jsonl").read_bytes().splitlines()
+    assert {orjson.loads(line)["usage_known"] for line in lines} == {False}
+
+
+def test_cached_reply_keeps_its_unknown_usage_and_costs_nothing_this_run(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    _no_usage_judge(fake_server)
+    inputs = _traces(tmp_path / "t.jsonl")
+    assert _score(fake_server, inputs, tmp_path / "first")[0] == 0
+    sent = len(fake_server.requests)
+    code, out = _score(fake_server, inputs, tmp_path / "second")
+    assert code == 0, out
+    assert len(fake_server.requests) == sent, "answered from the judge-call cache"
+    rows = load_results(tmp_path / "second")
+    assert all(r.is_cached and r.usage_known for r in rows)  # this run's usage: exactly 0
+    assert [(r.judge_calls, r.cached_calls, r.attempts) for r in rows] == [(2, 2, 0)] * 2
+    assert cell(out, "judge tokens") == "none spent: all 4 judge calls answered from the cache"
+    assert cell(out, "judge requests").startswith("0 (all 4 calls cached: 0 tokens, $0")
+    judge_line = _usage_line(out)
+    assert "cached" in judge_line and "$0 (cached)" in judge_line
+    assert "~" not in judge_line
+    # the cache file remembers that the original calls had no usage report
+    import os
+
+    with JudgeCache(os.environ["AGENT_EVAL_CACHE_PATH"]) as cache:
+        db = sqlite3.connect(cache.path)
+        keys = [k for (k,) in db.execute("SELECT key FROM judge_calls")]
+        entries = [cache.get(k) for k in keys]
+    assert len(entries) == 4 and all(e is not None and not e.usage_known for e in entries)
+
+
+def test_partly_cached_run_counts_cached_of_calls(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    script_goal_judge(fake_server)
+    assert _score(fake_server, _traces(tmp_path / "a.jsonl", 2), tmp_path / "a")[0] == 0
+    code, out = _score(fake_server, _traces(tmp_path / "b.jsonl", 3), tmp_path / "b")
+    assert code == 0, out
+    # the new conversation's stage 1 is sent; its stage 2 asks what u0's did (same outcome)
+    assert cell(out, "judge requests").startswith("1 (5 of 6 calls cached")
+    assert cell(out, "judge tokens") == "100 in, 20 out"
+    judge_line = _usage_line(out)
+    assert "5 of 6 calls cached" in judge_line
+    price = PriceTable().price(MODEL)
+    assert price is not None
+    rows = load_results(tmp_path / "b")
+    spent = sum(r.input_tokens for r in rows), sum(r.output_tokens for r in rows)
+    assert usd_text(price.cost(*spent)) in judge_line
+
+
+def test_dry_run_without_a_judge_estimates_the_default_judges_cost(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["score", str(_traces(tmp_path / "t.jsonl", 3)), "--dry-run"])
+    out = result.stdout
+    assert result.exit_code == 0, out + result.stderr
+    cost = cell(out, "estimated cost")
+    prompt = int(cell(out, "prompt tokens").split()[0].replace(",", ""))
+    completion = int(cell(out, "output tokens").split()[0].replace(",", ""))
+    expected = PriceTable().cost(MODEL, prompt, completion)
+    assert expected is not None and expected > 0
+    assert cost.startswith(f"{usd_text(expected)} at gpt-4o-mini prices (the default judge")
+    assert "n/a" not in cost
+
+
+def test_dry_run_of_an_unknown_model_says_na(tmp_path: Path) -> None:
+    args = ["score", str(_traces(tmp_path / "t.jsonl")), "--dry-run", "--judge", "my-local-7b"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert cell(result.stdout, "estimated cost") == "n/a (no price for this judge)"
+
+
+def test_compare_tables_mark_cached_variants(fake_server: FakeModelServer, tmp_path: Path) -> None:
+    judge_script.script(fake_server)
+    traces = judge_script.write_traces(tmp_path / "traces.jsonl", {"c0": "DONE", "c1": ""})
+    args = ["compare", str(traces), "--formatters", "transcript@1,json@1", "--judge", MODEL,
+            "--base-url", fake_server.base_url, "--api-key-env", "MY_JUDGE_KEY",
+            "--out", str(tmp_path / "out")]  # fmt: skip
+    first = runner.invoke(app, args, env=ENV)
+    assert first.exit_code == 0, first.output
+    json_row = next(line for line in first.stdout.splitlines() if line.startswith("│ json@1"))
+    assert "2 of 4 cached" in json_row  # stage 2 asks json@1 the same question as transcript@1
+    second = runner.invoke(app, [*args, "--json"], env=ENV)
+    by = {v["variant"]: v for v in json.loads(second.stdout)["comparison"]["variants"]}
+    assert all(v["cached_calls"] == v["judge_calls"] == 4 for v in by.values())
+    assert all(v["cost_usd"] == 0.0 for v in by.values())
+    third = runner.invoke(app, args, env=ENV)
+    rows = [line for line in third.stdout.splitlines() if "$0 (cached)" in line]
+    assert [row.split("│")[1].strip() for row in rows] == ["transcript@1", "json@1"]
+    assert all("cached (4 of 4 calls)" in row and "$0 (cached)" in row for row in rows)
+    assert all("0/0" not in row for row in rows)
+
+
+def test_stability_caption_counts_cached_repeats(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    script_goal_judge(fake_server)
+    inputs = _traces(tmp_path / "t.jsonl", 2)
+    args = ["stability", str(inputs), "--repeats", "3", "--formatter", "transcript@1",
+            "--judge", MODEL, "--base-url", fake_server.base_url, "--api-key-env",
+            "MY_JUDGE_KEY", "--out", str(tmp_path / "st")]  # fmt: skip
+    first = runner.invoke(app, args, env=ENV)
+    assert first.exit_code == 0, first.output
+    assert "judge calls: 12, none cached" in " ".join(first.stdout.split())
+    result = runner.invoke(app, args, env=ENV)  # repeat 0 is answered from the cache
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.stdout.split())
+    assert "judge calls: 12, 4 cached (2 of 6 repeats answered from the judge-call cache" in flat
+
+
+def _stability(server: FakeModelServer, inputs: Path, out: Path, *extra: str) -> str:
+    args = ["stability", str(inputs), "--repeats", "2", "--formatter", "transcript@1",
+            "--judge", MODEL, "--base-url", server.base_url, "--api-key-env",
+            "MY_JUDGE_KEY", "--out", str(out), *extra]  # fmt: skip
+    result = runner.invoke(app, args, env=ENV)
+    assert result.exit_code == 0, result.output
+    return " ".join(result.stdout.split())
+
+
+def test_stability_repeat_0_shares_the_cache_entries_of_score(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """Regression: stability keyed its cache without the mode, so it never hit score's entries."""
+    script_goal_judge(fake_server)
+    inputs = _traces(tmp_path / "t.jsonl", 2)
+    assert _score(fake_server, inputs, tmp_path / "score", "--formatter", "transcript@1")[0] == 0
+    sent = len(fake_server.requests)
+    flat = _stability(fake_server, inputs, tmp_path / "st")
+    assert "judge calls: 8, 4 cached (2 of 4 repeats" in flat
+    assert len(fake_server.requests) == sent + 4  # only repeat 1 was sent
+
+
+def test_stability_with_refresh_cache_re_asks_repeat_0(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """Regression: --refresh-cache built a refreshing cache wrapper with no cache and crashed."""
+    script_goal_judge(fake_server)
+    inputs = _traces(tmp_path / "t.jsonl", 2)
+    _stability(fake_server, inputs, tmp_path / "a")
+    sent = len(fake_server.requests)
+    flat = _stability(fake_server, inputs, tmp_path / "b", "--refresh-cache")
+    assert "judge calls: 8, none cached" in flat
+    assert len(fake_server.requests) == sent + 8
+
+
+def test_html_report_marks_estimated_usage(fake_server: FakeModelServer, tmp_path: Path) -> None:
+    _no_usage_judge(fake_server)
+    assert _score(fake_server, _traces(tmp_path / "t.jsonl"), tmp_path / "out")[0] == 0
+    rows = load_results(tmp_path / "out")
+    total_in = sum(r.best_tokens[0] for r in rows)
+    html = tmp_path / "report.html"
+    result = runner.invoke(app, ["report", str(tmp_path / "out"), "--html", str(html)])
+    assert result.exit_code == 0, result.output
+    text = html.read_text()
+    assert f"~{total_in} / ~" in text
+    assert "estimated: 2 row(s) had no usage report" in text
+    for r in rows:
+        assert f"~{r.best_tokens[0]} / ~{r.best_tokens[1]}" in text
