@@ -24,7 +24,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from ingest import generate  # noqa: E402  (bench/ingest.py)
+from ingest import generate  # bench/ingest.py
 
 SPANS_PER_MIB = 955
 """About how many spans of this traffic make a MiB (5 turns; measured)."""
