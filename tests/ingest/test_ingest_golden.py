@@ -19,6 +19,7 @@ the commit message.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import json
@@ -103,6 +104,7 @@ def _cases() -> dict[str, list[str]]:
 def _real(path: str) -> str:
     if path.startswith("<traffic>") and not (TRAFFIC_DIR / "second.otlp.jsonl").is_file():
         TRAFFIC_DIR.mkdir(exist_ok=True)
+        atexit.register(shutil.rmtree, TRAFFIC_DIR, True)
         write_traffic(TRAFFIC_DIR)
     return (
         path.replace("<repo>", str(REPO_ROOT))
