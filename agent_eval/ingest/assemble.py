@@ -46,11 +46,14 @@ Span accounting (:class:`~agent_eval.ingest.accounting.IngestReport`): the calle
 assembler counts every span and log record it was given as used or ignored with a reason, so after
 ``finish()`` has been exhausted ``report.balanced`` holds. Span reasons: ``no_genai_content``,
 ``http_span``, ``rpc_span``, ``db_span``, ``invalid_span``, ``convention_error``,
-``duplicate_span`` (same trace and span id twice), ``duplicate_of_child_llm_span`` (a span whose
+``duplicate_span`` (same trace and span id twice), ``duplicate_of_parent_llm_span`` (a call
+that an LLM span above it also recorded, with more message content: two instrumentations of
+one call), ``duplicate_of_child_llm_span`` (a span whose
 messages a descendant LLM span also recorded: framework span over a client span),
 ``no_message_content`` (a conversation with usage but no message content). Log reasons:
 ``not_genai_event``, ``log_without_span_context``, ``log_span_not_found``, ``invalid_log``,
-``no_genai_content``, ``duplicate_of_span_messages``.
+``no_genai_content``, ``duplicate_of_span_messages``, ``duplicate_log`` (a record equal to one
+already read for the same span from another file: the same export given twice).
 """
 
 from __future__ import annotations
@@ -106,8 +109,11 @@ class Assembler:
         """In-memory trace parts: trace id -> span id -> entry; least recently touched first."""
         self._first_seq: dict[str, int] = {}
         """Every trace seen -> the arrival number of its first span (the traces' order)."""
-        self._logs: dict[str, dict[str, list[LogRecord]]] = {}
-        """Log records waiting for the end: trace id -> span id -> records in arrival order."""
+        self._logs: dict[str, dict[str, list[tuple[str, LogRecord]]]] = {}
+        """Log records waiting for the end: trace id -> span id -> (file, record) in arrival
+        order. Copies (the same record from another file) are found when they are joined."""
+        self._span_copies: dict[str, dict[str, list[str]]] = {}
+        """Files a spilled span was read again from (noted on it when it is read back)."""
         self._in_memory = 0
         self._spill: SpillStore | None = None
         self._spilled: set[str] = set()
@@ -125,6 +131,11 @@ class Assembler:
             and self._spill.has_span(trace_id, span_id)
         ):
             self.report.ignore_span("duplicate_span")
+            if part is not None and span_id in part:
+                _note_copy(part[span_id], file.path)
+            else:
+                copies = self._span_copies.setdefault(trace_id, {})
+                copies.setdefault(span_id, []).append(file.path)
             return
         matched = self._detecting(span)
         with history_scope(_history_scope(span)):
@@ -155,7 +166,8 @@ class Assembler:
                 body=log.body,
                 attributes=log.attributes,
             )
-            self._logs.setdefault(log.trace_id, {}).setdefault(log.span_id, []).append(compact)
+            spans = self._logs.setdefault(log.trace_id, {})
+            spans.setdefault(log.span_id, []).append((file.path, compact))
 
     def finish(self) -> Iterator[AgentTrace]:
         """Join logs, group, order and assemble; yield conversations in order of first span.
@@ -241,7 +253,12 @@ class Assembler:
                         )
                     resident[trace_id] = entries
                     keys = _conversation_keys(entries)
-                elif keys is None or trace_id in self._logs or trace_id in self._traces:
+                elif (
+                    keys is None
+                    or trace_id in self._logs
+                    or trace_id in self._traces
+                    or trace_id in self._span_copies
+                ):
                     keys = self._join_trace(trace_id, store, files)
                     joined.add(trace_id)
                 for conversation_id, key in keys:
@@ -271,7 +288,7 @@ class Assembler:
 
             yield from self._emit(conversations())
         finally:
-            self._spill, self._keys = None, {}
+            self._spill, self._keys, self._span_copies = None, {}, {}
             store.close()
 
     def _join_trace(
@@ -279,7 +296,7 @@ class Assembler:
     ) -> list[tuple[str, tuple[int, int, int]]]:
         """Read a trace's parts whole, join its log records, store it joined; its ids."""
         entries: list[SpanEntry] = []
-        logs: dict[str, list[LogRecord]] = {}
+        logs: dict[str, list[tuple[str, LogRecord]]] = {}
         for packed, part_logs in store.parts(trace_id):
             entries += files.unpack(packed)
             for span_id, records in part_logs.items():
@@ -289,8 +306,12 @@ class Assembler:
             entries += memory.values()
         for span_id, records in self._logs.pop(trace_id, {}).items():
             logs.setdefault(span_id, []).extend(records)
+        by_id = {e.span_id: e for e in entries}
+        for span_id, paths in self._span_copies.pop(trace_id, {}).items():
+            for path in paths:  # the span read again after it had spilled
+                _note_copy(by_id[span_id], path)
         if logs:
-            self._join_logs({trace_id: {e.span_id: e for e in entries}}, {trace_id: logs})
+            self._join_logs({trace_id: by_id}, {trace_id: logs})
         store.put_joined(trace_id, files.pack(entries))
         return _conversation_keys(entries)
 
@@ -335,21 +356,45 @@ class Assembler:
     def _join_logs(
         self,
         traces: dict[str, dict[str, SpanEntry]],
-        logs: dict[str, dict[str, list[LogRecord]]] | None = None,
+        logs: dict[str, dict[str, list[tuple[str, LogRecord]]]] | None = None,
     ) -> None:
-        """Join the waiting log records (default: all of them) to their spans in ``traces``."""
+        """Join the waiting log records (default: all of them) to their spans in ``traces``.
+
+        A record equal to one already held for its span, read from another file than the
+        span's first record, is a copy (the same export given twice): counted
+        ``duplicate_log`` and noted on the span, as the records arrived.
+        """
         genai = next((c for c in self._registered() if c.name == GENAI_CONVENTION), None)
         waiting = self._logs if logs is None else logs
         for trace_id, spans in waiting.items():
             trace = traces.get(trace_id, {})
-            for span_id, records in spans.items():
+            for span_id, arrived in spans.items():
+                records, copies = self._without_copies(arrived)
                 entry = trace.get(span_id)
+                if entry is not None:
+                    for path in sorted(copies):
+                        _note_copy(entry, path)
                 if entry is None or genai is None:
                     self.report.ignore_log("log_span_not_found", len(records))
                     continue
                 self._join(entry, genai, records)
         if logs is None or logs is self._logs:
             self._logs = {}
+
+    def _without_copies(
+        self, arrived: list[tuple[str, LogRecord]]
+    ) -> tuple[list[LogRecord], set[str]]:
+        """One span's records in arrival order without copies; the files the copies came from."""
+        first = arrived[0][0]
+        held: list[LogRecord] = []
+        copies: set[str] = set()
+        for path, record in arrived:
+            if path != first and _is_copy(record, held):
+                self.report.ignore_log("duplicate_log")
+                copies.add(path)
+            else:
+                held.append(record)
+        return held, copies
 
     def _join(self, entry: SpanEntry, genai: Convention, logs: list[LogRecord]) -> None:
         stub = SpanRecord(trace_id=entry.trace_id, span_id=entry.span_id, name=entry.name)
@@ -375,6 +420,23 @@ class Assembler:
             )
             entry.reason, entry.logs = None, len(logs)
             self.report.logs_used += len(logs)
+
+
+def _note_copy(entry: SpanEntry, path: str) -> None:
+    """Remember that ``entry``'s span (or its log records) was read again from ``path``."""
+    if path != entry.file.path and path not in entry.copies:
+        entry.copies = (*entry.copies, path)
+
+
+def _is_copy(log: LogRecord, held: Iterable[LogRecord]) -> bool:
+    """Whether an equal record (event, time, body, attributes) is already held."""
+    return any(
+        h.time_unix_nano == log.time_unix_nano
+        and h.event_name == log.event_name
+        and h.body == log.body
+        and h.attributes == log.attributes
+        for h in held
+    )
 
 
 class _FileIndex:

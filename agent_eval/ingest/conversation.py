@@ -10,6 +10,12 @@ and records every span as used or ignored:
 - a span whose messages (or usage) a descendant LLM span also recorded (a framework span over a
   client span, an ``invoke_agent`` span over its ``chat`` spans) is ``duplicate_of_child_llm_span``
   unless its agent name labelled a message;
+- except when an LLM span has exactly one LLM call beneath it (one call recorded by two
+  instrumentations, e.g. an agent framework's ``chat`` span over the client library's) and
+  records more message content than it: then the parent is read and the child is
+  ``duplicate_of_parent_llm_span`` (a client instrumentation may drop content it cannot
+  serialise, such as a list of content parts). Such pairs across two files, and spans read
+  twice from two files (the same export given twice), are noted on the conversation;
 - a span that only names an agent is used when that name labelled a message;
 - a conversation that ends without any message is not emitted and its spans are
   ``no_message_content``.
@@ -70,6 +76,10 @@ class ConversationBuilder:
         self.shadowed: Counter[tuple[str, str]] = Counter()
         self.counted = 0
         """Spans already counted in the report (used or ignored)."""
+        self.poorer: set[str] = set()
+        """LLM spans read instead from the span above them, which recorded more of the call."""
+        self.overlapped: list[tuple[SpanEntry, SpanEntry]] = []
+        """(parent, child) LLM spans of one call that came from two different files."""
 
     def build(self) -> AgentTrace | None:
         """The conversation's AgentTrace, or ``None`` when it has no message (spans counted)."""
@@ -143,15 +153,26 @@ class ConversationBuilder:
         self.pending.clear()
 
     def _covered_by_descendant_calls(self) -> set[str]:
-        covered: set[str] = set()
+        below: dict[str, list[SpanEntry]] = {}
+        ancestors: dict[str, SpanEntry] = {}
         for entry in self.conversation.entries:
             if is_llm_call(entry):
                 # an "ancestor" that is also a descendant (a parent cycle, A->B->A) covers nothing
-                covered.update(
-                    a.span_id
-                    for a in self.conversation.ancestors(entry)
-                    if all(d.span_id != entry.span_id for d in self.conversation.ancestors(a))
-                )
+                for a in self.conversation.ancestors(entry):
+                    if all(d.span_id != entry.span_id for d in self.conversation.ancestors(a)):
+                        below.setdefault(a.span_id, []).append(entry)
+                        ancestors[a.span_id] = a
+        covered = set(below)
+        for span_id, calls in below.items():
+            parent = ancestors[span_id]
+            if len(calls) != 1 or parent.extraction is None or parent.extraction.kind != "llm":
+                continue
+            (child,) = calls  # one call, recorded twice
+            if parent.file.path != child.file.path:
+                self.overlapped.append((parent, child))
+            if _content_count(parent) > _content_count(child):
+                covered.discard(span_id)
+                self.poorer.add(child.span_id)
         return covered
 
     def _add(self, entry: SpanEntry, covered: set[str]) -> str | None:
@@ -159,6 +180,8 @@ class ConversationBuilder:
         ex = entry.extraction
         if ex is None:
             return entry.reason or "no_genai_content"
+        if entry.span_id in self.poorer:
+            return "duplicate_of_parent_llm_span"
         if is_llm_call(entry) and entry.span_id in covered:
             return MAYBE_AGENT if ex.agent_name else "duplicate_of_child_llm_span"
         if entry.has_messages:
@@ -289,6 +312,7 @@ class ConversationBuilder:
                 + pairing_notes
                 + usage_notes
                 + self._shadow_notes()
+                + self._overlap_notes()
                 + reference_notes
             ),
             reference_tool_calls=reference_calls,
@@ -333,6 +357,42 @@ class ConversationBuilder:
             f"{count} span(s) also matched convention {other!r}; messages read once, with {kept!r}"
             for (kept, other), count in sorted(self.shadowed.items())
         ]
+
+    def _overlap_notes(self) -> list[str]:
+        """Where two files recorded the same spans or the same LLM calls (read once)."""
+        notes = []
+        copied = [e for e in self.conversation.entries if e.copies]
+        if copied:
+            files = dict.fromkeys(p for e in copied for p in (e.file.path, *e.copies))
+            notes.append(
+                f"{len(copied)} span(s) were read from more than one file ({', '.join(files)}: "
+                "the same trace and span ids, one export given twice); each was used once"
+            )
+        if self.overlapped:
+            pairs = dict.fromkeys((p.file.path, c.file.path) for p, c in self.overlapped)
+            kept = Counter(
+                (c if c.span_id not in self.poorer else p).file.path for p, c in self.overlapped
+            )
+            where = "; ".join(f"a span in {a} over one in {b}" for a, b in pairs)
+            from_ = ", ".join(f"{n} from {path}" for path, n in kept.items())
+            notes.append(
+                f"{len(self.overlapped)} LLM call(s) were recorded twice, by spans in two files "
+                f"({where}: two instrumentations of one call); each was read once, from the inner "
+                f"span unless the outer one recorded more message content ({from_})"
+            )
+        return notes
+
+
+def _content_count(entry: SpanEntry) -> int:
+    """How many of the span's input and output messages carry text, parts or tool calls."""
+    ex = entry.extraction
+    if ex is None:
+        return 0
+    return sum(
+        1
+        for m in (*ex.input_messages, *ex.output_messages)
+        if m.content or getattr(m, "parts", None) or getattr(m, "tool_calls", None)
+    )
 
 
 def is_llm_call(entry: SpanEntry) -> bool:

@@ -30,7 +30,8 @@ NON_INPUT_SUFFIXES = frozenset(
     {
         ".md", ".rst", ".txt", ".py", ".pyc", ".pyi", ".toml", ".cfg", ".ini", ".lock",
         ".sh", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf", ".html", ".css", ".js",
-        ".ts", ".db", ".sqlite", ".sqlite3", ".db-wal", ".db-shm", ".gz", ".zip", ".tar",
+        ".mjs", ".cjs", ".ts", ".db", ".sqlite", ".sqlite3", ".db-wal", ".db-shm", ".gz", ".zip",
+        ".tar",
     }
 )  # fmt: skip
 """Suffixes (lowercase) of files a directory walk does not offer to the containers."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -240,6 +241,8 @@ def detect_container(path: str) -> Container:
     """The first container, in ``(priority, name)`` order, that recognises the file.
 
     Raises:
+        DecodeError: none does and the file starts like JSON but does not parse (cut short or
+            invalid): names the line and column, and the container it looks like.
         UnknownFormatError: none does; the message lists the registered containers.
         InputError: the file cannot be opened.
 
@@ -254,6 +257,14 @@ def detect_container(path: str) -> Container:
     for container in _by_priority():
         if _sniffs(container, path, head):
             return container
+    from agent_eval.ingest.json_diagnosis import diagnose_invalid_json
+
+    try:  # JSON cut short loses the keys sniffs look for: say where it breaks instead
+        invalid = diagnose_invalid_json(path, head, os.path.getsize(path), _by_priority())
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror or exc}", path=path) from None
+    if invalid is not None:
+        raise invalid
     raise UnknownFormatError(NOT_RECOGNISED, path=path)
 
 

@@ -65,6 +65,8 @@ class SpanEntry:
         source: The file (and line) the span was read from, when the container knew it.
         reference_tool_calls: The span's ``agent_eval.reference.tool_calls`` attribute
             (JSON text), when it has one.
+        copies: Other files the same span (same trace and span id), or the same log records of
+            it, were read from again (one export given twice); each is used once.
 
     """
 
@@ -84,6 +86,7 @@ class SpanEntry:
     logs: int = 0
     source: SourceLocation | None = None
     reference_tool_calls: str | None = None
+    copies: tuple[str, ...] = ()
 
     @property
     def location(self) -> SourceLocation:

@@ -2,7 +2,8 @@
 
 For each chat request: record it (no headers), maybe draw a random fault (``fault_rate``, seeded),
 else take the first matching rule (or the default reply), wait the latency (plus jitter), then
-answer with a ``chat.completion`` body, a server-sent-event stream for ``"stream": true``, an
+answer with a ``chat.completion`` body (gzip-encoded when the request's ``Accept-Encoding``
+allows it, as the OpenAI API does), a server-sent-event stream for ``"stream": true``, an
 OpenAI-style error, a malformed body, or nothing for a while (a hang).
 """
 
@@ -172,7 +173,10 @@ class ChatHandlers:
             return outcome
         if not body.get("stream"):
             data = outcome.body if isinstance(outcome, MalformedJSON) else orjson.dumps(outcome)
-            return web.Response(body=data, content_type="application/json")
+            reply = web.Response(body=data, content_type="application/json")
+            if "gzip" in request.headers.get("Accept-Encoding", ""):
+                reply.enable_compression(web.ContentCoding.gzip)  # as api.openai.com does
+            return reply
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
         if isinstance(outcome, MalformedJSON):

@@ -164,3 +164,15 @@ def test_labels_and_references_cover_every_conversation() -> None:
     assert all(row["reference"] for row in references)
     all_ingested = {t.conversation_id for t in ingest(FIXTURES / "otel")}
     assert all_ingested == set(ids)
+
+
+def test_every_conversation_id_is_reproducible() -> None:
+    """``generate.py --check`` compares ids: each is scripted or a (seeded) trace id.
+
+    Regression: pydantic-ai minted a fresh UUID7 per recording, so a regeneration never matched;
+    the recorder now passes ``conversation_id`` to ``run_sync``.
+    """
+    for entry in EXPECTED["conversations"] + EXPECTED["overlaps"]:
+        cid = entry["conversation_id"]
+        scripted = cid.endswith(f"/{entry['scenario']}")
+        assert scripted or cid in entry["trace_ids"], (entry["library"], cid)

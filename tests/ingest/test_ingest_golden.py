@@ -2,11 +2,14 @@
 
 ``tests/ingest/golden/ingest.json`` was written by the ingest code as it was *before* the
 performance work of issue 15 (``python tests/ingest/test_ingest_golden.py --write`` on that
-commit). For each case (one file, or a set of files read in one run, as the CLI would) it holds
-the conversations produced, in order, each with a SHA-256 of its ``model_dump_json()`` (the line
-``agent-eval ingest`` writes), and the whole span accounting (``IngestReport.to_json()``). The
-test re-ingests every case and compares both, so any change to a transcript, to the order of
-conversations or to a used/ignored count fails here with the case and conversation named.
+commit), and written again by main's code, still without that work, when issue 19's fidelity
+changes (which alter ingest output on purpose) were merged (``PYTHONPATH=<an export of main's
+agent_eval> python tests/ingest/test_ingest_golden.py --write``). For each case (one file, or
+a set of files read in one run, as the CLI would) it holds the conversations produced, in
+order, each with a SHA-256 of its ``model_dump_json()`` (the line ``agent-eval ingest``
+writes), and the whole span accounting (``IngestReport.to_json()``). The test re-ingests
+every case and compares both, so any change to a transcript, to the order of conversations
+or to a used/ignored count fails here with the case and conversation named.
 
 The same cases run again with the in-memory budget squeezed (every trace spilled to disk as
 soon as another span arrives, or every few spans): the output must still be identical.
@@ -51,14 +54,30 @@ TRAFFIC_RUNS = [
 ]
 """Generated Collector-like traffic (:mod:`stream_traffic`): interleaved, children first."""
 
+FIXTURE_FOLDERS = (
+    "fixtures/otel",
+    "fixtures/rag",
+    "fixtures/overlap",
+    "fixtures/js",
+    "fixtures/langfuse",
+    "fixtures/cassettes",
+)
 FIXTURE_FILES = sorted(
     str(p.relative_to(REPO_ROOT))
-    for folder in ("fixtures/otel", "fixtures/rag")
+    for folder in FIXTURE_FOLDERS
+    if (REPO_ROOT / folder).is_dir()
     for p in (REPO_ROOT / folder).iterdir()
-    if p.is_file()
+    if p.is_file() and p.suffix not in {".md", ".mjs", ".py"}
 )
 """Every recorded trace fixture, each read on its own (fixed when the golden file is written)."""
-FIXTURE_RUNS = [["fixtures/otel"], ["fixtures/otel", "fixtures/rag"]]
+FIXTURE_RUNS = [
+    ["fixtures/otel"],
+    ["fixtures/otel", "fixtures/rag"],
+    ["fixtures/overlap"],
+    ["fixtures/overlap/strands.otlp.json", "fixtures/overlap/strands.otlp.json"],
+    ["fixtures/overlap/two-exporters.otlp.json", "fixtures/overlap/two-exporters.console.json"],
+    ["fixtures"],
+]
 """Whole folders in one run: conversations that span files, and cross-file order."""
 SHARED_RUNS = [
     ["data/otel"],

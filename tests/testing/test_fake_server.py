@@ -467,3 +467,31 @@ async def test_responses_api_streamed(fake_server: FakeModelServer) -> None:
 async def test_responses_api_needs_input(fake_server: FakeModelServer) -> None:
     with pytest.raises(openai.BadRequestError, match="with input"):
         await client(fake_server).responses.create(model="m", input=None)  # type: ignore[arg-type]
+
+
+def test_completions_are_gzip_encoded_when_the_client_accepts_gzip() -> None:
+    """As api.openai.com does: vcrpy then records the compressed bytes (issue 19, item 12)."""
+    import gzip
+
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    with FakeModelServer() as server:
+        server.add_rule(Text("hello there"))
+        answers = {}
+        for accept in ("gzip, deflate", "identity"):
+            request = urllib.request.Request(
+                f"{server.base_url}/chat/completions", data=body, method="POST",
+                headers={"Content-Type": "application/json", "Accept-Encoding": accept},
+            )  # fmt: skip
+            with urllib.request.urlopen(request, timeout=10) as response:
+                answers[accept] = (response.headers.get("Content-Encoding"), response.read())
+        client = openai.OpenAI(base_url=server.base_url, api_key="sk-test")
+        reply = client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "x"}]
+        )
+    encoding, raw = answers["gzip, deflate"]
+    assert encoding == "gzip" and raw[:2] == b"\x1f\x8b"
+    assert json.loads(gzip.decompress(raw))["choices"][0]["message"]["content"] == "hello there"
+    plain_encoding, plain = answers["identity"]
+    assert plain_encoding is None
+    assert json.loads(plain)["choices"][0]["message"]["content"] == "hello there"
+    assert reply.choices[0].message.content == "hello there"  # the openai client decodes it

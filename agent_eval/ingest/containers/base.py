@@ -49,12 +49,16 @@ class Container(ABC):
     their ``sniff`` is more or less specific than the default, ``priority``: ``--format auto``
     asks containers in ``(priority, name)`` order and takes the first that recognises the file,
     so a narrow format (tau-bench records) must have a lower number than a broad one it could be
-    mistaken for (plain message lists).
+    mistaken for (plain message lists). JSON formats may list ``json_keys``, object keys that
+    mark them (``resourceSpans``): they only name the likely format of a JSON file that no
+    ``sniff`` recognised because it is cut short or invalid
+    (:mod:`~agent_eval.ingest.json_diagnosis`).
     """
 
     name: ClassVar[str]
     description: ClassVar[str]
     priority: ClassVar[int] = 100
+    json_keys: ClassVar[frozenset[str]] = frozenset()
 
     @abstractmethod
     def sniff(self, path: str, head: bytes) -> bool:

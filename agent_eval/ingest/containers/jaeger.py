@@ -67,6 +67,9 @@ class JaegerContainer(Container):
 
     name: ClassVar[str] = "jaeger"
     description: ClassVar[str] = "Jaeger UI JSON export ({data: [{traceID, spans, processes}]})"
+    json_keys: ClassVar[frozenset[str]] = frozenset(
+        {"traceID", "spanID", "operationName", "processes"}
+    )
 
     def sniff(self, path: str, head: bytes) -> bool:
         """Jaeger JSON has ``traceID`` (capital ID) next to ``operationName`` or ``processes``."""

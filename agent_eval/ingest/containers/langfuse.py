@@ -110,6 +110,9 @@ class LangfuseContainer(Container):
         "Langfuse trace export ({trace, observations: [...]}) or observations API list "
         "({data: [...], meta})"
     )
+    json_keys: ClassVar[frozenset[str]] = frozenset(
+        {"observations", "parentObservationId", "traceId", "startTime"}
+    )
 
     def sniff(self, path: str, head: bytes) -> bool:
         """An ``observations`` list with ``traceId``, or a ``data`` list of observations."""

@@ -52,6 +52,7 @@ class MtragContainer(Container):
         "IBM MTRAG conversations (messages with contexts, feedback.relevant, enrichments)"
     )
     priority: ClassVar[int] = 25
+    json_keys: ClassVar[frozenset[str]] = frozenset({"retriever", "enrichments"})
 
     def sniff(self, path: str, head: bytes) -> bool:
         """An object with MTRAG's ``retriever``/``generator`` keys and ``enrichments``."""

@@ -59,6 +59,9 @@ class MtragHumanEvalContainer(Container):
         "IBM MTRAG human evaluations (InspectorRAGet tasks, evaluations, documents)"
     )
     priority: ClassVar[int] = 25
+    json_keys: ClassVar[frozenset[str]] = frozenset(
+        {"models", "model_id", "metrics", "evaluations"}
+    )
 
     def sniff(self, path: str, head: bytes) -> bool:
         """An InspectorRAGet object: ``models`` with ``model_id`` and ``metrics`` near the top."""

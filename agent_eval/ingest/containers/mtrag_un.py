@@ -45,6 +45,7 @@ class MtragUnContainer(Container):
     name: ClassVar[str] = "mtrag-un"
     description: ClassVar[str] = "IBM MTRAG-UN generation tasks (task_id, input, targets)"
     priority: ClassVar[int] = 25
+    json_keys: ClassVar[frozenset[str]] = frozenset({"targets"})
 
     def sniff(self, path: str, head: bytes) -> bool:
         """JSON Lines opening with a task id of MTRAG's ``<id><::><turn>`` form and ``input``."""

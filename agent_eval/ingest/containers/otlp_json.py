@@ -60,6 +60,18 @@ class OtlpJsonContainer(Container):
         "line (Java logging-otlp exporter)"
     )
     priority: ClassVar[int] = 20
+    json_keys: ClassVar[frozenset[str]] = frozenset(
+        {
+            "resourceSpans",
+            "resource_spans",
+            "resourceLogs",
+            "resource_logs",
+            "scopeSpans",
+            "scope_spans",
+            "scopeLogs",
+            "scope_logs",
+        }
+    )
 
     def sniff(self, path: str, head: bytes) -> bool:
         """Whether the file starts with an export request, or a bare ResourceSpans/Logs."""

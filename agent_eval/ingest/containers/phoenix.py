@@ -33,6 +33,7 @@ class PhoenixContainer(Container):
 
     name: ClassVar[str] = "phoenix"
     description: ClassVar[str] = "Arize Phoenix span export (JSON or JSONL, nested attributes)"
+    json_keys: ClassVar[frozenset[str]] = frozenset({"context", "span_kind", "span_id", "trace_id"})
 
     def sniff(self, path: str, head: bytes) -> bool:
         """Phoenix spans have a ``context`` object and a ``span_kind``."""

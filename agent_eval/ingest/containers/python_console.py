@@ -49,6 +49,9 @@ class PythonConsoleContainer(Container):
         "OpenTelemetry Python ConsoleSpanExporter output (span.to_json() objects, 0x hex ids)"
     )
     priority: ClassVar[int] = 40
+    json_keys: ClassVar[frozenset[str]] = frozenset(
+        {"context", "trace_id", "span_id", "parent_id", "start_time", "end_time"}
+    )
 
     def sniff(self, path: str, head: bytes) -> bool:
         """An object with a ``context`` holding a ``0x`` ``trace_id`` (``to_json``'s layout)."""

@@ -42,6 +42,15 @@ class ReadableSpanContainer(Container):
 
     name: ClassVar[str] = "otel-js"
     description: ClassVar[str] = "OpenTelemetry JS ReadableSpan JSON dumps (hrtime tuples)"
+    json_keys: ClassVar[frozenset[str]] = frozenset(
+        {
+            "spanContext",
+            "_spanContext",
+            "parentSpanContext",
+            "instrumentationScope",
+            "instrumentationLibrary",
+        }
+    )
 
     def sniff(self, path: str, head: bytes) -> bool:
         """A ``spanContext`` object, or console spans (``traceId``, ``id``, ``duration``)."""

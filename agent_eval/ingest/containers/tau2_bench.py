@@ -54,6 +54,9 @@ class Tau2BenchContainer(Container):
     name: ClassVar[str] = "tau2-bench"
     description: ClassVar[str] = "tau2-bench results (timestamp, info, tasks, simulations)"
     priority: ClassVar[int] = 30
+    json_keys: ClassVar[frozenset[str]] = frozenset(
+        {"agent_info", "user_info", "simulations", "tasks"}
+    )
 
     def sniff(self, path: str, head: bytes) -> bool:
         """An object opening with a results key whose ``info`` names the agent and user."""

@@ -42,6 +42,7 @@ class TauBenchContainer(Container):
     name: ClassVar[str] = "tau-bench"
     description: ClassVar[str] = "tau-bench trajectories (task_id, reward, info.task, traj)"
     priority: ClassVar[int] = 30
+    json_keys: ClassVar[frozenset[str]] = frozenset({"task_id", "traj", "reward", "trial"})
 
     def sniff(self, path: str, head: bytes) -> bool:
         """A record opens with a tau-bench key, and ``task_id`` and ``traj`` both appear."""

@@ -50,6 +50,9 @@ class TempoContainer(Container):
         "Grafana Tempo trace export ({batches: [...]}, or the /api/v2/traces envelope "
         "{trace: {resourceSpans}, metrics})"
     )
+    json_keys: ClassVar[frozenset[str]] = frozenset(
+        {"batches", "trace", "metrics", "instrumentationLibrarySpans"}
+    )
 
     def sniff(self, path: str, head: bytes) -> bool:
         """A ``batches`` list, or a v2 ``trace`` envelope holding ``resourceSpans``."""

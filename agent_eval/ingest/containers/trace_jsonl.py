@@ -36,6 +36,7 @@ class TraceJsonlContainer(Container):
     name: ClassVar[str] = "agent-trace-jsonl"
     description: ClassVar[str] = "AgentTrace JSON Lines written by `agent-eval ingest`"
     priority: ClassVar[int] = 10
+    json_keys: ClassVar[frozenset[str]] = frozenset({"schema_version"})
 
     def sniff(self, path: str, head: bytes) -> bool:
         """Whether the first line opens with ``schema_version`` then ``conversation_id``."""
