@@ -26,6 +26,15 @@ def _spill_dirs() -> set[str]:
     return {p.name for p in Path(tempfile.gettempdir()).glob("agent-eval-spill-*")}
 
 
+@pytest.fixture
+def own_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The spill directory goes under this test's own TMPDIR (others run in parallel)."""
+    folder = tmp_path / "tmpdir"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
 def test_spilled_run_gives_the_in_memory_run(
     traffic: list[Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -70,9 +79,10 @@ def test_memory_holds_at_most_the_budget(traffic: list[Path]) -> None:
 
 
 def test_the_spill_directory_is_removed_when_done_or_abandoned(
-    traffic: list[Path], monkeypatch: pytest.MonkeyPatch
+    traffic: list[Path], monkeypatch: pytest.MonkeyPatch, own_tmpdir: Path
 ) -> None:
     before = _spill_dirs()
+    assert before == set()
     monkeypatch.setattr(assemble, "STREAM_LIMITS", StreamLimits.tightest())
     assert len(ingest(traffic).collect()) == 16
     assert _spill_dirs() == before
