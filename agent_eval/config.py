@@ -24,6 +24,12 @@ Keys are the flag names with ``-`` or ``_``::
     max-judge-tokens = 2000000               # run budget: judge tokens (--max-judge-tokens)
     max-cost = 5.00                          # run budget: USD (--max-cost; needs a price)
 
+    [judge]                                  # optional: a registered judge other than openai
+    kind = "langchain"                       # a name of the agent_eval.judges entry points
+    factory = "my_pkg.judges:make_chat_model"  # langchain: returns a chat model
+    model = "my-model"                       # passed to the factory as model=
+    params = { temperature = 0 }             # more keyword arguments for the factory
+
     [prices."my-local-model"]                # USD per 1M tokens; see agent_eval.costs
     input = 0.0
     output = 0.0
@@ -51,9 +57,37 @@ from pydantic import (
 from agent_eval import redaction
 from agent_eval.errors import ConfigError
 
-__all__ = ["DEFAULT_CONFIG_NAME", "ScoreConfig", "load_config", "read_toml", "redact_url"]
+__all__ = [
+    "DEFAULT_CONFIG_NAME",
+    "JudgeTable",
+    "ScoreConfig",
+    "load_config",
+    "read_toml",
+    "redact_url",
+]
 
 DEFAULT_CONFIG_NAME = "agent-eval.toml"
+
+
+class JudgeTable(BaseModel):
+    """The ``[judge]`` table of ``agent-eval.toml``: which registered judge, and its arguments.
+
+    Attributes:
+        kind: A name in the ``agent_eval.judges`` entry-point group (``openai``,
+            ``langchain``, ``llama-cpp`` or a third-party judge).
+        factory: The judge's target: ``langchain``: ``package.module:factory`` returning a
+            chat model; ``llama-cpp``: the GGUF path; ``openai``: the model.
+        model: The model name (``[score] judge`` / ``--judge`` override it).
+        params: Keyword arguments for the factory or constructor.
+
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: str = "openai"
+    factory: str | None = None
+    model: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
 
 
 class ScoreConfig(BaseModel):
@@ -73,8 +107,11 @@ class ScoreConfig(BaseModel):
         formatter: ``name@version[params]`` of the formatter.
         formatter_path: Directories, ``.py`` files or dotted modules to load formatters from
             (:func:`agent_eval.formatting.load_formatters`); one string is one location.
-        judge: The judge model name; ``None`` means no judge configured (unless a key is set,
-            then :data:`DEFAULT_JUDGE`).
+        judge: The judge: a model name for the ``openai`` judge, or ``KIND[:TARGET]`` naming
+            a registered judge (``langchain:package.module:factory``; see
+            :func:`agent_eval.cli.judge_setup.judge_settings`); ``None`` means no judge
+            configured (unless a key is set, then :data:`DEFAULT_JUDGE`).
+        judge_table: The ``[judge]`` table (kind, factory, model, params).
         base_url: OpenAI-compatible endpoint; ``OPENAI_BASE_URL`` when unset.
         api_key_env: Name of the environment variable that holds the key.
         azure_endpoint / azure_api_version: Use Azure OpenAI.
@@ -118,6 +155,7 @@ class ScoreConfig(BaseModel):
     formatter: str = "ragas-pretty@1"
     formatter_path: tuple[str, ...] = ()
     judge: str | None = None
+    judge_table: JudgeTable = Field(default_factory=JudgeTable)
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     azure_endpoint: str | None = None
@@ -201,8 +239,14 @@ def _score_table(path: Path) -> dict[str, Any]:
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [score] must be a table of settings")
     settings = {key.replace("-", "_"): value for key, value in table.items()}
+    if "judge_table" in settings:
+        raise ConfigError(f"{path}: [score] judge-table is not a setting; write a [judge] table")
     if "prices" in document:
         settings["prices"] = document["prices"]
+    if "judge" in document:
+        if not isinstance(document["judge"], dict):
+            raise ConfigError(f"{path}: [judge] must be a table (kind, factory, model, params)")
+        settings["judge_table"] = document["judge"]
     if "api_key" in settings:
         raise ConfigError(
             f"{path}: [score] api-key: keys are never read from a file; put the key in an "

@@ -43,6 +43,7 @@ from importlib import metadata
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from rich.markup import escape
 from rich.table import Table
 
 from agent_eval.errors import ConfigError
@@ -323,7 +324,7 @@ def stage_table(lines: list[UsageLine]) -> Table:
     for column in ("metric", "stage", "model", "rows", "requests", "input", "output", "cost"):
         table.add_column(column, justify="right" if column[0] in "rioc" else "left")
     for line in lines:
-        table.add_row(*line.key, *_numbers(line))
+        table.add_row(*map(escape, line.key), *_numbers(line))
     table.caption = f"total {_total(lines)}" + _legend(lines)
     return table
 
@@ -415,9 +416,9 @@ def usage_table(judge: list[UsageLine], agent: list[UsageLine]) -> Table:
         table.add_column(column, justify="right" if column[0] in "rio" else "left")
     table.add_column("cost", justify="right")
     for line in judge:
-        table.add_row("judge", *line.key, *_numbers(line))
+        table.add_row("judge", *map(escape, line.key), *_numbers(line))
     for line in agent:
-        table.add_row("agent", "", "", line.model, *_numbers(line))
+        table.add_row("agent", "", "", escape(line.model), *_numbers(line))
     table.caption = (
         f"judge total {_total(judge)}; agent total {_total(agent)} (recorded in the spans)"
         + _legend(judge)

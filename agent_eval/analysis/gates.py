@@ -150,8 +150,13 @@ def evaluate_gates(
     return outcomes
 
 
-def parse_gate(text: str) -> Gate:
+def parse_gate(text: str, statistics: Sequence[str] = ()) -> Gate:
     """Parse a ``--gate`` flag: ``[NAME=]STATISTIC>=THRESHOLD/ITEMS``, e.g. ``accuracy>=0.8/3``.
+
+    Args:
+        text: The flag's value.
+        statistics: What the command measures; the error's example names the first of them
+            (``accuracy`` when empty), so the example given is one the command accepts.
 
     Raises:
         ConfigError: The text does not match, or names an unknown statistic.
@@ -159,8 +164,11 @@ def parse_gate(text: str) -> Gate:
     """
     match = _FLAG.match(text.replace(" ", ""))
     if match is None:
+        example = f"{statistics[0] if statistics else 'accuracy'}>=0.8/3"
+        measured = f" (this command measures: {', '.join(statistics)})" if statistics else ""
         raise ConfigError(
-            f"bad --gate {text!r}; write [NAME=]STATISTIC>=THRESHOLD/ITEMS, e.g. accuracy>=0.8/3"
+            f"bad --gate {text!r}; write [NAME=]STATISTIC>=THRESHOLD/ITEMS, e.g. "
+            f"{example}{measured}"
         )
     name = match["name"] or match["stat"]
     return _build(name, match["stat"], float(match["thr"]), int(match["items"]), FLAG_SOURCE)

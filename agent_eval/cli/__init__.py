@@ -7,6 +7,7 @@ from agent_eval.cli import (  # noqa: F401  (each module registers its commands 
     export_cmds,
     formatters_cmds,
     ingest_cmds,
+    judges_cmds,
     rag_cmds,
     report_cmds,
     review_cmds,

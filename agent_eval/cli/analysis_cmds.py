@@ -11,7 +11,7 @@ every ``agent-eval`` command.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -27,6 +27,7 @@ from agent_eval.cli.analysis_options import (
     usage_errors,
 )
 from agent_eval.cli.app import app
+from agent_eval.cli.judge_setup import check_judge_kind
 from agent_eval.cli.scoring_options import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
@@ -35,6 +36,7 @@ from agent_eval.cli.scoring_options import (
     ConfigOpt,
     DryRunOpt,
     FormatOpt,
+    FormatterOpt,
     FormatterPathOpt,
     GateOpt,
     JsonOpt,
@@ -93,7 +95,13 @@ def calibrate_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     prediction_field: Annotated[
         str | None, typer.Option("--prediction-field", help="Column holding the verdict.")
     ] = None,
-    metric: Annotated[str | None, typer.Option("--metric", help="Only this metric.")] = None,
+    metric: Annotated[
+        str | None,
+        typer.Option(
+            "--metric",
+            help="The metric to calibrate (needed when the run scored several; exit 2 lists them).",
+        ),
+    ] = None,
     formatter: Annotated[
         str | None, typer.Option("--formatter", help="Only this formatter identity.")
     ] = None,
@@ -155,7 +163,10 @@ COMPARE_STATISTICS = ("mean_score", "agreement", "accuracy")
 
 
 def _scoring_setup(
-    options: Mapping[str, Any], statistics: tuple[str, ...], **extra: Any
+    options: Mapping[str, Any],
+    statistics: tuple[str, ...],
+    formatters: Sequence[str] = (),
+    **extra: Any,
 ) -> tuple[ScoreConfig, list[Gate]]:
     """The scoring settings and declared gates of ``compare``/``stability``.
 
@@ -163,19 +174,28 @@ def _scoring_setup(
         options: The command's parameters (its ``locals()``): the shared scoring options of
             :mod:`agent_eval.cli.scoring_options`, ``gate`` and ``config``.
         statistics: What the command measures (a ``--gate`` for another is refused).
+        formatters: The formatters to score under (``compare``); else ``cfg.formatter``.
         extra: More ``[score]`` overrides (``formatter``).
 
+    The metric, the formatters and the gates are checked here, before any input is read.
+
     Raises:
-        ConfigError / InputError: An invalid setting or gate, or no input paths.
+        ConfigError / InputError: An invalid setting, metric, formatter or gate, or no input
+            paths.
 
     """
     from agent_eval.cli import analysis_runs as runs
     from agent_eval.formatting import load_formatters
+    from agent_eval.formatting.registry import get_formatter
 
     cfg = runs.scoring_config(options["config"], **config_overrides(options), **extra)
     for location in cfg.formatter_path:
         load_formatters(location)
     gates = gates_from(config_path(options["config"]), options["gate"] or [], statistics=statistics)
+    runs.check_metric(cfg)  # usage errors before any input is read: exit 2
+    check_judge_kind(cfg)
+    for name in formatters or [cfg.formatter]:
+        get_formatter(name)
     return cfg, gates
 
 
@@ -183,7 +203,11 @@ def _scoring_setup(
 def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     paths: PathsArg,
     formatters: Annotated[
-        str, typer.Option("--formatters", help="Comma-separated formatter identities, >= 2.")
+        str,
+        typer.Option(
+            "--formatters",
+            help="Comma-separated formatter identities, >= 2 (commas in [params] kept).",
+        ),
     ],
     metric: MetricOpt = None,
     judge: JudgeOpt = None,
@@ -216,14 +240,17 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
 ) -> None:
     """Score the same conversations under each formatter and compare the verdicts pairwise."""
     with usage_errors():
-        names = [f.strip() for f in formatters.split(",") if f.strip()]
+        from agent_eval.metrics.spec import split_metrics
+
+        # commas inside [params] belong to the identity: transcript@1[a=1,b=2],json@1
+        names = split_metrics(formatters)
         if len(names) < 2 or len(set(names)) != len(names):
             raise ConfigError(f"--formatters needs two or more distinct formatters, got {names}")
-        cfg, gates = _scoring_setup(locals(), COMPARE_STATISTICS)
+        cfg, gates = _scoring_setup(locals(), COMPARE_STATISTICS, names)
         from agent_eval.cli import analysis_runs as runs
 
         if cfg.dry_run:
-            runs.print_plans(cfg, names)
+            runs.print_plans(cfg, names, as_json=as_json)
             return
 
         run_id, directory, cmp = runs.compare_for(
@@ -244,9 +271,7 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
 def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     paths: PathsArg,
     repeats: Annotated[int, typer.Option("--repeats", min=2, help="K judge runs (>= 2).")] = 5,
-    formatter: Annotated[
-        str | None, typer.Option("--formatter", help="Formatter NAME@V (ragas-pretty@1).")
-    ] = None,
+    formatter: FormatterOpt = None,
     metric: MetricOpt = None,
     judge: JudgeOpt = None,
     base_url: BaseUrlOpt = None,
@@ -294,7 +319,7 @@ def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         from agent_eval.cli import analysis_runs as runs
 
         if cfg.dry_run:
-            runs.print_plans(cfg, [cfg.formatter], repeats=repeats)
+            runs.print_plans(cfg, [cfg.formatter], repeats=repeats, as_json=as_json)
             return
 
         run_id, directory, st = runs.stability_for(cfg, repeats, sys.argv)

@@ -100,7 +100,8 @@ def gates_from(
         ConfigError: An invalid gate, or a flag naming a statistic not in ``statistics``.
 
     """
-    gates = [*(load_gates(path) if path else []), *(parse_gate(f) for f in flags)]
+    measured = tuple(statistics or ())
+    gates = [*(load_gates(path) if path else []), *(parse_gate(f, measured) for f in flags)]
     if statistics is not None:
         _refuse_unmeasured(gates, statistics)
     return gates

@@ -11,7 +11,6 @@ Settings come from the ``[score]`` table of ``agent-eval.toml`` and the flags, e
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
@@ -39,9 +38,16 @@ from agent_eval.analysis.ordinal import OrdinalCalibration, calibrate_ordinal_re
 from agent_eval.analysis.paired import VariantComparison, compare_formatters
 from agent_eval.analysis.scoring import score_repeats, score_variants
 from agent_eval.analysis.stability import Stability, measure_stability
-from agent_eval.cli.analysis_options import load_run_results, out_console, write_json
+from agent_eval.cli.analysis_options import load_run_results, out_console
 from agent_eval.cli.app import err_console
+from agent_eval.cli.json_output import (
+    ComparePayload,
+    StabilityPayload,
+    emit_json,
+    plan_summary,
+)
 from agent_eval.cli.score_cmds import HOW_TO_CONFIGURE, build_judge, judge_model, redact_argv
+from agent_eval.cli.tables import print_table
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config
 from agent_eval.costs import PriceTable
 from agent_eval.errors import ConfigError, InputError, JudgeNotConfiguredError
@@ -70,6 +76,7 @@ from agent_eval.trace import AgentTrace
 
 __all__ = [
     "calibration_for",
+    "check_metric",
     "compare_for",
     "emit",
     "labels_for",
@@ -120,6 +127,16 @@ def _metric(cfg: ScoreConfig, out: Path | None = None) -> Metric:
             out / DECOMPOSITIONS_FILENAME, refresh=cfg.redecompose
         )
     return metric
+
+
+def check_metric(cfg: ScoreConfig) -> None:
+    """Build the metric ``cfg`` names once, to report a bad ``--metric`` before any work.
+
+    Raises:
+        ConfigError / UnknownPluginError: not exactly one metric, or an unknown or invalid one.
+
+    """
+    _metric(cfg)
 
 
 def _judge(cfg: ScoreConfig) -> Judge:
@@ -299,6 +316,18 @@ def _select(
     if results and not rows:
         have = sorted({f"{r.metric} {r.formatter}" for r in results})
         raise ConfigError(f"no results match --metric/--formatter; the run has: {'; '.join(have)}")
+    metrics = sorted({r.metric for r in rows})
+    if metric is None and len(metrics) > 1:  # a multi-metric run: calibrate one at a time
+        raise ConfigError(
+            f"the run scored {len(metrics)} metrics ({', '.join(metrics)}); calibrate one at a "
+            f"time: --metric {metrics[0]}"
+        )
+    formatters = sorted({r.formatter for r in rows})
+    if formatter is None and len(formatters) > 1:
+        raise ConfigError(
+            f"the run scored under {len(formatters)} formatters ({', '.join(formatters)}); "
+            f"calibrate one at a time: --formatter {formatters[0]}"
+        )
     return rows
 
 
@@ -318,9 +347,9 @@ def _labels(labels: Path | None, inputs: list[Path] | None, field: str | None) -
 def show_calibration(cal: Calibration, as_json: bool) -> None:
     """Print the calibration as a rich table, or JSON on stdout."""
     if as_json:
-        write_json(cal.model_dump_json(indent=2))
+        emit_json("calibrate", {"kind": "binary", **cal.model_dump(mode="json")})
     else:
-        out_console.print(calibration_table(cal))
+        print_table(out_console, calibration_table(cal))
 
 
 def calibration_for(
@@ -437,16 +466,22 @@ def stability_for(
     return run_id, directory, st
 
 
+_COMMANDS = {"comparison": "compare", "stability": "stability"}
+"""The command whose ``--json`` document carries each summary."""
+
 _TABLES: dict[str, Callable[[Any], RenderableType]] = {
     "comparison": comparison_tables,
     "stability": stability_tables,
 }
 
 
-def print_plans(cfg: ScoreConfig, formatters: Sequence[str], repeats: int = 1) -> None:
+def print_plans(
+    cfg: ScoreConfig, formatters: Sequence[str], repeats: int = 1, *, as_json: bool = False
+) -> None:
     """``--dry-run`` of ``compare``/``stability``: the plan of each formatter; no judge call.
 
-    ``repeats`` (stability) multiplies the judge calls and cost shown in the last line.
+    ``repeats`` (stability) multiplies the judge calls and cost shown in the last line. With
+    ``as_json`` the ``compare`` (or, with ``repeats``, ``stability``) document is printed.
 
     Raises:
         AgentEvalError: unreadable inputs, an unknown metric or formatter.
@@ -458,6 +493,7 @@ def print_plans(cfg: ScoreConfig, formatters: Sequence[str], repeats: int = 1) -
     traces = _traces(cfg)
     metric = _metric(cfg)
     references = load_references(cfg.references) if cfg.references else None
+    plans = []
     for name in formatters:
         plan = plan_run(
             traces,
@@ -469,8 +505,18 @@ def print_plans(cfg: ScoreConfig, formatters: Sequence[str], repeats: int = 1) -
             prices=PriceTable.from_config(cfg.prices),
             default_model=DEFAULT_JUDGE,
         )
-        out_console.print(plan.table())
-    if repeats > 1:
+        plans.append(plan)
+        if not as_json:
+            print_table(out_console, plan.table())
+    if as_json:
+        common: dict[str, Any] = {"run_id": None, "out": None, "dry_run": True}
+        summaries = [plan_summary(plan) for plan in plans]
+        if repeats > 1:
+            emit_json("stability", StabilityPayload(**common, stability=None, plans=summaries,
+                                                    repeats=repeats))  # fmt: skip
+        else:
+            emit_json("compare", ComparePayload(**common, comparison=None, plans=summaries))
+    elif repeats > 1:
         out_console.print(f"x {repeats} repeats: the judge calls and cost above, {repeats} times")
 
 
@@ -478,9 +524,9 @@ def emit(as_json: bool, run_id: str, directory: Path, *, name: str, model: BaseM
     """Print a comparison or stability summary: rich tables, or JSON with run id and directory."""
     if as_json:
         payload = {"run_id": run_id, "out": str(directory), name: model.model_dump(mode="json")}
-        write_json(json.dumps(payload, indent=2))
+        emit_json(_COMMANDS[name], payload)
     else:
-        out_console.print(_TABLES[name](model))
+        print_table(out_console, _TABLES[name](model))
         out_console.print(f"results in {directory} (run {run_id})", highlight=False)
 
 
@@ -545,14 +591,14 @@ def claim_calibration_for(
 def show_ordinal(cal: OrdinalCalibration, as_json: bool) -> None:
     """Print the ordinal calibration as a rich table, or JSON on stdout."""
     if as_json:
-        write_json(cal.model_dump_json(indent=2))
+        emit_json("calibrate", {"kind": "ordinal", **cal.model_dump(mode="json")})
     else:
-        out_console.print(ordinal_table(cal))
+        print_table(out_console, ordinal_table(cal))
 
 
 def show_claim_calibration(cal: ClaimCalibration, as_json: bool) -> None:
     """Print the claim-level calibration as rich tables, or JSON on stdout."""
     if as_json:
-        write_json(cal.model_dump_json(indent=2))
+        emit_json("calibrate", {"kind": "claims", **cal.model_dump(mode="json")})
     else:
-        out_console.print(claim_calibration_tables(cal))
+        print_table(out_console, claim_calibration_tables(cal))

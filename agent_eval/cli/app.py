@@ -28,6 +28,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, pwsh)
+    rich_markup_mode=None,  # plain help: flags shown as flags (rich help shows "<bool>")
 )
 err_console = Console(stderr=True)
 

@@ -12,11 +12,12 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
 
-import orjson
 import typer
 from rich.table import Table
 
-from agent_eval.cli.analysis_options import out_console, usage_errors, write_json
+from agent_eval.cli.analysis_options import out_console, usage_errors
+from agent_eval.cli.json_output import CacheInfoPayload, emit_json
+from agent_eval.cli.tables import print_table
 from agent_eval.errors import ConfigError
 from agent_eval.run.cache import JudgeCache
 from agent_eval.run.judge_stack import default_cache_path
@@ -24,7 +25,9 @@ from agent_eval.run.judge_stack import default_cache_path
 __all__ = ["cache_app", "info", "prune"]
 
 cache_app = typer.Typer(
-    help="Inspect or prune the judge-call cache (per user by default).", no_args_is_help=True
+    rich_markup_mode=None,
+    help="Inspect or prune the judge-call cache (per user by default).",
+    no_args_is_help=True,
 )
 
 CachePathOption = Annotated[
@@ -47,24 +50,23 @@ def _open(cache_path: Path | None) -> JudgeCache:
 @cache_app.command()
 def info(
     cache_path: CachePathOption = None,
-    json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    json: Annotated[
+        bool, typer.Option("--json", help="Print JSON on stdout, not a table.")
+    ] = False,
 ) -> None:
     """Show the cache file, its entries, size on disk, age range and entries per model."""
     with usage_errors(), _open(cache_path) as cache:
         stats = cache.stats()
     if json:
-        write_json(
-            orjson.dumps(
-                {
-                    "path": str(stats.path),
-                    "entries": stats.entries,
-                    "size_bytes": stats.size_bytes,
-                    "oldest": stats.oldest,
-                    "newest": stats.newest,
-                    "models": stats.models,
-                }
-            ).decode()
+        payload = CacheInfoPayload(
+            path=str(stats.path),
+            entries=stats.entries,
+            size_bytes=stats.size_bytes,
+            oldest=stats.oldest,
+            newest=stats.newest,
+            models=stats.models,
         )
+        emit_json("cache info", payload)
         return
     table = Table(title="judge-call cache", title_justify="left", show_header=False)
     table.add_column("what", no_wrap=True)
@@ -76,7 +78,7 @@ def info(
     table.add_row("newest", stats.newest or "-")
     for model, count in stats.models.items():
         table.add_row(f"model {model}", str(count))
-    out_console.print(table)
+    print_table(out_console, table)
 
 
 @cache_app.command()

@@ -7,15 +7,16 @@ exactly these conversations and replaces their rows.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
-import orjson
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from agent_eval.cli.app import app
+from agent_eval.cli.json_output import ErrorsPayload, emit_json
+from agent_eval.cli.tables import print_table
 from agent_eval.result import MetricResult
 from agent_eval.run.runs import errored_results, find_run
 from agent_eval.terminal_text import escape_control
@@ -44,11 +45,11 @@ def _table(run_id: str, rows: list[MetricResult]) -> Table:
     return table
 
 
-def _json_line(row: MetricResult) -> str:
+def _error(row: MetricResult) -> dict[str, Any]:
     fields = ("conversation_id", "trace_ids", "metric", "formatter", "judge_model")
     data = row.model_dump(mode="json", include={*fields, "error_type", "error_message"})
     data["attempts"] = row.attempts
-    return orjson.dumps(data).decode()
+    return data
 
 
 @app.command()
@@ -58,21 +59,21 @@ def errors(
         Path | None, typer.Option("--out", help="The output directory holding the run id.")
     ] = None,
     as_json: Annotated[
-        bool, typer.Option("--json", help="One JSON object per errored conversation.")
+        bool,
+        typer.Option("--json", help="Print JSON on stdout: the run id and its errored rows."),
     ] = False,
 ) -> None:
     """List a run's errored conversations (dead letters) with error type and message."""
     ref = find_run(run, out)
     rows = errored_results(ref)
     if as_json:
-        for row in rows:
-            typer.echo(_json_line(row))
+        emit_json("errors", ErrorsPayload(run_id=ref.run_id, errors=[_error(r) for r in rows]))
         return
     console = Console()
     if not rows:
         console.print(f"run {ref.run_id}: no errored conversations")
         return
-    console.print(_table(ref.run_id, rows))
+    print_table(console, _table(ref.run_id, rows))
     console.print(
         f"{len(rows)} errored; re-run only these: agent-eval score <the same inputs and "
         f"options> --retry-errors {ref.run_id} --out {ref.directory}",

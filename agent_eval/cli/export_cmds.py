@@ -3,9 +3,10 @@
 ``RUN`` is a run directory or run id (``--out`` to look it up), as for ``agent-eval errors``.
 Each result is written on its evaluated span (``span_id``); Phoenix must hold those spans (it
 received the agent's traces over OTLP).
-Exit codes: 0 every exportable result written; 1 some were not written (Phoenix down or
-refusing: the line says how many; run the same command again, it writes each annotation once);
-2 usage error (no such run, the ``phoenix`` extra missing).
+Exit codes (:mod:`agent_eval.cli.exit_codes`): 0 every exportable result written; 2 usage
+error (the ``phoenix`` extra missing, no such run); 3 the run cannot be read; 5 some were not
+written (Phoenix down or refusing: the line says how many; run the same command again, it
+writes each annotation once).
 """
 
 from __future__ import annotations
@@ -17,17 +18,21 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from agent_eval.cli.app import EXIT_USAGE, app, err_console
+from agent_eval.cli.app import app, err_console
+from agent_eval.cli.exit_codes import EXIT_OUTPUT, exit_code
+from agent_eval.cli.json_output import ExportPayload, emit_json
 from agent_eval.errors import AgentEvalError
 
 __all__ = ["export_app", "phoenix"]
 
-export_app = typer.Typer(help="Write results into other tools (Phoenix span annotations).")
+export_app = typer.Typer(
+    rich_markup_mode=None, help="Write results into other tools (Phoenix span annotations)."
+)
 app.add_typer(export_app, name="export")
 
 
 @export_app.command("phoenix")
-def phoenix(
+def phoenix(  # noqa: PLR0917  (a typer command: one parameter per flag)
     run: Annotated[str, typer.Argument(help="Run directory, or run id with --out.")],
     endpoint: Annotated[str, typer.Option(help="Phoenix base URL.")] = "http://127.0.0.1:6006",
     out: Annotated[Path | None, typer.Option(help="Where to look a run id up.")] = None,
@@ -35,6 +40,7 @@ def phoenix(
         str, typer.Option(help="Env var holding Phoenix's API key, when auth is on.")
     ] = "PHOENIX_API_KEY",
     timeout: Annotated[float, typer.Option(help="Seconds per request.")] = 30.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
 ) -> None:
     """Write RUN's results as annotations on the spans they evaluated, in Phoenix."""
     from agent_eval.export.phoenix import export_annotations
@@ -53,8 +59,19 @@ def phoenix(
         )
     except AgentEvalError as exc:
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
-        raise typer.Exit(EXIT_USAGE) from None
-    typer.echo(f"phoenix {endpoint}: run {ref.run_id}: {report.line()}")
+        raise typer.Exit(exit_code(exc)) from None
+    if as_json:
+        payload = ExportPayload(
+            endpoint=endpoint,
+            run_id=ref.run_id,
+            written=report.written,
+            not_written=report.not_written,
+            skipped=dict(report.skipped),
+            errors=report.errors,
+        )
+        emit_json("export phoenix", payload)
+    else:
+        typer.echo(f"phoenix {endpoint}: run {ref.run_id}: {report.line()}")
     if not report.ok:
         for error in report.errors:
             err_console.print(f"not written: {escape(error)}", highlight=False, soft_wrap=True)
@@ -63,4 +80,4 @@ def phoenix(
             "to retry (annotations already written are updated, not duplicated)",
             highlight=False,
         )
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_OUTPUT)

@@ -15,7 +15,6 @@ exists.
 from __future__ import annotations
 
 import difflib
-import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,6 +37,8 @@ from agent_eval.cli.formatter_options import (
     read_traces,
     usage_errors,
 )
+from agent_eval.cli.json_output import emit_json
+from agent_eval.cli.tables import print_table
 from agent_eval.errors import ConfigError, FormatterLockError
 from agent_eval.formatting import (
     PROBE_SET_VERSION,
@@ -62,6 +63,7 @@ DEFAULT_RAW_FORMATTER = "transcript@1"
 """What ``show --raw`` renders with when no ``--formatter`` is given."""
 
 formatters_app = typer.Typer(
+    rich_markup_mode=None,
     name="formatters",
     help="Versioned formatters: list them, diff two renderings, lock their fingerprints.",
     no_args_is_help=True,
@@ -99,7 +101,7 @@ def list_formatters(
         rows = [_row(cls, lock) for _, cls in formatters]
     if json_output:
         document = {"probe_set": PROBE_SET_VERSION, "formatters": rows, "broken": formatters.broken}
-        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        emit_json("formatters list", document)
         return
     table = Table(title=f"formatters (probe set {PROBE_SET_VERSION})")
     for column in ("formatter", "fingerprint", "lock", "probe tokens"):
@@ -110,7 +112,7 @@ def list_formatters(
         about.append("".join(f"\n  {p}" for p in row["parameters"]), style="dim")
         cells = [row["formatter"], row["fingerprint"][:12], row["lock"]]
         table.add_row(*(Text(cell) for cell in cells), Text(str(row["probe_set_tokens"])), about)
-    console.print(table)
+    print_table(console, table)
     for name, problem in formatters.broken.items():
         err_console.print(f"broken formatter {escape(name)}: {escape(problem)}", highlight=False)
 

@@ -14,7 +14,6 @@ the reason per file and span); 5 when ``--out`` cannot be written. Never a trace
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Iterable
@@ -28,6 +27,7 @@ from rich.markup import escape
 
 from agent_eval.cli.app import app, err_console
 from agent_eval.cli.exit_codes import EXIT_NOTHING, exit_code
+from agent_eval.cli.json_output import emit_json
 from agent_eval.errors import AgentEvalError, OutputError
 from agent_eval.ingest import IngestReport, ingest
 from agent_eval.ingest.accounting import FileReport
@@ -260,7 +260,7 @@ def ingest_command(
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python docs, SIGPIPE
         raise typer.Exit(0) from None
     if as_json:
-        sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
+        emit_json("ingest", report.to_json())
     else:
         print_summary(report)
     if not report.conversations:

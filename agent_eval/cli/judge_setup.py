@@ -1,8 +1,15 @@
 """The judge of ``score``, ``compare`` and ``stability``: which model, how built, what is missing.
 
-``judge_model`` gives the model a configuration names (``None`` without a judge) and
-``build_judge`` the ``openai`` judge for it; ``HOW_TO_CONFIGURE`` is the how-to printed when
-there is none.
+``judge_settings`` reads which registered judge the configuration picks: ``--judge MODEL``
+(the ``openai`` judge, the default), ``--judge KIND`` or ``--judge KIND:TARGET`` for any judge
+of the ``agent_eval.judges`` entry-point group (``langchain:package.module:factory``,
+``llama-cpp:model.gguf``, a third-party judge), or the ``[judge]`` table of
+``agent-eval.toml``. A ``--judge`` value is a kind only when the part before its first ``:``
+is a registered judge name, so Ollama-style models (``qwen2.5:7b``) stay models; write
+``openai:MODEL`` to force one. ``judge_model`` gives the model a configuration names
+(``None`` without a judge) and ``build_judge`` the judge, through the registered class's
+:meth:`~agent_eval.judges.base.Judge.from_settings`; ``HOW_TO_CONFIGURE`` is the how-to
+printed when there is none.
 
 ``missing_judge`` names what keeps a :class:`~agent_eval.config.ScoreConfig` from having a
 judge (``OPENAI_API_KEY is not set and no --base-url is given``). ``key_env_problem`` applies
@@ -15,21 +22,24 @@ default variable, ``OPENAI_API_KEY``, may be unset whenever a ``--base-url`` is 
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import os
 from urllib.parse import urlsplit
 
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, redact_url
 from agent_eval.errors import ConfigError
-from agent_eval.judges.base import Judge
+from agent_eval.judges.base import Judge, JudgeSettings, judges
 
 __all__ = [
     "HOW_TO_CONFIGURE",
     "build_judge",
+    "check_judge_kind",
     "configured_model",
     "endpoint",
     "is_loopback_url",
     "judge_model",
+    "judge_settings",
     "key_env_problem",
     "missing_judge",
 ]
@@ -41,6 +51,8 @@ No judge is configured, so nothing was scored. To score, either:
       Ollama     --base-url http://localhost:11434/v1 --judge qwen2.5:7b-instruct
       vLLM       --base-url http://localhost:8000/v1  --judge Qwen/Qwen2.5-7B-Instruct
       llama.cpp  --base-url http://localhost:8080/v1  --judge local --mode json_schema
+  - use any registered judge, e.g. a LangChain chat model from your own factory:
+      --judge langchain:my_pkg.judges:make_chat_model   (or a [judge] table in agent-eval.toml)
   - or set judge and base-url in the [score] table of agent-eval.toml.
 The key is read from the environment variable named by --api-key-env (default OPENAI_API_KEY),
 never from a flag or a file. --dry-run shows this plan without this message."""
@@ -64,6 +76,64 @@ def is_loopback_url(url: str) -> bool:
         return False
 
 
+OPENAI = "openai"
+"""The default judge kind: an OpenAI-compatible endpoint."""
+
+
+def judge_settings(cfg: ScoreConfig) -> JudgeSettings:
+    """Which registered judge ``cfg`` picks, with its target, model and arguments.
+
+    ``--judge`` (``cfg.judge``) wins over the ``[judge]`` table: ``KIND`` or ``KIND:TARGET``
+    when ``KIND`` is a registered judge name, else a model name for the table's kind
+    (``openai`` by default). For ``openai`` the target is the model.
+    """
+    table = cfg.judge_table
+    kind, target, model = table.kind, table.factory, table.model
+    if cfg.judge:
+        head, sep, rest = cfg.judge.partition(":")
+        if cfg.judge in judges:
+            kind, target = cfg.judge, target if cfg.judge == table.kind else None
+        elif sep and head in judges:
+            kind, target = head, rest or None
+        else:
+            model = cfg.judge
+    if kind == OPENAI:
+        model, target = target or model, None
+    explicit_mode = "mode" in cfg.model_fields_set
+    return JudgeSettings(
+        kind=kind,
+        model=model,
+        target=target,
+        params=dict(table.params),
+        base_url=cfg.base_url,
+        api_key_env=cfg.api_key_env,
+        azure_endpoint=cfg.azure_endpoint,
+        azure_api_version=cfg.azure_api_version,
+        mode=cfg.mode if explicit_mode or kind == OPENAI else None,
+        timeout=cfg.timeout,
+        max_retries=cfg.max_retries,
+        transport_retries=cfg.transport_retries,
+    )
+
+
+def check_judge_kind(cfg: ScoreConfig) -> None:
+    """Check, before any input is read, that the judge kind ``cfg`` picks is registered.
+
+    Raises:
+        UnknownPluginError: the ``[judge]`` table's kind is not a registered judge (lists them).
+        ConfigError: the kind's plugin is installed but failed to load.
+
+    """
+    judges.get(judge_settings(cfg).kind)
+
+
+def _label(settings: JudgeSettings) -> str:
+    """A name for a non-openai judge before it is built: its model, else ``KIND:TARGET``."""
+    if settings.model:
+        return settings.model
+    return f"{settings.kind}:{settings.target}" if settings.target else settings.kind
+
+
 def key_env_problem(cfg: ScoreConfig) -> str | None:
     """Why the explicitly named key variable is a problem, or ``None`` when it is not.
 
@@ -71,6 +141,8 @@ def key_env_problem(cfg: ScoreConfig) -> str | None:
     URL (a local server that needs no key).
     """
     if "api_key_env" not in cfg.model_fields_set or os.environ.get(cfg.api_key_env):
+        return None
+    if judge_settings(cfg).kind != OPENAI:  # the judge's own factory handles its credentials
         return None
     url = endpoint(cfg)
     if url is not None and cfg.azure_endpoint is None and is_loopback_url(url):
@@ -109,26 +181,34 @@ def judge_model(cfg: ScoreConfig) -> str | None:
 
 
 def configured_model(cfg: ScoreConfig) -> str | None:
-    """The judge model ``cfg`` names or implies, ``None`` without one (no key check)."""
+    """The judge model ``cfg`` names or implies, ``None`` without one (no key check).
+
+    A judge other than ``openai`` is always configured (its factory owns its endpoint); its
+    model is the named one, else ``KIND:TARGET`` until the judge is built.
+    """
+    settings = judge_settings(cfg)
+    if settings.kind != OPENAI:
+        return _label(settings)
     has_key = bool(os.environ.get(cfg.api_key_env))
     endpoint = cfg.base_url or os.environ.get("OPENAI_BASE_URL") or cfg.azure_endpoint
-    if cfg.judge:
-        return cfg.judge if (has_key or endpoint) else None
+    if settings.model:
+        return settings.model if (has_key or endpoint) else None
     return DEFAULT_JUDGE if has_key and not endpoint else None
 
 
 def build_judge(cfg: ScoreConfig, model: str) -> Judge:
-    """The ``openai`` judge for ``cfg`` (wrappers such as a cache go around it here)."""
-    from agent_eval.judges.openai_judge import OpenAIJudge
+    """The judge ``cfg`` picks (:func:`judge_settings`), built by its registered class.
 
-    return OpenAIJudge(
-        model,
-        base_url=cfg.base_url,
-        api_key_env=cfg.api_key_env,
-        mode=cfg.mode,
-        timeout=cfg.timeout,
-        max_retries=cfg.max_retries,
-        transport_retries=cfg.transport_retries,
-        azure_endpoint=cfg.azure_endpoint,
-        azure_api_version=cfg.azure_api_version,
-    )
+    ``model`` is the ``openai`` judge's model (:func:`judge_model`); other judges take theirs
+    from the settings. Wrappers such as a cache go around the judge returned.
+
+    Raises:
+        UnknownPluginError: the kind is not registered (lists the registered judges).
+        ConfigError: the judge cannot be built from these settings (names what to fix).
+        JudgeNotConfiguredError: the ``openai`` judge has no key and no endpoint.
+
+    """
+    settings = judge_settings(cfg)
+    if settings.kind == OPENAI:
+        settings = dataclasses.replace(settings, model=model)
+    return judges.get(settings.kind).from_settings(settings)

@@ -10,7 +10,6 @@ recorded, or an invalid policy.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,6 +19,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
+from agent_eval.cli.json_output import RagPayload, emit_json
+from agent_eval.cli.tables import print_table
 from agent_eval.errors import AgentEvalError
 from agent_eval.rag.policy import PolicyOutcome, RagPolicy, apply_policy, load_policy
 from agent_eval.rag.turns import TurnRow, failure_counts, passages_shown, read_turns, turn_rows
@@ -147,9 +148,9 @@ def rag_cmd(
         raise typer.Exit(EXIT_USAGE) from None
     outcome = apply_policy(rows, chosen) if chosen is not None else None
     if as_json:
-        typer.echo(json.dumps(_payload(rows, outcome), ensure_ascii=False))
+        emit_json("rag", RagPayload.model_validate(_payload(rows, outcome)))
     else:
-        console.print(_turn_table(rows))
+        print_table(console, _turn_table(rows))
         for stage, counts in failure_counts(rows).items():
             shown = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "none"
             console.print(f"{stage} failures: {shown}", highlight=False)

@@ -19,8 +19,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from agent_eval.cli.analysis_options import usage_errors, write_json
+from agent_eval.cli.analysis_options import usage_errors
 from agent_eval.cli.app import app
+from agent_eval.cli.json_output import RunsListPayload, emit_json
+from agent_eval.cli.tables import print_table
 from agent_eval.run.record import flatten
 from agent_eval.run.run_diff import RunDiff, diff_runs
 from agent_eval.run.runs import RunRef, find_run
@@ -29,7 +31,9 @@ from agent_eval.run.store import ResultStore, RunRecord
 __all__ = ["runs_app"]
 
 runs_app = typer.Typer(
-    help="List runs, show a run's reproducibility record, diff two runs.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="List runs, show a run's reproducibility record, diff two runs.",
+    no_args_is_help=True,
 )
 app.add_typer(runs_app, name="runs")
 
@@ -61,7 +65,7 @@ def list_cmd(
         with ResultStore(ref.directory) as store:
             records = store.runs()
     if as_json:
-        write_json(orjson.dumps([dataclasses.asdict(r) for r in records]).decode())
+        emit_json("runs list", RunsListPayload(runs=[dataclasses.asdict(r) for r in records]))
         return
     table = Table(title=f"runs in {directory}", title_justify="left")
     for column in ("run", "started", "metric", "formatter", "judge"):
@@ -76,7 +80,7 @@ def list_cmd(
             str(formatter),
             str(config.get("judge_model", "")),
         )
-    _console.print(table)
+    print_table(_console, table)
 
 
 @runs_app.command("show")
@@ -85,9 +89,9 @@ def show_cmd(run: RunArg, out: OutOpt = None, as_json: JsonOpt = False) -> None:
     with usage_errors():
         record = find_run(run, out).run
     if as_json:
-        write_json(orjson.dumps(dataclasses.asdict(record), option=orjson.OPT_SORT_KEYS).decode())
+        emit_json("runs show", record)
         return
-    _console.print(_record_table(record))
+    print_table(_console, _record_table(record))
 
 
 def _record_table(record: RunRecord) -> Table:
@@ -109,7 +113,7 @@ def diff_cmd(run_a: RunArg, run_b: RunArg, out: OutOpt = None, as_json: JsonOpt 
         ref_a, ref_b = find_run(run_a, out), find_run(run_b, out)
         diff = diff_runs(ref_a.run, _rows(ref_a), ref_b.run, _rows(ref_b))
     if as_json:
-        write_json(orjson.dumps(dataclasses.asdict(diff)).decode())
+        emit_json("runs diff", diff)
         return
     _print_diff(diff)
 
@@ -122,7 +126,7 @@ def _print_diff(diff: RunDiff) -> None:
         for key, a, b in items:
             fields.add_row(escape(f"{prefix}.{key}"), _value(a), _value(b))
     if diff.config or diff.record:
-        _console.print(fields)
+        print_table(_console, fields)
     else:
         _console.print("the two runs' configurations and records are the same")
     rows = Table(title=f"result rows that changed (paired by {diff.pairing})", title_justify="left")
@@ -131,7 +135,7 @@ def _print_diff(diff: RunDiff) -> None:
     for change in diff.changed:
         rows.add_row(escape(" ".join(change.key)), change.a, change.b)
     if diff.changed:
-        _console.print(rows)
+        print_table(_console, rows)
     _console.print(
         f"rows: {len(diff.changed)} changed, {diff.unchanged} unchanged, "
         f"{len(diff.only_a)} only in A, {len(diff.only_b)} only in B"

@@ -19,10 +19,11 @@ Every setting can come from ``agent-eval.toml`` (see :mod:`agent_eval.config`).
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -35,9 +36,11 @@ from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
 from agent_eval.cli.event_options import EventOptions, EventsFile, OtlpEndpoint
 from agent_eval.cli.exit_codes import EXIT_NOTHING, exit_code
+from agent_eval.cli.json_output import MetricSummary, ScorePayload, emit_json, plan_summary
 from agent_eval.cli.judge_setup import (
     HOW_TO_CONFIGURE,
     build_judge,
+    check_judge_kind,
     configured_model,
     judge_model,
     key_env_problem,
@@ -52,8 +55,10 @@ from agent_eval.cli.scoring_options import (
     ConfigOpt,
     DryRunOpt,
     FormatOpt,
+    FormatterOpt,
     FormatterPathOpt,
     GateOpt,
+    JsonOpt,
     JudgeOpt,
     MaxContextTokensOpt,
     MaxCostOpt,
@@ -73,6 +78,7 @@ from agent_eval.cli.scoring_options import (
     WithReferenceOpt,
     config_overrides,
 )
+from agent_eval.cli.tables import print_table
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
 from agent_eval.costs import (
     PriceTable,
@@ -177,6 +183,8 @@ def run_score(
     console: Console | None = None,
     gates: Sequence[Gate] = (),
     events: EventOptions | None = None,
+    *,
+    as_json: bool = False,
 ) -> int:
     """Run ``score`` for ``cfg``; returns the exit code (1 when ``--fail-under`` or a gate fails).
 
@@ -187,7 +195,9 @@ def run_score(
     metrics' results are written.
 
     The run's reproducibility record (versions, request parameters, input digests, the config
-    file without secrets) is stored with it.
+    file without secrets) is stored with it. With ``as_json`` the tables are not printed and
+    the ``score`` document (:class:`~agent_eval.cli.json_output.ScorePayload`) is written to
+    stdout instead, the exit code in it.
     With ``max_judge_tokens``/``max_cost`` set, the run stops sending when the next call would
     cross the budget; its unjudged units are skipped (``budget``) and ``--resume`` continues.
 
@@ -195,8 +205,75 @@ def run_score(
         AgentEvalError: a usage, configuration or input error (the caller exits 2).
 
     """
-    out = console or Console()
+    report = _JsonReport() if as_json else None
+    out = Console(file=io.StringIO()) if as_json else console or Console()
+    code = _run_score(cfg, argv, out, gates=gates, events=events, report=report)
+    if report is not None:
+        emit_json("score", report.payload(code, dry_run=cfg.dry_run))
+    return code
+
+
+@dataclass
+class _JsonReport:
+    """What ``score --json`` reports, filled in as the run goes."""
+
+    plans: list[RunPlan] = field(default_factory=list)
+    summaries: list[RunSummary] = field(default_factory=list)
+    not_scored: list[str] = field(default_factory=list)
+
+    def payload(self, code: int, *, dry_run: bool) -> ScorePayload:
+        first = self.summaries[0] if self.summaries else None
+        return ScorePayload(
+            run_id=first.run_id if first else None,
+            out=str(first.out_dir) if first and first.out_dir else None,
+            dry_run=dry_run,
+            exit_code=code,
+            metrics=[_metric_summary(summary) for summary in self.summaries],
+            plans=[plan_summary(plan) for plan in self.plans],
+            not_scored=self.not_scored,
+        )
+
+
+def _metric_summary(summary: RunSummary) -> MetricSummary:
+    return MetricSummary(
+        metric=summary.metric,
+        formatter=summary.formatter,
+        judge_model=summary.judge_model,
+        units=summary.input,
+        scored=summary.scored,
+        skipped=summary.skipped,
+        errored=summary.errored,
+        resumed=summary.resumed,
+        mean_score=summary.mean_score,
+        skip_reasons=dict(summary.skip_reasons),
+        error_types=dict(summary.error_types),
+        input_tokens=summary.input_tokens,
+        output_tokens=summary.output_tokens,
+        judge_requests=summary.attempts,
+        judge_calls=summary.judge_calls,
+        cached_calls=summary.cached_calls,
+        usage_unknown=summary.usage_unknown,
+        estimated_input_tokens=summary.best_input_tokens,
+        estimated_output_tokens=summary.best_output_tokens,
+        atoms=summary.atoms,
+        atoms_passed=summary.atoms_passed,
+        atom_units=summary.atom_units,
+        wall_seconds=summary.wall_seconds,
+    )
+
+
+def _run_score(
+    cfg: ScoreConfig,
+    argv: list[str],
+    out: Console,
+    *,
+    gates: Sequence[Gate],
+    events: EventOptions | None,
+    report: _JsonReport | None,
+) -> int:
     setup = _setup(cfg)
+    if report is not None:
+        report.plans = setup.plans
     if cfg.dry_run:
         return _dry_run(out, setup)
     judge = _judge_for(setup.metrics, setup.model, cfg)
@@ -206,6 +283,8 @@ def run_score(
         missing = [p for p, m in zip(setup.plans, chosen, strict=True) if m.requires_judge]
         chosen = [m for m in chosen if not m.requires_judge]
         not_configured = _not_configured(out, missing, cfg, [m.id for m in chosen])
+        if report is not None:
+            report.not_scored = [plan.metric for plan in missing]
         if not chosen:
             return not_configured
     earlier = _earlier_run(cfg)
@@ -228,6 +307,8 @@ def run_score(
     finally:
         if stack is not None and stack.cache is not None:
             stack.cache.close()
+    if report is not None:
+        report.summaries = summaries
     return _finish(
         out,
         summaries,
@@ -253,10 +334,12 @@ class _Setup:
 
 
 def _setup(cfg: ScoreConfig) -> _Setup:
-    traces = _with_turn_labels(_with_tool_references(read_inputs(cfg.paths, cfg.format), cfg), cfg)
+    # usage errors (a bad --metric or formatter) first: exit 2 before any input is read
     for location in cfg.formatter_path:
         load_formatters(location)
     chosen, formatter = _metrics(cfg), get_formatter(cfg.formatter)
+    check_judge_kind(cfg)
+    traces = _with_turn_labels(_with_tool_references(read_inputs(cfg.paths, cfg.format), cfg), cfg)
     references = _references(cfg, traces)
     model = _plan_model(cfg) if cfg.dry_run else judge_model(cfg)
     plans = [
@@ -281,7 +364,7 @@ def _setup(cfg: ScoreConfig) -> _Setup:
 
 def _dry_run(out: Console, setup: _Setup) -> int:
     for plan in setup.plans:
-        out.print(plan.table())
+        print_table(out, plan.table())
     line = plan_budget_line(setup.budget, setup.plans)
     if line is not None:
         out.print(line, highlight=False)
@@ -325,7 +408,7 @@ def _finish(
     when nothing was scored, else the gates' code.
     """
     for summary in summaries:
-        out.print(summary.table())
+        print_table(out, summary.table())
         out.print(summary.accounting_line, highlight=False)
     _print_usage(out, summaries, setup.traces, stack, cfg)
     skipped = sum(summary.skip_reasons[BUDGET_SKIP] for summary in summaries)
@@ -455,10 +538,10 @@ def _print_usage(
         return
     rows = [r for r in load_results(summary.out_dir) if r.run_id == summary.run_id]
     prices = PriceTable.from_config(cfg.prices)
-    out.print(usage_table(judge_usage(rows, prices), agent_usage(traces, prices)))
+    print_table(out, usage_table(judge_usage(rows, prices), agent_usage(traces, prices)))
     stages = stage_usage(rows, prices)
     if stages:
-        out.print(stage_table(stages))
+        print_table(out, stage_table(stages))
     failing = unit_lines(rows)
     if failing:
         out.print(failing, highlight=False)
@@ -578,7 +661,7 @@ def _not_configured(
 ) -> int:
     """Print the judged metrics' plans and how to configure a judge; the exit code (2)."""
     for plan in plans:
-        out.print(plan.table())
+        print_table(out, plan.table())
     err_console.print(
         f"[bold red]error:[/] {escape(missing_judge(cfg))}", highlight=False, soft_wrap=True
     )
@@ -638,9 +721,7 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
         Path | None,
         typer.Option(help="JSONL of per-turn labels: {conversation_id, turn, relevance, ...}."),
     ] = None,
-    formatter: Annotated[
-        str | None, typer.Option(help="Formatter NAME@V (default ragas-pretty@1).")
-    ] = None,
+    formatter: FormatterOpt = None,
     formatter_path: FormatterPathOpt = None,
     judge: JudgeOpt = None,
     base_url: BaseUrlOpt = None,
@@ -682,6 +763,7 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     ] = False,
     otlp_endpoint: OtlpEndpoint = None,
     events_file: EventsFile = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Score conversations with metrics; results go to DIR/results.jsonl and results.db.
 
@@ -708,7 +790,8 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     try:
         gates = gates_from(config_path(config), gate or [], statistics=SCORE_STATISTICS)
         events = EventOptions(otlp_endpoint=otlp_endpoint, events_file=events_file)
-        code = run_score(load_config(config, **overrides), sys.argv, gates=gates, events=events)
+        cfg = load_config(config, **overrides)
+        code = run_score(cfg, sys.argv, gates=gates, events=events, as_json=as_json)
     except AgentEvalError as exc:
         err_console.print(
             f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True

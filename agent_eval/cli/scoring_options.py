@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 __all__ = [
     "SCORING_FLAGS",
@@ -29,6 +28,7 @@ __all__ = [
     "ConfigOpt",
     "DryRunOpt",
     "FormatOpt",
+    "FormatterOpt",
     "FormatterPathOpt",
     "GateOpt",
     "JsonOpt",
@@ -53,65 +53,100 @@ __all__ = [
 ]
 
 PathsArg = Annotated[
-    list[str] | None, typer.Argument(help="Inputs: files, directories, globs.", show_default=False)
+    list[str] | None,
+    typer.Argument(
+        metavar="PATH...", help="Inputs: files, directories, globs.", show_default=False
+    ),
 ]
 MetricOpt = Annotated[
     str | None,
-    typer.Option("--metric", help=escape("Metric NAME[@V][params] (default goal_accuracy).")),
+    typer.Option(
+        "--metric", metavar="SPEC", help="Metric NAME[@V][params] (default goal_accuracy)."
+    ),
 ]
-JudgeOpt = Annotated[str | None, typer.Option("--judge", help="Judge model name.")]
+JudgeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--judge",
+        metavar="MODEL|KIND[:TARGET]",
+        help="The judge: a MODEL for the openai judge (default), or KIND[:TARGET] of any "
+        "registered judge, e.g. langchain:PACKAGE.MODULE:FACTORY.",
+    ),
+]
 BaseUrlOpt = Annotated[
-    str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint URL.")
+    str | None, typer.Option("--base-url", metavar="URL", help="OpenAI-compatible endpoint URL.")
 ]
 ApiKeyEnvOpt = Annotated[
     str | None,
     typer.Option(
         "--api-key-env",
+        metavar="VAR",
         help="Env var holding the key (default OPENAI_API_KEY). Naming an unset one is an "
         "error, unless --base-url is on this machine (localhost), where no key is needed.",
     ),
 ]
 ModeOpt = Annotated[
-    str | None, typer.Option("--mode", help="Structured output: tools | json_schema | json.")
+    str | None,
+    typer.Option("--mode", metavar="MODE", help="Structured output: tools | json_schema | json."),
 ]
 ConcurrencyOpt = Annotated[
-    int | None, typer.Option("--concurrency", help="Conversations at once (default 16).")
+    int | None,
+    typer.Option("--concurrency", metavar="N", help="Conversations at once (default 16)."),
 ]
 TimeoutOpt = Annotated[
-    float | None, typer.Option("--timeout", help="Per-request timeout, seconds (default 60).")
+    float | None,
+    typer.Option("--timeout", metavar="SECONDS", help="Per-request timeout, seconds (default 60)."),
 ]
 MaxRetriesOpt = Annotated[
-    int | None, typer.Option("--max-retries", help="Re-asks after an invalid reply (default 2).")
+    int | None,
+    typer.Option("--max-retries", metavar="N", help="Re-asks after an invalid reply (default 2)."),
 ]
 MaxContextTokensOpt = Annotated[
     int | None,
-    typer.Option("--max-context-tokens", help="Skip longer prompts (default 128000)."),
+    typer.Option(
+        "--max-context-tokens", metavar="TOKENS", help="Skip longer prompts (default 128000)."
+    ),
 ]
 WithReferenceOpt = Annotated[
     bool | None,
     typer.Option("--with-reference/--without-reference", help="Compare against references."),
 ]
 ReferencesOpt = Annotated[
-    Path | None, typer.Option("--references", help="JSONL/CSV of {conversation_id, reference}.")
+    Path | None,
+    typer.Option("--references", metavar="FILE", help="JSONL/CSV of {conversation_id, reference}."),
 ]
 TemperatureOpt = Annotated[
-    float | None, typer.Option("--temperature", help="Judge temperature (default 0).")
+    float | None, typer.Option("--temperature", metavar="T", help="Judge temperature (default 0).")
+]
+FormatterOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--formatter",
+        metavar="NAME@V",
+        help="Formatter NAME@V[params] (default ragas-pretty@1).",
+        show_default=False,
+    ),
 ]
 FormatterPathOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--formatter-path",
+        metavar="PATH",
         help="Load formatters from a directory, .py file or module path (repeatable).",
     ),
 ]
 OutOpt = Annotated[
-    Path | None, typer.Option("--out", help="Output directory (default runs/RUN_ID).")
+    Path | None,
+    typer.Option("--out", metavar="DIR", help="Output directory (default runs/RUN_ID)."),
 ]
 ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", help="TOML config (default ./agent-eval.toml).")
+    Path | None,
+    typer.Option("--config", metavar="FILE", help="TOML config (default ./agent-eval.toml)."),
 ]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Plan only; call no judge.")]
-FormatOpt = Annotated[str | None, typer.Option("--format", help="Input container, or auto.")]
+FormatOpt = Annotated[
+    str | None, typer.Option("--format", metavar="NAME", help="Input container, or auto.")
+]
 NoCacheOpt = Annotated[
     bool, typer.Option("--no-cache", help="Neither read nor write the judge-call cache.")
 ]
@@ -122,6 +157,7 @@ CachePathOpt = Annotated[
     Path | None,
     typer.Option(
         "--cache-path",
+        metavar="FILE",
         help="Judge-call cache file (default $AGENT_EVAL_CACHE_PATH, else the per-user cache).",
     ),
 ]
@@ -129,6 +165,7 @@ MaxJudgeTokensOpt = Annotated[
     int | None,
     typer.Option(
         "--max-judge-tokens",
+        metavar="TOKENS",
         help="Run budget: most judge tokens; then the rest is skipped (budget).",
     ),
 ]
@@ -136,20 +173,24 @@ MaxCostOpt = Annotated[
     float | None,
     typer.Option(
         "--max-cost",
+        metavar="USD",
         help="Run budget: most USD (needs the judge's price); then skip (budget).",
     ),
 ]
-RpmOpt = Annotated[float | None, typer.Option("--rpm", help="Most judge requests per minute.")]
-TpmOpt = Annotated[float | None, typer.Option("--tpm", help="Most judge tokens per minute.")]
+RpmOpt = Annotated[
+    float | None, typer.Option("--rpm", metavar="N", help="Most judge requests per minute.")
+]
+TpmOpt = Annotated[
+    float | None, typer.Option("--tpm", metavar="N", help="Most judge tokens per minute.")
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")]
 GateOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--gate",
-        help=escape(  # rich markup would swallow the square brackets
-            "[NAME=]STATISTIC>=THRESHOLD/ITEMS (repeatable); also the [gates.<name>] tables "
-            "of agent-eval.toml."
-        ),
+        metavar="GATE",
+        help="[NAME=]STATISTIC>=THRESHOLD/ITEMS (repeatable); also the [gates.<name>] "
+        "tables of agent-eval.toml.",
     ),
 ]
 

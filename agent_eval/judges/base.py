@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 import orjson
 from pydantic import BaseModel
 
+from agent_eval.errors import ConfigError
 from agent_eval.plugins import Registry
 
-__all__ = ["Judge", "JudgeReply", "JudgeRequest", "judges"]
+__all__ = ["Judge", "JudgeReply", "JudgeRequest", "JudgeSettings", "judges"]
 
 T = TypeVar("T")
 
@@ -101,6 +103,44 @@ class JudgeReply(Generic[T]):
     usage_known: bool = True
 
 
+@dataclass(frozen=True, kw_only=True)
+class JudgeSettings:
+    """What the command line and ``agent-eval.toml`` say about the judge to build.
+
+    ``--judge KIND:TARGET`` (or the ``[judge]`` table: ``kind``, ``factory``, ``model``,
+    ``params``) picks a judge registered in the ``agent_eval.judges`` entry-point group; the
+    CLI hands these settings to that class's :meth:`Judge.from_settings`.
+
+    Attributes:
+        kind: The registered judge name (``openai``, ``langchain``, ``llama-cpp``, ...).
+        model: The model name (``openai``: the model asked; others: stored in results, or
+            passed to the factory as ``model=``); ``None`` when not given.
+        target: What follows ``KIND:`` on ``--judge`` or the table's ``factory``
+            (``langchain``: ``package.module:factory``; ``llama-cpp``: the GGUF path).
+        params: The ``[judge.params]`` table: keyword arguments for the factory/constructor.
+        base_url / api_key_env / azure_endpoint / azure_api_version: The endpoint settings.
+        mode: The structured-output mode (``tools``, ``json_schema``, ``json``), or ``None``
+            when not set explicitly (a judge then uses its own default).
+        timeout: Per-request timeout, seconds.
+        max_retries: Re-asks after an invalid reply.
+        transport_retries: Retries of a failed HTTP request.
+
+    """
+
+    kind: str
+    model: str | None = None
+    target: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    azure_endpoint: str | None = None
+    azure_api_version: str | None = None
+    mode: str | None = None
+    timeout: float = 60.0
+    max_retries: int = 2
+    transport_retries: int = 4
+
+
 class Judge(ABC):
     """A model behind an adapter that answers a :class:`JudgeRequest` with a typed object.
 
@@ -123,6 +163,24 @@ class Judge(ABC):
                 all transport retries; carries ``attempts`` and the usage so far.
 
         """
+
+    @classmethod
+    def from_settings(cls, settings: JudgeSettings) -> Judge:
+        """Build this judge from command-line / ``agent-eval.toml`` settings.
+
+        A judge that the CLI can pick (``--judge KIND[:TARGET]`` or a ``[judge]`` table)
+        overrides this; the default refuses.
+
+        Raises:
+            ConfigError: this judge cannot be built from settings (use it from Python), or
+                the settings are invalid for it.
+
+        """
+        raise ConfigError(
+            f"judge {settings.kind!r} ({cls.__module__}.{cls.__qualname__}) cannot be built "
+            "from --judge or a [judge] table: it does not implement Judge.from_settings; "
+            "use it from Python (agent_eval.score(judge=...))"
+        )
 
     async def aclose(self) -> None:
         """Release connections and other resources (idempotent)."""

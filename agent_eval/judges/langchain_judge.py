@@ -11,20 +11,24 @@ chat model's own (e.g. ``ChatOpenAI(max_retries=...)``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+import importlib
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from agent_eval.errors import JudgeTransportError
-from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest, response_schema
+from agent_eval.errors import ConfigError, JudgeTransportError
+from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest, JudgeSettings, response_schema
 from agent_eval.judges.reask import AttemptUsage, InvalidReply, ask_with_reasks, reask_messages
 from agent_eval.judges.structured import parse_reply
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-__all__ = ["LangChainJudge"]
+__all__ = ["LangChainJudge", "load_factory"]
+
+METHODS = {"tools": "function_calling", "json_schema": "json_schema", "json": "json_mode"}
+"""agent-eval's ``--mode`` -> langchain's ``with_structured_output(method=...)``."""
 
 
 class LangChainJudge(Judge):
@@ -51,6 +55,49 @@ class LangChainJudge(Judge):
         self.model = model or _model_name(chat_model)
         self.method = method
         self.max_retries = max_retries
+
+    @classmethod
+    def from_settings(cls, settings: JudgeSettings) -> LangChainJudge:
+        """The judge of ``--judge langchain:PACKAGE.MODULE:FACTORY`` or a ``[judge]`` table.
+
+        The factory (``settings.target``) is called with the ``[judge.params]`` keyword
+        arguments, plus ``model=`` when a model is named, and must return a langchain-core
+        chat model. ``--mode`` maps to the structured-output method (``tools`` ->
+        ``function_calling``, ``json_schema``, ``json`` -> ``json_mode``); unset, the chat
+        model's default method is used.
+
+        Raises:
+            ConfigError: no factory named, it cannot be imported or called, or it returned
+                something that is not a chat model.
+
+        """
+        if not settings.target:
+            raise ConfigError(
+                "--judge langchain needs a factory: --judge langchain:PACKAGE.MODULE:FACTORY, "
+                'or factory = "package.module:make" in the [judge] table'
+            )
+        factory = load_factory(settings.target)
+        kwargs = dict(settings.params)
+        if settings.model:
+            kwargs["model"] = settings.model
+        try:
+            chat_model = factory(**kwargs)
+        except Exception as exc:
+            raise ConfigError(
+                f"judge factory {settings.target} failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        if not callable(getattr(chat_model, "with_structured_output", None)):
+            raise ConfigError(
+                f"judge factory {settings.target} returned {type(chat_model).__name__}, not a "
+                "langchain-core chat model (one with with_structured_output)"
+            )
+        method = METHODS.get(settings.mode) if settings.mode else None
+        return cls(
+            cast("BaseChatModel", chat_model),
+            model=settings.model,
+            method=cast("Any", method),
+            max_retries=settings.max_retries,
+        )
 
     async def ask(self, request: JudgeRequest) -> JudgeReply[Any]:
         """Send ``request``; see :meth:`Judge.ask` for the errors raised."""
@@ -110,6 +157,33 @@ class LangChainJudge(Judge):
         except ValidationError as error:
             reask_messages(messages, raw, error)
             raise InvalidReply(error, raw) from None
+
+
+def load_factory(spec: str) -> Any:
+    """The callable ``package.module:name`` names (``name`` may be dotted: ``mod:Cls.make``).
+
+    Raises:
+        ConfigError: ``spec`` is not ``module:name``, the module cannot be imported, or it has
+            no such callable.
+
+    """
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise ConfigError(f"judge factory {spec!r} is not PACKAGE.MODULE:FACTORY")
+    try:
+        target: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(
+            f"judge factory {spec}: cannot import {module_name} ({exc}); install the package "
+            "or fix the module path"
+        ) from exc
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise ConfigError(f"judge factory {spec}: {module_name} has no {attribute}")
+        target = getattr(target, part)
+    if not callable(target):
+        raise ConfigError(f"judge factory {spec}: {attribute} is not callable")
+    return target
 
 
 def _model_name(chat_model: Any) -> str:

@@ -18,8 +18,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent_eval.errors import MissingDependencyError
-from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
+from agent_eval.errors import ConfigError, MissingDependencyError
+from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest, JudgeSettings
 from agent_eval.judges.reask import AttemptUsage, InvalidReply, ask_with_reasks, reask_messages
 
 __all__ = ["LlamaCppJudge"]
@@ -65,6 +65,28 @@ class LlamaCppJudge(Judge):
             model_path=str(path), n_ctx=n_ctx, seed=seed, verbose=False, **llama_kwargs
         )
         self._lock = asyncio.Lock()
+
+    @classmethod
+    def from_settings(cls, settings: JudgeSettings) -> LlamaCppJudge:
+        """The judge of ``--judge llama-cpp:MODEL.gguf`` (or ``[judge] factory = "PATH"``).
+
+        ``[judge.params]`` are passed on (``n_ctx``, ``seed``, ``llama_cpp.Llama`` keywords).
+
+        Raises:
+            ConfigError: no GGUF path given, or the file does not exist.
+            MissingDependencyError: the ``llama-cpp`` extra is not installed.
+
+        """
+        if not settings.target:
+            raise ConfigError("--judge llama-cpp needs a model file: --judge llama-cpp:PATH.gguf")
+        if not Path(settings.target).is_file():
+            raise ConfigError(f"--judge llama-cpp: GGUF model not found: {settings.target}")
+        return cls(
+            settings.target,
+            model=settings.model,
+            max_retries=settings.max_retries,
+            **dict(settings.params),
+        )
 
     async def ask(self, request: JudgeRequest) -> JudgeReply[Any]:
         """Generate a schema-constrained reply; see :meth:`Judge.ask` for the errors raised."""

@@ -29,7 +29,7 @@ import dataclasses
 import os
 import time
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, cast
 
 import httpx2
 import openai
@@ -43,7 +43,7 @@ from agent_eval.errors import (
     JudgeOutputError,
     JudgeTransportError,
 )
-from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
+from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest, JudgeSettings
 from agent_eval.judges.openai_http import judge_http_client, judge_timeout
 from agent_eval.judges.reask import AttemptUsage, InvalidReply, ask_with_reasks, reask_messages
 from agent_eval.judges.structured import (
@@ -320,6 +320,35 @@ class OpenAIJudge(Judge):
     def _redact(self, text: str) -> str:
         key = self._openai.api_key
         return text.replace(key, "***") if isinstance(key, str) and len(key) >= 8 else text
+
+    @classmethod
+    def from_settings(cls, settings: JudgeSettings) -> OpenAIJudge:
+        """The judge ``--judge MODEL`` / ``--judge openai:MODEL`` and ``--base-url`` ... name.
+
+        Raises:
+            ConfigError: no model is named, or the mode is unknown.
+            JudgeNotConfiguredError: no key in ``settings.api_key_env`` and no endpoint.
+
+        """
+        model = settings.target or settings.model
+        if not model:
+            raise ConfigError("--judge openai needs a model: --judge openai:MODEL or --judge MODEL")
+        if settings.params:
+            raise ConfigError(
+                f"the openai judge takes no [judge.params] (got {sorted(settings.params)}); "
+                "its settings are the [score] keys (base-url, mode, timeout, ...)"
+            )
+        return cls(
+            model,
+            base_url=settings.base_url,
+            api_key_env=settings.api_key_env,
+            mode=cast("StructuredMode", settings.mode or "tools"),  # checked in __init__
+            timeout=settings.timeout,
+            max_retries=settings.max_retries,
+            transport_retries=settings.transport_retries,
+            azure_endpoint=settings.azure_endpoint,
+            azure_api_version=settings.azure_api_version,
+        )
 
 
 def _http_client() -> httpx2.AsyncClient:

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from agent_eval.costs import PriceTable, usd_text
@@ -95,7 +96,7 @@ class RunPlan:
             ("estimated cost", cost),
         ]
         for what, value in rows:
-            table.add_row(what, value)
+            table.add_row(what, escape(value))  # ids such as NAME@1[k=v]: not markup
         return table
 
 

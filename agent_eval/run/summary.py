@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rich.markup import escape
 from rich.table import Table
 
 from agent_eval.result import MetricResult
@@ -230,7 +231,7 @@ class RunSummary:
         if self.out_dir is not None:
             rows.append(("results", str(self.out_dir)))
         for what, value in rows:
-            table.add_row(what, value)
+            table.add_row(what, escape(value))  # ids such as NAME@1[k=v]: not markup
         return table
 
 

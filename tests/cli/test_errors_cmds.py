@@ -44,10 +44,13 @@ def test_lists_the_latest_runs_errors_from_its_directory(run_dir: Path) -> None:
     assert "--retry-errors run-b" in result.output
 
 
-def test_run_id_with_out_and_json_lines(run_dir: Path) -> None:
+def test_run_id_with_out_and_json_document(run_dir: Path) -> None:
     result = CliRunner().invoke(app, ["errors", "run-a", "--out", str(run_dir), "--json"])
     assert result.exit_code == 0, result.output
-    lines = [json.loads(line) for line in result.output.splitlines()]
+    document = json.loads(result.stdout)
+    assert (document["schema_version"], document["command"]) == (1, "errors")
+    assert document["run_id"] == "run-a"
+    lines = document["errors"]
     assert [(d["conversation_id"], d["error_type"], d["attempts"]) for d in lines] == [
         ("run-a-bad", "judge_unavailable", 5)
     ]

@@ -17,8 +17,9 @@ SHARED = {
     "--max-retries", "--max-context-tokens", "--with-reference", "--references", "--temperature",
     "--formatter-path", "--out", "--config", "--dry-run", "--format", "--no-cache",
     "--refresh-cache", "--cache-path", "--rpm", "--tpm", "--gate", "--max-judge-tokens",
-    "--max-cost",
+    "--max-cost", "--json",
 }  # fmt: skip
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _options(name: str) -> dict[str, str | None]:
@@ -59,3 +60,31 @@ def test_compare_and_stability_dry_run_call_no_judge(
     assert stability.exit_code == 0, stability.output
     assert "x 3 repeats" in stability.stdout
     assert fake_server.requests == []
+
+
+def _readme_options() -> dict[str, tuple[str, str]]:
+    """The README's scoring-option table: flag -> (config key cell, help)."""
+    text = README.read_text(encoding="utf-8")
+    table = text.split("<!-- scoring-options:start -->")[1].split("<!-- scoring-options:end -->")[0]
+    rows: dict[str, tuple[str, str]] = {}
+    for line in table.strip().splitlines()[2:]:
+        flag, key, help_text = (cell.strip() for cell in line.strip("|").split(" | "))
+        rows[flag.split("`")[1]] = (key, help_text.replace("\\|", "|"))
+    return rows
+
+
+def test_score_and_stability_share_the_formatter_option() -> None:
+    # compare takes --formatters (two or more) instead
+    assert _options("score")["--formatter"] == _options("stability")["--formatter"]
+
+
+def test_readme_option_table_matches_help() -> None:
+    rows = _readme_options()
+    assert set(rows) == SHARED  # every shared option, nothing else
+    for name in ("score", "compare", "stability"):
+        options = _options(name)
+        for flag, (_, help_text) in rows.items():
+            assert options[flag] == help_text, (name, flag)
+    for flag, (key, _) in rows.items():  # the config key is the flag's name, where there is one
+        if key.startswith("`") and not key.startswith("`cache =") and not key.startswith("`["):
+            assert key == f"`{flag[2:]}`", flag

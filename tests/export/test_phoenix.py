@@ -149,11 +149,11 @@ def test_results_become_span_annotations_on_the_evaluated_spans(
     client = phoenix_client.Client(base_url=phoenix_url)
     _wait_for_spans(client, 5)
 
-    # Phoenix down: nothing written, said so, exit 1
+    # Phoenix down: nothing written, said so, exit 5 (output not written)
     down = runner.invoke(
         app, ["export", "phoenix", str(run), "--endpoint", f"http://127.0.0.1:{_free_port()}"]
     )
-    assert down.exit_code == 1
+    assert down.exit_code == 5
     assert "written 0, not written 2" in down.stdout
     assert "run the same command again" in down.stderr
 

@@ -1,0 +1,299 @@
+"""The ``--json`` documents of every command that prints a summary: one shape per command.
+
+Every document is one JSON object on stdout (nothing else goes to stdout with ``--json``;
+progress, warnings and gate outcomes go to stderr). It starts with two envelope keys:
+
+- ``schema_version``: :data:`SCHEMA_VERSION`. It is raised when a key changes meaning or is
+  removed; keys may be added within a version.
+- ``command``: the command, as typed (``"score"``, ``"runs list"``, ``"cache info"``).
+
+A command that stops before its summary (a usage, configuration or input error: exit 2 or 3)
+prints no document; its one-line error is on stderr and the exit code says which.
+
+The other keys are the command's payload, the fields of the pydantic model
+:data:`PAYLOADS` names for the command (``calibrate``: by ``kind``):
+
+==============  ================================================================================
+command         payload
+==============  ================================================================================
+score           :class:`ScorePayload` (one :class:`MetricSummary` per metric; the plans)
+compare         :class:`ComparePayload` (``comparison``: ``analysis.paired.VariantComparison``)
+stability       :class:`StabilityPayload` (``stability``: ``analysis.stability.Stability``)
+calibrate       ``kind`` and the fields of ``Calibration`` / ``OrdinalCalibration`` /
+                ``ClaimCalibration`` (:mod:`agent_eval.analysis`)
+rag             :class:`RagPayload`
+runs list       :class:`RunsListPayload`
+runs show       the fields of :class:`~agent_eval.run.store.RunRecord`
+runs diff       the fields of :class:`~agent_eval.run.run_diff.RunDiff`
+cache info      :class:`CacheInfoPayload`
+errors          :class:`ErrorsPayload`
+judges list     :class:`JudgesPayload`
+export phoenix  :class:`ExportPayload`
+ingest          the fields of ``IngestReport.to_json()`` (files, spans, conversations)
+formatters list ``formatters``: one object per registered formatter release
+==============  ================================================================================
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict
+
+from agent_eval.run.run_diff import RunDiff
+from agent_eval.run.store import RunRecord
+
+if TYPE_CHECKING:
+    from agent_eval.run.plan import RunPlan
+
+__all__ = [
+    "PAYLOADS",
+    "SCHEMA_VERSION",
+    "CacheInfoPayload",
+    "ComparePayload",
+    "ErrorsPayload",
+    "ExportPayload",
+    "JudgeEntry",
+    "JudgesPayload",
+    "MetricSummary",
+    "PlanSummary",
+    "RagPayload",
+    "RunsListPayload",
+    "ScorePayload",
+    "StabilityPayload",
+    "emit_json",
+    "plan_summary",
+]
+
+SCHEMA_VERSION = 1
+"""The version of every ``--json`` document's shape."""
+
+
+class _Payload(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MetricSummary(_Payload):
+    """One metric's result in ``score --json`` (:class:`~agent_eval.run.summary.RunSummary`).
+
+    ``units = scored + skipped + errored``; tokens are the judge's, over every call, retries
+    included; ``mean_score`` is ``None`` when nothing was scored. ``judge_calls`` counts the
+    calls asked, ``cached_calls`` those answered from the judge-call cache (free in this run);
+    ``usage_unknown`` rows had a reply without usage, and ``estimated_input_tokens`` /
+    ``estimated_output_tokens`` put those rows' request-based estimates in place of their
+    lower bounds.
+    """
+
+    metric: str
+    formatter: str
+    judge_model: str
+    units: int
+    scored: int
+    skipped: int
+    errored: int
+    resumed: int
+    mean_score: float | None
+    skip_reasons: dict[str, int]
+    error_types: dict[str, int]
+    input_tokens: int
+    output_tokens: int
+    judge_requests: int
+    judge_calls: int
+    cached_calls: int
+    usage_unknown: int
+    estimated_input_tokens: int
+    estimated_output_tokens: int
+    atoms: int
+    atoms_passed: int
+    atom_units: int
+    wall_seconds: float
+
+
+class PlanSummary(_Payload):
+    """One metric's plan in ``score --json`` (:class:`~agent_eval.run.plan.RunPlan`).
+
+    Token counts are o200k estimates; ``cost_usd`` is ``None`` without a price.
+    """
+
+    metric: str
+    formatter: str
+    judge_model: str | None
+    conversations: int
+    units: int
+    to_score: int
+    skipped: dict[str, int]
+    judge_calls: int
+    prompt_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    judge_free: bool
+    priced_as: str | None = None
+
+
+class ScorePayload(_Payload):
+    """``score --json``: the plans (always) and, unless a dry run, each metric's summary.
+
+    Attributes:
+        run_id / out: The run and its output directory (``None`` for a dry run).
+        dry_run: Whether this was ``--dry-run`` (no judge called, ``metrics`` empty).
+        exit_code: The command's exit code (:mod:`agent_eval.cli.exit_codes`).
+        metrics: One summary per metric scored, in ``--metric`` order.
+        plans: One plan per metric.
+        not_scored: Judged metrics not scored because no judge is configured.
+
+    """
+
+    run_id: str | None
+    out: str | None
+    dry_run: bool
+    exit_code: int
+    metrics: list[MetricSummary]
+    plans: list[PlanSummary]
+    not_scored: list[str] = []
+
+
+class ComparePayload(_Payload):
+    """``compare --json``: the run and its comparison (``VariantComparison`` as JSON).
+
+    With ``--dry-run``: ``dry_run`` true, no run, no comparison, one plan per formatter.
+    """
+
+    run_id: str | None
+    out: str | None
+    comparison: dict[str, Any] | None
+    dry_run: bool = False
+    plans: list[PlanSummary] = []
+
+
+class StabilityPayload(_Payload):
+    """``stability --json``: the run and its stability (``Stability`` as JSON).
+
+    With ``--dry-run``: ``dry_run`` true, no run, the plan of one repeat and ``repeats``.
+    """
+
+    run_id: str | None
+    out: str | None
+    stability: dict[str, Any] | None
+    dry_run: bool = False
+    plans: list[PlanSummary] = []
+    repeats: int | None = None
+
+
+class RagPayload(_Payload):
+    """``rag --json``: the turns, failure counts, reviewer agreement and policy outcome.
+
+    Every turn with its results and failures, failure counts by stage, each reviewer's
+    agreement with the labels, and the policy's outcome lines (``None`` without a policy).
+    """
+
+    turns: list[dict[str, Any]]
+    failures: dict[str, dict[str, int]]
+    agreement: list[dict[str, Any]]
+    policy: list[str] | None
+
+
+class RunsListPayload(_Payload):
+    """``runs list --json``: the runs of a directory, oldest first (``RunRecord`` fields)."""
+
+    runs: list[dict[str, Any]]
+
+
+class CacheInfoPayload(_Payload):
+    """``cache info --json``: the cache file, entries, bytes on disk, age range, by model."""
+
+    path: str
+    entries: int
+    size_bytes: int
+    oldest: str | None
+    newest: str | None
+    models: dict[str, int]
+
+
+class ErrorsPayload(_Payload):
+    """``errors --json``: a run's errored rows (ids, metric, formatter, error type/message)."""
+
+    run_id: str
+    errors: list[dict[str, Any]]
+
+
+def plan_summary(plan: RunPlan) -> PlanSummary:
+    """A :class:`~agent_eval.run.plan.RunPlan` as its JSON payload."""
+    # not dataclasses.asdict: it rebuilds the skip Counter from (reason, n) pairs, counting them
+    fields = {f.name: getattr(plan, f.name) for f in dataclasses.fields(plan)}
+    return PlanSummary.model_validate(fields | {"skipped": dict(plan.skipped)})
+
+
+class ExportPayload(_Payload):
+    """``export phoenix --json``: where, which run, and what was written.
+
+    ``not_written`` lists the conversation ids whose annotation failed (exit 5 when any).
+    """
+
+    endpoint: str
+    run_id: str
+    written: int
+    not_written: list[str]
+    skipped: dict[str, int]
+    errors: list[str]
+
+
+class JudgeEntry(_Payload):
+    """One registered judge: its kind, ``module:Class``, whether the CLI can build it."""
+
+    kind: str
+    cls: str
+    cli: bool
+    summary: str
+
+
+class JudgesPayload(_Payload):
+    """``judges list --json``: the registered judges, and entry points that failed to load."""
+
+    judges: list[JudgeEntry]
+    broken: dict[str, str]
+
+
+PAYLOADS: Mapping[str, type[BaseModel] | None] = {
+    "score": ScorePayload,
+    "compare": ComparePayload,
+    "stability": StabilityPayload,
+    "rag": RagPayload,
+    "runs list": RunsListPayload,
+    "cache info": CacheInfoPayload,
+    "errors": ErrorsPayload,
+    "judges list": JudgesPayload,
+    "export phoenix": ExportPayload,
+    "calibrate": None,  # the calibration model of --kind, plus "kind"
+    "runs show": None,  # RunRecord's fields
+    "runs diff": None,  # RunDiff's fields
+    "ingest": None,  # IngestReport.to_json()
+    "formatters list": None,
+}
+"""The payload model of each command's ``--json`` document (``None``: see the table above)."""
+
+
+def _default(value: object) -> object:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return str(value)  # paths
+
+
+def emit_json(command: str, payload: BaseModel | Mapping[str, Any] | RunRecord | RunDiff) -> None:
+    """Write ``command``'s document to stdout: the envelope keys, then ``payload``'s fields.
+
+    ``payload`` is a pydantic model (dumped in JSON mode), a dataclass or a mapping.
+    """
+    if isinstance(payload, BaseModel):
+        data: Mapping[str, Any] = payload.model_dump(mode="json")
+    elif dataclasses.is_dataclass(payload):
+        data = dataclasses.asdict(payload)
+    else:
+        data = payload
+    document = {"schema_version": SCHEMA_VERSION, "command": command, **data}
+    text = orjson.dumps(document, default=_default, option=orjson.OPT_INDENT_2).decode()
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
