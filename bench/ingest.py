@@ -12,8 +12,8 @@ time so that other load on the machine does not skew the ratios:
 
 and prints spans/s, each ratio to the baseline, and the peak RSS of each process.
 
-    python bench/ingest.py [--spans 200000] [--turns 6] [--repeats 3] [--pipeline-repeats 1]
-        [--profile]
+    python bench/ingest.py [--spans 200000] [--turns 6] [--inflight 40] [--repeats 3]
+        [--pipeline-repeats 1] [--profile]
 
 ``--turns`` sets the conversation length (each turn: a chat, an HTTP and a tool span); long
 conversations show how ingest scales with the replayed history.
@@ -140,18 +140,40 @@ def _conversation(conv: int, turns: int) -> list[dict[str, Any]]:
     return spans
 
 
-def generate(path: Path, n_spans: int, turns: int = 6) -> int:
-    """Write about ``n_spans`` spans as OTLP/JSON Lines; return the exact span count."""
+def _interleaved(conversations: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Spans of conversations in flight together, in the order a Collector writes them.
+
+    Every conversation's turn ``n`` ends before any one's turn ``n + 1``, each turn's spans in
+    end order (the HTTP span, then the chat span, then the tool span), and the root spans,
+    which end last, come after the last turn.
+    """
+    out: list[dict[str, Any]] = []
+    turns = max(len(c) for c in conversations) // 3
+    for turn in range(turns):
+        for spans in conversations:
+            chat, http, tool = spans[1 + 3 * turn : 4 + 3 * turn]
+            out += [http, chat, tool]
+    out += [spans[0] for spans in conversations]
+    return out
+
+
+def generate(path: Path, n_spans: int, turns: int = 6, inflight: int = 1) -> int:
+    """Write about ``n_spans`` spans as OTLP/JSON Lines; return the exact span count.
+
+    ``inflight`` conversations are written interleaved (:func:`_interleaved`); 1 writes each
+    conversation whole, in creation order.
+    """
     written, conv, batch = 0, 0, []
     with path.open("wb") as out:
         while written < n_spans:
-            spans = _conversation(conv, turns)
-            batch += spans
+            group = [_conversation(conv + i, turns) for i in range(inflight)]
+            spans = _interleaved(group) if inflight > 1 else group[0]
+            conv += inflight
             written += len(spans)
-            conv += 1
-            if len(batch) >= BATCH:
-                out.write(orjson.dumps(export_request(batch)) + b"\n")
-                batch = []
+            batch += spans
+            while len(batch) >= BATCH:
+                out.write(orjson.dumps(export_request(batch[:BATCH])) + b"\n")
+                batch = batch[BATCH:]
         if batch:
             out.write(orjson.dumps(export_request(batch)) + b"\n")
     return written
@@ -214,6 +236,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spans", type=int, default=200_000)
     parser.add_argument("--turns", type=int, default=6, help="LLM calls per conversation")
+    parser.add_argument(
+        "--inflight",
+        type=int,
+        default=40,
+        help="conversations in flight: written interleaved, as a busy Collector writes them",
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--pipeline-repeats", type=int, default=1)
     parser.add_argument("--profile", action="store_true", help="cProfile the pipeline once")
@@ -224,11 +252,11 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "spans.otlp.jsonl"
-        n = generate(path, args.spans, args.turns)
+        n = generate(path, args.spans, args.turns, args.inflight)
         size = path.stat().st_size / 2**20
         print(
             f"generated {n} spans, {size:.0f} MiB of OTLP/JSON Lines ({BATCH} spans per line, "
-            f"{args.turns} turns per conversation)"
+            f"{args.turns} turns per conversation, {args.inflight} in flight)"
         )
         results = {
             kind: _child(kind, path, args.repeats if kind != "pipeline" else args.pipeline_repeats)

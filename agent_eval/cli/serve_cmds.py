@@ -18,7 +18,7 @@ import contextlib
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -28,13 +28,9 @@ from agent_eval.cli.event_options import EventOptions, EventsFile, OtlpEndpoint
 from agent_eval.cli.judge_setup import HOW_TO_CONFIGURE, build_judge, judge_model, missing_judge
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
 from agent_eval.errors import AgentEvalError, ConfigError
-from agent_eval.formatting.registry import get_formatter
-from agent_eval.live.receiver import Receiver, ReceiverLimits, dumps
-from agent_eval.live.scorer import LiveScorer
-from agent_eval.metrics.spec import build_metric
-from agent_eval.run.engine import Engine, new_run_id, utc_now
-from agent_eval.run.judge_stack import default_cache_path, wrap_judge
-from agent_eval.run.store import ResultStore, RunRecord
+
+if TYPE_CHECKING:  # imported where used: aiohttp and the engine cost every command ~0.3 s
+    from agent_eval.live.receiver import ReceiverLimits
 
 __all__ = ["serve"]
 
@@ -44,6 +40,14 @@ _MB = 1024 * 1024
 async def _serve(
     cfg: ScoreConfig, limits: ReceiverLimits, host: str, port: int, events: EventOptions
 ) -> dict[str, Any]:
+    from agent_eval.formatting.registry import get_formatter
+    from agent_eval.live.receiver import Receiver
+    from agent_eval.live.scorer import LiveScorer
+    from agent_eval.metrics.spec import build_metric
+    from agent_eval.run.engine import Engine, new_run_id, utc_now
+    from agent_eval.run.judge_stack import default_cache_path, wrap_judge
+    from agent_eval.run.store import ResultStore, RunRecord
+
     model = judge_model(cfg)
     if model is None:
         raise ConfigError(f"{missing_judge(cfg)}\n{HOW_TO_CONFIGURE.format(default=DEFAULT_JUDGE)}")
@@ -155,6 +159,8 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     Exit codes: 0 stopped cleanly (Ctrl-C or SIGTERM); 2 a usage or configuration error (no
     judge configured, the port in use).
     """
+    from agent_eval.live.receiver import ReceiverLimits, dumps
+
     overrides = {
         "metric": metric,
         "formatter": formatter,

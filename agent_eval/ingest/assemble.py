@@ -5,7 +5,10 @@ The :class:`Assembler` is what the ingest pipeline and the SDK exporter feed. It
 1. reads each span when it arrives with every registered convention that detects it
    (:mod:`~agent_eval.ingest.span_entry`; the raw span is not kept);
 2. buffers GenAI log records (v1.28-v1.36 message events) and joins them to their span by trace
-   and span id at :meth:`Assembler.finish`;
+   and span id at :meth:`Assembler.finish`. Only traces still being written stay in memory:
+   beyond ``StreamLimits.max_spans_in_memory`` entries the least recently touched traces spill
+   to disk and are read back at the end (:mod:`~agent_eval.ingest.spill`); the output is the
+   same either way;
 3. groups spans into conversations and orders them (:mod:`~agent_eval.ingest.grouping`);
 4. replays each conversation's LLM calls, tool runs and retrievals into one deduplicated
    transcript (:mod:`~agent_eval.ingest.transcript`) and pairs tool results with their calls
@@ -56,28 +59,36 @@ already read for the same span from another file: the same export given twice).
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
+from dataclasses import fields, replace
+from typing import Any
 
 from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.containers.base import Skipped
 from agent_eval.ingest.conventions.base import Convention, conventions, span_markers
 from agent_eval.ingest.conventions.genai_events import is_genai_event
+from agent_eval.ingest.conventions.genai_keys import CONVERSATION_ID, CONVERSATION_ID_FALLBACKS
+from agent_eval.ingest.conventions.history_cache import history_scope
 from agent_eval.ingest.conversation import ConversationBuilder
 from agent_eval.ingest.folding import PrefixFolder, is_bare_call_trace
 from agent_eval.ingest.grouping import Conversation, group_conversations
 from agent_eval.ingest.span_entry import SpanEntry, read_span
 from agent_eval.ingest.spans import LogRecord, SpanRecord
+from agent_eval.ingest.spill import SpillStore, StreamLimits
 from agent_eval.trace import AgentTrace
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Assembler"]
+__all__ = ["STREAM_LIMITS", "Assembler", "StreamLimits"]
 
 GENAI_CONVENTION = "genai"
 """The convention that reads GenAI log records (message events)."""
 
 Key = tuple[str, str]
+_SCOPE_KEYS = (CONVERSATION_ID, *CONVERSATION_ID_FALLBACKS)
+STREAM_LIMITS = StreamLimits()
+"""The memory bounds an :class:`Assembler` gets when none are given (tests may swap it)."""
 
 
 class Assembler:
@@ -89,28 +100,56 @@ class Assembler:
     Not thread-safe: callers that add from several threads (the SDK exporter) hold a lock.
     """
 
-    def __init__(self, report: IngestReport) -> None:
+    def __init__(self, report: IngestReport, limits: StreamLimits | None = None) -> None:
         self.report = report
+        self.limits = limits or STREAM_LIMITS
         self._conventions: list[Convention] | None = None
         self._triggers: list[frozenset[str]] = []
-        self._entries: dict[Key, SpanEntry] = {}
-        self._logs: dict[Key, list[LogRecord]] = {}
-        self._log_files: dict[Key, str] = {}
-        """The file each span's first log record came from (copies come from another)."""
-        self._log_copies: dict[Key, set[str]] = {}
+        self._traces: OrderedDict[str, dict[str, SpanEntry]] = OrderedDict()
+        """In-memory trace parts: trace id -> span id -> entry; least recently touched first."""
+        self._first_seq: dict[str, int] = {}
+        """Every trace seen -> the arrival number of its first span (the traces' order)."""
+        self._logs: dict[str, dict[str, list[tuple[str, LogRecord]]]] = {}
+        """Log records waiting for the end: trace id -> span id -> (file, record) in arrival
+        order. Copies (the same record from another file) are found when they are joined."""
+        self._span_copies: dict[str, dict[str, list[str]]] = {}
+        """Files a spilled span was read again from (noted on it when it is read back)."""
+        self._in_memory = 0
+        self._spill: SpillStore | None = None
+        self._spilled: set[str] = set()
+        self._keys: dict[str, list[tuple[str, tuple[int, int, int]]]] = {}
+        """Spilled traces of one part and no log records -> their conversation ids, read once."""
         self._seq = 0
 
     def add_span(self, span: SpanRecord, file: FileReport) -> None:
         """Read one span with the conventions that detect it; the raw span is not kept."""
-        key = (span.trace_id, span.span_id)
-        existing = self._entries.get(key)
-        if existing is not None:
+        trace_id, span_id = span.trace_id, span.span_id
+        part = self._traces.get(trace_id)
+        if (part is not None and span_id in part) or (
+            trace_id in self._spilled
+            and self._spill is not None
+            and self._spill.has_span(trace_id, span_id)
+        ):
             self.report.ignore_span("duplicate_span")
-            _note_copy(existing, file.path)
+            if part is not None and span_id in part:
+                _note_copy(part[span_id], file.path)
+            else:
+                copies = self._span_copies.setdefault(trace_id, {})
+                copies.setdefault(span_id, []).append(file.path)
             return
         matched = self._detecting(span)
-        self._entries[key] = read_span(span, file, matched, self._seq)
+        with history_scope(_history_scope(span)):
+            entry = read_span(span, file, matched, self._seq)
+        if part is None:
+            part = self._traces[trace_id] = {}
+            self._first_seq.setdefault(trace_id, self._seq)
+        else:
+            self._traces.move_to_end(trace_id)
+        part[span_id] = entry
         self._seq += 1
+        self._in_memory += 1
+        if self._in_memory > self.limits.max_spans_in_memory:
+            self._spill_idle()
 
     def add_log(self, log: LogRecord, file: FileReport) -> None:
         """Buffer a GenAI event log record until :meth:`finish` joins it to its span."""
@@ -127,23 +166,29 @@ class Assembler:
                 body=log.body,
                 attributes=log.attributes,
             )
-            key = (log.trace_id, log.span_id)
-            first = self._log_files.setdefault(key, file.path)
-            if first != file.path and _is_copy(compact, self._logs.get(key, ())):
-                # the same record in another file: one export read twice (item 10)
-                self.report.ignore_log("duplicate_log")
-                self._log_copies.setdefault(key, set()).add(file.path)
-                return
-            self._logs.setdefault(key, []).append(compact)
+            spans = self._logs.setdefault(log.trace_id, {})
+            spans.setdefault(log.span_id, []).append((file.path, compact))
 
     def finish(self) -> Iterator[AgentTrace]:
         """Join logs, group, order and assemble; yield conversations in order of first span.
 
-        Everything added so far is consumed: the assembler can be reused afterwards.
+        Everything added so far is consumed: the assembler can be reused afterwards. When
+        traces were spilled to disk (:mod:`~agent_eval.ingest.spill`), they are read back one
+        trace, then one conversation, at a time; the output is the same either way.
         """
-        self._join_logs()
-        grouped = group_conversations(self._entries.values())
-        self._entries = {}
+        if self._spill is not None:
+            yield from self._finish_spilled()
+            return
+        order = sorted(self._traces, key=self._first_seq.__getitem__)
+        traces, self._traces = self._traces, OrderedDict()
+        self._first_seq, self._in_memory = {}, 0
+        self._join_logs(traces)
+        grouped = group_conversations(e for t in order for e in traces[t].values())
+        del traces, order
+        yield from self._emit(grouped)
+
+    def _emit(self, grouped: Iterable[Conversation]) -> Iterator[AgentTrace]:
+        """Assemble conversations in order; bare-call ones are held and folded, yielded last."""
         folder = PrefixFolder()
         for conversation in grouped:
             trace = self._build(conversation)
@@ -161,6 +206,114 @@ class Assembler:
                     files[path].conversations -= 1
             self.report.conversations += 1
             yield trace
+
+    def _spill_idle(self, keep: int | None = None) -> None:
+        """Move the least recently touched traces to disk until ``keep`` entries are left.
+
+        A part spilled without waiting log records has its conversation ids read now: when it
+        stays its trace's only part, the end need not read it twice.
+        """
+        if self._spill is None:
+            self._spill = SpillStore()
+        if keep is None:
+            keep = int(self.limits.max_spans_in_memory * self.limits.spill_to)
+        files = _FileIndex(self.report)
+        while self._in_memory > keep and self._traces:
+            trace_id, part = self._traces.popitem(last=False)
+            logs = self._logs.pop(trace_id, {})
+            self._spill.add_part(trace_id, list(part), (files.pack(part.values()), logs))
+            self._in_memory -= len(part)
+            if trace_id in self._spilled:
+                self._keys.pop(trace_id, None)  # a second part: read whole at the end
+            else:
+                self._spilled.add(trace_id)
+                if not logs:
+                    self._keys[trace_id] = _conversation_keys(list(part.values()))
+
+    def _finish_spilled(self) -> Iterator[AgentTrace]:
+        """Pass 1: each trace whole, logs joined, conversation ids found; pass 2: assemble.
+
+        Traces still in memory (at most the budget) stay there; spilled ones are read back.
+        """
+        store = self._spill
+        assert store is not None
+        try:
+            files = _FileIndex(self.report)
+            resident: dict[str, list[SpanEntry]] = {}
+            index: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
+            joined: set[str] = set()
+            for trace_id in sorted(self._first_seq, key=self._first_seq.__getitem__):
+                keys = self._keys.pop(trace_id, None)
+                if trace_id not in self._spilled:
+                    entries = list(self._traces.pop(trace_id).values())
+                    logs = self._logs.pop(trace_id, None)
+                    if logs:
+                        self._join_logs(
+                            {trace_id: {e.span_id: e for e in entries}}, {trace_id: logs}
+                        )
+                    resident[trace_id] = entries
+                    keys = _conversation_keys(entries)
+                elif (
+                    keys is None
+                    or trace_id in self._logs
+                    or trace_id in self._traces
+                    or trace_id in self._span_copies
+                ):
+                    keys = self._join_trace(trace_id, store, files)
+                    joined.add(trace_id)
+                for conversation_id, key in keys:
+                    found = index.get(conversation_id)
+                    if found is None:
+                        index[conversation_id] = (key, [trace_id])
+                    else:
+                        index[conversation_id] = (min(found[0], key), found[1])
+                        found[1].append(trace_id)
+            self._join_logs({}, self._logs)  # log records of traces that have no span
+            self._first_seq, self._spilled, self._in_memory = {}, set(), 0
+            order = sorted(index.items(), key=lambda item: (item[1][0][0], item[1][0][2]))
+            del index
+
+            def load(trace_id: str) -> list[SpanEntry]:
+                if trace_id in resident:
+                    return resident[trace_id]
+                if trace_id in joined:
+                    return files.unpack(store.joined(trace_id))
+                (packed, _), *_ = store.parts(trace_id)
+                return files.unpack(packed)
+
+            def conversations() -> Iterator[Conversation]:
+                for conversation_id, (_, trace_ids) in order:
+                    entries = [e for t in trace_ids for e in load(t)]
+                    yield next(c for c in group_conversations(entries) if c.id == conversation_id)
+
+            yield from self._emit(conversations())
+        finally:
+            self._spill, self._keys, self._span_copies = None, {}, {}
+            store.close()
+
+    def _join_trace(
+        self, trace_id: str, store: SpillStore, files: _FileIndex
+    ) -> list[tuple[str, tuple[int, int, int]]]:
+        """Read a trace's parts whole, join its log records, store it joined; its ids."""
+        entries: list[SpanEntry] = []
+        logs: dict[str, list[tuple[str, LogRecord]]] = {}
+        for packed, part_logs in store.parts(trace_id):
+            entries += files.unpack(packed)
+            for span_id, records in part_logs.items():
+                logs.setdefault(span_id, []).extend(records)
+        memory = self._traces.pop(trace_id, None)
+        if memory is not None:  # the part that arrived since the last spill
+            entries += memory.values()
+        for span_id, records in self._logs.pop(trace_id, {}).items():
+            logs.setdefault(span_id, []).extend(records)
+        by_id = {e.span_id: e for e in entries}
+        for span_id, paths in self._span_copies.pop(trace_id, {}).items():
+            for path in paths:  # the span read again after it had spilled
+                _note_copy(by_id[span_id], path)
+        if logs:
+            self._join_logs({trace_id: by_id}, {trace_id: logs})
+        store.put_joined(trace_id, files.pack(entries))
+        return _conversation_keys(entries)
 
     def _build(self, conversation: Conversation) -> AgentTrace | None:
         builder = ConversationBuilder(conversation, self.report)
@@ -200,20 +353,48 @@ class Assembler:
             if (not triggers or not markers.isdisjoint(triggers)) and _detects(c, span)
         ]
 
-    def _join_logs(self) -> None:
+    def _join_logs(
+        self,
+        traces: dict[str, dict[str, SpanEntry]],
+        logs: dict[str, dict[str, list[tuple[str, LogRecord]]]] | None = None,
+    ) -> None:
+        """Join the waiting log records (default: all of them) to their spans in ``traces``.
+
+        A record equal to one already held for its span, read from another file than the
+        span's first record, is a copy (the same export given twice): counted
+        ``duplicate_log`` and noted on the span, as the records arrived.
+        """
         genai = next((c for c in self._registered() if c.name == GENAI_CONVENTION), None)
-        for key, paths in self._log_copies.items():
-            copied = self._entries.get(key)
-            if copied is not None:
-                for path in sorted(paths):
-                    _note_copy(copied, path)
-        for key, logs in self._logs.items():
-            entry = self._entries.get(key)
-            if entry is None or genai is None:
-                self.report.ignore_log("log_span_not_found", len(logs))
-                continue
-            self._join(entry, genai, logs)
-        self._logs, self._log_files, self._log_copies = {}, {}, {}
+        waiting = self._logs if logs is None else logs
+        for trace_id, spans in waiting.items():
+            trace = traces.get(trace_id, {})
+            for span_id, arrived in spans.items():
+                records, copies = self._without_copies(arrived)
+                entry = trace.get(span_id)
+                if entry is not None:
+                    for path in sorted(copies):
+                        _note_copy(entry, path)
+                if entry is None or genai is None:
+                    self.report.ignore_log("log_span_not_found", len(records))
+                    continue
+                self._join(entry, genai, records)
+        if logs is None or logs is self._logs:
+            self._logs = {}
+
+    def _without_copies(
+        self, arrived: list[tuple[str, LogRecord]]
+    ) -> tuple[list[LogRecord], set[str]]:
+        """One span's records in arrival order without copies; the files the copies came from."""
+        first = arrived[0][0]
+        held: list[LogRecord] = []
+        copies: set[str] = set()
+        for path, record in arrived:
+            if path != first and _is_copy(record, held):
+                self.report.ignore_log("duplicate_log")
+                copies.add(path)
+            else:
+                held.append(record)
+        return held, copies
 
     def _join(self, entry: SpanEntry, genai: Convention, logs: list[LogRecord]) -> None:
         stub = SpanRecord(trace_id=entry.trace_id, span_id=entry.span_id, name=entry.name)
@@ -256,6 +437,60 @@ def _is_copy(log: LogRecord, held: Iterable[LogRecord]) -> bool:
         and h.attributes == log.attributes
         for h in held
     )
+
+
+class _FileIndex:
+    """Entries as tuples for pickling, their :class:`FileReport` as its index in the report."""
+
+    def __init__(self, report: IngestReport) -> None:
+        self._files = report.files
+        self._index = {id(f): n for n, f in enumerate(report.files)}
+
+    def pack(self, entries: Iterable[SpanEntry]) -> list[tuple[Any, ...]]:
+        out = []
+        for entry in entries:
+            values = [getattr(entry, name) for name in _ENTRY_FIELDS]
+            file = values[_FILE_FIELD]
+            if id(file) not in self._index:  # a file added to the report since
+                self._index = {id(f): n for n, f in enumerate(self._files)}
+            values[_FILE_FIELD] = self._index[id(file)]
+            out.append(tuple(values))
+        return out
+
+    def unpack(self, packed: list[tuple[Any, ...]]) -> list[SpanEntry]:
+        out = []
+        for values in packed:
+            entry = SpanEntry(*values)
+            entry.file = self._files[values[_FILE_FIELD]]
+            out.append(entry)
+        return out
+
+
+_ENTRY_FIELDS = tuple(f.name for f in fields(SpanEntry))
+_FILE_FIELD = _ENTRY_FIELDS.index("file")
+
+
+def _conversation_keys(entries: list[SpanEntry]) -> list[tuple[str, tuple[int, int, int]]]:
+    """The conversations one trace's entries belong to, each with its first entry's order key.
+
+    The key is ``(start, depth, seq)`` of the part's first entry as grouping orders it; a
+    conversation's first entry is the least over its traces.
+    """
+    keys = []
+    for conversation in group_conversations(entries):
+        first = conversation.entries[0]
+        keys.append((conversation.id, (first.start, len(conversation.ancestors(first)), first.seq)))
+    return keys
+
+
+def _history_scope(span: SpanRecord) -> str:
+    """Where the span's replayed histories are looked up first: its conversation, else trace."""
+    attributes = span.attributes
+    for key in _SCOPE_KEYS:
+        value = attributes.get(key)
+        if type(value) is str and value:
+            return value
+    return span.trace_id
 
 
 def _triggers(convention: Convention) -> frozenset[str]:

@@ -209,7 +209,7 @@ def loads(data: bytes | bytearray | memoryview | str, max_depth: int | None = MA
     """
     try:
         value = orjson.loads(data)
-        if max_depth is not None and isinstance(value, dict | list):
+        if max_depth is not None and isinstance(value, dict | list) and _may_nest(data, max_depth):
             check_depth(value, max_depth)
         return value
     except NestingTooDeep as exc:
@@ -222,6 +222,20 @@ def loads(data: bytes | bytearray | memoryview | str, max_depth: int | None = MA
         if "surrogate" not in str(exc):
             raise
         return _loads_with_surrogates(data, max_depth)
+
+
+def _may_nest(data: bytes | bytearray | memoryview | str, max_depth: int) -> bool:
+    """Whether ``data`` could nest deeper than ``max_depth``: it has more brackets than that.
+
+    Each level of nesting opens a ``[`` or ``{``, so a document with at most ``max_depth`` of
+    them (counted in strings too: an overestimate) cannot be deeper; counting is C-fast, the
+    walk of :func:`check_depth` is not.
+    """
+    if isinstance(data, memoryview):
+        return True
+    if isinstance(data, str):
+        return data.count("[") + data.count("{") > max_depth
+    return data.count(b"[") + data.count(b"{") > max_depth
 
 
 def _text_or_empty(data: bytes | bytearray | memoryview | str) -> str:

@@ -60,6 +60,19 @@ def test_loads_bounds_nesting_and_replaces_lone_surrogates() -> None:
         loads(b'{"a": "\xff"}')
 
 
+def test_the_bracket_count_shortcut_keeps_the_nesting_bound_exact() -> None:
+    # a document with at most MAX_NESTING brackets skips the walk; one with more is walked
+    at_limit = "[" * MAX_NESTING + "]" * MAX_NESTING
+    assert loads(at_limit) == loads(at_limit.encode())
+    wide = "[" + ", ".join(["[1]"] * 500) + "]"  # 501 brackets, 2 levels: walked, fine
+    assert len(loads(wide)) == 500
+    in_strings = '["' + "[" * 300 + '"]'  # brackets in strings only overestimate
+    assert loads(in_strings) == ["[" * 300]
+    for deep in ("[" * 101 + "]" * 101, '{"a":' * 101 + "1" + "}" * 101):
+        with pytest.raises(orjson.JSONDecodeError, match="deeper than"):
+            loads(deep)
+
+
 def test_brief_never_recurses_or_converts_huge_integers() -> None:
     deep: list[Any] = []
     for _ in range(10_000):

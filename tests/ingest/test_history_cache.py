@@ -98,3 +98,41 @@ def test_cache_is_bounded() -> None:
     for n in range(history_cache.HISTORY_CACHE_SIZE + 5):
         messages_from_value(json.dumps([{"role": "user", "content": f"{n} " + "x" * 600}]))
     assert len(history_cache._entries) == history_cache.HISTORY_CACHE_SIZE
+
+
+def test_more_conversations_in_flight_than_the_recent_list_still_hit() -> None:
+    """Interleaved conversations: each is found in its own scope (issue 15: 40+ in flight)."""
+    conversations = history_cache.HISTORY_CACHE_SIZE * 2
+    histories = {
+        n: [*_history(2), {"role": "user", "content": f"conv {n}"}] for n in range(conversations)
+    }
+    first: dict[int, list[Message]] = {}
+    for n, history in histories.items():
+        with history_cache.history_scope(f"conv-{n}"):
+            first[n] = messages_from_value(json.dumps(history), "user")
+    for n, history in histories.items():
+        extended = [*history, {"role": "user", "content": "more"}]
+        with history_cache.history_scope(f"conv-{n}"):
+            second = messages_from_value(json.dumps(extended), "user")
+        assert all(a is b for a, b in zip(first[n], second, strict=False))  # read incrementally
+        assert second == _whole(json.dumps(extended), "user")
+
+
+def test_a_wrong_scope_costs_speed_not_correctness() -> None:
+    history = _history(3)
+    with history_cache.history_scope("a"):
+        messages_from_value(json.dumps(history), "user")
+    other = [*_history(3)[:-1], {"role": "user", "content": "different"}]
+    with history_cache.history_scope("a"):
+        assert messages_from_value(json.dumps(other), "user") == _whole(json.dumps(other), "user")
+
+
+def test_scopes_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(history_cache, "HISTORY_SCOPES", 3)
+    for n in range(10):
+        with history_cache.history_scope(f"s{n}"):
+            messages_from_value(json.dumps([{"role": "user", "content": f"{n} " + "x" * 600}]))
+    assert list(history_cache._scoped) == ["s7", "s8", "s9"]
+    assert history_cache._scoped_chars[0] == sum(
+        len(e.body) for entries in history_cache._scoped.values() for e in entries
+    )

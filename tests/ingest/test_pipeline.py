@@ -251,3 +251,25 @@ def test_run_iterates_once(tmp_path: Path) -> None:
     assert len(run.collect()) == 1
     with pytest.raises(RuntimeError, match="once"):
         list(run)
+
+
+def test_ingest_runs_young_collections_only_and_restores_the_callers_thresholds() -> None:
+    import gc
+
+    from agent_eval.ingest import pipeline
+
+    seen: list[tuple[int, int, int]] = []
+
+    def producer(report: object) -> Iterator[AgentTrace]:
+        seen.append(gc.get_threshold())
+        yield from ingest(
+            Path(__file__).parents[2] / "fixtures/otel/openai-v2-latest-span.otlp.json"
+        )
+        seen.append(gc.get_threshold())
+
+    saved = gc.get_threshold()
+    run = pipeline.IngestRun(producer)  # type: ignore[arg-type]
+    for _ in run:
+        assert gc.get_threshold() == saved  # the caller's code runs with its own thresholds
+    assert seen == [pipeline.INGEST_GC_THRESHOLDS] * 2
+    assert gc.get_threshold() == saved

@@ -10,14 +10,27 @@ This is exact, not a heuristic: when ``prev`` is a valid non-empty JSON array an
 ``text == prev_body + "," + rest`` where ``"[" + rest`` parses as a non-empty array ``S``, then
 ``text`` parses as ``prev`` followed by ``S`` (JSON elements parse the same in any array), and
 reading an array's messages is element by element. Anything else (no remembered prefix, a
-suffix that does not parse) is read whole, as before. Memory is bounded: at most
-:data:`HISTORY_CACHE_SIZE` arrays of at most :data:`HISTORY_MAX_CHARS` characters are kept.
+suffix that does not parse) is read whole, as before.
+
+Which arrays are searched: a busy Collector interleaves many conversations, so a cache of the
+last few arrays misses as soon as more conversations are in flight than it holds (issue 15:
+CPU x2.2 beyond 32). The caller names the conversation a span belongs to with
+:func:`history_scope` (its conversation id, else its trace id); arrays are remembered per scope
+(the last :data:`HISTORY_PER_SCOPE` of each, least recently used scopes forgotten first) and a
+lookup searches its scope's few arrays before the :data:`HISTORY_CACHE_SIZE` most recent ones
+of any scope. The scope only decides where to look first: a match is always checked on the text
+itself, so a wrong or missing scope costs speed, never correctness. Memory is bounded: arrays
+longer than :data:`HISTORY_MAX_CHARS` are not kept, and the per-scope arrays total at most
+:data:`HISTORY_BUDGET_CHARS` characters over at most :data:`HISTORY_SCOPES` scopes.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,15 +40,25 @@ from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.trace import Message
 
 __all__ = [
+    "HISTORY_BUDGET_CHARS",
     "HISTORY_CACHE_SIZE",
     "HISTORY_MAX_CHARS",
     "HISTORY_MIN_CHARS",
+    "HISTORY_PER_SCOPE",
+    "HISTORY_SCOPES",
     "clear_history_cache",
+    "history_scope",
     "read_history",
 ]
 
 HISTORY_CACHE_SIZE = 32
-"""How many recently read message arrays are remembered (interleaved conversations)."""
+"""How many recently read message arrays of any scope are searched after the scope's own."""
+HISTORY_PER_SCOPE = 4
+"""Arrays remembered per scope (a conversation's agents each replay their own history)."""
+HISTORY_SCOPES = 1024
+"""Scopes (conversations in flight) remembered at most; the least recently used go first."""
+HISTORY_BUDGET_CHARS = 32 << 20
+"""Characters of array text the per-scope arrays may hold in total (~32 MiB of ASCII)."""
 HISTORY_MIN_CHARS = 512
 """Shorter arrays are read whole (nothing worth remembering)."""
 HISTORY_MAX_CHARS = 1 << 20
@@ -56,8 +79,23 @@ class _Entry:
 
 
 _entries: list[_Entry] = []
-"""Most recent first."""
+"""Most recent first, any scope."""
+_scoped: OrderedDict[str, list[_Entry]] = OrderedDict()
+"""Scope -> its arrays, most recent first; scopes least recently used first."""
+_scoped_chars = [0]
+"""Characters held in ``_scoped`` (a one-item list)."""
 _lock = threading.Lock()
+_scope: ContextVar[str | None] = ContextVar("agent_eval_history_scope", default=None)
+
+
+@contextmanager
+def history_scope(scope: str | None) -> Iterator[None]:
+    """Read the histories of the block as part of ``scope`` (a conversation or trace id)."""
+    token = _scope.set(scope)
+    try:
+        yield
+    finally:
+        _scope.reset(token)
 
 
 def read_history(
@@ -100,8 +138,10 @@ def read_history(
 
 
 def _find(text: str, default_role: str | None) -> _Entry | None:
+    scope = _scope.get()
     with _lock:
-        entries = list(_entries)
+        own = _scoped.get(scope) if scope is not None else None
+        entries = [*own, *_entries] if own else list(_entries)
     for entry in entries:
         if entry.default_role == default_role and text.startswith(entry.body):
             return entry
@@ -127,14 +167,36 @@ def _remember(
         return
     trimmed = text.rstrip()
     entry = _Entry(trimmed[:-1], text[len(trimmed) - 1 :], default_role, messages)
+    scope = _scope.get()
     with _lock:
         if replaces is not None and replaces in _entries:
             _entries.remove(replaces)
         _entries.insert(0, entry)
         del _entries[HISTORY_CACHE_SIZE:]
+        if scope is not None:
+            _remember_scoped(scope, entry, replaces)
+
+
+def _remember_scoped(scope: str, entry: _Entry, replaces: _Entry | None) -> None:
+    """Keep ``entry`` first in its scope's arrays; forget old scopes over the bounds."""
+    own = _scoped.pop(scope, [])
+    if replaces is not None and replaces in own:
+        own.remove(replaces)
+        _scoped_chars[0] -= len(replaces.body)
+    own.insert(0, entry)
+    _scoped_chars[0] += len(entry.body)
+    for dropped in own[HISTORY_PER_SCOPE:]:
+        _scoped_chars[0] -= len(dropped.body)
+    del own[HISTORY_PER_SCOPE:]
+    _scoped[scope] = own  # most recently used last
+    while _scoped and (len(_scoped) > HISTORY_SCOPES or _scoped_chars[0] > HISTORY_BUDGET_CHARS):
+        _, oldest = _scoped.popitem(last=False)
+        _scoped_chars[0] -= sum(len(e.body) for e in oldest)
 
 
 def clear_history_cache() -> None:
     """Forget every remembered array (for tests and benchmarks)."""
     with _lock:
         _entries.clear()
+        _scoped.clear()
+        _scoped_chars[0] = 0

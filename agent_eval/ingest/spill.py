@@ -1,0 +1,129 @@
+"""Spilling: the span entries of idle traces kept in SQLite instead of memory until the end.
+
+A Collector file holds every conversation of a day; assembly needs each conversation whole, and
+the output must be exactly what reading everything into memory gives (same conversations, same
+order, same accounting). So the :class:`~agent_eval.ingest.assemble.Assembler` keeps in memory
+only the traces still being written (the conversations in flight), bounded by
+:class:`StreamLimits`, and moves the least recently touched traces to a :class:`SpillStore`:
+
+- **What spills**: a trace's :class:`~agent_eval.ingest.span_entry.SpanEntry` objects (the
+  compact reading of each span, not the raw span) and the GenAI log records waiting for its
+  spans, pickled together as one row (messages a replayed history shares are stored once per
+  row). A span that arrives for a spilled trace (a late span, the same trace in a later file)
+  starts a new in-memory part of that trace, spilled in its turn; nothing is ever emitted
+  before the end of input, so an id that recurs late never becomes two conversations.
+- **Why not emit early**: conversations are emitted in the order of their first span over the
+  whole input; a conversation read later may start earlier, so no conversation can be emitted
+  before the input ends without changing the output order.
+- **At the end** (:meth:`~agent_eval.ingest.assemble.Assembler.finish`): pass 1 loads each
+  trace (its parts in arrival order), joins its log records, assigns its conversation ids and
+  stores it back joined; pass 2 loads, per conversation in output order, the traces it touches
+  and assembles it. Memory is then bounded by the largest conversation, not the file.
+- **Where**: a temporary directory (``tempfile``, so ``TMPDIR`` decides), removed when the run
+  ends or is abandoned; SQLite with journaling and sync off (the data lives for one run).
+
+Peak memory is therefore the in-memory budget (:attr:`StreamLimits.max_spans_in_memory`) plus an
+index of a few dozen bytes per trace and per conversation.
+"""
+
+from __future__ import annotations
+
+import pickle
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SpillStore", "StreamLimits"]
+
+
+@dataclass(frozen=True)
+class StreamLimits:
+    """How much of the input the assembler keeps in memory.
+
+    Attributes:
+        max_spans_in_memory: Span entries held in memory before the least recently touched
+            traces spill to disk (a few KB each: ~50 MB at the default).
+        spill_to: Fraction of ``max_spans_in_memory`` kept after a spill (spilling in batches).
+
+    """
+
+    max_spans_in_memory: int = 20_000
+    spill_to: float = 0.75
+
+    @classmethod
+    def tightest(cls) -> StreamLimits:
+        """Spill every trace as soon as another span arrives (for tests of the spill path)."""
+        return cls(max_spans_in_memory=1, spill_to=0.0)
+
+
+class SpillStore:
+    """Trace parts and joined traces in a temporary SQLite database.
+
+    Rows are pickled Python objects written and read by this process only (never a file a
+    user gives). Not thread-safe: the assembler's callers serialise access.
+    """
+
+    def __init__(self) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="agent-eval-spill-")
+        self._db = sqlite3.connect(
+            Path(self._dir.name) / "spill.db", isolation_level=None, check_same_thread=False
+        )
+        self._db.executescript(
+            """
+            PRAGMA journal_mode = OFF;
+            PRAGMA synchronous = OFF;
+            CREATE TABLE part (trace_id TEXT NOT NULL, data BLOB NOT NULL);
+            CREATE INDEX part_trace ON part (trace_id);
+            CREATE TABLE span (trace_id TEXT NOT NULL, span_id TEXT NOT NULL,
+                PRIMARY KEY (trace_id, span_id)) WITHOUT ROWID;
+            CREATE TABLE joined (trace_id TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;
+            """
+        )
+        self._db.execute("BEGIN")
+
+    def add_part(self, trace_id: str, span_ids: list[str], part: Any) -> None:
+        """Store one part of a trace (its entries and waiting log records)."""
+        self._db.execute(
+            "INSERT INTO part VALUES (?, ?)",
+            (trace_id, pickle.dumps(part, pickle.HIGHEST_PROTOCOL)),
+        )
+        self._db.executemany(
+            "INSERT OR IGNORE INTO span VALUES (?, ?)", ((trace_id, s) for s in span_ids)
+        )
+
+    def has_span(self, trace_id: str, span_id: str) -> bool:
+        """Whether a spilled part of ``trace_id`` holds ``span_id``."""
+        row = self._db.execute(
+            "SELECT 1 FROM span WHERE trace_id = ? AND span_id = ?", (trace_id, span_id)
+        ).fetchone()
+        return row is not None
+
+    def parts(self, trace_id: str) -> Iterator[Any]:
+        """The parts of ``trace_id`` in the order they were stored."""
+        rows = self._db.execute(
+            "SELECT data FROM part WHERE trace_id = ? ORDER BY rowid", (trace_id,)
+        ).fetchall()
+        for (data,) in rows:
+            yield pickle.loads(data)
+
+    def put_joined(self, trace_id: str, value: Any) -> None:
+        """Store ``trace_id`` whole, after its log records were joined (pass 1)."""
+        self._db.execute(
+            "INSERT OR REPLACE INTO joined VALUES (?, ?)",
+            (trace_id, pickle.dumps(value, pickle.HIGHEST_PROTOCOL)),
+        )
+
+    def joined(self, trace_id: str) -> Any:
+        """What :meth:`put_joined` stored for ``trace_id``."""
+        (data,) = self._db.execute(
+            "SELECT data FROM joined WHERE trace_id = ?", (trace_id,)
+        ).fetchone()
+        return pickle.loads(data)
+
+    def close(self) -> None:
+        """Drop the database and its directory."""
+        self._db.close()
+        self._dir.cleanup()
