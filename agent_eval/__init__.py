@@ -25,23 +25,6 @@ from agent_eval.errors import (
     UnknownFormatError,
     UnknownPluginError,
 )
-from agent_eval.result import MetricResult
-from agent_eval.trace import (
-    SCHEMA_VERSION,
-    AgentTrace,
-    AssistantMessage,
-    Message,
-    ModelUsage,
-    OpaquePart,
-    Retrieval,
-    RetrievedDocument,
-    SourceInfo,
-    SpanErrorInfo,
-    SystemMessage,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
-)
 
 if _TYPE_CHECKING:  # the lazily imported names, for type checkers and IDEs
     from agent_eval.analysis.calibration import calibrate
@@ -51,15 +34,48 @@ if _TYPE_CHECKING:  # the lazily imported names, for type checkers and IDEs
     from agent_eval.formatting import Formatter, fingerprint, get_formatter
     from agent_eval.ingest import IngestRun, ingest
     from agent_eval.ingest.langchain import from_langchain, to_langchain
+    from agent_eval.result import MetricResult
     from agent_eval.run.store import load_results
     from agent_eval.run.summary import RunSummary
+    from agent_eval.trace import (
+        SCHEMA_VERSION,
+        AgentTrace,
+        AssistantMessage,
+        Message,
+        ModelUsage,
+        OpaquePart,
+        Retrieval,
+        RetrievedDocument,
+        SourceInfo,
+        SpanErrorInfo,
+        SystemMessage,
+        ToolCall,
+        ToolMessage,
+        UserMessage,
+    )
 
 __version__ = "0.1.0"
 
 # Imported on first use (PEP 562) so that ``import agent_eval`` and every CLI command stay fast:
 # analysis pulls in statsmodels, scipy and numpy, the scoring API the judge stack, langchain-core
-# the LangChain bridge; only the data model and the errors are imported eagerly.
+# the LangChain bridge, the data model pydantic (its models take a tenth of a second to build);
+# only the errors are imported eagerly.
 _LAZY = {
+    "MetricResult": "agent_eval.result",
+    "SCHEMA_VERSION": "agent_eval.trace",
+    "AgentTrace": "agent_eval.trace",
+    "AssistantMessage": "agent_eval.trace",
+    "Message": "agent_eval.trace",
+    "ModelUsage": "agent_eval.trace",
+    "OpaquePart": "agent_eval.trace",
+    "Retrieval": "agent_eval.trace",
+    "RetrievedDocument": "agent_eval.trace",
+    "SourceInfo": "agent_eval.trace",
+    "SpanErrorInfo": "agent_eval.trace",
+    "SystemMessage": "agent_eval.trace",
+    "ToolCall": "agent_eval.trace",
+    "ToolMessage": "agent_eval.trace",
+    "UserMessage": "agent_eval.trace",
     "calibrate": "agent_eval.analysis.calibration",
     "compare_formatters": "agent_eval.analysis.paired",
     "measure_stability": "agent_eval.analysis.stability",

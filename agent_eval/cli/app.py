@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from agent_eval.cli.commands import LazyGroup
 from agent_eval.cli.exit_codes import EXIT_GATE, EXIT_USAGE, exit_code
 from agent_eval.errors import AgentEvalError
 from agent_eval.redaction import RedactingFilter
@@ -24,6 +25,7 @@ __all__ = ["EXIT_GATE", "EXIT_USAGE", "app", "err_console", "main"]
 
 app = typer.Typer(
     name="agent-eval",
+    cls=LazyGroup,  # each command's module is imported when that command is used
     help="Score recorded LLM-agent conversations (OpenTelemetry spans) with LLM judges.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -68,8 +70,6 @@ def _root(
 
 def main() -> None:
     """Run the CLI; turn agent-eval errors into a one-line message and their exit code."""
-    from agent_eval import cli  # noqa: F401  (registers every command module)
-
     if os.environ.get(DEBUG_ENV):
         _debug_logging()
     try:

@@ -16,6 +16,7 @@ import typer
 from rich.table import Table
 
 from agent_eval.cli.analysis_options import out_console, usage_errors
+from agent_eval.cli.app import app
 from agent_eval.cli.json_output import CacheInfoPayload, emit_json
 from agent_eval.cli.tables import print_table
 from agent_eval.errors import ConfigError
@@ -29,6 +30,7 @@ cache_app = typer.Typer(
     help="Inspect or prune the judge-call cache (per user by default).",
     no_args_is_help=True,
 )
+app.add_typer(cache_app, name="cache")
 
 CachePathOption = Annotated[
     Path | None,

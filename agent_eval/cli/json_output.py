@@ -44,11 +44,10 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from pydantic import BaseModel, ConfigDict
 
-from agent_eval.run.run_diff import RunDiff
-from agent_eval.run.store import RunRecord
-
 if TYPE_CHECKING:
     from agent_eval.run.plan import RunPlan
+    from agent_eval.run.run_diff import RunDiff
+    from agent_eval.run.store import RunRecord
 
 __all__ = [
     "PAYLOADS",

@@ -79,7 +79,7 @@ def budget_skip(message: str) -> dict[str, Any]:
     return {
         "status": "skipped",
         "error_type": "budget",
-        "error_message": f"{message}; continue with --resume RUN and a new budget",
+        "error_message": f"{message}; not judged: raise the budget and continue the run",
     }
 
 

@@ -128,7 +128,9 @@ def test_compare_and_stability_exit_4_when_nothing_was_scored(tmp_path: Path) ->
         "compare", traces, "--formatters", "transcript@1,json@1", *judge, "--out", "cmp"
     )
     assert code == 4, err
-    assert "nothing to compare" in err and "transcript@1 0, json@1 0" in err
+    assert "nothing to compare" in err and "agent-eval errors" in err
+    n = len(ingest([traces]).collect())
+    assert f"transcript@1 0 ok, 0 skipped, {n} errored, json@1 0 ok, 0 skipped, {n} errored" in err
     code, _, err = invoke(
         "stability", traces, "--repeats", "2", "--formatter", "json@1", *judge, "--out", "st"
     )

@@ -34,9 +34,9 @@ def _commands() -> list[tuple[list[str], Any]]:
     found: list[tuple[list[str], Any]] = []
 
     def walk(path: list[str], command: Any) -> None:
-        if hasattr(command, "commands"):  # a group
-            for name, sub in command.commands.items():
-                walk([*path, name], sub)
+        if hasattr(command, "commands"):  # a group: looked up as the CLI does (lazily)
+            for name in command.list_commands(None):
+                walk([*path, name], command.get_command(None, name))
         else:
             found.append((path, command))
 

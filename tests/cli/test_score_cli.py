@@ -279,7 +279,7 @@ def test_help_shows_every_option_text_whole() -> None:
 
     result = runner.invoke(app, ["score", "--help"], env={"COLUMNS": "1000"}, terminal_width=1000)
     assert result.exit_code == 0
-    command = typer.main.get_command(app).commands["score"]  # type: ignore[attr-defined]
+    command = typer.main.get_command(app).get_command(None, "score")  # type: ignore[arg-type]
     helps = [p.help for p in command.params if getattr(p, "help", None)]
     assert len(helps) > 20
     for text in helps:

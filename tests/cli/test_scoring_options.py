@@ -23,7 +23,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _options(name: str) -> dict[str, str | None]:
-    command = typer.main.get_command(app).commands[name]  # type: ignore[attr-defined]
+    command = typer.main.get_command(app).get_command(None, name)  # type: ignore[arg-type]
     return {
         opt: param.help
         for param in command.params
