@@ -4,14 +4,15 @@ Formatters, metrics, judges, conventions and containers are each a :class:`Regis
 entry-point group (``agent_eval.formatters``, ``agent_eval.metrics``, ``agent_eval.judges``,
 ``agent_eval.conventions``, ``agent_eval.containers``). Built-in plugins are declared in this
 project's ``pyproject.toml`` under the same groups third-party packages use, so they are found the
-same way. Entry points are loaded lazily, on the first lookup, and a plugin can also be added at
-run time with :meth:`Registry.register` (tests, notebooks, ``--formatter-path``).
+same way. Entry points are loaded lazily: a lookup by name (:meth:`Registry.get`) imports only the
+plugin asked for, while listing (``names``, iteration, ``in``) imports the whole group. A plugin can
+also be added at run time with :meth:`Registry.register` (tests, notebooks, ``--formatter-path``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from threading import Lock
 from typing import Generic, TypeVar
 
@@ -41,22 +42,43 @@ class Registry(Generic[T]):
         self._adapt = adapt
         self._items: dict[str, T] = {}
         self._loaded = False
+        self._entry_points: dict[str, EntryPoint] | None = None
         self._lock = Lock()
         self.broken: dict[str, str] = {}
         """Entry points that failed to load: name -> the error, reported on lookup."""
+
+    def _declared(self) -> dict[str, EntryPoint]:
+        """The group's entry points by name (the first one of a name wins), read once."""
+        if self._entry_points is None:
+            found: dict[str, EntryPoint] = {}
+            for ep in entry_points(group=self.group):
+                found.setdefault(ep.name, ep)
+            self._entry_points = found
+        return self._entry_points
+
+    def _load(self, ep: EntryPoint) -> None:
+        """Import ``ep`` unless its name is taken; an import failure is kept in ``broken``."""
+        if ep.name in self._items or ep.name in self.broken:
+            return
+        try:
+            self._items[ep.name] = self._adapt(ep.name, ep.load())
+        except Exception as exc:  # a broken plugin must not take the others down
+            self.broken[ep.name] = f"{ep.value}: {type(exc).__name__}: {exc}"
 
     def _load_entry_points(self) -> None:
         with self._lock:
             if self._loaded:
                 return
-            for ep in entry_points(group=self.group):
-                if ep.name in self._items:
-                    continue
-                try:
-                    self._items[ep.name] = self._adapt(ep.name, ep.load())
-                except Exception as exc:  # a broken plugin must not take the others down
-                    self.broken[ep.name] = f"{ep.value}: {type(exc).__name__}: {exc}"
+            for ep in self._declared().values():
+                self._load(ep)
             self._loaded = True
+
+    def _load_one(self, name: str) -> None:
+        """Import only the entry point called ``name``, if there is one."""
+        with self._lock:
+            ep = self._declared().get(name)
+            if ep is not None:
+                self._load(ep)
 
     def register(self, name: str, plugin: object, *, replace: bool = False) -> None:
         """Add ``plugin`` under ``name``.
@@ -82,7 +104,10 @@ class Registry(Generic[T]):
             ConfigError: an entry point named ``name`` exists but failed to import.
 
         """
-        self._load_entry_points()
+        if name not in self._items:
+            self._load_one(name)
+        if name not in self._items and name not in self.broken:
+            self._load_entry_points()  # to list what there is
         try:
             return self._items[name]
         except KeyError:

@@ -149,3 +149,27 @@ def test_import_error_is_reported(tmp_path: Path) -> None:
     (tmp_path / "broken.py").write_text("import does_not_exist_anywhere\n")
     with pytest.raises(ConfigError, match="importing it failed: ModuleNotFoundError"):
         load_formatters(tmp_path)
+
+
+def test_a_lookup_by_name_imports_only_that_plugin() -> None:
+    # regression: the first lookup imported every plugin of the group (0.7 s of a cached re-run)
+    code = (
+        "import json, sys\n"
+        "from agent_eval.ingest.containers.base import containers\n"
+        "containers.get('otlp-json')\n"
+        "mods = [m for m in sys.modules if m.startswith('agent_eval.ingest.containers.')]\n"
+        "print(json.dumps(mods))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(json.loads(done.stdout))
+    assert "agent_eval.ingest.containers.otlp_json" in loaded
+    assert "agent_eval.ingest.containers.jaeger" not in loaded
+    assert "agent_eval.ingest.containers.tau_bench" not in loaded
+
+
+def test_an_unknown_name_still_lists_every_plugin() -> None:
+    from agent_eval.errors import UnknownPluginError
+    from agent_eval.ingest.containers.base import containers
+
+    with pytest.raises(UnknownPluginError, match="jaeger"):
+        containers.get("no-such-container")
