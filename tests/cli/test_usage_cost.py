@@ -274,3 +274,44 @@ def test_html_report_marks_estimated_usage(fake_server: FakeModelServer, tmp_pat
     assert "estimated: 2 row(s) had no usage report" in text
     for r in rows:
         assert f"~{r.best_tokens[0]} / ~{r.best_tokens[1]}" in text
+
+
+LC_FACTORY = """
+import os
+
+from langchain_openai import ChatOpenAI
+
+
+def make(model="gpt-4o-mini"):
+    return ChatOpenAI(model=model, base_url=os.environ["LC_FAKE_URL"], api_key="sk-lc-usage",
+                      max_retries=0, timeout=15)
+"""
+
+
+def test_langchain_judge_without_usage_is_estimated_not_a_confident_zero(
+    fake_server: FakeModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: a LangChain judge whose endpoint sent no usage recorded 0 tokens as known."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "lc_nousage_factory.py").write_text(LC_FACTORY)
+    monkeypatch.syspath_prepend(str(tmp_path / "pkg"))
+    _no_usage_judge(fake_server)
+    args = ["score", str(_traces(tmp_path / "t.jsonl")), "--judge",
+            "langchain:lc_nousage_factory:make", "--no-cache",
+            "--out", str(tmp_path / "out")]  # fmt: skip
+    result = runner.invoke(app, args, env={**ENV, "LC_FAKE_URL": fake_server.base_url})
+    out = result.stdout + result.stderr
+    assert result.exit_code == 0, out
+    rows = load_results(tmp_path / "out")
+    assert len(rows) == 2 and {(r.status, r.judge_model) for r in rows} == {("ok", MODEL)}
+    assert all(not r.usage_known and (r.input_tokens, r.output_tokens) == (0, 0) for r in rows)
+    expected_in = sum(_request_tokens(r) for r in fake_server.requests)
+    assert sum(r.estimated_input_tokens or 0 for r in rows) == expected_in
+    assert cell(out, "judge tokens").startswith(f"~{expected_in} in, ~")
+    judge_line = _usage_line(out)
+    assert f"~{expected_in}" in judge_line and "est." in judge_line
+    price = PriceTable().price(MODEL)
+    assert price is not None
+    estimate = price.cost(expected_in, sum(r.estimated_output_tokens or 0 for r in rows))
+    assert estimate > 0 and f"~{usd_text(estimate)}" in judge_line
+    assert "$0.0000" not in out and "0 in, 0 out" not in out
