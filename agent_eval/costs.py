@@ -61,6 +61,7 @@ __all__ = [
     "judge_usage",
     "price_source",
     "stage_table",
+    "stage_tokens",
     "stage_usage",
     "usage_table",
     "usd_text",
@@ -286,8 +287,10 @@ def stage_usage(results: Iterable[MetricResult], prices: PriceTable) -> list[Usa
     Read from each row's ``details["stages"]`` (``{stage: {calls, input_tokens, output_tokens,
     attempts, cached_calls}}``, written by multi-stage metrics such as ``faithfulness@1``:
     ``decompose``, ``verify``); rows without it are not counted. ``rows`` counts the rows where
-    the stage ran. Stage counts are as reported (a row without a usage report is estimated as
-    a whole, not per stage: see :func:`judge_usage`).
+    the stage ran. A stage whose calls had no usage report (``usage_known`` False in its
+    counts) adds its estimate and counts in ``estimated_rows``, so the stages of a row add up
+    to its :attr:`MetricResult.best_tokens <agent_eval.result.MetricResult.best_tokens>`
+    (:func:`stage_tokens`).
 
     Returns:
         One line per group, sorted by key; empty when no row names stages.
@@ -303,15 +306,35 @@ def stage_usage(results: Iterable[MetricResult], prices: PriceTable) -> list[Usa
                 continue
             key = (row.metric, stage, row.judge_model)
             line = groups.setdefault(key, UsageLine(key, row.judge_model))
-            line.add(
-                _int(usage.get("attempts")),
-                _int(usage.get("input_tokens")),
-                _int(usage.get("output_tokens")),
-            )
+            tokens_in, tokens_out, estimated = stage_tokens(usage, row.usage_known)
+            line.add(_int(usage.get("attempts")), tokens_in, tokens_out)
             line.judge_calls += _int(usage.get("calls"))
             line.cached_calls += _int(usage.get("cached_calls"))
-            line.estimated_rows += int(not row.usage_known)
+            line.estimated_rows += int(estimated)
     return _priced(groups.values(), prices)
+
+
+def stage_tokens(
+    usage: Mapping[str, object], row_usage_known: bool = True
+) -> tuple[int, int, bool]:
+    """``(input, output, estimated)`` tokens of one stage's counts in ``details["stages"]``.
+
+    A stage with ``usage_known`` False gives its estimate (never below the reported counts)
+    and ``estimated`` True. Counts written before stages carried their own estimate (no
+    ``usage_known`` key) are as reported, marked estimated when the row's usage is unknown
+    (``row_usage_known`` False): a lower bound.
+    """
+    tokens_in, tokens_out = _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
+    known = usage.get("usage_known")
+    if known is None:
+        return tokens_in, tokens_out, not row_usage_known
+    if known is not False:
+        return tokens_in, tokens_out, False
+    return (
+        max(tokens_in, _int(usage.get("estimated_input_tokens"))),
+        max(tokens_out, _int(usage.get("estimated_output_tokens"))),
+        True,
+    )
 
 
 def _int(value: object) -> int:
