@@ -51,6 +51,7 @@ from agent_eval.result import MetricResult
 from agent_eval.trace import AgentTrace
 
 __all__ = [
+    "NO_JUDGE",
     "PRICE_DATABASE",
     "Price",
     "PriceTable",
@@ -69,6 +70,9 @@ __all__ = [
 
 PRICE_DATABASE = "genai-prices"
 """The distribution whose bundled price data prices models not in ``[prices]``."""
+
+NO_JUDGE = "none"
+"""The judge model recorded by rows of judge-free metrics (they call no judge, cost nothing)."""
 
 _PROBE_TOKENS = 1000
 """Tokens of the probe request whose price gives the per-million rate (base tier)."""
@@ -250,6 +254,11 @@ class UsageLine:
         self.estimated_rows += int(not row.usage_known)
 
     @property
+    def judge_free(self) -> bool:
+        """A judge line of judge-free metrics: judge model ``"none"``, no call asked."""
+        return self.model == NO_JUDGE and not self.calls and not self.judge_calls
+
+    @property
     def all_cached(self) -> bool:
         """Every judge call of the group was answered from the judge-call cache."""
         return self.judge_calls > 0 and self.cached_calls == self.judge_calls
@@ -381,12 +390,22 @@ _usd = usd_text
 
 
 def _total(lines: list[UsageLine]) -> str:
-    if not lines:
-        return "none recorded"
-    costs = [line.cost_usd for line in lines]
-    known = sum(c for c in costs if c is not None)
-    estimated = "~" if any(line.estimated_rows for line in lines) else ""
-    return estimated + _usd(known) + (" + n/a" if None in costs else "")
+    """The sum over the priced lines; ``n/a`` alone when none is priced.
+
+    Judge-free lines are left out (no judge was called); a line answered wholly from the
+    cache costs $0 whatever its price. Unpriced lines beside priced ones are named after the
+    sum (``$0.0123 + n/a (no price: my-judge)``), never counted as $0.
+    """
+    called = [line for line in lines if not line.judge_free]
+    if not called:
+        return "none (no judge called)" if lines else "none recorded"
+    priced = [line for line in called if line.cost_usd is not None or line.all_cached]
+    unpriced = sorted({line.model for line in called if line not in priced})
+    if not priced:
+        return "n/a"
+    estimated = "~" if any(line.estimated_rows and not line.all_cached for line in priced) else ""
+    total = estimated + _usd(sum(line.cost_usd or 0.0 for line in priced if not line.all_cached))
+    return total + (f" + n/a (no price: {', '.join(unpriced)})" if unpriced else "")
 
 
 def calls_cell(requests: int, judge_calls: int, cached_calls: int) -> str:
@@ -404,6 +423,8 @@ def calls_cell(requests: int, judge_calls: int, cached_calls: int) -> str:
 
 def _numbers(line: UsageLine) -> tuple[str, ...]:
     requests = calls_cell(line.calls, line.judge_calls, line.cached_calls)
+    if line.judge_free:
+        return (str(line.rows), requests, "0", "0", "no judge")
     if line.all_cached:
         return (str(line.rows), requests, "cached", "cached", "$0 (cached)")
     mark = "~" if line.estimated_rows else ""
@@ -439,7 +460,8 @@ def usage_table(judge: list[UsageLine], agent: list[UsageLine]) -> Table:
         table.add_column(column, justify="right" if column[0] in "rio" else "left")
     table.add_column("cost", justify="right")
     for line in judge:
-        table.add_row("judge", *map(escape, line.key), *_numbers(line))
+        key = (*line.key[:2], "no judge") if line.judge_free else line.key
+        table.add_row("judge", *map(escape, key), *_numbers(line))
     for line in agent:
         table.add_row("agent", "", "", escape(line.model), *_numbers(line))
     table.caption = (
