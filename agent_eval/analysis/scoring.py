@@ -25,6 +25,7 @@ from agent_eval.result import MetricResult
 from agent_eval.run.budget import Budget
 from agent_eval.run.cache import CachedJudge, CacheMode, JudgeCache
 from agent_eval.run.engine import Engine, utc_now
+from agent_eval.run.rendering import RenderCache
 from agent_eval.run.store import ResultStore, RunRecord, load_results
 from agent_eval.trace import AgentTrace
 
@@ -144,7 +145,8 @@ async def score_repeats(
     if repeats < 2:
         raise ValueError(f"stability needs at least 2 repeats, got {repeats}")
     chosen = get_formatter(formatter)
-    write_renderings(out, render_all(traces, [chosen.identity]))
+    renderings = RenderCache()  # every repeat judges the one rendering renderings.jsonl holds
+    write_renderings(out, renderings.render_all(traces, [chosen]))
     write_conversations(out, traces)
     with ResultStore(out, exclusive=True) as store:
         for k in range(repeats):
@@ -163,6 +165,7 @@ async def score_repeats(
                 repeat=k,
                 progress=True,
                 budget=budget,
+                renderings=renderings,
             )
             if k == 0:
                 store.start_run(

@@ -259,10 +259,18 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         runs.emit(as_json, run_id, directory, name="comparison", model=cmp)
         counts = runs.variant_counts(cmp)
     if not any(p.n_paired for p in cmp.pairs):
-        scored = ", ".join(f"{v.variant} {v.n_ok}" for v in cmp.variants)
+        scored = ", ".join(
+            f"{v.variant} {v.n_ok} ok, {v.n_skipped} skipped, {v.n_error} errored"
+            for v in cmp.variants
+        )
+        see = (
+            f"list the errors with: agent-eval errors {directory}"
+            if any(v.n_error for v in cmp.variants)
+            else "the skip reasons are above"
+        )
         exit_nothing_scored(
-            f"nothing to compare: no conversation was scored ok under two formatters (scored: "
-            f"{scored}); list the errors with: agent-eval errors {directory}"
+            "nothing to compare: no conversation was scored ok under two formatters "
+            f"({scored}); {see}"
         )
     exit_on_failed_gates(apply_gates(gates, counts))
 

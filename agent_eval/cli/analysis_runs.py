@@ -155,7 +155,7 @@ def _budget(cfg: ScoreConfig, inner: Judge) -> Budget:
 
 def _say_budget(budget: Budget, rows: Sequence[MetricResult], where: Path) -> None:
     skipped = sum(r.status == "skipped" and r.error_type == BUDGET_SKIP for r in rows)
-    line = budget_line(budget, skipped, str(where))
+    line = budget_line(budget, skipped, str(where), resumable=False)
     if line is not None:
         err_console.print(line, highlight=False, markup=False, soft_wrap=True)
 

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from agent_eval.cli.commands import LazyGroup
-from agent_eval.cli.exit_codes import EXIT_GATE, EXIT_USAGE, exit_code
+from agent_eval.cli.exit_codes import EXIT_GATE, EXIT_OK, EXIT_USAGE, exit_code
 from agent_eval.errors import AgentEvalError
 from agent_eval.redaction import RedactingFilter
 
@@ -68,12 +68,44 @@ def _root(
     """Score recorded LLM-agent conversations (OpenTelemetry spans) with LLM judges."""
 
 
+def _stdout_identity() -> tuple[int, int] | None:
+    """(device, inode) of what file descriptor 1 is, or ``None`` when it cannot be told."""
+    try:
+        found = os.fstat(1)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+def _stdout_became_devnull(before: tuple[int, int] | None) -> bool:
+    """Whether stdout was pointed at the null device during the command.
+
+    Rich's ``Console.on_broken_pipe`` and typer do so when the reader of stdout goes away
+    (``agent-eval show ... | head``), then exit 1, which in this CLI means "a gate failed".
+    """
+    try:
+        null = os.stat(os.devnull)
+    except OSError:
+        return False
+    now = _stdout_identity()
+    return now == (null.st_dev, null.st_ino) and before != now
+
+
 def main() -> None:
-    """Run the CLI; turn agent-eval errors into a one-line message and their exit code."""
+    """Run the CLI; turn agent-eval errors into a one-line message and their exit code.
+
+    When the reader of stdout goes away (``| head``) the command stops quietly with exit 0,
+    as ``ingest`` does, instead of the 1 that rich and typer give (1 is "a gate failed").
+    """
     if os.environ.get(DEBUG_ENV):
         _debug_logging()
+    before = _stdout_identity()
     try:
         app()
     except AgentEvalError as exc:
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         sys.exit(exit_code(exc))
+    except SystemExit as exc:
+        if exc.code == EXIT_GATE and _stdout_became_devnull(before):
+            sys.exit(EXIT_OK)
+        raise

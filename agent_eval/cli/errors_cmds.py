@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from agent_eval.cli.analysis_options import usage_errors
 from agent_eval.cli.app import app
 from agent_eval.cli.json_output import ErrorsPayload, emit_json
 from agent_eval.cli.tables import print_table
@@ -25,8 +26,9 @@ __all__ = ["errors"]
 
 
 def _table(run_id: str, rows: list[MetricResult]) -> Table:
-    table = Table(title=f"errored conversations of run {run_id}", title_justify="left")
-    for column in ("conversation", "metric", "formatter", "error type", "attempts", "message"):
+    table = Table(title=f"errored units of run {run_id}", title_justify="left")
+    columns = ("conversation", "unit", "metric", "formatter", "error type", "attempts", "message")
+    for column in columns:
         table.add_column(column, overflow="fold")
     for row in rows:
         table.add_row(  # ids and messages come from trace content: shown, never obeyed
@@ -34,6 +36,7 @@ def _table(run_id: str, rows: list[MetricResult]) -> Table:
                 escape(escape_control(text))
                 for text in (
                     row.conversation_id,
+                    row.unit_id,
                     row.metric,
                     row.formatter,
                     row.error_type or "",
@@ -46,7 +49,7 @@ def _table(run_id: str, rows: list[MetricResult]) -> Table:
 
 
 def _error(row: MetricResult) -> dict[str, Any]:
-    fields = ("conversation_id", "trace_ids", "metric", "formatter", "judge_model")
+    fields = ("conversation_id", "unit_id", "trace_ids", "metric", "formatter", "judge_model")
     data = row.model_dump(mode="json", include={*fields, "error_type", "error_message"})
     data["attempts"] = row.attempts
     return data
@@ -63,9 +66,13 @@ def errors(
         typer.Option("--json", help="Print JSON on stdout: the run id and its errored rows."),
     ] = False,
 ) -> None:
-    """List a run's errored conversations (dead letters) with error type and message."""
-    ref = find_run(run, out)
-    rows = errored_results(ref)
+    """List a run's errored conversations (dead letters) with error type and message.
+
+    One line per errored unit (the conversation, or one of its answers ``turn:K``).
+    """
+    with usage_errors():
+        ref = find_run(run, out)
+        rows = errored_results(ref)
     if as_json:
         emit_json("errors", ErrorsPayload(run_id=ref.run_id, errors=[_error(r) for r in rows]))
         return

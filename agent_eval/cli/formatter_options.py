@@ -2,20 +2,19 @@
 
 ``read_traces`` streams conversations from ``agent_eval.ingest.pipeline.ingest``, reports files
 it had to skip on stderr, and fails with the conversation ids it saw when ``--conversation``
-matched none; ``usage_errors`` turns any agent-eval error into a message and exit code 2.
+matched none.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Annotated
 
 import typer
 from rich.markup import escape
 
-from agent_eval.cli.app import EXIT_USAGE, err_console
-from agent_eval.errors import AgentEvalError, ConfigError
+from agent_eval.cli.app import err_console
+from agent_eval.errors import ConfigError
 from agent_eval.formatting import load_formatters
 from agent_eval.trace import AgentTrace
 
@@ -25,7 +24,6 @@ __all__ = [
     "InputFormat",
     "load_formatter_paths",
     "read_traces",
-    "usage_errors",
 ]
 
 FormatterPath = Annotated[
@@ -41,16 +39,6 @@ InputFormat = Annotated[
 Conversation = Annotated[
     str | None, typer.Option("--conversation", help="Only the conversation with this id.")
 ]
-
-
-@contextmanager
-def usage_errors() -> Iterator[None]:
-    """Print an :class:`AgentEvalError` as one line on stderr and exit with code 2."""
-    try:
-        yield
-    except AgentEvalError as exc:
-        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
-        raise typer.Exit(EXIT_USAGE) from None
 
 
 def load_formatter_paths(paths: list[str] | None) -> None:

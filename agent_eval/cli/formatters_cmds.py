@@ -27,6 +27,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from agent_eval.cli.analysis_options import usage_errors
 from agent_eval.cli.app import EXIT_GATE, app, err_console
 from agent_eval.cli.conversation_view import conversation_view
 from agent_eval.cli.formatter_options import (
@@ -35,7 +36,6 @@ from agent_eval.cli.formatter_options import (
     InputFormat,
     load_formatter_paths,
     read_traces,
-    usage_errors,
 )
 from agent_eval.cli.json_output import emit_json
 from agent_eval.cli.tables import print_table

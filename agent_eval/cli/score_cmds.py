@@ -104,7 +104,7 @@ from agent_eval.redaction import redact_text
 from agent_eval.reference_calls import load_reference_calls, with_reference_calls
 from agent_eval.references import load_references
 from agent_eval.report.conversations import write_conversations
-from agent_eval.report.renderings import render_all, write_renderings
+from agent_eval.report.renderings import write_renderings
 from agent_eval.report.unit_contexts import write_units
 from agent_eval.result import MetricResult
 from agent_eval.run.budget import BUDGET_SKIP, Budget, budget_line
@@ -117,6 +117,7 @@ from agent_eval.run.judge_stack import (
 )
 from agent_eval.run.plan import RunPlan, plan_run
 from agent_eval.run.record import run_record
+from agent_eval.run.rendering import RenderCache
 from agent_eval.run.runs import RunRef, check_identity, find_run, finished_results
 from agent_eval.run.store import ResultStore, RunRecord, load_results
 from agent_eval.run.summary import RunSummary
@@ -273,14 +274,14 @@ def _run_score(
 ) -> int:
     setup = _setup(cfg)
     if report is not None:
-        report.plans = setup.plans
+        report.plans = setup.plans()  # --json reports the plans: made for it
     if cfg.dry_run:
         return _dry_run(out, setup)
     judge = setup.judge
     chosen = setup.metrics
     not_configured = 0
     if judge is None and any(m.requires_judge for m in chosen):
-        missing = [p for p, m in zip(setup.plans, chosen, strict=True) if m.requires_judge]
+        missing = [p for p, m in zip(setup.plans(), chosen, strict=True) if m.requires_judge]
         chosen = [m for m in chosen if not m.requires_judge]
         not_configured = _not_configured(out, missing, cfg, [m.id for m in chosen])
         if report is not None:
@@ -300,7 +301,15 @@ def _run_score(
     try:
         record = run_record(cfg, setup.model)
         summaries = asyncio.run(
-            _score(engines, setup.traces, cfg, argv, record, events=events or EventOptions())
+            _score(
+                engines,
+                setup.traces,
+                cfg,
+                argv,
+                record,
+                events=events or EventOptions(),
+                renderings=setup.renderings,
+            )
         )
     finally:
         if stack is not None and stack.cache is not None:
@@ -320,17 +329,44 @@ def _run_score(
 
 @dataclass(kw_only=True)
 class _Setup:
-    """What a score run works from, read and planned before any judge call."""
+    """What a score run works from, read before any judge call.
+
+    The plans (prompt tokens, cost) are made only when shown (``--dry-run``, no judge): a run
+    that scores needs none of their counts. Every rendering goes through ``renderings``, so
+    each conversation is rendered once per formatter (plan, engines, ``renderings.jsonl``).
+    """
 
     traces: list[AgentTrace]
     metrics: list[Metric]
     formatter: Formatter[Any]
     references: dict[str, str]
     model: str | None
-    plans: list[RunPlan]
     budget: Budget
+    cfg: ScoreConfig
+    prices: PriceTable
+    renderings: RenderCache = field(default_factory=RenderCache)
+    _plans: list[RunPlan] | None = None
     judge: Judge | None = None
     """The judge, built before any input was read (``None`` in a dry run or without one)."""
+
+    def plans(self) -> list[RunPlan]:
+        """One plan per metric (made on first call)."""
+        if self._plans is None:
+            self._plans = [
+                plan_run(
+                    self.traces,
+                    metric=metric,
+                    formatter=self.formatter,
+                    judge_model=(self.model or self.cfg.judge) if metric.requires_judge else None,
+                    references=self.references,
+                    max_context_tokens=self.cfg.max_context_tokens,
+                    prices=self.prices,
+                    default_model=DEFAULT_JUDGE,
+                    renderings=self.renderings,
+                )
+                for metric in self.metrics
+            ]
+        return self._plans
 
 
 def _setup(cfg: ScoreConfig) -> _Setup:
@@ -349,29 +385,17 @@ def _setup(cfg: ScoreConfig) -> _Setup:
         budget.check_priced()  # --max-cost without a price: refused, in a dry run too
     traces = _with_turn_labels(_with_tool_references(read_inputs(cfg.paths, cfg.format), cfg), cfg)
     references = _references(cfg, traces)
-    plans = [
-        plan_run(
-            traces,
-            metric=metric,
-            formatter=formatter,
-            judge_model=(model or cfg.judge) if metric.requires_judge else None,
-            references=references,
-            max_context_tokens=cfg.max_context_tokens,
-            prices=PriceTable.from_config(cfg.prices),
-            default_model=DEFAULT_JUDGE,
-        )
-        for metric in chosen
-    ]
+    prices = PriceTable.from_config(cfg.prices)
     return _Setup(
         traces=traces, metrics=chosen, formatter=formatter, references=references,
-        model=model, plans=plans, budget=budget, judge=judge,
+        model=model, budget=budget, cfg=cfg, prices=prices, judge=judge,
     )  # fmt: skip
 
 
 def _dry_run(out: Console, setup: _Setup) -> int:
-    for plan in setup.plans:
+    for plan in setup.plans():
         print_table(out, plan.table())
-    line = plan_budget_line(setup.budget, setup.plans)
+    line = plan_budget_line(setup.budget, setup.plans())
     if line is not None:
         out.print(line, highlight=False)
     return 0
@@ -393,6 +417,7 @@ def _engines(
             console=err_console,
             keep_results=False,
             budget=setup.budget,
+            renderings=setup.renderings,
         )
         for metric in chosen
     ]
@@ -542,7 +567,7 @@ def _print_usage(
     summary = summaries[0]
     if summary.out_dir is None:
         return
-    rows = [r for r in load_results(summary.out_dir) if r.run_id == summary.run_id]
+    rows = load_results(summary.out_dir, run_id=summary.run_id)  # this run's rows only
     prices = PriceTable.from_config(cfg.prices)
     print_table(out, usage_table(judge_usage(rows, prices), agent_usage(traces, prices)))
     stages = stage_usage(rows, prices)
@@ -594,6 +619,7 @@ async def _score(
     record: dict[str, Any],
     *,
     events: EventOptions,
+    renderings: RenderCache,
 ) -> list[RunSummary]:
     run_id = engines[0].run_id
     directory = cfg.out or Path("runs") / run_id
@@ -611,8 +637,9 @@ async def _score(
             )
         )
         # what the judge saw, for `agent-eval report` (the formatter is pure: same text again)
-        rendered = sorted({e.formatter.identity for e in engines if e.metric.uses_formatter})
-        write_renderings(directory, render_all(traces, rendered))
+        formatters = {e.formatter.identity: e.formatter for e in engines if e.metric.uses_formatter}
+        chosen = [formatters[identity] for identity in sorted(formatters)]
+        write_renderings(directory, renderings.render_all(traces, chosen))
         write_conversations(directory, traces)
         if any(e.metric.unit_kind == "answer" for e in engines):
             write_units(directory, traces)  # the contexts atoms quote

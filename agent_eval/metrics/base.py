@@ -432,6 +432,16 @@ class Metric(ABC):
         not fit (``context_overflow``) rather than send them.
         """
 
+    def prompt_tokens_at_most(self, sample: MetricInput) -> int | None:
+        """An upper bound of :meth:`prompt_tokens` computed without the tokenizer, or ``None``.
+
+        The engine skips counting (and loading the encoding) when the bound already fits under
+        ``max_context_tokens``: the skip decision is the same as with the exact count. Built-in
+        metrics bound every counted text by its UTF-8 bytes
+        (:func:`~agent_eval.tokens.tokens_at_most`); the default, ``None``, always counts.
+        """
+        return None
+
     @abstractmethod
     def planned_prompt_tokens(self, sample: MetricInput) -> int:
         """Estimated prompt tokens of all of ``sample``'s calls together (dry-run plans)."""

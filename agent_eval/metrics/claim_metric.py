@@ -40,7 +40,7 @@ from agent_eval.metrics.base import (
 from agent_eval.metrics.decomposition import DecompositionCache, decomposition_key
 from agent_eval.metrics.prompts import PromptSet
 from agent_eval.metrics.units import Context, Unit, UnitKind
-from agent_eval.tokens import count_tokens
+from agent_eval.tokens import count_tokens, tokens_at_most
 
 __all__ = ["ClaimMetric", "context_passages", "render_context"]
 
@@ -158,6 +158,32 @@ class ClaimMetric(Metric):
         context = sum(count_tokens(c.text) for c in context_passages(unit))
         return max(decompose, self._overheads[1] + context + answer)
 
+    def verify_template(self) -> JudgeRequest | None:
+        """The verify stage's request with empty inputs (its templates alone), for byte bounds.
+
+        ``None`` (the default): unknown, so :meth:`prompt_tokens_at_most` gives no bound.
+        """
+        return None
+
+    @cached_property
+    def _overhead_bytes(self) -> tuple[int, int] | None:
+        template = self.verify_template()
+        if template is None:
+            return None
+        empty = Unit(id="turn:1", question="", answer="")
+        return _bytes(self.decompose_request(empty)), _bytes(template)
+
+    def prompt_tokens_at_most(self, sample: MetricInput) -> int | None:
+        """:meth:`prompt_tokens` with every text bounded by its UTF-8 bytes."""
+        overheads = self._overhead_bytes
+        if overheads is None:
+            return None
+        unit = sample.unit
+        answer = tokens_at_most(unit.answer)
+        decompose = overheads[0] + tokens_at_most(unit.question) + answer
+        context = sum(tokens_at_most(c.text) for c in context_passages(unit))
+        return max(decompose, overheads[1] + context + answer)
+
     def planned_prompt_tokens(self, sample: MetricInput) -> int:
         """Both stages (one verify call, or one per estimated sentence for per-atom calls)."""
         unit = sample.unit
@@ -242,3 +268,7 @@ def _tokens(request: JudgeRequest) -> int:
 def k_of_n(passed: int, total: int) -> str:
     """``"3 of 4"``: how a unit's score reads with its N."""
     return f"{passed} of {total}"
+
+
+def _bytes(request: JudgeRequest) -> int:
+    return sum(tokens_at_most(m["content"]) for m in request.messages)

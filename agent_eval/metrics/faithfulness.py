@@ -139,13 +139,15 @@ class Faithfulness(ClaimMetric):
             self.prompts.render("verify_one_user", context=context, statement=statement),
         )
 
+    def verify_template(self) -> JudgeRequest:
+        """The verify request (per statement, or of all statements) with empty inputs."""
+        if self.per_statement:
+            return self.verify_one_request("", "")
+        return self.verify_request([], "")
+
     @cached_property
     def _verify_overhead(self) -> int:
-        if self.per_statement:
-            request = self.verify_one_request("", "")
-        else:
-            request = self.verify_request([], "")
-        return sum(count_tokens(m["content"]) for m in request.messages)
+        return sum(count_tokens(m["content"]) for m in self.verify_template().messages)
 
     def verify_overhead(self) -> int:
         """o200k tokens of the verify templates with empty inputs."""

@@ -29,7 +29,7 @@ from agent_eval.metrics.base import (
     require_judge,
 )
 from agent_eval.metrics.prompts import PromptSet
-from agent_eval.tokens import count_tokens
+from agent_eval.tokens import count_tokens, tokens_at_most
 
 __all__ = ["GoalAccuracy", "GoalAndOutcome", "OutcomeComparison"]
 
@@ -122,6 +122,15 @@ class GoalAccuracy(Metric):
     @cached_property
     def _infer_overhead(self) -> int:
         return _tokens(self.infer_request(MetricInput(conversation="")))
+
+    def prompt_tokens_at_most(self, sample: MetricInput) -> int:
+        """:meth:`prompt_tokens` bounded by UTF-8 bytes: the templates' plus the conversation's."""
+        return self._infer_overhead_bytes + tokens_at_most(sample.conversation)
+
+    @cached_property
+    def _infer_overhead_bytes(self) -> int:
+        request = self.infer_request(MetricInput(conversation=""))
+        return sum(tokens_at_most(m["content"]) for m in request.messages)
 
     def planned_prompt_tokens(self, sample: MetricInput) -> int:
         """Stage-1 tokens plus stage 2 estimated with the reference (or nothing) filled in."""

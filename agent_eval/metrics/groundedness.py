@@ -112,9 +112,13 @@ class Groundedness(ClaimMetric):
             self.prompts.render("verify_user", context=context, claims=claims),
         )
 
+    def verify_template(self) -> JudgeRequest:
+        """The verify request with no claims and no context."""
+        return self.verify_request([], "")
+
     @cached_property
     def _verify_overhead(self) -> int:
-        return sum(count_tokens(m["content"]) for m in self.verify_request([], "").messages)
+        return sum(count_tokens(m["content"]) for m in self.verify_template().messages)
 
     def verify_overhead(self) -> int:
         """o200k tokens of the verify templates with empty inputs."""

@@ -18,7 +18,7 @@ from agent_eval.judges.base import Judge, JudgeRequest
 from agent_eval.metrics.base import CallTally, Metric, MetricInput, require_judge
 from agent_eval.metrics.prompts import PromptSet
 from agent_eval.rag.passages import Passage
-from agent_eval.tokens import count_tokens
+from agent_eval.tokens import count_tokens, tokens_at_most
 
 __all__ = ["RagMetric", "exact_int", "k_of_n", "render_passages"]
 
@@ -109,6 +109,13 @@ class RagMetric(Metric):
         if request is None:
             return 0
         return sum(count_tokens(m["content"]) for m in request.messages)
+
+    def prompt_tokens_at_most(self, sample: MetricInput) -> int:
+        """:meth:`prompt_tokens` bounded by the UTF-8 bytes of the request's messages."""
+        request = self.judge_request(sample)
+        if request is None:
+            return 0
+        return sum(tokens_at_most(m["content"]) for m in request.messages)
 
     def planned_prompt_tokens(self, sample: MetricInput) -> int:
         """Same as :meth:`prompt_tokens`: one call per unit."""

@@ -126,6 +126,10 @@ class JudgeFreeMetric(Metric):
         """0: nothing is sent to a model."""
         return 0
 
+    def prompt_tokens_at_most(self, sample: MetricInput) -> int:
+        """0: nothing is sent to a model."""
+        return 0
+
     def planned_prompt_tokens(self, sample: MetricInput) -> int:
         """0: nothing is sent to a model."""
         return 0

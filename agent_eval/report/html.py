@@ -62,6 +62,22 @@ _ENV.globals.update(
 )
 
 
+def body_text(value: object) -> Markup:
+    """``value`` escaped for element content: ``&``, ``<`` and ``>`` only.
+
+    Inside an element (not an attribute) quotes are plain text (HTML Living Standard, 13.1.3),
+    so JSON and quoted text stay their own size instead of growing 5 bytes per quote. Use it
+    for text between tags only, never inside an attribute value.
+    """
+    if isinstance(value, Markup):  # already safe markup: as it is
+        return value
+    text = str(value)
+    return Markup(text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+
+
+_ENV.filters["body"] = body_text
+
+
 def _asset(name: str) -> str:
     return files("agent_eval.report").joinpath(f"templates/{name}").read_text("utf-8")
 

@@ -27,7 +27,7 @@ import hashlib
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Literal
@@ -149,7 +149,15 @@ class ConversationRow(BaseModel):
 
 
 class RenderingView(BaseModel):
-    """A conversation as the judge saw it under one formatter (cut at ``limit`` characters)."""
+    """A conversation as the judge saw it under one formatter (cut at the page's limit).
+
+    Attributes:
+        formatter: The formatter identity; several, joined by ``", "``, when they rendered the
+            conversation to the same text (shown once).
+        text: The text shown.
+        omitted: Characters cut off the end (the full text is in ``renderings.jsonl``).
+
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -233,6 +241,13 @@ class ReportData:
     """``{subject: conversation_id}``: what a subject id (``c1/turn:2``) links to."""
     units: bool = False
     """Some rows score a unit other than the whole conversation (show the unit column)."""
+    rendering_limit: int = 0
+    """Characters of each rendering the page keeps (see :func:`rendering_limit`)."""
+
+    @property
+    def renderings_bounded(self) -> bool:
+        """Whether renderings are cut below :data:`RENDERING_LIMIT` to bound the page."""
+        return 0 < self.rendering_limit < RENDERING_LIMIT
 
 
 _DIGITS = re.compile(r"(\d+)")
@@ -391,6 +406,36 @@ def _rendered_tokens(
 
 RENDERING_LIMIT = 200_000
 """Characters of one rendering shown in the page; the rest is counted in a note."""
+RENDERINGS_BUDGET = 10_000_000
+"""Characters of renderings one page holds at most (about 10 MB): past it, every rendering is
+cut to an equal share (at least :data:`RENDERING_FLOOR`), so a 3 x 5,000 compare stays a page
+a browser opens. The structured transcript of each conversation is shown whole either way."""
+RENDERING_FLOOR = 500
+"""Characters of a rendering shown however many renderings the page holds."""
+
+
+def rendering_limit(lengths: Sequence[int], budget: int = RENDERINGS_BUDGET) -> int:
+    """Characters of each rendering a page shows, given the lengths of the distinct ones.
+
+    Returns:
+        :data:`RENDERING_LIMIT` when everything fits ``budget`` after that cut; else an equal
+        share of ``budget`` per rendering, at least :data:`RENDERING_FLOOR`.
+
+    """
+    if sum(min(n, RENDERING_LIMIT) for n in lengths) <= budget:
+        return RENDERING_LIMIT
+    return max(RENDERING_FLOOR, min(RENDERING_LIMIT, budget // len(lengths)))
+
+
+def _distinct_renderings(
+    cid: str, formatters: Iterable[str], texts: Mapping[RenderingKey, str]
+) -> dict[str, list[str]]:
+    """``{text: [formatters]}``: renderings of ``cid``, identical texts once."""
+    by_text: dict[str, list[str]] = {}
+    for f in formatters:
+        if (cid, f) in texts:
+            by_text.setdefault(texts[(cid, f)], []).append(f)
+    return by_text
 
 
 def _conversation_views(
@@ -399,6 +444,8 @@ def _conversation_views(
     texts: Mapping[RenderingKey, str],
     traces: Mapping[str, AgentTrace],
     labels: Mapping[str, int],
+    *,
+    limit: int = RENDERING_LIMIT,
 ) -> list[ConversationView]:
     by_id: dict[str, list[ConversationRow]] = {}
     for row in all_rows:
@@ -419,12 +466,9 @@ def _conversation_views(
         formatters = dict.fromkeys(x.result.formatter for x in results)
         renderings = [
             RenderingView(
-                formatter=f,
-                text=texts[(cid, f)][:RENDERING_LIMIT],
-                omitted=max(0, len(texts[(cid, f)]) - RENDERING_LIMIT),
+                formatter=", ".join(names), text=text[:limit], omitted=max(0, len(text) - limit)
             )
-            for f in formatters
-            if (cid, f) in texts
+            for text, names in _distinct_renderings(cid, formatters, texts).items()
         ]
         reference = next((x.result.reference for x in results if x.result.reference), None)
         views.append(
@@ -474,6 +518,7 @@ def build_report(
     pricing: Pricing | None = None,
     title: str = "agent-eval report",
     runs: Sequence[RunInfo] = (),
+    rendering_budget: int = RENDERINGS_BUDGET,
 ) -> ReportData:
     """Derive every view the rows support (see the module docstring).
 
@@ -485,6 +530,8 @@ def build_report(
         pricing: Price function for judge cost (e.g. ``PriceTable.cost``).
         title: The page title.
         runs: The runs' records (command lines) for the provenance table.
+        rendering_budget: Characters of renderings the page holds at most
+            (:func:`rendering_limit`); identical renderings of a conversation count once.
 
     """
     key = variant_key(results)
@@ -525,12 +572,13 @@ def build_report(
         from agent_eval.analysis.calibration import calibrate_results
 
         calibration = {v: calibrate_results(g, labels) for v, g in groups.items()}
+    limit = rendering_limit(_shown_lengths(all_rows, texts), rendering_budget)
     return ReportData(
         title=title,
         summary=_summary(results, key, pricing),
         runs=list(runs),
         rows=rows,
-        conversations=_conversation_views(rows, all_rows, texts, traces or {}, truth),
+        conversations=_conversation_views(rows, all_rows, texts, traces or {}, truth, limit=limit),
         errors=_errors(results),
         comparison=comparison,
         stability=_stability(groups),
@@ -538,4 +586,17 @@ def build_report(
         labelled=bool(labels),
         subjects={r.subject: r.conversation_id for r in results},
         units=any(r.unit_id != CONVERSATION_UNIT for r in results),
+        rendering_limit=limit,
     )
+
+
+def _shown_lengths(rows: Sequence[ConversationRow], texts: Mapping[RenderingKey, str]) -> list[int]:
+    """Lengths of the distinct renderings the page shows (one per conversation and text)."""
+    by_id: dict[str, dict[str, None]] = {}
+    for row in rows:
+        by_id.setdefault(row.result.conversation_id, {})[row.result.formatter] = None
+    return [
+        len(text)
+        for cid, formatters in by_id.items()
+        for text in _distinct_renderings(cid, formatters, texts)
+    ]

@@ -209,15 +209,24 @@ class BudgetedJudge(Judge):
         await self.inner.aclose()
 
 
-def budget_line(budget: Budget, skipped: int, run: str) -> str | None:
+def budget_line(budget: Budget, skipped: int, run: str, *, resumable: bool = True) -> str | None:
     """What to print after a run: ``None`` when no limit was reached.
 
-    Otherwise: what stopped, how many units were skipped and how to continue.
+    Otherwise: what stopped, how many units were skipped and how to continue: ``--resume RUN``
+    for ``score`` (``resumable``); for ``compare`` and ``stability``, which have no resume, run
+    the command again with a new budget (the calls already paid for are answered from the
+    judge-call cache unless it was turned off).
     """
     if not budget.exhausted:
         return None
     return (
         f"budget reached: {skipped} unit(s) skipped (budget), {budget.refused_calls} call(s) "
         f"not sent; spent {budget.spent_tokens:,} judge tokens, ${budget.spent_cost:.4f} "
-        f"({budget.remaining()}); continue with --resume {run} and a new budget"
+        f"({budget.remaining()}); "
+        + (
+            f"continue with --resume {run} and a new budget"
+            if resumable
+            else "run the command again with a new budget: the calls already made are answered "
+            "from the judge-call cache (unless --no-cache or --refresh-cache)"
+        )
     )

@@ -46,6 +46,7 @@ from agent_eval.run.outcomes import (
     ok,
     skip_fields,
 )
+from agent_eval.run.rendering import RenderCache
 from agent_eval.run.store import ResultKey, ResultStore
 from agent_eval.run.summary import RunSummary
 from agent_eval.trace import AgentTrace
@@ -96,6 +97,9 @@ class Engine:
         budget: The run's budget (shared with the :class:`~agent_eval.run.budget.BudgetedJudge`
             inside ``judge``): once a call is refused, every unit not yet judged is skipped
             with reason ``budget`` and nothing more is scheduled.
+        renderings: Where renderings are kept, shared with whatever else renders the same
+            traces in the run (the plan, ``renderings.jsonl``, other metrics' engines), so each
+            conversation is rendered once; a cache of its own when ``None``.
 
     Raises:
         ValueError: ``concurrency`` is below 1, or a judged metric was given no judge.
@@ -121,6 +125,7 @@ class Engine:
         keep_results: bool = True,
         formatter_fingerprint: str | None = None,
         budget: Budget | None = None,
+        renderings: RenderCache | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -136,6 +141,7 @@ class Engine:
         self.progress, self.keep_results = progress, keep_results
         self.console = console or Console(stderr=True)
         self.budget = budget
+        self.renderings = renderings if renderings is not None else RenderCache()
         if metric.uses_formatter:
             self.fingerprint = formatter_fingerprint or fingerprint(formatter)
             self.formatter_identity = formatter.identity
@@ -289,7 +295,12 @@ class Engine:
                 yield self._row(trace, unit, started_at, CallTally(), skip)
             return
         try:
-            samples = build_samples(trace, self.metric, self.formatter, self.references, units)
+            text = (
+                self.renderings.render(trace, self.formatter) if self.metric.uses_formatter else ""
+            )
+            samples = build_samples(
+                trace, self.metric, self.formatter, self.references, units, conversation=text
+            )
         except Exception as exc:  # a formatter bug costs this conversation's rows, not the run
             error = failure("formatter_error", exc)
             for unit in units:

@@ -79,7 +79,7 @@ def budget_skip(message: str) -> dict[str, Any]:
     return {
         "status": "skipped",
         "error_type": "budget",
-        "error_message": f"{message}; continue with --resume RUN and a new budget",
+        "error_message": f"{message}; not judged: raise the budget and continue the run",
     }
 
 
@@ -124,6 +124,8 @@ def build_samples(
     formatter: Formatter[Any],
     references: Mapping[str, str],
     units: Sequence[Unit] | None = None,
+    *,
+    conversation: str | None = None,
 ) -> list[MetricInput]:
     """What ``metric`` scores for each unit of ``trace`` (at least one unit).
 
@@ -137,12 +139,17 @@ def build_samples(
         formatter: The run's formatter (not called when the metric reads no rendering).
         references: References by :func:`reference_key` (from a file).
         units: The units to build, when the caller already has them (default: all of them).
+        conversation: ``trace`` already rendered by ``formatter``, when the caller has it
+            (:class:`~agent_eval.run.rendering.RenderCache`); rendered here when ``None``.
 
     Raises:
         Exception: whatever the formatter raises (the engine records ``formatter_error``).
 
     """
-    conversation = formatter.render(trace) if metric.uses_formatter else ""
+    if not metric.uses_formatter:
+        conversation = ""
+    elif conversation is None:
+        conversation = formatter.render(trace)
     return [
         MetricInput(
             conversation=conversation,
@@ -166,12 +173,19 @@ def _reference(
 def skip_fields(
     metric: Metric, sample: MetricInput, max_context_tokens: int | None
 ) -> dict[str, Any] | None:
-    """Result fields of a ``skipped`` row when ``sample`` must not be sent, else ``None``."""
+    """Result fields of a ``skipped`` row when ``sample`` must not be sent, else ``None``.
+
+    The prompt is counted only when its byte bound
+    (:meth:`~agent_eval.metrics.base.Metric.prompt_tokens_at_most`) does not already fit.
+    """
     reason = metric.skip_reason(sample)
     if reason is not None:
         message = metric.skip_messages.get(reason) or _SKIP_MESSAGES.get(reason, reason)
         return {"status": "skipped", "error_type": reason, "error_message": message}
     if max_context_tokens is None or not metric.requires_judge:
+        return None
+    bound = metric.prompt_tokens_at_most(sample)
+    if bound is not None and bound <= max_context_tokens:  # fits: no need to count exactly
         return None
     tokens = metric.prompt_tokens(sample)
     if tokens <= max_context_tokens:

@@ -23,6 +23,7 @@ from agent_eval.costs import PriceTable, usd_text
 from agent_eval.formatting.base import Formatter
 from agent_eval.metrics.base import Metric
 from agent_eval.run.outcomes import build_samples, skip_fields
+from agent_eval.run.rendering import RenderCache
 from agent_eval.trace import AgentTrace
 
 __all__ = ["OUTPUT_TOKENS_PER_CALL", "RunPlan", "plan_run"]
@@ -110,6 +111,7 @@ def plan_run(
     max_context_tokens: int | None = None,
     prices: PriceTable | None = None,
     default_model: str | None = None,
+    renderings: RenderCache | None = None,
 ) -> RunPlan:
     """Plan ``metric`` with ``formatter`` over ``traces`` (renders each; calls no judge).
 
@@ -117,7 +119,10 @@ def plan_run(
     as the engine would record it as an error. Judge-free metrics plan no calls and cost 0.
     With ``judge_model`` ``None``, the cost is estimated for ``default_model`` (the judge a
     run would use once a key is set) and the plan names it (:attr:`RunPlan.priced_as`).
+    ``renderings`` shares the renderings with the rest of the run (each trace rendered once
+    per formatter); a cache of its own when ``None``.
     """
+    cache = renderings if renderings is not None else RenderCache()
     plan = RunPlan(metric=metric.id, formatter=formatter.identity, judge_model=judge_model)
     plan.judge_free = not metric.requires_judge
     if not metric.uses_formatter:
@@ -125,7 +130,8 @@ def plan_run(
     for trace in traces:
         plan.conversations += 1
         try:
-            samples = build_samples(trace, metric, formatter, references or {})
+            text = cache.render(trace, formatter) if metric.uses_formatter else ""
+            samples = build_samples(trace, metric, formatter, references or {}, conversation=text)
         except Exception:  # the engine records the same failure as an error row per unit
             plan.units += 1
             plan.skipped["formatter_error"] += 1

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_eval.errors import ConfigError
+from agent_eval.errors import ConfigError, StoreError
 from agent_eval.result import MetricResult
 from agent_eval.run.store import DB_NAME, ResultKey, ResultStore, RunRecord, result_key
 
@@ -72,20 +72,21 @@ def find_run(run: str, out: str | Path | None = None) -> RunRef:
             only.
 
     Raises:
-        ConfigError: nothing matches; the message lists the runs that exist there.
+        StoreError: nothing matches (exit 3, as for any run that cannot be read); the message
+            lists the runs that exist there.
 
     """
     as_path = Path(run)
     if as_path.is_dir():
         records = _runs_in(as_path)
         if not records:
-            raise ConfigError(f"{as_path} holds no runs ({DB_NAME} missing or empty)")
+            raise StoreError(f"{as_path} holds no runs ({DB_NAME} missing or empty)")
         return RunRef(as_path, records[-1])
     if out is None:
         default = Path("runs") / run
         if (default / DB_NAME).is_file():
             return find_run(run, default)
-        raise ConfigError(
+        raise StoreError(
             f"{run!r} is not a run directory; give the directory, or the run id with --out DIR"
         )
     records = _runs_in(Path(out))
@@ -93,7 +94,7 @@ def find_run(run: str, out: str | Path | None = None) -> RunRef:
         if record.run_id == run:
             return RunRef(Path(out), record)
     known = ", ".join(r.run_id for r in records) or "none"
-    raise ConfigError(f"no run {run!r} in {out}; runs there: {known}")
+    raise StoreError(f"no run {run!r} in {out}; runs there: {known}")
 
 
 def errored_results(ref: RunRef) -> list[MetricResult]:

@@ -8,6 +8,14 @@ new JSONL line, and readers of the JSONL keep the last line per key, so both fil
 the same results. A run killed between the two writes is repaired when the store is reopened:
 rows missing from the JSONL are appended.
 
+Opening reads no more than the JSONL's tail: results are committed in order, so rows missing
+from the JSONL are the ones SQLite wrote after the row the file's last line holds (SQLite's
+``rowid`` grows with every insert or replace); they are found with one indexed lookup and a
+range query and appended. Only when the last line matches no row (a file edited by hand) is the
+whole file compared. A last line cut short (a run killed mid-write) is never dropped silently:
+it is cut, a warning names ``file:line``, and its result comes back from ``results.db`` with
+the other missing rows.
+
 The ``runs`` table records each run: its id, start time, configuration identity (metric,
 formatter, judge, parameters; never credentials) and the command line with secrets removed.
 
@@ -20,6 +28,7 @@ field's default). Readers of a store they may not write select the columns it ha
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -76,6 +85,9 @@ RESULT_KEY = (
 """The fields that identify a result row (the SQLite primary key)."""
 
 ResultKey = tuple[str, str, str, str, str, str, int, int]
+
+_log = logging.getLogger(__name__)
+_TAIL_CHUNK = 1 << 16
 
 _FIELDS = tuple(MetricResult.model_fields)
 _COLUMNS = ", ".join(_FIELDS)
@@ -255,6 +267,9 @@ class ResultStore:
             run that writes results, so that a second run on the same directory fails clearly
             instead of judging everything again. Readers leave it ``False``.
 
+    Attributes:
+        repaired: Rows appended to ``results.jsonl`` on opening (missing after a kill).
+
     Raises:
         OutputError: the directory or database cannot be created or opened, or (with
             ``exclusive``) another run holds the directory's lock.
@@ -413,13 +428,50 @@ class ResultStore:
         return [_from_row(row) for row in rows]
 
     def _repair_jsonl(self) -> None:
+        """Append the rows the JSONL lacks, reading only its tail (see the module docstring)."""
         path = self.directory / JSONL_NAME
-        _drop_partial_line(path)
-        in_file = {result_key(r): r for r in _read_jsonl(path)} if path.exists() else {}
-        missing = [r for r in self.results() if in_file.get(result_key(r)) != r]
+        cut = _cut_partial_line(path)
+        last = _last_line(path)
+        after = 0 if last is None else self._rowid_of(last)
+        if after is None:  # the last line is no row of ours: compare the whole file
+            in_file = {result_key(r): r for r in _read_jsonl(path)}
+            missing = [r for r in self.results() if in_file.get(result_key(r)) != r]
+        else:
+            rows = self._db.execute(
+                f"SELECT {_COLUMNS} FROM results WHERE rowid > ? ORDER BY rowid", (after,)
+            )
+            missing = [_from_row(row) for row in rows]
         if missing:
             with path.open("ab") as handle:
                 handle.writelines(_jsonl_line(r) for r in missing)
+        if cut is not None:
+            restored = (
+                f"restored {len(missing)} result(s) from {DB_NAME}"
+                if missing
+                else f"{DB_NAME} holds no result written after the line before it"
+            )
+            _log.warning(
+                "%s:%d: the last line was cut short (a run stopped while writing it); "
+                "removed it, %s",
+                path,
+                cut,
+                restored,
+            )
+        self.repaired = len(missing)
+
+    def _rowid_of(self, line: bytes) -> int | None:
+        """The rowid of the stored row ``line`` holds (same key, same fields), else ``None``."""
+        try:
+            result = MetricResult.model_validate_json(line)
+        except ValidationError:
+            return None
+        where = " AND ".join(f"{name} = ?" for name in RESULT_KEY)
+        row = self._db.execute(
+            f"SELECT rowid, {_COLUMNS} FROM results WHERE {where}", result_key(result)
+        ).fetchone()
+        if row is None or _from_row(row[1:]) != result:
+            return None
+        return int(row[0])
 
     def close(self) -> None:
         """Close the database and the JSONL file (idempotent)."""
@@ -477,15 +529,41 @@ class OutputLock:
             self._handle.close()  # closing the descriptor releases the flock
 
 
-def _drop_partial_line(path: Path) -> None:
-    """Cut a last line left without its newline by a killed run (SQLite still has the row)."""
+def _cut_partial_line(path: Path) -> int | None:
+    """Cut a last line left without its newline by a killed run (SQLite still has the row).
+
+    Returns:
+        The 1-based number of the line cut, ``None`` when the file ends with a newline.
+
+    """
     if not path.exists() or path.stat().st_size == 0:
-        return
+        return None
     with path.open("rb+") as handle:
         handle.seek(-1, 2)
-        if handle.read(1) != b"\n":  # rare: only after a kill, so reading it all is fine
-            handle.seek(0)
-            handle.truncate(handle.read().rfind(b"\n") + 1)
+        if handle.read(1) == b"\n":
+            return None
+        handle.seek(0)  # rare: only after a kill, so reading it all is fine
+        data = handle.read()
+        handle.truncate(data.rfind(b"\n") + 1)
+        return data.count(b"\n") + 1
+
+
+def _last_line(path: Path) -> bytes | None:
+    """The last non-blank line of ``path`` (which ends with a newline), read from its end."""
+    if not path.exists():
+        return None
+    with path.open("rb") as handle:
+        end = handle.seek(0, 2)
+        tail = b""
+        while end > 0:
+            start = max(0, end - _TAIL_CHUNK)
+            handle.seek(start)
+            tail = handle.read(end - start) + tail
+            end = start
+            lines = tail.rstrip().rsplit(b"\n", 1)
+            if len(lines) == 2 or (end == 0 and lines[0]):
+                return lines[-1] if lines[-1].strip() else None
+    return None
 
 
 def _read_jsonl(path: Path) -> list[MetricResult]:
@@ -497,18 +575,27 @@ def _read_jsonl(path: Path) -> list[MetricResult]:
             try:
                 result = MetricResult.model_validate_json(line)
             except ValidationError as exc:
-                if not line.endswith(b"\n"):
-                    break  # a line cut short by a killed run; SQLite holds the truth
+                if not line.endswith(b"\n"):  # cut short by a killed run; SQLite holds it
+                    _log.warning(
+                        "%s:%d: the last line was cut short (a run stopped while writing it) "
+                        "and is not read; read the run directory or its %s to get that result",
+                        path,
+                        number,
+                        DB_NAME,
+                    )
+                    break
                 raise StoreError(f"{path}:{number}: not a result row: {exc}") from exc
             latest[result_key(result)] = result
     return sorted(latest.values(), key=result_key)
 
 
-def load_results(path: str | Path) -> list[MetricResult]:
+def load_results(path: str | Path, run_id: str | None = None) -> list[MetricResult]:
     """Read results from a run directory, a ``results.db`` or a ``results.jsonl``.
 
     A directory is read from its ``results.db`` when present, else its ``results.jsonl``. From
-    JSONL the last line per :data:`RESULT_KEY` wins. Results come back in key order.
+    JSONL the last line per :data:`RESULT_KEY` wins. Results come back in key order. With
+    ``run_id``, only that run's rows (from SQLite, an indexed query: the other runs' rows are
+    not read).
 
     Raises:
         StoreError: the path holds no results store, or a JSONL line is not a result row.
@@ -522,13 +609,16 @@ def load_results(path: str | Path) -> list[MetricResult]:
             f"no results at {path}: expected a run directory, {DB_NAME} or {JSONL_NAME}"
         )
     if target.suffix == ".jsonl":
-        return _read_jsonl(target)
+        rows_in_file = _read_jsonl(target)
+        return [r for r in rows_in_file if run_id is None or r.run_id == run_id]
     try:
         with closing(_connect_to_read(target)) as db:
             columns = [name for name in _FIELDS if name in _table_columns(db)]
             order = ", ".join(name for name in RESULT_KEY if name in columns)
+            where = "" if run_id is None else " WHERE run_id = ?"
             rows = db.execute(
-                f"SELECT {', '.join(columns)} FROM results ORDER BY {order}"
+                f"SELECT {', '.join(columns)} FROM results{where} ORDER BY {order}",
+                () if run_id is None else (run_id,),
             ).fetchall()
     except sqlite3.Error as exc:
         raise StoreError(f"{target}: not a results database: {exc}") from exc

@@ -112,7 +112,7 @@ def test_compare_then_report_shows_both_variants(
     assert text.count('<tr class="result"') == 12  # 6 conversations x 2 formatters
     assert text.count('<section class="conversation"') == 6
     assert "Flipped verdicts per pair (A → B)" in text
-    assert "[1] USER" in text and "&#34;role&#34;: &#34;user&#34;" in text  # stored renderings
+    assert "[1] USER" in text and '"role": "user"' in text  # stored renderings
     assert text.count('<div class="msg role-user">') >= 6  # conversations stored by compare
     # the labels the compare run used (from the traces)
     assert text.count('<table class="calibration">') == 2

@@ -118,6 +118,6 @@ def test_bad_selections_are_usage_errors(tmp_path: Path) -> None:
     code, _, stderr = _review(str(tmp_path), "--select", "sample:0", "--out", "x.csv")
     assert code == 2 and "needs a positive N" in stderr
     code, _, stderr = _review(str(tmp_path), "--select", "errors", "--out", "x.csv")
-    assert code == 2 and "holds no runs" in stderr
+    assert code == 3 and "holds no runs" in stderr  # a run that cannot be used: 3, as report
     code, _, stderr = _review(str(tmp_path), "--select", "errors")
     assert code == 2 and "--out FILE" in stderr

@@ -128,7 +128,9 @@ def test_compare_and_stability_exit_4_when_nothing_was_scored(tmp_path: Path) ->
         "compare", traces, "--formatters", "transcript@1,json@1", *judge, "--out", "cmp"
     )
     assert code == 4, err
-    assert "nothing to compare" in err and "transcript@1 0, json@1 0" in err
+    assert "nothing to compare" in err and "agent-eval errors" in err
+    n = len(ingest([traces]).collect())
+    assert f"transcript@1 0 ok, 0 skipped, {n} errored, json@1 0 ok, 0 skipped, {n} errored" in err
     code, _, err = invoke(
         "stability", traces, "--repeats", "2", "--formatter", "json@1", *judge, "--out", "st"
     )
@@ -300,3 +302,23 @@ def test_a_lone_surrogate_in_one_conversation_costs_nothing(
     code, _, err = invoke("ingest", str(path), "--format", "openai-messages", "--out", "t.jsonl")
     assert code == 0, err
     assert "Book a table \ufffd" in (tmp_path / "t.jsonl").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["report", "{d}", "--html", "x.html"],
+        ["errors", "{d}"],
+        ["runs", "show", "{d}"],
+        ["runs", "list", "{d}"],
+        ["calibrate", "{d}", "--labels", "labels.jsonl"],
+    ],
+    ids=lambda argv: " ".join(argv[:2]),
+)
+def test_a_missing_run_is_exit_3_for_every_command(tmp_path: Path, argv: list[str]) -> None:
+    # regression: report and calibrate exited 3, errors and runs show/list 2 (README: 3)
+    (tmp_path / "labels.jsonl").write_text('{"conversation_id": "a", "label": "1"}\n')
+    missing = str(tmp_path / "runs" / "nonexistent")
+    code, _, err = invoke(*(a.format(d=missing) for a in argv))
+    assert code == 3, err
+    assert "nonexistent" in err

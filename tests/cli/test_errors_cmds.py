@@ -59,6 +59,19 @@ def test_run_id_with_out_and_json_document(run_dir: Path) -> None:
 
 def test_unknown_run_names_the_runs_that_exist(run_dir: Path) -> None:
     result = CliRunner().invoke(app, ["errors", "nope", "--out", str(run_dir)])
-    assert result.exit_code != 0
-    assert isinstance(result.exception, Exception)
-    assert "run-a, run-b" in str(result.exception)
+    assert result.exit_code == 3  # a run that cannot be used, as in report and runs show
+    assert "run-a, run-b" in result.stderr
+
+
+def test_two_errored_answers_of_one_conversation_are_told_apart(tmp_path: Path) -> None:
+    # regression: two errored turns of one conversation printed as two identical lines and
+    # the JSON had no unit
+    with ResultStore(tmp_path) as store:
+        store.start_run(RunRecord(run_id="r", started_at="2026-01-01T00:00:00Z", config={}))
+        for unit in ("turn:1", "turn:2"):
+            store.add(_row("r", "rag/returns", "error").model_copy(update={"unit_id": unit}))
+    result = CliRunner().invoke(app, ["errors", str(tmp_path)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "turn:1" in result.output and "turn:2" in result.output
+    document = json.loads(CliRunner().invoke(app, ["errors", str(tmp_path), "--json"]).stdout)
+    assert [e["unit_id"] for e in document["errors"]] == ["turn:1", "turn:2"]

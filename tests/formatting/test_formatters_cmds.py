@@ -155,11 +155,12 @@ def test_show_errors_exit_2_listing_what_exists(
     assert expected in " ".join(result.stderr.split())
 
 
-def test_show_unreadable_input_exit_2(tmp_path: Path) -> None:
+def test_show_unreadable_input_exit_3(tmp_path: Path) -> None:
+    # was 2 (show had its own error wrapper); the exit-code table says 3 for input unreadable
     empty = tmp_path / "empty.json"
     empty.write_text("")
     result = runner.invoke(app, ["show", str(empty)])
-    assert result.exit_code == 2 and "empty" in result.stderr
+    assert result.exit_code == 3 and "empty" in result.stderr
 
 
 def test_diff_between_formatters(traces_file: Path) -> None:

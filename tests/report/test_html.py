@@ -154,7 +154,7 @@ def test_every_input_of_a_verdict_is_shown_beside_it(make_result: MakeResult) ->
         "refund order A-1",
         "agent gave up",
         "Get a refund for A-1",
-        "{&#34;verdict&#34;: &#34;yes&#34;, &#34;reason&#34;: &#34;fine&#34;}",  # raw reply
+        '{"verdict": "yes", "reason": "fine"}',  # raw reply (quotes are text inside <pre>)
         "disagrees with label 1",
     ):
         assert text in html, text
@@ -211,8 +211,8 @@ def test_structured_transcript_pairs_calls_with_results_and_places_retrievals(
     assert html.count('class="msg role-') == 3  # the two tool messages sit under their calls
     assert html.count('class="msg retrieval"') == 1
     assert html.index("retrieval</span>") < html.index("tool call <code>get_weather")
-    paris, rome = html.index("&#34;city&#34;: &#34;Paris&#34;"), html.index("{city: Rome")
-    paris_result = html.index("  &#34;sky&#34;: &#34;sun&#34;\n}")  # JSON result, re-indented
+    paris, rome = html.index('"city": "Paris"'), html.index("{city: Rome")
+    paris_result = html.index('  "sky": "sun"\n}')  # JSON result, re-indented
     assert paris < paris_result < rome < html.index("Rome: rain")
     assert "arguments are not valid JSON" in html
     assert "agent planner" in html

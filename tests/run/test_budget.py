@@ -257,3 +257,33 @@ async def test_a_reply_is_charged_its_usage_or_the_estimate_when_none_was_report
     assert budget.spent_cost == pytest.approx(
         budget.cost(*planned_tokens(request)) * (not reported)
     )
+
+
+def test_compare_stopped_by_a_budget_says_how_to_continue_without_resume(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    # regression: compare and stability said "continue with --resume DIR", an option they lack,
+    # and pointed at `agent-eval errors` when every unit was skipped and none errored
+    script_goal_judge(fake_server)
+    path, _ = _inputs(tmp_path)
+    args = ["--judge", "fake-model", "--base-url", fake_server.base_url, "--concurrency", "1"]
+    result = runner.invoke(
+        app,
+        [
+            "compare",
+            str(path),
+            "--formatters",
+            "transcript@1,json@1",
+            *args,
+            "--out",
+            str(tmp_path / "cmp"),
+            "--max-judge-tokens",
+            "1",
+        ],
+    )
+    assert result.exit_code == 4, result.stderr
+    err = result.stderr.replace("\n", " ")
+    assert "budget reached" in err and "--resume" not in err
+    assert "run the command again with a new budget" in err
+    assert "agent-eval errors" not in err and "the skip reasons are above" in err
+    assert f"transcript@1 0 ok, {N} skipped, 0 errored" in err

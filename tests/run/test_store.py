@@ -106,3 +106,88 @@ def test_unreadable_inputs_are_store_errors(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     with pytest.raises(StoreError):
         ResultStore(tmp_path / "file")
+
+
+def test_a_cut_last_line_is_said_and_restored_from_sqlite(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # regression: the cut line was dropped silently
+    with ResultStore(tmp_path) as store:
+        for cid in "abc":
+            store.add(row(cid))
+    path = tmp_path / JSONL_NAME
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(lines[0] + lines[1] + lines[2][:30])  # killed while writing line 3
+    with caplog.at_level("WARNING", logger="agent_eval.run.store"):
+        assert [r.conversation_id for r in load_results(path)] == ["a", "b"]
+    assert f"{path}:3: the last line was cut short" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="agent_eval.run.store"), ResultStore(tmp_path) as store:
+        assert store.repaired == 1
+    assert f"{path}:3: the last line was cut short" in caplog.text
+    assert "restored 1 result(s) from results.db" in caplog.text
+    assert path.read_bytes().splitlines(keepends=True) == lines  # the same bytes as before
+    assert load_results(path) == load_results(tmp_path / "results.db")
+
+
+def test_reopening_appends_only_the_rows_written_after_the_last_line(tmp_path: Path) -> None:
+    with ResultStore(tmp_path) as store:
+        store.add(row("a", "error"))
+        store.add(row("b"))
+        store.add(row("a"))  # a retried error: replaced in SQLite, appended to the JSONL
+        store.add(row("c"))
+    path = tmp_path / JSONL_NAME
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:2]))  # killed after two lines: "a" (ok) and "c" missing
+    with ResultStore(tmp_path) as store:
+        assert store.repaired == 2
+    again = path.read_bytes().splitlines(keepends=True)
+    assert again == lines  # appended in the order they were committed
+    assert load_results(path) == load_results(tmp_path / "results.db")
+    with ResultStore(tmp_path) as store:  # nothing missing: nothing appended
+        assert store.repaired == 0
+    assert path.read_bytes().splitlines(keepends=True) == lines
+
+
+def test_a_last_line_matching_no_row_falls_back_to_comparing_the_file(tmp_path: Path) -> None:
+    with ResultStore(tmp_path) as store:
+        store.add(row("a"))
+        store.add(row("b"))
+    path = tmp_path / JSONL_NAME
+    edited = row("b", reason="edited by hand")
+    path.write_bytes(
+        path.read_bytes().splitlines(keepends=True)[0] + edited.model_dump_json().encode() + b"\n"
+    )
+    with ResultStore(tmp_path) as store:
+        assert store.repaired == 1  # SQLite's "b" differs from the file's: appended, and wins
+    assert load_results(path) == load_results(tmp_path / "results.db")
+
+
+def test_rows_read_back_from_sqlite_equal_the_jsonl_ones(tmp_path: Path) -> None:
+    atoms = [
+        {"text": "Returns take 14 days.", "label": "SUPPORTED", "passed": True,
+         "evidence": "14 calendar days", "evidence_verified": True},
+        {"text": "Shipping is free.", "label": "UNSUPPORTED", "passed": False},
+    ]  # fmt: skip
+    rows = [
+        row("a", unit_id="turn:1", score=0.5, verdict=None, atoms=atoms, details={"k": [1, 2]}),
+        row("b", "error", latency_ms=3),
+    ]
+    with ResultStore(tmp_path) as store:
+        for r in rows:
+            store.add(r)
+        from_db = store.results()
+    validated = load_results(tmp_path / JSONL_NAME)
+    assert from_db == load_results(tmp_path) == validated == sorted(rows, key=result_key)
+    assert from_db[0].atoms is not None and from_db[0].atoms[0].passed is True
+    assert from_db[0].model_dump(mode="json") == validated[0].model_dump(mode="json")
+    assert from_db[1].latency_ms == 3.0 and isinstance(from_db[1].latency_ms, float)
+
+
+def test_load_results_of_one_run(tmp_path: Path) -> None:
+    with ResultStore(tmp_path) as store:
+        store.add(row("a"))
+        store.add(row("b", run_id="r2"))
+    for source in (tmp_path, tmp_path / JSONL_NAME):
+        assert [r.conversation_id for r in load_results(source, run_id="r2")] == ["b"]
+        assert len(load_results(source)) == 2

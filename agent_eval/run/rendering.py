@@ -1,0 +1,69 @@
+"""Each conversation rendered once per formatter in a run: :class:`RenderCache`.
+
+``score`` needs a conversation's rendering three times: for the plan (its prompt tokens), for
+``renderings.jsonl`` (what the judge saw, for ``agent-eval report``), and for the judge
+requests. Formatters are pure (the same trace gives the same text), so the first rendering is
+kept and handed to the others. The cache holds each rendering with the trace it came from and
+gives it back only for that same trace object, so two traces that share a conversation id
+never share a rendering. Memory: one text per (conversation, formatter) of the run, the size
+of ``renderings.jsonl``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from agent_eval.formatting.base import Formatter
+from agent_eval.trace import AgentTrace
+
+__all__ = ["RenderCache", "RenderingKey"]
+
+RenderingKey = tuple[str, str]
+"""``(conversation_id, formatter identity)``, as in ``renderings.jsonl``."""
+
+
+class RenderCache:
+    """Renderings by ``(conversation_id, formatter identity)``, made on first use.
+
+    Attributes:
+        renders: How many times a formatter was called (for tests and benchmarks).
+
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[RenderingKey, tuple[AgentTrace, str]] = {}
+        self.renders = 0
+
+    def render(self, trace: AgentTrace, formatter: Formatter[Any]) -> str:
+        """``formatter.render(trace)``, called at most once per trace and formatter.
+
+        Raises:
+            Exception: whatever the formatter raises (nothing is kept then, so the next caller
+                sees the same error).
+
+        """
+        key = (trace.conversation_id, formatter.identity)
+        found = self._entries.get(key)
+        if found is not None and found[0] is trace:
+            return found[1]
+        self.renders += 1
+        text = formatter.render(trace)
+        self._entries[key] = (trace, text)
+        return text
+
+    def render_all(
+        self, traces: Iterable[AgentTrace], formatters: Iterable[Formatter[Any]]
+    ) -> dict[RenderingKey, str]:
+        """Every trace rendered with every formatter, by key (what ``renderings.jsonl`` holds).
+
+        Raises:
+            Exception: whatever a formatter raises.
+
+        """
+        built = list(formatters)
+        return {
+            (trace.conversation_id, formatter.identity): self.render(trace, formatter)
+            for trace in traces
+            for formatter in built
+        }
