@@ -51,6 +51,7 @@ from agent_eval.result import MetricResult
 from agent_eval.trace import AgentTrace
 
 __all__ = [
+    "NO_JUDGE",
     "PRICE_DATABASE",
     "Price",
     "PriceTable",
@@ -61,6 +62,7 @@ __all__ = [
     "judge_usage",
     "price_source",
     "stage_table",
+    "stage_tokens",
     "stage_usage",
     "usage_table",
     "usd_text",
@@ -68,6 +70,9 @@ __all__ = [
 
 PRICE_DATABASE = "genai-prices"
 """The distribution whose bundled price data prices models not in ``[prices]``."""
+
+NO_JUDGE = "none"
+"""The judge model recorded by rows of judge-free metrics (they call no judge, cost nothing)."""
 
 _PROBE_TOKENS = 1000
 """Tokens of the probe request whose price gives the per-million rate (base tier)."""
@@ -249,6 +254,11 @@ class UsageLine:
         self.estimated_rows += int(not row.usage_known)
 
     @property
+    def judge_free(self) -> bool:
+        """A judge line of judge-free metrics: judge model ``"none"``, no call asked."""
+        return self.model == NO_JUDGE and not self.calls and not self.judge_calls
+
+    @property
     def all_cached(self) -> bool:
         """Every judge call of the group was answered from the judge-call cache."""
         return self.judge_calls > 0 and self.cached_calls == self.judge_calls
@@ -286,8 +296,10 @@ def stage_usage(results: Iterable[MetricResult], prices: PriceTable) -> list[Usa
     Read from each row's ``details["stages"]`` (``{stage: {calls, input_tokens, output_tokens,
     attempts, cached_calls}}``, written by multi-stage metrics such as ``faithfulness@1``:
     ``decompose``, ``verify``); rows without it are not counted. ``rows`` counts the rows where
-    the stage ran. Stage counts are as reported (a row without a usage report is estimated as
-    a whole, not per stage: see :func:`judge_usage`).
+    the stage ran. A stage whose calls had no usage report (``usage_known`` False in its
+    counts) adds its estimate and counts in ``estimated_rows``, so the stages of a row add up
+    to its :attr:`MetricResult.best_tokens <agent_eval.result.MetricResult.best_tokens>`
+    (:func:`stage_tokens`).
 
     Returns:
         One line per group, sorted by key; empty when no row names stages.
@@ -303,15 +315,35 @@ def stage_usage(results: Iterable[MetricResult], prices: PriceTable) -> list[Usa
                 continue
             key = (row.metric, stage, row.judge_model)
             line = groups.setdefault(key, UsageLine(key, row.judge_model))
-            line.add(
-                _int(usage.get("attempts")),
-                _int(usage.get("input_tokens")),
-                _int(usage.get("output_tokens")),
-            )
+            tokens_in, tokens_out, estimated = stage_tokens(usage, row.usage_known)
+            line.add(_int(usage.get("attempts")), tokens_in, tokens_out)
             line.judge_calls += _int(usage.get("calls"))
             line.cached_calls += _int(usage.get("cached_calls"))
-            line.estimated_rows += int(not row.usage_known)
+            line.estimated_rows += int(estimated)
     return _priced(groups.values(), prices)
+
+
+def stage_tokens(
+    usage: Mapping[str, object], row_usage_known: bool = True
+) -> tuple[int, int, bool]:
+    """``(input, output, estimated)`` tokens of one stage's counts in ``details["stages"]``.
+
+    A stage with ``usage_known`` False gives its estimate (never below the reported counts)
+    and ``estimated`` True. Counts written before stages carried their own estimate (no
+    ``usage_known`` key) are as reported, marked estimated when the row's usage is unknown
+    (``row_usage_known`` False): a lower bound.
+    """
+    tokens_in, tokens_out = _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
+    known = usage.get("usage_known")
+    if known is None:
+        return tokens_in, tokens_out, not row_usage_known
+    if known is not False:
+        return tokens_in, tokens_out, False
+    return (
+        max(tokens_in, _int(usage.get("estimated_input_tokens"))),
+        max(tokens_out, _int(usage.get("estimated_output_tokens"))),
+        True,
+    )
 
 
 def _int(value: object) -> int:
@@ -358,12 +390,22 @@ _usd = usd_text
 
 
 def _total(lines: list[UsageLine]) -> str:
-    if not lines:
-        return "none recorded"
-    costs = [line.cost_usd for line in lines]
-    known = sum(c for c in costs if c is not None)
-    estimated = "~" if any(line.estimated_rows for line in lines) else ""
-    return estimated + _usd(known) + (" + n/a" if None in costs else "")
+    """The sum over the priced lines; ``n/a`` alone when none is priced.
+
+    Judge-free lines are left out (no judge was called); a line answered wholly from the
+    cache costs $0 whatever its price. Unpriced lines beside priced ones are named after the
+    sum (``$0.0123 + n/a (no price: my-judge)``), never counted as $0.
+    """
+    called = [line for line in lines if not line.judge_free]
+    if not called:
+        return "none (no judge called)" if lines else "none recorded"
+    priced = [line for line in called if line.cost_usd is not None or line.all_cached]
+    unpriced = sorted({line.model for line in called if line not in priced})
+    if not priced:
+        return "n/a"
+    estimated = "~" if any(line.estimated_rows and not line.all_cached for line in priced) else ""
+    total = estimated + _usd(sum(line.cost_usd or 0.0 for line in priced if not line.all_cached))
+    return total + (f" + n/a (no price: {', '.join(unpriced)})" if unpriced else "")
 
 
 def calls_cell(requests: int, judge_calls: int, cached_calls: int) -> str:
@@ -381,6 +423,8 @@ def calls_cell(requests: int, judge_calls: int, cached_calls: int) -> str:
 
 def _numbers(line: UsageLine) -> tuple[str, ...]:
     requests = calls_cell(line.calls, line.judge_calls, line.cached_calls)
+    if line.judge_free:
+        return (str(line.rows), requests, "0", "0", "no judge")
     if line.all_cached:
         return (str(line.rows), requests, "cached", "cached", "$0 (cached)")
     mark = "~" if line.estimated_rows else ""
@@ -416,7 +460,8 @@ def usage_table(judge: list[UsageLine], agent: list[UsageLine]) -> Table:
         table.add_column(column, justify="right" if column[0] in "rio" else "left")
     table.add_column("cost", justify="right")
     for line in judge:
-        table.add_row("judge", *map(escape, line.key), *_numbers(line))
+        key = (*line.key[:2], "no judge") if line.judge_free else line.key
+        table.add_row("judge", *map(escape, key), *_numbers(line))
     for line in agent:
         table.add_row("agent", "", "", escape(line.model), *_numbers(line))
     table.caption = (

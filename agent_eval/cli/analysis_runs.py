@@ -235,11 +235,11 @@ def run_compare(
         AgentEvalError: Input, configuration or store errors (a judge failure is a row).
 
     """
+    inner = _judge(cfg)  # a bad judge or an unpriced --max-cost: exit 2 before any input
+    budget = _budget(cfg, inner)
     traces = _traces(cfg)
     run_id, out = _run_dir(cfg)
     references = load_references(cfg.references) if cfg.references else None
-    inner = _judge(cfg)
-    budget = _budget(cfg, inner)
     stack = _stack(cfg, inner, out, cached=True, budget=budget)
     work = score_variants(
         traces, formatters=formatters, metric=_metric(cfg), judge=stack.judge, out=out,
@@ -270,11 +270,11 @@ def run_repeats(
         AgentEvalError: Input, configuration or store errors (a judge failure is a row).
 
     """
+    inner = _judge(cfg)  # a bad judge or an unpriced --max-cost: exit 2 before any input
+    budget = _budget(cfg, inner)
     traces = _traces(cfg)
     run_id, out = _run_dir(cfg)
     references = load_references(cfg.references) if cfg.references else None
-    inner = _judge(cfg)
-    budget = _budget(cfg, inner)
     limited = _stack(cfg, inner, out, cached=False, budget=budget).judge
     cache = None if cfg.cache == "off" else JudgeCache(cfg.cache_path or default_cache_path())
     work = score_repeats(

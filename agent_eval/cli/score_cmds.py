@@ -277,7 +277,7 @@ def _run_score(
         report.plans = setup.plans()  # --json reports the plans: made for it
     if cfg.dry_run:
         return _dry_run(out, setup)
-    judge = _judge_for(setup.metrics, setup.model, cfg)
+    judge = setup.judge
     chosen = setup.metrics
     not_configured = 0
     if judge is None and any(m.requires_judge for m in chosen):
@@ -291,8 +291,6 @@ def _run_score(
     earlier = _earlier_run(cfg)
     if earlier is not None:
         cfg = cfg.model_copy(update={"out": earlier.directory})
-    if judge is not None:
-        setup.budget.check_priced()
     stack = _wrap(judge, cfg, setup.budget) if judge is not None else None
     engines = _engines(setup, chosen, stack, cfg, earlier.run_id if earlier else new_run_id())
     if earlier is not None:
@@ -348,6 +346,8 @@ class _Setup:
     prices: PriceTable
     renderings: RenderCache = field(default_factory=RenderCache)
     _plans: list[RunPlan] | None = None
+    judge: Judge | None = None
+    """The judge, built before any input was read (``None`` in a dry run or without one)."""
 
     def plans(self) -> list[RunPlan]:
         """One plan per metric (made on first call)."""
@@ -370,19 +370,25 @@ class _Setup:
 
 
 def _setup(cfg: ScoreConfig) -> _Setup:
-    # usage errors (a bad --metric or formatter) first: exit 2 before any input is read
+    # usage errors (a bad --metric, formatter or judge) first: exit 2 before any input is read
     for location in cfg.formatter_path:
         load_formatters(location)
     chosen, formatter = _metrics(cfg), get_formatter(cfg.formatter)
     check_judge_kind(cfg)
+    model = _plan_model(cfg) if cfg.dry_run else judge_model(cfg)
+    # a real run builds its judge here (a bad factory or a missing GGUF file is a usage error);
+    # a dry run calls no judge, so it builds none (a llama-cpp judge would load its model)
+    judge = None if cfg.dry_run else _judge_for(chosen, model, cfg)
+    budget = Budget.from_config(cfg, model or cfg.judge or "")
+    judged = any(m.requires_judge for m in chosen) and model is not None
+    if judge is not None or (cfg.dry_run and judged):
+        budget.check_priced()  # --max-cost without a price: refused, in a dry run too
     traces = _with_turn_labels(_with_tool_references(read_inputs(cfg.paths, cfg.format), cfg), cfg)
     references = _references(cfg, traces)
-    model = _plan_model(cfg) if cfg.dry_run else judge_model(cfg)
     prices = PriceTable.from_config(cfg.prices)
-    budget = Budget.from_config(cfg, model or cfg.judge or "")
     return _Setup(
         traces=traces, metrics=chosen, formatter=formatter, references=references,
-        model=model, budget=budget, cfg=cfg, prices=prices,
+        model=model, budget=budget, cfg=cfg, prices=prices, judge=judge,
     )  # fmt: skip
 
 

@@ -6,7 +6,9 @@ validated here, strictly, as the response model (after one leading reasoning blo
 as the ``openai`` judge does). A reply that fails
 validation is re-asked (:mod:`agent_eval.judges.reask`, ``max_retries`` times) with the
 validation error appended as a user message, as the ``openai`` judge does. Transport retries are the
-chat model's own (e.g. ``ChatOpenAI(max_retries=...)``).
+chat model's own (e.g. ``ChatOpenAI(max_retries=...)``). A reply whose message carries no
+``usage_metadata`` marks the call's usage as unknown (``usage_known=False``), as the ``openai``
+judge does for a reply without ``usage``: it is estimated, never taken as 0 tokens.
 """
 
 from __future__ import annotations
@@ -142,11 +144,10 @@ class LangChainJudge(Judge):
                 attempts=usage.attempts,
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
+                usage_known=usage.known,
             ) from None
         raw_message = answer["raw"]
-        tokens = getattr(raw_message, "usage_metadata", None) or {}
-        usage.input_tokens += int(tokens.get("input_tokens", 0))
-        usage.output_tokens += int(tokens.get("output_tokens", 0))
+        _add_usage(usage, getattr(raw_message, "usage_metadata", None))
         raw = _raw_text(raw_message)
         if not raw:
             error = ValueError("no structured output in the reply; answer with the JSON")
@@ -184,6 +185,20 @@ def load_factory(spec: str) -> Any:
     if not callable(target):
         raise ConfigError(f"judge factory {spec}: {attribute} is not callable")
     return target
+
+
+def _add_usage(usage: AttemptUsage, tokens: Any) -> None:
+    """Add a reply's ``usage_metadata`` (input and output tokens) to ``usage``.
+
+    A reply without one (the endpoint reported no usage, or the chat model does not read it)
+    marks the usage as unknown, as the ``openai`` judge does, so that it is estimated rather
+    than taken as 0.
+    """
+    if not isinstance(tokens, dict) or "input_tokens" not in tokens:
+        usage.known = False
+        return
+    usage.input_tokens += int(tokens.get("input_tokens") or 0)
+    usage.output_tokens += int(tokens.get("output_tokens") or 0)
 
 
 def _model_name(chat_model: Any) -> str:

@@ -156,23 +156,46 @@ def estimate_call(request: JudgeRequest | None, reply_text: str, attempts: int) 
 
 @dataclass
 class StageUsage:
-    """Judge usage of one stage of a metric (``decompose``, ``verify``...) on one row."""
+    """Judge usage of one stage of a metric (``decompose``, ``verify``...) on one row.
+
+    ``usage_known`` is False when a call of the stage had no usage report; the estimated
+    counts then hold the stage's share of the row's estimate (the same sum as
+    :class:`CallTally`'s, over the stage's calls), so the stages add up to the row.
+    """
 
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     attempts: int = 0
     cached_calls: int = 0
+    usage_known: bool = True
+    estimated_input_tokens: int = 0
+    estimated_output_tokens: int = 0
 
     def as_json(self) -> dict[str, JsonValue]:
-        """The counts as a JSON object (what rows store under ``details["stages"]``)."""
-        return {
+        """The counts as a JSON object (what rows store under ``details["stages"]``).
+
+        ``estimated_input_tokens`` / ``estimated_output_tokens`` are there only when
+        ``usage_known`` is False (as on :class:`~agent_eval.result.MetricResult`).
+        """
+        counts: dict[str, JsonValue] = {
             "calls": self.calls,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "attempts": self.attempts,
             "cached_calls": self.cached_calls,
+            "usage_known": self.usage_known,
         }
+        if not self.usage_known:
+            counts["estimated_input_tokens"] = self.estimated_input_tokens
+            counts["estimated_output_tokens"] = self.estimated_output_tokens
+        return counts
+
+    def count(self, estimate: tuple[int, int], known: bool) -> None:
+        """Add one call's estimate (its reported tokens when ``known``) to the stage's."""
+        self.usage_known = self.usage_known and known
+        self.estimated_input_tokens += estimate[0]
+        self.estimated_output_tokens += estimate[1]
 
 
 @dataclass
@@ -211,19 +234,21 @@ class CallTally:
         attempts: int,
         known: bool,
         reply_text: str,
-    ) -> None:
+    ) -> tuple[int, int]:
+        """Count one call; returns its estimate (the reported tokens when ``known``)."""
         self.input_tokens += reported[0]
         self.output_tokens += reported[1]
         self.attempts += attempts
         self.calls += 1
         if known:
-            self.estimated_input_tokens += reported[0]
-            self.estimated_output_tokens += reported[1]
-            return
-        self.usage_known = False
-        guess = estimate_call(request, reply_text, attempts)
-        self.estimated_input_tokens += max(reported[0], guess[0])
-        self.estimated_output_tokens += max(reported[1], guess[1])
+            estimate = reported
+        else:
+            self.usage_known = False
+            guess = estimate_call(request, reply_text, attempts)
+            estimate = (max(reported[0], guess[0]), max(reported[1], guess[1]))
+        self.estimated_input_tokens += estimate[0]
+        self.estimated_output_tokens += estimate[1]
+        return estimate
 
     def add_reply(
         self,
@@ -236,7 +261,7 @@ class CallTally:
         ``request`` is what was asked; it is needed only to estimate a reply without usage.
         """
         known = reply.usage_known or reply.cached
-        self._count(
+        estimate = self._count(
             request, (reply.input_tokens, reply.output_tokens), reply.attempts, known,
             reply.raw_reply,
         )  # fmt: skip
@@ -249,6 +274,7 @@ class CallTally:
             usage.output_tokens += reply.output_tokens
             usage.attempts += reply.attempts
             usage.cached_calls += int(reply.cached)
+            usage.count(estimate, known)
 
     def add_error(
         self,
@@ -258,7 +284,7 @@ class CallTally:
         request: JudgeRequest | None = None,
     ) -> None:
         """Count a failed call (its attempts and the usage it reported)."""
-        self._count(
+        estimate = self._count(
             request, (error.input_tokens, error.output_tokens), error.attempts,
             error.usage_known, error.raw_reply or "",
         )  # fmt: skip
@@ -269,6 +295,7 @@ class CallTally:
             usage.input_tokens += error.input_tokens
             usage.output_tokens += error.output_tokens
             usage.attempts += error.attempts
+            usage.count(estimate, error.usage_known)
 
     async def ask(
         self, judge: Judge, request: JudgeRequest, stage: str | None = None

@@ -14,6 +14,7 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
+from agent_eval.costs import stage_tokens
 from agent_eval.result import MetricResult
 
 __all__ = ["RunSummary"]
@@ -43,8 +44,10 @@ class RunSummary:
         atoms / atoms_passed: Atoms over the ``ok`` rows scored from atoms (claim-level
             metrics), and how many of them passed: the run's "k of n".
         atom_units: ``ok`` rows that carried atoms.
-        stage_tokens: ``{stage: [requests, input tokens, output tokens]}`` summed over the
-            rows of metrics that name their stages (``details["stages"]``).
+        stage_tokens: ``{stage: [requests, input tokens, output tokens, estimated rows]}``
+            summed over the rows of metrics that name their stages (``details["stages"]``);
+            a stage without a usage report counts its estimate (and one estimated row), so
+            the stages add up to the best token sums.
         results: The result rows, in completion order (when the run keeps them).
 
     """
@@ -113,10 +116,13 @@ class RunSummary:
             return
         for stage, usage in stages.items():
             if isinstance(usage, dict):
-                sums = self.stage_tokens.setdefault(stage, [0, 0, 0])
-                for index, name in enumerate(("attempts", "input_tokens", "output_tokens")):
-                    value = usage.get(name)
-                    sums[index] += value if isinstance(value, int) else 0
+                sums = self.stage_tokens.setdefault(stage, [0, 0, 0, 0])
+                attempts = usage.get("attempts")
+                tokens_in, tokens_out, estimated = stage_tokens(usage, result.usage_known)
+                sums[0] += attempts if isinstance(attempts, int) else 0
+                sums[1] += tokens_in
+                sums[2] += tokens_out
+                sums[3] += int(estimated)
 
     def tokens_text(self) -> str:
         """The judge tokens in words: reported, estimated (marked) or none spent (cached).
@@ -217,11 +223,7 @@ class RunSummary:
                 ),
             )
         rows += [
-            (
-                f"stage {stage}",
-                f"{requests} requests, {tokens_in} in, {tokens_out} out",
-            )
-            for stage, (requests, tokens_in, tokens_out) in self.stage_tokens.items()
+            (f"stage {stage}", _stage_text(*sums)) for stage, sums in self.stage_tokens.items()
         ]
         rows += [
             ("wall time", f"{self.wall_seconds:.2f} s"),
@@ -233,6 +235,16 @@ class RunSummary:
         for what, value in rows:
             table.add_row(what, escape(value))  # ids such as NAME@1[k=v]: not markup
         return table
+
+
+def _stage_text(requests: int, tokens_in: int, tokens_out: int, estimated: int) -> str:
+    """``"13 requests, 420 in, 35 out"``; ``~`` marks and names estimated counts."""
+    if not estimated:
+        return f"{requests} requests, {tokens_in} in, {tokens_out} out"
+    return (
+        f"{requests} requests, ~{tokens_in} in, ~{tokens_out} out (estimated: {estimated} "
+        "row(s) had no usage report)"
+    )
 
 
 def _with_reasons(count: int, reasons: Counter[str]) -> str:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_eval.testing.recording import RecordedRequest
-from agent_eval.testing.replies import Reply, Structured
+from agent_eval.testing.replies import Reply, Structured, Usage
 
 __all__ = ["ClaimScript", "first_user_text", "numbered_items"]
 
@@ -66,6 +66,8 @@ class ClaimScript:
         rationale: The reason/rationale text sent with every verdict.
         supported_count: Added to groundedness replies as ``supported_count`` when not ``None``
             (``"list"`` sends the true count of the list).
+        usage: The usage every reply reports (:data:`~agent_eval.testing.NO_USAGE`: none);
+            the fake server's estimate when ``None``.
 
     """
 
@@ -73,6 +75,7 @@ class ClaimScript:
     labels: Mapping[str, tuple[str, str | None]] = field(default_factory=dict)
     rationale: str = "scripted"
     supported_count: int | str | None = "list"
+    usage: Usage | None = None
 
     def decompose(self, request: RecordedRequest) -> Reply:
         """Reply to a decomposition request (``Statements`` or ``Claims``)."""
@@ -82,7 +85,7 @@ class ClaimScript:
         if atoms is None:
             atoms = [s for s in _SENTENCES.split(answer) if s.strip()]
         key = "claims" if request.schema_name == "Claims" else "statements"
-        return Structured({key: list(atoms)})
+        return Structured({key: list(atoms)}, usage=self.usage)
 
     def label(self, statement: str) -> tuple[str, str | None]:
         """The scripted label and quote of ``statement``."""
@@ -94,12 +97,14 @@ class ClaimScript:
         verdicts = [
             {"statement": s, "reason": self.rationale, "verdict": self._verdict(s)} for s in items
         ]
-        return Structured({"verdicts": verdicts})
+        return Structured({"verdicts": verdicts}, usage=self.usage)
 
     def verdict(self, request: RecordedRequest) -> Reply:
         """Reply to a per-statement faithfulness request."""
         statement = first_user_text(request).rpartition("\nStatement: ")[2].strip()
-        return Structured({"reason": self.rationale, "verdict": self._verdict(statement)})
+        return Structured(
+            {"reason": self.rationale, "verdict": self._verdict(statement)}, usage=self.usage
+        )
 
     def judgements(self, request: RecordedRequest) -> Reply:
         """Reply to a groundedness verify request."""
@@ -119,7 +124,7 @@ class ClaimScript:
             data["supported_count"] = sum(c["label"] == "SUPPORTED" for c in claims)
         elif self.supported_count is not None:
             data["supported_count"] = self.supported_count
-        return Structured(data)
+        return Structured(data, usage=self.usage)
 
     def _verdict(self, statement: str) -> str:
         return "1" if self.label(statement)[0] == "SUPPORTED" else "0"

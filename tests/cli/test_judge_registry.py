@@ -15,7 +15,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from agent_eval.cli import app
 from agent_eval.cli.judge_setup import build_judge, judge_settings
 from agent_eval.config import load_config
 from agent_eval.errors import ConfigError, UnknownPluginError
@@ -170,6 +172,30 @@ def test_bad_factory_exits_2_before_any_call(
     code, _, err = score(_inputs(tmp_path), "--judge", f"langchain:{factory_module}:nope")
     assert code == 2 and f"judge factory {factory_module}:nope" in err
     assert fake_server.requests == []
+
+
+@pytest.mark.parametrize("command", ["score", "compare", "stability"])
+def test_bad_judge_is_reported_before_any_input_is_read(
+    factory_module: str, tmp_path: Path, command: str
+) -> None:
+    """Regression: a bad factory or GGUF path was reported only after the inputs were ingested."""
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text(trace("a", done=True).model_dump_json() + "\n")
+    extra = {"score": [], "compare": ["--formatters", "transcript@1,json@1"],
+             "stability": ["--repeats", "2"]}[command]  # fmt: skip
+    gguf = tmp_path / "none.gguf"
+    for judge, error in (
+        (f"langchain:{factory_module}:nope", f"judge factory {factory_module}:nope"),
+        (f"llama-cpp:{gguf}", f"GGUF model not found: {gguf}"),
+    ):
+        for inputs in (str(traces), str(tmp_path / "no-such-input")):
+            args = [command, inputs, "--judge", judge, "--out", str(tmp_path / "o"), *extra]
+            result = CliRunner().invoke(app, args)
+            err = " ".join(result.stderr.split())
+            assert result.exit_code == 2, result.output
+            assert error in err  # the judge's error, even where the input would fail too
+            assert "ingested" not in err and "no-such-input" not in err
+            assert not (tmp_path / "o").exists()
 
 
 THIRD_PARTY = textwrap.dedent(

@@ -8,6 +8,7 @@ for a reply without usage would show.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from agent_eval.cli import app
 from agent_eval.costs import PriceTable, usd_text
 from agent_eval.run.cache import JudgeCache
 from agent_eval.run.store import load_results
-from agent_eval.testing import NO_USAGE, FakeModelServer, RecordedRequest, Structured
+from agent_eval.testing import NO_USAGE, ClaimScript, FakeModelServer, RecordedRequest, Structured
 from agent_eval.tokens import count_tokens
 
 from ..analysis import judge_script
@@ -274,3 +275,94 @@ def test_html_report_marks_estimated_usage(fake_server: FakeModelServer, tmp_pat
     assert "estimated: 2 row(s) had no usage report" in text
     for r in rows:
         assert f"~{r.best_tokens[0]} / ~{r.best_tokens[1]}" in text
+
+
+LC_FACTORY = """
+import os
+
+from langchain_openai import ChatOpenAI
+
+
+def make(model="gpt-4o-mini"):
+    return ChatOpenAI(model=model, base_url=os.environ["LC_FAKE_URL"], api_key="sk-lc-usage",
+                      max_retries=0, timeout=15)
+"""
+
+
+def test_langchain_judge_without_usage_is_estimated_not_a_confident_zero(
+    fake_server: FakeModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: a LangChain judge whose endpoint sent no usage recorded 0 tokens as known."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "lc_nousage_factory.py").write_text(LC_FACTORY)
+    monkeypatch.syspath_prepend(str(tmp_path / "pkg"))
+    _no_usage_judge(fake_server)
+    args = ["score", str(_traces(tmp_path / "t.jsonl")), "--judge",
+            "langchain:lc_nousage_factory:make", "--no-cache",
+            "--out", str(tmp_path / "out")]  # fmt: skip
+    result = runner.invoke(app, args, env={**ENV, "LC_FAKE_URL": fake_server.base_url})
+    out = result.stdout + result.stderr
+    assert result.exit_code == 0, out
+    rows = load_results(tmp_path / "out")
+    assert len(rows) == 2 and {(r.status, r.judge_model) for r in rows} == {("ok", MODEL)}
+    assert all(not r.usage_known and (r.input_tokens, r.output_tokens) == (0, 0) for r in rows)
+    expected_in = sum(_request_tokens(r) for r in fake_server.requests)
+    assert sum(r.estimated_input_tokens or 0 for r in rows) == expected_in
+    assert cell(out, "judge tokens").startswith(f"~{expected_in} in, ~")
+    judge_line = _usage_line(out)
+    assert f"~{expected_in}" in judge_line and "est." in judge_line
+    price = PriceTable().price(MODEL)
+    assert price is not None
+    estimate = price.cost(expected_in, sum(r.estimated_output_tokens or 0 for r in rows))
+    assert estimate > 0 and f"~{usd_text(estimate)}" in judge_line
+    assert "$0.0000" not in out and "0 in, 0 out" not in out
+
+
+def _stage_line(out: str, metric: str, stage: str) -> list[str]:
+    """The cells of a stage's row in the stage table."""
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.split("│")]
+        if len(cells) > 3 and cells[1:3] == [metric, stage]:
+            return cells[1:-1]
+    raise AssertionError(f"no {metric} {stage} row in:\n{out}")
+
+
+def test_claim_stages_without_usage_are_estimated_and_add_up(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """Regression: the stage lines said "0 in, 0 out" / "~0" / "~$0.0000" beside an estimate."""
+    answers = {"You can return it within 14 days. Shipping is free.": ["14 days.", "Free."]}
+    ClaimScript(statements=answers, usage=NO_USAGE).install(fake_server)
+    records = [
+        {"id": f"q{i}", "question": "Can I return it?", "answer": answer,
+         "contexts": [{"text": "Returns are accepted within 14 days."}]}
+        for i, answer in enumerate([*answers, "It is free."])
+    ]  # fmt: skip
+    inputs = tmp_path / "rag.jsonl"
+    inputs.write_text("".join(json.dumps(r) + "\n" for r in records))
+    code, out = _score(fake_server, inputs, tmp_path / "out", "--metric", "faithfulness")
+    assert code == 0, out
+    rows = load_results(tmp_path / "out")
+    assert len(rows) == 2 and all(r.status == "ok" and not r.usage_known for r in rows)
+    by_stage: dict[str, list[RecordedRequest]] = {"decompose": [], "verify": []}
+    for request in fake_server.requests:
+        by_stage["decompose" if request.schema_name == "Statements" else "verify"].append(request)
+    price = PriceTable().price(MODEL)
+    assert price is not None
+    costs = []
+    for stage, requests in by_stage.items():
+        sent = sum(_request_tokens(r) for r in requests)
+        replied = sum(r.details["stages"][stage]["estimated_output_tokens"] for r in rows)
+        assert sent > 0 and replied > 0
+        line = cell(out, f"stage {stage}")
+        assert line.startswith(f"{len(requests)} requests, ~{sent} in, ~{replied} out (estimated")
+        cells = _stage_line(out, "faithfulness@1", stage)
+        assert cells[5:7] == [f"~{sent}", f"~{replied}"]
+        costs.append(price.cost(sent, replied))
+        assert cells[7] == f"~{usd_text(costs[-1])} est."
+    # the stages add up to the metric's estimate
+    total_in = sum(r.best_tokens[0] for r in rows)
+    assert total_in == sum(_request_tokens(r) for r in fake_server.requests)
+    assert cell(out, "judge tokens").startswith(f"~{total_in} in, ~")
+    assert f"total ~{usd_text(sum(costs))}" in " ".join(out.split())
+    assert not re.search(r"~0\b|\$0\.0000\b|\b0 in, 0 out", out)

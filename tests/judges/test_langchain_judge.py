@@ -11,6 +11,7 @@ from agent_eval.judges.langchain_judge import LangChainJudge
 from agent_eval.metrics.goal_accuracy import OutcomeComparison
 from agent_eval.testing import (
     INVALID_VERDICTS,
+    NO_USAGE,
     FakeModelServer,
     HttpError,
     InvalidVerdict,
@@ -83,3 +84,37 @@ async def test_endpoint_failure_is_a_transport_error(fake_server: FakeModelServe
     with pytest.raises(JudgeTransportError) as caught:
         await judge(fake_server).ask(REQUEST)
     assert "SECRET" not in str(caught.value)
+
+
+@pytest.mark.parametrize("method", [None, "function_calling", "json_schema", "json_mode"])
+async def test_reply_without_usage_is_unknown_usage(
+    fake_server: FakeModelServer, method: str | None
+) -> None:
+    """Regression: no ``usage`` in the reply was read as a known 0 tokens (a confident $0)."""
+    fake_server.add_rule(Structured({"reason": "ok", "verdict": "1"}, usage=NO_USAGE))
+    reply = await judge(fake_server, method).ask(REQUEST)
+    assert "usage" not in fake_server.requests[0].body  # nothing asked of the endpoint
+    assert reply.usage_known is False
+    assert (reply.input_tokens, reply.output_tokens, reply.attempts) == (0, 0, 1)
+
+
+async def test_one_reply_without_usage_makes_the_call_unknown(
+    fake_server: FakeModelServer,
+) -> None:
+    """A re-asked call whose first reply had usage and the second none: a lower bound."""
+    fake_server.add_rule(
+        Structured({"reason": "?", "verdict": "maybe"}, usage=Usage(40, 5)), times=1
+    )
+    fake_server.add_rule(Structured({"reason": "ok", "verdict": "1"}, usage=NO_USAGE))
+    reply = await judge(fake_server).ask(REQUEST)
+    assert (reply.attempts, reply.usage_known) == (2, False)
+    assert (reply.input_tokens, reply.output_tokens) == (40, 5)
+
+
+async def test_invalid_replies_without_usage_error_with_unknown_usage(
+    fake_server: FakeModelServer,
+) -> None:
+    fake_server.add_rule(Structured({"reason": "?", "verdict": "maybe"}, usage=NO_USAGE))
+    with pytest.raises(JudgeOutputError) as caught:
+        await judge(fake_server, max_retries=1).ask(REQUEST)
+    assert (caught.value.attempts, caught.value.usage_known) == (2, False)

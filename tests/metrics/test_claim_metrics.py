@@ -18,7 +18,16 @@ from agent_eval.metrics.groundedness import Groundedness
 from agent_eval.metrics.spec import build_metric
 from agent_eval.result import MetricResult
 from agent_eval.run.engine import Engine
-from agent_eval.testing import ClaimScript, FakeModelServer, InvalidVerdict, Structured
+from agent_eval.testing import (
+    NO_USAGE,
+    ClaimScript,
+    FakeModelServer,
+    InvalidVerdict,
+    RecordedRequest,
+    Structured,
+    Usage,
+)
+from agent_eval.tokens import count_tokens
 from agent_eval.trace import AgentTrace
 
 POLICY = "Returns are accepted within 14 calendar days of receipt. The product must be unused."
@@ -367,3 +376,59 @@ async def test_faithfulness_groundedness_and_goal_accuracy_side_by_side(
         ("two", "turn:1", "ok"),
         ("two", "turn:2", "skipped"),
     ]
+
+
+def _sent_tokens(request: RecordedRequest) -> int:
+    return sum(count_tokens(str(m.get("content") or "")) for m in request.messages)
+
+
+async def test_stages_without_usage_carry_estimates_that_add_up_to_the_row(
+    fake_server: FakeModelServer, judge: OpenAIJudge
+) -> None:
+    """Regression: the stages of a row without usage said 0 tokens while the row was estimated."""
+    script(usage=NO_USAGE).install(fake_server)
+    (row,) = await score(Faithfulness(), judge, returns_trace())
+    assert row.status == "ok" and not row.usage_known and row.input_tokens == 0
+    decompose, verify = fake_server.requests
+    stages = row.details["stages"]
+    for name, request in (("decompose", decompose), ("verify", verify)):
+        stage = stages[name]
+        assert (stage["usage_known"], stage["input_tokens"], stage["output_tokens"]) == (
+            False,
+            0,
+            0,
+        )
+        assert stage["estimated_input_tokens"] == _sent_tokens(request)  # o200k of what was sent
+        assert stage["estimated_output_tokens"] > 0
+    assert row.best_tokens == (
+        stages["decompose"]["estimated_input_tokens"] + stages["verify"]["estimated_input_tokens"],
+        stages["decompose"]["estimated_output_tokens"]
+        + stages["verify"]["estimated_output_tokens"],
+    )
+
+
+async def test_a_stage_with_usage_stays_exact_beside_an_estimated_one(
+    fake_server: FakeModelServer, judge: OpenAIJudge
+) -> None:
+    fake_server.add_rule(
+        Structured({"statements": [S14, SFREE]}, usage=Usage(120, 30)), schema="Statements"
+    )
+    script(usage=NO_USAGE).install(fake_server)
+    (row,) = await score(Faithfulness(), judge, returns_trace())
+    stages = row.details["stages"]
+    assert stages["decompose"] == {
+        "calls": 1,
+        "input_tokens": 120,
+        "output_tokens": 30,
+        "attempts": 1,
+        "cached_calls": 0,
+        "usage_known": True,
+    }
+    verify = stages["verify"]
+    assert not verify["usage_known"] and not row.usage_known
+    assert verify["estimated_input_tokens"] == _sent_tokens(fake_server.requests[1])
+    assert row.input_tokens == 120
+    assert row.best_tokens == (
+        120 + verify["estimated_input_tokens"],
+        30 + verify["estimated_output_tokens"],
+    )

@@ -159,6 +159,43 @@ def test_a_cost_budget_without_a_price_is_refused_before_any_call(
     assert fake_server.requests == []
 
 
+def test_the_dry_run_refuses_an_unpriced_cost_budget_as_the_run_does(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """Regression: the dry run said "cannot be checked (no price)" and exited 0."""
+    path, _ = _inputs(tmp_path)
+    real = _score(fake_server, path, tmp_path / "run", "--max-cost", "0.001")
+    dry = _score(fake_server, path, tmp_path / "dry", "--max-cost", "0.001", "--dry-run")
+    message = (
+        "error: --max-cost needs a price for judge model 'fake-model', and none is known; "
+        'add [prices."fake-model"] input/output (USD per 1M tokens) to agent-eval.toml'
+    )
+    for code, stdout, stderr in (real, dry):
+        assert code == 2, stdout + stderr
+        assert " ".join(stderr.split()) == message
+        assert "cannot be checked" not in stdout
+    assert fake_server.requests == []
+    priced = (tmp_path / "agent-eval.toml", '[prices."fake-model"]\ninput = 1.0\noutput = 2.0\n')
+    priced[0].write_text(priced[1])
+    code, stdout, stderr = _score(
+        fake_server, path, tmp_path / "dry2", "--max-cost", "1", "--dry-run"
+    )
+    assert code == 0, stderr
+    assert "budget: the plan (" in stdout and ") fits ($1.0000 of $1.0000 left)" in stdout
+
+
+def test_an_unpriced_cost_budget_is_refused_before_any_input_is_read(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    missing = str(tmp_path / "no-such-traces")
+    for dry in ((), ("--dry-run",)):
+        code, _, stderr = _score(
+            fake_server, Path(missing), tmp_path / "r", "--max-cost", "1", *dry
+        )
+        assert code == 2 and "--max-cost needs a price" in stderr, stderr
+        assert "no-such-traces" not in stderr
+
+
 def test_the_dry_run_says_whether_the_plan_fits(tmp_path: Path) -> None:
     path, _ = _inputs(tmp_path)
     traces = [trace(f"c{i}", done=i % 2 == 0, extra=f"conv-c{i}") for i in range(N)]

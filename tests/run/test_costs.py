@@ -176,3 +176,49 @@ def test_agent_usage_is_summed_per_model_from_traces() -> None:
     assert (lines[0].rows, lines[0].calls, lines[0].input_tokens) == (2, 5, 300)
     rate_in, rate_out = library_rates("gpt-4o")
     assert lines[0].cost_usd == pytest.approx((300 * rate_in + 30 * rate_out) / 1e6)
+
+
+def _rendered(judge: list[MetricResult], agent: tuple[AgentTrace, ...] = ()) -> str:
+    from rich.console import Console
+
+    prices = PriceTable.from_config({"priced-judge": {"input": 1000, "output": 2000}})
+    console = Console(width=250, record=True)
+    console.print(usage_table(judge_usage(judge, prices), agent_usage(agent, prices)))
+    return " ".join(console.export_text().split())
+
+
+def _estimated(result: MetricResult, tokens_in: int, tokens_out: int) -> MetricResult:
+    return result.model_copy(
+        update={"usage_known": False, "estimated_input_tokens": tokens_in,
+                "estimated_output_tokens": tokens_out}
+    )  # fmt: skip
+
+
+def test_judge_free_rows_say_no_judge_and_are_no_part_of_the_total() -> None:
+    """Regression: judge-free rows showed model none / cost n/a and a total of "$0.0000 + n/a"."""
+    text = _rendered([row("tool_call_accuracy@1", "none", "none", (0, 0), attempts=0)])
+    assert "│ judge │ tool_call_accuracy@1 │ none │ no judge │ 1 │ 0 │ 0 │ 0 │ no judge │" in text
+    assert "judge total none (no judge called);" in text
+    assert "n/a" not in text.replace("n/a = no price", "")
+
+
+def test_nothing_priced_totals_na_alone() -> None:
+    """Regression: an unpriced (estimated) judge totalled "~$0.0000 + n/a"."""
+    unpriced = _estimated(row("goal_accuracy@1", "json@1", "my-local-judge", (0, 0)), 500, 40)
+    agent = AgentTrace(conversation_id="c", usage=(ModelUsage(model="my-agent", calls=1,
+                       input_tokens=10, output_tokens=2),))  # fmt: skip
+    text = _rendered([unpriced, row("loops@1", "none", "none", (0, 0), attempts=0)], (agent,))
+    assert "judge total n/a; agent total n/a (recorded in the spans)" in text
+    assert "$0.0000" not in text
+
+
+def test_a_total_is_over_the_priced_lines_and_names_the_unpriced() -> None:
+    rows = [
+        row("goal_accuracy@1", "json@1", "priced-judge", (1000, 100)),  # $1 + $0.2
+        row("goal_accuracy@1", "transcript@1", "my-local-judge", (10, 5)),
+        row("loops@1", "none", "none", (0, 0), attempts=0),
+    ]
+    text = _rendered(rows)
+    assert "judge total $1.2000 + n/a (no price: my-local-judge);" in text
+    estimated = _estimated(row("goal_accuracy@1", "json@1", "priced-judge", (0, 0)), 1000, 100)
+    assert "judge total ~$1.2000;" in _rendered([estimated])
