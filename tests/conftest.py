@@ -23,6 +23,19 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = REPO_ROOT.parent / "shared"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Import every CLI command module before any test runs.
+
+    The CLI imports a command's module when the command is first used, and rich's ``Console``
+    takes ``COLUMNS`` from the environment when it is made. A module first imported inside a
+    ``CliRunner.invoke(..., env={"COLUMNS": "80"})`` would keep that width for every later test
+    in the process; one process runs one command outside the tests, so only tests need this.
+    """
+    from agent_eval.cli.commands import load_all
+
+    load_all()
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     """The ``shared/`` folder beside the checkout (skips the test when it is absent)."""
