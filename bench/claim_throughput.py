@@ -39,6 +39,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from judge_throughput import BENCH_DIR, ragas_python
 
+from agent_eval.testing.process import server_process
+
 MODEL = "fake-model"
 
 SERVER = r"""
@@ -92,18 +94,8 @@ with FakeModelServer(latency=float(sys.argv[1]) / 1000, default=reply) as server
 @contextmanager
 def fake_server(latency_ms: float) -> Iterator[str]:
     """Start the fake server in its own process; yields its base URL."""
-    process = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(latency_ms)], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert process.stdout is not None
-        base_url = process.stdout.readline().strip()
-        if not base_url.startswith("http"):
-            raise RuntimeError(f"fake server did not start: {base_url!r}")
+    with server_process(SERVER, str(latency_ms)) as base_url:
         yield base_url
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 def answers(n: int, statements: int) -> list[tuple[str, str, list[str]]]:

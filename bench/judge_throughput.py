@@ -49,6 +49,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from agent_eval.testing.process import server_process
+
 ROOT = Path(__file__).resolve().parents[1]
 BENCH_DIR = ROOT / ".bench"
 RAGAS_VENV = BENCH_DIR / "ragas-venv"
@@ -84,17 +86,8 @@ with FakeModelServer(latency=float(sys.argv[1]) / 1000, default=reply) as server
 @contextmanager
 def fake_server(latency_ms: float) -> Iterator[str]:
     """Start the fake server in its own process; yields its base URL."""
-    command = [sys.executable, "-c", SERVER, str(latency_ms)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        base_url = process.stdout.readline().strip()
-        if not base_url.startswith("http"):
-            raise RuntimeError(f"fake server did not start: {base_url!r}")
+    with server_process(SERVER, str(latency_ms)) as base_url:
         yield base_url
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 # -- agent-eval -------------------------------------------------------------------------------

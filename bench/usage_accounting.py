@@ -29,6 +29,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from agent_eval.testing.process import server_process
+
 MODEL = "gpt-4o-mini"
 SERVER = r"""
 import re, signal, sys, threading
@@ -54,16 +56,8 @@ with FakeModelServer(default=reply, models=("gpt-4o-mini",)) as server:
 @contextmanager
 def fake_server() -> Iterator[str]:
     """The fake server in its own process (its CPU is not this process's); its base URL."""
-    process = subprocess.Popen([sys.executable, "-c", SERVER], stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        base_url = process.stdout.readline().strip()
-        if not base_url.startswith("http"):
-            raise RuntimeError(f"fake server did not start: {base_url!r}")
+    with server_process(SERVER) as base_url:
         yield base_url
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 def conversations(n: int, marker: str, round_no: int) -> list[Any]:
