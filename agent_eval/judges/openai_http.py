@@ -178,11 +178,6 @@ class ChatTransport:
         self.retries = retries
         self._session: aiohttp.ClientSession | None = None
 
-    @property
-    def is_open(self) -> bool:
-        """Whether a session (with its connections) is open."""
-        return self._session is not None
-
     async def post(self, body: bytes, counts: SendCounts) -> dict[str, Any]:
         """POST ``body``; the reply's JSON object, counting each attempt in ``counts``.
 
