@@ -36,6 +36,18 @@ def pytest_configure(config: pytest.Config) -> None:
     load_all()
 
 
+@pytest.fixture
+def judge_env_cleared(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No judge configured from the environment, and the test's own directory as the cwd.
+
+    Unsets ``OPENAI_API_KEY``, ``OPENAI_BASE_URL`` and ``AGENT_EVAL_CONFIG`` (a developer's
+    settings must not reach a CLI test) and changes into ``tmp_path`` (``runs/``, configs).
+    """
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENT_EVAL_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     """The ``shared/`` folder beside the checkout (skips the test when it is absent)."""

@@ -23,11 +23,8 @@ runner = CliRunner()
 
 
 @pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENT_EVAL_CONFIG"):
-        monkeypatch.delenv(name, raising=False)
+def _env(judge_env_cleared: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_JUDGE_KEY", SECRET)
-    monkeypatch.chdir(tmp_path)
 
 
 def traces_file(path: Path, *traces: object) -> Path:

@@ -31,11 +31,7 @@ ENV = {"COLUMNS": "250", "MY_JUDGE_KEY": "sk-usage-test"}
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENT_EVAL_CONFIG"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("judge_env_cleared")
 
 
 def _traces(path: Path, n: int = 2) -> Path:

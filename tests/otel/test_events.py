@@ -81,11 +81,7 @@ def _events_from_proto(bodies: list[bytes]) -> list[dict[str, Any]]:
     return events
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENT_EVAL_CONFIG"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("judge_env_cleared")
 
 
 def _score(server: FakeModelServer, out: Path, *extra: str) -> tuple[int, str, str]:

@@ -23,11 +23,7 @@ runner = CliRunner()
 N = 6
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENT_EVAL_CONFIG"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("judge_env_cleared")
 
 
 def _inputs(tmp_path: Path) -> tuple[Path, list[str]]:

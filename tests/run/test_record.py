@@ -20,11 +20,7 @@ from .goal_script import script_goal_judge, trace
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENT_EVAL_CONFIG"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("judge_env_cleared")
 
 
 def _version(name: str) -> str | None:
