@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import select
 import sys
 
 import typer
@@ -77,12 +78,20 @@ def _stdout_identity() -> tuple[int, int] | None:
     return found.st_dev, found.st_ino
 
 
-def _stdout_became_devnull(before: tuple[int, int] | None) -> bool:
-    """Whether stdout was pointed at the null device during the command.
+def _stdout_reader_gone(before: tuple[int, int] | None) -> bool:
+    """Whether the reader of stdout went away during the command (``| head``).
 
-    Rich's ``Console.on_broken_pipe`` and typer do so when the reader of stdout goes away
-    (``agent-eval show ... | head``), then exit 1, which in this CLI means "a gate failed".
+    Rich's ``Console.on_broken_pipe`` then points stdout at the null device; typer keeps the
+    pipe (and wraps ``sys.stdout``), whose ``poll`` reports POLLERR. Both then exit 1, which in
+    this CLI means "a gate failed".
     """
+    try:
+        poller = select.poll()
+        poller.register(1, select.POLLOUT)
+        if any(events & select.POLLERR for _, events in poller.poll(0)):
+            return True
+    except (OSError, ValueError, AttributeError):  # no poll() (Windows)
+        pass
     try:
         null = os.stat(os.devnull)
     except OSError:
@@ -94,8 +103,8 @@ def _stdout_became_devnull(before: tuple[int, int] | None) -> bool:
 def main() -> None:
     """Run the CLI; turn agent-eval errors into a one-line message and their exit code.
 
-    When the reader of stdout goes away (``| head``) the command stops quietly with exit 0,
-    as ``ingest`` does, instead of the 1 that rich and typer give (1 is "a gate failed").
+    When the reader of stdout goes away (``| head``) any command stops quietly with exit 0,
+    instead of the 1 that rich and typer give (1 is "a gate failed").
     """
     if os.environ.get(DEBUG_ENV):
         _debug_logging()
@@ -106,6 +115,6 @@ def main() -> None:
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         sys.exit(exit_code(exc))
     except SystemExit as exc:
-        if exc.code == EXIT_GATE and _stdout_became_devnull(before):
+        if exc.code == EXIT_GATE and _stdout_reader_gone(before):
             sys.exit(EXIT_OK)
         raise

@@ -256,9 +256,6 @@ def ingest_command(
         message = escape(escape_control(str(exc)))
         err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
         raise typer.Exit(exit_code(exc)) from None
-    except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python docs, SIGPIPE
-        raise typer.Exit(0) from None
     if as_json:
         emit_json("ingest", report.to_json())
     else:
