@@ -25,8 +25,8 @@ from agent_eval.cli.json_output import RunsListPayload, emit_json
 from agent_eval.cli.tables import print_table
 from agent_eval.run.record import flatten
 from agent_eval.run.run_diff import RunDiff, diff_runs
-from agent_eval.run.runs import RunRef, find_run
-from agent_eval.run.store import ResultStore, RunRecord
+from agent_eval.run.runs import RunRef, find_run, runs_in
+from agent_eval.run.store import DB_NAME, ResultStore, RunRecord
 
 __all__ = ["runs_app"]
 
@@ -56,31 +56,50 @@ def _rows(ref: RunRef) -> list[Any]:
 
 @runs_app.command("list")
 def list_cmd(
-    directory: Annotated[Path, typer.Argument(help="An output directory.")],
+    directory: Annotated[
+        Path,
+        typer.Argument(help="An output directory, or a folder of output directories (runs/)."),
+    ],
     as_json: JsonOpt = False,
 ) -> None:
-    """The runs recorded in DIRECTORY, oldest first, with their metric and judge."""
+    """The runs recorded in DIRECTORY, oldest first, with their metric and judge.
+
+    DIRECTORY is one output directory (it holds results.db), or a folder whose output
+    directories are listed one after another (``agent-eval runs list runs``).
+    """
     with usage_errors():
-        ref = find_run(str(directory))
-        with ResultStore(ref.directory) as store:
-            records = store.runs()
+        found = [(d, runs_in(d)) for d in _output_dirs(directory)]
     if as_json:
-        emit_json("runs list", RunsListPayload(runs=[dataclasses.asdict(r) for r in records]))
+        runs = [{"directory": str(d), **dataclasses.asdict(r)} for d, rs in found for r in rs]
+        emit_json("runs list", RunsListPayload(runs=runs))
         return
     table = Table(title=f"runs in {directory}", title_justify="left")
-    for column in ("run", "started", "metric", "formatter", "judge"):
+    several = not (directory / DB_NAME).is_file()  # a folder of output directories
+    columns = ("directory",) * several + ("run", "started", "metric", "formatter", "judge")
+    for column in columns:
         table.add_column(column, overflow="fold")
-    for record in records:
-        config = record.config
-        formatter = config.get("formatter") or ",".join(config.get("formatters", []))
-        table.add_row(
-            record.run_id,
-            record.started_at,
-            str(config.get("metric", "")),
-            str(formatter),
-            str(config.get("judge_model", "")),
-        )
+    for where, records in found:
+        for record in records:
+            config = record.config
+            formatter = config.get("formatter") or ",".join(config.get("formatters", []))
+            metrics = ", ".join(config.get("metrics") or ()) or str(config.get("metric", ""))
+            judge = str(config.get("judge_model", ""))
+            cells = (record.run_id, record.started_at, metrics, str(formatter), judge)
+            table.add_row(*((str(where),) * several + cells))
     print_table(_console, table)
+
+
+def _output_dirs(directory: Path) -> list[Path]:
+    """``directory`` if it is an output directory, else its output directories, sorted.
+
+    Raises:
+        StoreError: neither (through :func:`find_run`, which names what is missing).
+
+    """
+    if (directory / DB_NAME).is_file() or not directory.is_dir():
+        return [find_run(str(directory)).directory]
+    inside = sorted(d for d in directory.iterdir() if (d / DB_NAME).is_file())
+    return inside or [find_run(str(directory)).directory]
 
 
 @runs_app.command("show")

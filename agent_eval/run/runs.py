@@ -24,6 +24,7 @@ __all__ = [
     "errored_results",
     "find_run",
     "finished_results",
+    "runs_in",
 ]
 
 IDENTITY_KEYS = (
@@ -56,7 +57,8 @@ class RunRef:
         return self.run.run_id
 
 
-def _runs_in(directory: Path) -> list[RunRecord]:
+def runs_in(directory: Path) -> list[RunRecord]:
+    """The runs recorded in ``directory``'s results.db, oldest first; ``[]`` if it has none."""
     if not (directory / DB_NAME).is_file():
         return []
     with ResultStore(directory) as store:
@@ -78,7 +80,7 @@ def find_run(run: str, out: str | Path | None = None) -> RunRef:
     """
     as_path = Path(run)
     if as_path.is_dir():
-        records = _runs_in(as_path)
+        records = runs_in(as_path)
         if not records:
             raise StoreError(f"{as_path} holds no runs ({DB_NAME} missing or empty)")
         return RunRef(as_path, records[-1])
@@ -89,7 +91,7 @@ def find_run(run: str, out: str | Path | None = None) -> RunRef:
         raise StoreError(
             f"{run!r} is not a run directory; give the directory, or the run id with --out DIR"
         )
-    records = _runs_in(Path(out))
+    records = runs_in(Path(out))
     for record in records:
         if record.run_id == run:
             return RunRef(Path(out), record)
