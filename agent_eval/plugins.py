@@ -11,8 +11,9 @@ also be added at run time with :meth:`Registry.register` (tests, notebooks, ``--
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint, EntryPoints, entry_points
 from threading import Lock
 from typing import Generic, TypeVar
 
@@ -21,6 +22,25 @@ from agent_eval.errors import ConfigError, UnknownPluginError
 __all__ = ["Registry"]
 
 T = TypeVar("T")
+
+_scanned: tuple[tuple[str, ...], EntryPoints] | None = None
+_scan_lock = Lock()
+
+
+def declared_entry_points(group: str) -> EntryPoints:
+    """The entry points of ``group`` in every installed distribution, importing none of them.
+
+    :func:`importlib.metadata.entry_points` reads the metadata of every distribution on
+    ``sys.path`` (about 20 ms for a hundred distributions) whichever group is asked for, so
+    the scan is made once and shared by every registry; it is made again when ``sys.path``
+    changes (a distribution added at run time, as the plugin tests do).
+    """
+    global _scanned
+    with _scan_lock:
+        key = tuple(sys.path)
+        if _scanned is None or _scanned[0] != key:
+            _scanned = (key, entry_points())
+        return _scanned[1].select(group=group)
 
 
 class Registry(Generic[T]):
@@ -51,7 +71,7 @@ class Registry(Generic[T]):
         """The group's entry points by name (the first one of a name wins), read once."""
         if self._entry_points is None:
             found: dict[str, EntryPoint] = {}
-            for ep in entry_points(group=self.group):
+            for ep in declared_entry_points(self.group):
                 found.setdefault(ep.name, ep)
             self._entry_points = found
         return self._entry_points
@@ -117,6 +137,14 @@ class Registry(Generic[T]):
                     "reinstall the package that provides it"
                 ) from None
             raise UnknownPluginError(self.kind, name, list(self._items)) from None
+
+    def declared_names(self) -> list[str]:
+        """The names of the group's entry points and of registered plugins, sorted.
+
+        Unlike :meth:`names` this imports no plugin (help texts use it), so an entry point that
+        would fail to load is listed too; :meth:`get` then says why it cannot be used.
+        """
+        return sorted(set(self._declared()) | set(self._items))
 
     def names(self) -> list[str]:
         """All registered names, sorted."""

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import orjson
-import yaml
 
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
@@ -88,6 +87,8 @@ class OpenAICassetteContainer(Container):
 
 
 def _interactions(path: str) -> list[Mapping[str, Any]]:
+    import yaml  # imported to read a cassette, not to sniff a file (CLI start-up)
+
     try:
         with open(path, "rb") as handle:
             document = clean(yaml.safe_load(handle))  # lone surrogates -> U+FFFD, counted

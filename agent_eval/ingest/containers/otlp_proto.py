@@ -10,18 +10,15 @@ of id-less spans; the container picks traces when some span has a 16-byte trace 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, ClassVar
-
-from google.protobuf.json_format import MessageToDict
-from google.protobuf.message import DecodeError as ProtobufDecodeError
-from google.protobuf.message import Message
-from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers._otlp_records import iter_request
 from agent_eval.ingest.containers.base import Container, ContainerItem
 from agent_eval.ingest.spans import SourceLocation
+
+if TYPE_CHECKING:  # protobuf is imported when a file is read, not to sniff one (start-up)
+    from google.protobuf.message import Message
 
 __all__ = ["OtlpProtoContainer"]
 
@@ -86,6 +83,8 @@ class OtlpProtoContainer(Container):
 
 
 def _parse(cls: type[Message], data: bytes) -> Message | None:
+    from google.protobuf.message import DecodeError as ProtobufDecodeError
+
     try:
         return cls.FromString(data)
     except (ProtobufDecodeError, RuntimeError, ValueError):
@@ -93,6 +92,11 @@ def _parse(cls: type[Message], data: bytes) -> Message | None:
 
 
 def _decode(data: bytes, path: str) -> dict[str, Any]:
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
     traces = _parse(ExportTraceServiceRequest, data)
     if traces is not None and _has_trace_ids(traces):
         return _to_dict(traces)
@@ -118,5 +122,7 @@ def _has_trace_ids(request: Any) -> bool:
 
 
 def _to_dict(message: Message) -> dict[str, Any]:
+    from google.protobuf.json_format import MessageToDict
+
     result: dict[str, Any] = MessageToDict(message)
     return result
