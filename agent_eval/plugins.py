@@ -4,8 +4,9 @@ Formatters, metrics, judges, conventions and containers are each a :class:`Regis
 entry-point group (``agent_eval.formatters``, ``agent_eval.metrics``, ``agent_eval.judges``,
 ``agent_eval.conventions``, ``agent_eval.containers``). Built-in plugins are declared in this
 project's ``pyproject.toml`` under the same groups third-party packages use, so they are found the
-same way. Entry points are loaded lazily: a lookup by name (:meth:`Registry.get`) imports only the
-plugin asked for, while listing (``names``, iteration, ``in``) imports the whole group. A plugin can
+same way. Entry points are loaded lazily: a lookup by name (:meth:`Registry.get`, ``in``) imports
+only the plugin asked for, while listing (``names``, iteration) imports the whole group;
+:meth:`Registry.declared_names` lists names from the entry points' metadata alone. A plugin can
 also be added at run time with :meth:`Registry.register` (tests, notebooks, ``--formatter-path``).
 """
 
@@ -64,6 +65,7 @@ class Registry(Generic[T]):
         self._loaded = False
         self._entry_points: dict[str, EntryPoint] | None = None
         self._lock = Lock()
+        self._removed: set[str] = set()
         self.broken: dict[str, str] = {}
         """Entry points that failed to load: name -> the error, reported on lookup."""
 
@@ -78,7 +80,7 @@ class Registry(Generic[T]):
 
     def _load(self, ep: EntryPoint) -> None:
         """Import ``ep`` unless its name is taken; an import failure is kept in ``broken``."""
-        if ep.name in self._items or ep.name in self.broken:
+        if ep.name in self._items or ep.name in self.broken or ep.name in self._removed:
             return
         try:
             self._items[ep.name] = self._adapt(ep.name, ep.load())
@@ -111,10 +113,16 @@ class Registry(Generic[T]):
         if name in self._items and not replace:
             raise ValueError(f"{self.kind} {name!r} is already registered")
         self._items[name] = self._adapt(name, plugin)
+        self._removed.discard(name)
 
     def unregister(self, name: str) -> None:
-        """Remove ``name`` if present (used by tests that register temporary plugins)."""
+        """Remove ``name`` if present (used by tests that register temporary plugins).
+
+        An entry point of that name is not loaded again later (entry points load lazily), until
+        :meth:`register` adds the name back.
+        """
         self._items.pop(name, None)
+        self._removed.add(name)
 
     def get(self, name: str) -> T:
         """Return the plugin registered as ``name``.
@@ -156,5 +164,7 @@ class Registry(Generic[T]):
         return iter(sorted(self._items.items()))
 
     def __contains__(self, name: object) -> bool:
-        self._load_entry_points()
+        """Whether ``name`` is registered and loads; imports only that plugin, if any."""
+        if isinstance(name, str) and name not in self._items:
+            self._load_one(name)
         return name in self._items

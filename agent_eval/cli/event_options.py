@@ -8,21 +8,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agent_eval.errors import ConfigError
-from agent_eval.otel.events import (
-    EVENTS_FILE_NAME,
-    CountingExporter,
-    EvaluationEvents,
-    OtlpJsonFileExporter,
-    otlp_exporter,
-)
-from agent_eval.otel.targets import SpanTarget
 
-__all__ = ["ENV", "EventOptions", "EventsFile", "OtlpEndpoint"]
+if TYPE_CHECKING:  # the OTel SDK is imported when a sink is configured (start-up: ~0.1 s)
+    from agent_eval.otel.events import CountingExporter, EvaluationEvents
+    from agent_eval.otel.targets import SpanTarget
+
+__all__ = ["ENV", "EVENTS_FILE_NAME", "EventOptions", "EventsFile", "OtlpEndpoint"]
+
+EVENTS_FILE_NAME = "evaluation-events.otlp.jsonl"
+""":data:`agent_eval.otel.events.EVENTS_FILE_NAME`, named here for the help text so that the
+options do not import the OTel SDK (a test checks that the two are equal)."""
 
 ENV = "env"
 """``--otlp-endpoint env``: the exporter is configured by the ``OTEL_EXPORTER_OTLP_*`` variables."""
@@ -75,6 +75,9 @@ class EventOptions:
         """
         if not self.enabled:
             return None
+        from agent_eval.otel.events import CountingExporter, OtlpJsonFileExporter, otlp_exporter
+        from agent_eval.otel.events import EvaluationEvents as Events
+
         exporters: list[CountingExporter] = []
         if self.otlp_endpoint is not None:
             endpoint = None if self.otlp_endpoint == ENV else self.otlp_endpoint
@@ -85,4 +88,4 @@ class EventOptions:
         if self.events_file:
             path = out_dir / EVENTS_FILE_NAME
             exporters.append(CountingExporter(OtlpJsonFileExporter(path), str(path)))
-        return EvaluationEvents(exporters, targets=targets)
+        return Events(exporters, targets=targets)
