@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Iterator
 from importlib.metadata import EntryPoint, EntryPoints, entry_points
 from threading import Lock
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from agent_eval.errors import ConfigError, UnknownPluginError
 
@@ -24,7 +24,8 @@ __all__ = ["Registry"]
 
 T = TypeVar("T")
 
-_scanned: tuple[tuple[str, ...], EntryPoints] | None = None
+_scanned: dict[tuple[str, ...], Any] = {}
+"""The last scan, keyed by the ``sys.path`` it was made with (at most one entry)."""
 _scan_lock = Lock()
 
 
@@ -36,12 +37,12 @@ def declared_entry_points(group: str) -> EntryPoints:
     the scan is made once and shared by every registry; it is made again when ``sys.path``
     changes (a distribution added at run time, as the plugin tests do).
     """
-    global _scanned
     with _scan_lock:
         key = tuple(sys.path)
-        if _scanned is None or _scanned[0] != key:
-            _scanned = (key, entry_points())
-        return _scanned[1].select(group=group)
+        if key not in _scanned:
+            _scanned.clear()
+            _scanned[key] = entry_points()
+        return EntryPoints(_scanned[key].select(group=group))
 
 
 class Registry(Generic[T]):
