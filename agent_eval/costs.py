@@ -35,12 +35,13 @@ are counted as cached.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
 from importlib import metadata
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.markup import escape
@@ -54,6 +55,7 @@ __all__ = [
     "NO_JUDGE",
     "PRICE_DATABASE",
     "Price",
+    "PriceMemo",
     "PriceTable",
     "UsageLine",
     "agent_usage",
@@ -61,6 +63,7 @@ __all__ = [
     "database_price",
     "judge_usage",
     "price_source",
+    "remembered_prices",
     "stage_table",
     "stage_tokens",
     "stage_usage",
@@ -107,13 +110,76 @@ def _database_version() -> str | None:
         return None
 
 
+class PriceMemo(Protocol):
+    """Prices looked up in the database by an earlier run, kept per database release.
+
+    The bundled data of one genai-prices release never changes (it is never updated at run
+    time), so a price found once for ``(release, model)`` is the price that release gives;
+    keeping it lets a later run skip importing genai-prices (0.1-0.4 s of a cached re-run).
+    :class:`agent_eval.run.cache.CachedPrices` keeps them in the judge-call cache file.
+    """
+
+    def recall(self, release: str, model: str) -> tuple[bool, dict[str, Any] | None]:
+        """``(True, price fields or None for "no price")`` when kept, else ``(False, None)``."""
+        ...
+
+    def keep(self, release: str, model: str, price: dict[str, Any] | None) -> None:
+        """Keep the price (``input``, ``output``, ``source``) or ``None`` of ``model``."""
+        ...
+
+
+_memos: list[PriceMemo] = []
+
+
+@contextmanager
+def remembered_prices(memo: PriceMemo | None) -> Iterator[None]:
+    """Within the block, :func:`database_price` reads and keeps its prices in ``memo``.
+
+    ``None`` leaves lookups as they are (``--no-cache``). Blocks nest; the innermost wins.
+    """
+    if memo is None:
+        yield
+        return
+    _memos.append(memo)
+    try:
+        yield
+    finally:
+        _memos.remove(memo)
+
+
 @lru_cache(maxsize=256)
 def database_price(model: str) -> Price | None:
     """The price of ``model`` in the bundled genai-prices data; ``None`` when it has none.
 
     The provider is found from the model id (``provider_id`` is not given); no network is
-    used (the auto-update of genai-prices is never started). The import of genai-prices
-    (0.15-0.4 s measured by bench/usage_accounting.py) happens on the first call.
+    used (the auto-update of genai-prices is never started). Each model is looked up once per
+    process; inside :func:`remembered_prices` a price kept by an earlier run of the same
+    genai-prices release is used instead, so genai-prices is not imported at all.
+    """
+    if not _memos:
+        return _looked_up(model)
+    memo, release = _memos[-1], f"{PRICE_DATABASE} {_database_version()}"
+    try:
+        kept, fields = memo.recall(release, model)
+    except Exception:  # a memo that cannot be read costs the shortcut, never the price
+        kept, fields = False, None
+    if kept:
+        return None if fields is None else Price(**fields)
+    price = _looked_up(model)
+    with suppress(Exception):  # likewise: the price is still right, only not kept
+        memo.keep(release, model, None if price is None else _fields(price))
+    return price
+
+
+def _fields(price: Price) -> dict[str, Any]:
+    return {"input": price.input, "output": price.output, "source": price.source}
+
+
+def _looked_up(model: str) -> Price | None:
+    """:func:`database_price` asked of genai-prices itself.
+
+    The import of genai-prices (0.15-0.4 s measured by bench/usage_accounting.py) happens on
+    the first call.
     """
     from genai_prices import Usage, calc_price
 

@@ -84,6 +84,7 @@ from agent_eval.costs import (
     PriceTable,
     agent_usage,
     judge_usage,
+    remembered_prices,
     stage_table,
     stage_usage,
     usage_table,
@@ -108,6 +109,7 @@ from agent_eval.report.renderings import write_renderings
 from agent_eval.report.unit_contexts import write_units
 from agent_eval.result import MetricResult
 from agent_eval.run.budget import BUDGET_SKIP, Budget, budget_line
+from agent_eval.run.cache import CachedPrices
 from agent_eval.run.engine import Engine, new_run_id, utc_now
 from agent_eval.run.judge_stack import (
     DEFAULT_RUNS_DIR,
@@ -208,7 +210,8 @@ def run_score(
     """
     report = _JsonReport() if as_json else None
     out = Console(file=io.StringIO()) if as_json else console or Console()
-    code = _run_score(cfg, argv, out, gates=gates, events=events, report=report)
+    with remembered_prices(_price_memo(cfg)):
+        code = _run_score(cfg, argv, out, gates=gates, events=events, report=report)
     if report is not None:
         emit_json("score", report.payload(code, dry_run=cfg.dry_run))
     return code
@@ -261,6 +264,13 @@ def _metric_summary(summary: RunSummary) -> MetricSummary:
         atom_units=summary.atom_units,
         wall_seconds=summary.wall_seconds,
     )
+
+
+def _price_memo(cfg: ScoreConfig) -> CachedPrices | None:
+    """Prices kept in the judge-call cache file, unless the cache is off or this is a dry run."""
+    if cfg.dry_run or cfg.cache == "off":
+        return None
+    return CachedPrices(cfg.cache_path or default_cache_path(), read=cfg.cache == "use")
 
 
 def _run_score(

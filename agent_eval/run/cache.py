@@ -17,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -36,6 +37,7 @@ __all__ = [
     "CacheMode",
     "CacheStats",
     "CachedJudge",
+    "CachedPrices",
     "JudgeCache",
     "request_key",
 ]
@@ -262,6 +264,71 @@ class JudgeCache:
             return self._db.execute(sql, params)
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: judge-call cache error: {exc}") from exc
+
+
+_PRICES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS model_prices (
+    release TEXT NOT NULL,
+    model TEXT NOT NULL,
+    price TEXT,
+    PRIMARY KEY (release, model)
+) WITHOUT ROWID
+"""
+
+
+class CachedPrices:
+    """Model prices kept in the judge-call cache file, per price-database release.
+
+    The :class:`~agent_eval.costs.PriceMemo` of a scoring run (``agent_eval.costs``): a price
+    that the bundled genai-prices data of one release gave for a model (or that it has none,
+    stored as NULL) is kept in table ``model_prices`` and read back by later runs, so a fully
+    cached re-run need not import genai-prices. Each lookup opens the file briefly (a run
+    prices a handful of distinct models), so it works before and after the run's
+    :class:`JudgeCache` is closed. ``read=False`` (``--refresh-cache``) looks every price up
+    again and overwrites what is kept.
+
+    Args:
+        path: The judge-call cache file.
+        read: Use kept prices (else only keep them).
+
+    """
+
+    def __init__(self, path: str | Path, *, read: bool = True) -> None:
+        self.path = Path(path)
+        self.read = read
+
+    def recall(self, release: str, model: str) -> tuple[bool, dict[str, Any] | None]:
+        """``(True, fields or None)`` when ``(release, model)`` is kept, else ``(False, None)``."""
+        if not self.read or not self.path.exists():
+            return False, None
+        with self._connect() as db:
+            row = db.execute(
+                "SELECT price FROM model_prices WHERE release = ? AND model = ?", (release, model)
+            ).fetchone()
+        if row is None:
+            return False, None
+        return True, None if row[0] is None else orjson.loads(row[0])
+
+    def keep(self, release: str, model: str, price: dict[str, Any] | None) -> None:
+        """Keep ``price`` (``input``, ``output``, ``source``; ``None``: no price) for later runs."""
+        if not self.path.exists():  # kept only beside judge calls: never a file of its own
+            return
+        text = None if price is None else orjson.dumps(price).decode()
+        with self._connect() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO model_prices (release, model, price) VALUES (?, ?, ?)",
+                (release, model, text),
+            )
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path, isolation_level=None)
+        try:
+            db.execute("PRAGMA busy_timeout=10000")
+            db.execute(_PRICES_SCHEMA)
+            yield db
+        finally:
+            db.close()
 
 
 @dataclass(slots=True)

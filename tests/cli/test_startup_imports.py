@@ -1,0 +1,124 @@
+"""What a small command imports: only what it uses (issue 15, ``agent-eval ingest`` < 0.3 s).
+
+Regressions: ``ingest`` of one OTLP/JSON file imported protobuf and opentelemetry-proto (for the
+``otlp-proto`` container's sniff), PyYAML (the cassette container), the ``--json`` payload
+models, and every container twice over (once for ``--format``'s help text); ``score --judge
+MODEL`` imported every judge plugin to learn that ``MODEL`` is not a judge kind; ``score``
+imported the OTel SDK for event sinks nobody configured. Together about 0.2 s of the 0.5 s an
+``ingest`` of a small file took (``bench/cli_startup.py``).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from agent_eval.cli.event_options import EVENTS_FILE_NAME
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = ROOT / "fixtures" / "otel" / "openai-v2-latest-span.otlp.json"
+
+_NOT_FOR_A_SMALL_INGEST = (
+    "google.protobuf",
+    "opentelemetry.proto",
+    "opentelemetry.sdk",
+    "yaml",
+    "agent_eval.cli.json_output",
+    "agent_eval.run",
+)
+
+
+def _modules_after(code: str) -> set[str]:
+    probe = f"{code}\nimport sys\nprint('\\n'.join(sorted(sys.modules)), file=sys.stderr)\n"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return set(done.stderr.split())
+
+
+def _cli(*argv: str) -> str:
+    return (
+        "import sys\nfrom agent_eval.cli import main\n"
+        f"sys.argv = {['agent-eval', *argv]!r}\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
+    )
+
+
+def test_ingest_of_a_small_json_file_imports_no_proto_yaml_or_json_payloads(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "traces.jsonl"
+    modules = _modules_after(_cli("ingest", str(SMALL), "-o", str(out)))
+    assert not {m for m in modules if m.startswith(_NOT_FOR_A_SMALL_INGEST)}
+    assert len(out.read_text().splitlines()) == 1  # and it did its work
+
+
+def test_ingest_json_summary_still_imports_its_payloads(tmp_path: Path) -> None:
+    modules = _modules_after(_cli("ingest", str(SMALL), "-o", str(tmp_path / "t"), "--json"))
+    assert "agent_eval.cli.json_output" in modules
+
+
+def test_ingest_help_lists_every_container_without_importing_one() -> None:
+    code = (
+        "from agent_eval.ingest.containers import containers\n"
+        "declared = containers.declared_names()\n"
+        "assert not [m for m in __import__('sys').modules "
+        "if m.startswith('agent_eval.ingest.containers.') and m != "
+        "'agent_eval.ingest.containers.base'], 'imported a container'\n"
+        "assert declared == containers.names(), (declared, containers.names())\n"
+    )
+    _modules_after(code)
+    done = subprocess.run(
+        [sys.executable, "-c", _cli("ingest", "--help")], capture_output=True, text=True, check=True
+    )
+    assert all(name in done.stdout for name in ("otlp-json", "otlp-proto", "tau2-bench"))
+
+
+def test_in_imports_only_the_plugin_asked_for() -> None:
+    code = (
+        "from agent_eval.judges.base import judges\n"
+        "assert 'openai' in judges\n"
+        "assert 'gpt-4o-mini' not in judges  # a model name, not a judge kind\n"
+    )
+    modules = _modules_after(code)
+    assert "agent_eval.judges.openai_judge" in modules
+    assert "agent_eval.judges.langchain_judge" not in modules
+    assert "agent_eval.judges.llama_cpp_judge" not in modules
+
+
+def test_unregistered_entry_point_stays_out_when_the_group_loads_later() -> None:
+    from agent_eval.ingest.containers.base import Container, _adapt
+    from agent_eval.plugins import Registry
+
+    registry: Registry[Container] = Registry("container", "agent_eval.containers", _adapt)
+    assert "otlp-json" in registry
+    registry.unregister("otlp-json")
+    assert "otlp-json" not in registry.names()  # listing loads the rest, not it again
+    assert "otlp-proto" in registry.names()
+
+
+def test_otlp_proto_file_is_still_read_with_protobuf_imported_on_demand(tmp_path: Path) -> None:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    from agent_eval.ingest import ingest
+
+    request = ExportTraceServiceRequest()
+    span = request.resource_spans.add().scope_spans.add().spans.add()
+    span.trace_id, span.span_id, span.name = bytes(range(1, 17)), bytes(range(1, 9)), "chat m"
+    span.attributes.add(key="gen_ai.operation.name").value.string_value = "chat"
+    path = tmp_path / "one.otlp.pb"
+    path.write_bytes(request.SerializeToString())
+    run = ingest([path])
+    run.collect()
+    assert run.report.files[0].container == "otlp-proto"
+    assert run.report.spans_read == 1
+
+
+def test_events_file_name_is_the_emitter_s() -> None:
+    from agent_eval.otel.events import EVENTS_FILE_NAME as EMITTED
+
+    assert EVENTS_FILE_NAME == EMITTED
