@@ -10,6 +10,10 @@ JSON, the token usage of the original call and whether the endpoint reported it
 Only replies that validated are cached; a failed call is never cached, so a re-run retries it.
 :class:`CachedJudge` wraps any :class:`~agent_eval.judges.base.Judge` and is itself one, so it
 composes with rate limiting and the engine. A second identical run makes zero judge calls.
+
+The same file keeps the model prices a run looked up (:class:`CachedPrices`, table
+``model_prices``, per genai-prices release), so that a second run need not import the price
+database either.
 """
 
 from __future__ import annotations
