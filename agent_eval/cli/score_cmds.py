@@ -25,7 +25,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -36,7 +36,6 @@ from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
 from agent_eval.cli.event_options import EventOptions, EventsFile, OtlpEndpoint
 from agent_eval.cli.exit_codes import EXIT_NOTHING, exit_code
-from agent_eval.cli.json_output import MetricSummary, ScorePayload, emit_json, plan_summary
 from agent_eval.cli.judge_setup import (
     HOW_TO_CONFIGURE,
     build_judge,
@@ -124,6 +123,9 @@ from agent_eval.run.runs import RunRef, check_identity, find_run, finished_resul
 from agent_eval.run.store import ResultStore, RunRecord, load_results
 from agent_eval.run.summary import RunSummary
 from agent_eval.trace import AgentTrace
+
+if TYPE_CHECKING:  # the --json payload models are imported for --json only (start-up)
+    from agent_eval.cli.json_output import MetricSummary, ScorePayload
 
 __all__ = ["HOW_TO_CONFIGURE", "build_judge", "judge_model", "redact_argv", "run_score", "score"]
 
@@ -213,6 +215,8 @@ def run_score(
     with remembered_prices(_price_memo(cfg)):
         code = _run_score(cfg, argv, out, gates=gates, events=events, report=report)
     if report is not None:
+        from agent_eval.cli.json_output import emit_json
+
         emit_json("score", report.payload(code, dry_run=cfg.dry_run))
     return code
 
@@ -226,6 +230,8 @@ class _JsonReport:
     not_scored: list[str] = field(default_factory=list)
 
     def payload(self, code: int, *, dry_run: bool) -> ScorePayload:
+        from agent_eval.cli.json_output import ScorePayload, plan_summary
+
         first = self.summaries[0] if self.summaries else None
         return ScorePayload(
             run_id=first.run_id if first else None,
@@ -239,6 +245,8 @@ class _JsonReport:
 
 
 def _metric_summary(summary: RunSummary) -> MetricSummary:
+    from agent_eval.cli.json_output import MetricSummary
+
     return MetricSummary(
         metric=summary.metric,
         formatter=summary.formatter,

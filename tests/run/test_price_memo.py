@@ -88,7 +88,8 @@ def test_an_unreadable_memo_costs_the_shortcut_not_the_price(fresh_lookups: None
 PROBE = """\
 import atexit, sys
 atexit.register(lambda: print("imported:", sorted(
-    m for m in ("genai_prices", "opentelemetry.sdk") if m in sys.modules)))
+    m for m in ("genai_prices", "opentelemetry.sdk", "agent_eval.cli.json_output")
+    if m in sys.modules)))
 from agent_eval.cli import main
 sys.argv = ["agent-eval", *sys.argv[1:]]
 main()
@@ -130,7 +131,7 @@ def test_cached_rerun_imports_no_genai_prices_and_prices_alike(
 
     first, again = run("first"), run("again")
     assert "imported: ['genai_prices']" in first  # looked up, and kept
-    assert "imported: []" in again  # neither genai-prices nor the OTel SDK
+    assert "imported: []" in again  # no genai-prices, OTel SDK or --json payload models
     assert _agent_total(again) == _agent_total(first)
     assert _prices(tmp_path / "again") == _prices(tmp_path / "first")
     assert _prices(tmp_path / "again")["models"]["gpt-4o-mini"]["input"] > 0
