@@ -137,7 +137,7 @@ _new = object.__new__
 ) = (getattr(SpanRecord, f.name).__set__ for f in fields(SpanRecord))
 
 
-def new_span_record(  # noqa: PLR0913  (one argument per field, positional for speed)
+def new_span_record(  # noqa: PLR0917  (one argument per field, positional for speed)
     trace_id: str,
     span_id: str,
     parent_span_id: str | None,

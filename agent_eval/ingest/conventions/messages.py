@@ -270,7 +270,6 @@ def messages_from_value(
         ValueError: a message with an unknown role (only when ``notes`` is ``None``).
 
     """
-
     if value is None:
         return []  # the attribute is absent: nothing to decode
 
