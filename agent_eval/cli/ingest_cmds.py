@@ -27,6 +27,7 @@ from rich.markup import escape
 
 from agent_eval.cli.app import app, err_console
 from agent_eval.cli.exit_codes import EXIT_NOTHING, exit_code
+from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.json_output import emit_json
 from agent_eval.errors import AgentEvalError, OutputError
 from agent_eval.ingest import IngestReport, ingest
@@ -226,7 +227,7 @@ def _known_formats() -> str:
         return "known formats: see agent-eval ingest --help"
 
 
-@app.command("ingest")
+@app.command("ingest", cls=HelpCommand)
 def ingest_command(
     paths: Annotated[
         list[str],

@@ -36,6 +36,7 @@ from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
 from agent_eval.cli.event_options import EventOptions, EventsFile, OtlpEndpoint
 from agent_eval.cli.exit_codes import EXIT_NOTHING, exit_code
+from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.json_output import MetricSummary, ScorePayload, emit_json, plan_summary
 from agent_eval.cli.judge_setup import (
     HOW_TO_CONFIGURE,
@@ -740,7 +741,7 @@ def _gate(summary: RunSummary, fail_under: float | None, out: Console) -> int:
     return 0
 
 
-@app.command()
+@app.command(cls=HelpCommand)
 def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     paths: PathsArg = None,
     metric: MetricOpt = None,
