@@ -381,9 +381,9 @@ def test_a_gate_score_cannot_measure_is_refused_before_any_judge_call(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--metric", "goal_acuracy"], "unknown metric 'goal_acuracy'; did you mean 'goal_accuracy'?"),
-        (["--formatter", "transcript@2"], "unknown formatter 'transcript@2'; did you mean 'transcript@1'?"),
-        (["--config", "judge.toml"], "unknown judge 'langchian'; did you mean 'langchain'?"),
+        (["--metric", "goal_acuracy"], "metric 'goal_acuracy'; did you mean 'goal_accuracy'?"),
+        (["--formatter", "transcript@2"], "formatter 'transcript@2'; did you mean 'transcript@1'?"),
+        (["--config", "judge.toml"], "judge 'langchian'; did you mean 'langchain'?"),
     ],
 )  # fmt: skip
 def test_unknown_names_suggest_the_closest(tmp_path: Path, args: list[str], message: str) -> None:
@@ -397,5 +397,5 @@ def test_unknown_names_suggest_the_closest(tmp_path: Path, args: list[str], mess
     code, out, err = score(str(sample(tmp_path)), "--dry-run", *args)
     flat = " ".join(err.split())
     assert code == 2, (out, err)
-    assert message in flat and "available: " in flat
+    assert f"unknown {message}" in flat and "available: " in flat
     assert "ingested" not in flat  # a usage error, reported before any input is read

@@ -110,8 +110,8 @@ def test_langfuse_chatml_files_are_not_recognised_not_unreadable(shared_data: Pa
     recognised". They are not errors (no container recognises them): one word, ingest's."""
     otel = shared_data / "otel"
     chatml = otel / "vercel-ai__langfuse__aisdk-tools.chatml.json"
-    code, out, err = score(str(otel / "vercel-ai__langfuse__aisdk-tools.trace.json"), str(chatml),
-                           "--dry-run", "--judge", "m")  # fmt: skip
+    code, _, err = score(str(otel / "vercel-ai__langfuse__aisdk-tools.trace.json"), str(chatml),
+                         "--dry-run", "--judge", "m")  # fmt: skip
     assert code == 0, err
     flat = " ".join(err.split())
     assert "unreadable" not in flat and "error" not in flat
