@@ -48,9 +48,7 @@ def no_conversation_lines(report: IngestReport) -> list[str]:
             f"scored: {', '.join(unreadable)}"
         )
     if unknown:  # not errors: files beside the traces that hold none (the ingest word)
-        lines.append(
-            f"{len(unknown)} file(s) not recognised (listed above) are not scored"
-        )
+        lines.append(f"{len(unknown)} file(s) not recognised (listed above) are not scored")
     if empty:
         lines.append(
             f"{len(empty)} file(s) were read but gave no conversation (everything in them was "
