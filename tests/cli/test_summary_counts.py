@@ -62,7 +62,8 @@ def test_report_of_a_stability_run_counts_results_and_rows(
     inputs = tmp_path / "t.jsonl"
     inputs.write_text("".join(trace(c, done=c == "a").model_dump_json() + "\n" for c in "abc"))
     args = ["stability", str(inputs), "--repeats", "3", "--formatter", "transcript@1",
-            "--judge", "m", "--base-url", fake_server.base_url, "--out", str(tmp_path / "st")]  # fmt: skip
+            "--judge", "m", "--base-url", fake_server.base_url,
+            "--out", str(tmp_path / "st")]  # fmt: skip
     assert runner.invoke(app, args, env=ENV).exit_code == 0
     assert len(load_results(tmp_path / "st")) == 9
     html = tmp_path / "r.html"
