@@ -117,7 +117,7 @@ class HelpCommand(TyperCommand):
                 continue
             if param.param_type_name == "option" and not param.metavar and " <" in record[0]:
                 param.metavar = option_metavar(param, record[0])  # then shown as it is
-                record = param.get_help_record(ctx)
+                record = param.get_help_record(ctx) or record
             if param.param_type_name == "argument":
                 arguments.append((_argument_name(param), record[1]))
             else:
