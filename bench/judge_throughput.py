@@ -18,7 +18,9 @@ separate processes with a fixed latency, and each measured client in a process o
 3. the same workload through Ragas 0.4.3 ``AgentGoalAccuracyWithoutReference`` (``evaluate()``
    with a LangChain ``ChatOpenAI`` judge) in a virtualenv created under ``.bench/``: wall-time
    ratio at Ragas' defaults and at equal concurrency, client CPU per judge call;
-4. a cached re-run's wall time as a ratio to the first run.
+4. a cached re-run's wall time as a ratio to the first run;
+5. the results store's cost per row: ``ResultStore.add`` of ``--store-rows`` goal-accuracy rows
+   plus ``close`` (CPU and wall per row, in a fresh process; for ``--baseline`` too).
 
 With ``--baseline REV`` (e.g. ``--baseline main``) the engine rows are also measured for the
 code at git revision ``REV`` (``git archive`` into ``.bench/``, imported first on the path),
@@ -29,7 +31,7 @@ Usage::
 
     .venv/bin/python bench/judge_throughput.py [--n 1000] [--latency-ms 100]
         [--concurrency 16,64] [--cpu-concurrency 256] [--reps 3] [--baseline REV]
-        [--skip-ragas]
+        [--store-rows 20000] [--skip-ragas]
 """
 
 from __future__ import annotations
@@ -240,6 +242,32 @@ async def _openai_calls(base_url: str, bodies: list[bytes], concurrency: int) ->
     return len(bodies)
 
 
+def _store_rows(n: int) -> dict[str, float]:
+    """Add ``n`` goal-accuracy result rows to a fresh store and close it; wall and CPU."""
+    from agent_eval.result import MetricResult
+    from agent_eval.run.store import ResultStore
+
+    rows = [
+        MetricResult(run_id="bench", conversation_id=f"conv-{i:06d}", trace_ids=(f"{i:032x}",),
+                     metric="goal_accuracy@1", formatter="ragas-pretty@1",
+                     formatter_fingerprint="f" * 64, prompt_sha256="p" * 64,
+                     judge_model=MODEL, status="ok", verdict="1", score=1.0,
+                     reason="The booking matches the request.", user_goal=f"Book table #{i}",
+                     end_state=f"A table was booked at restaurant #{i}", attempts=2,
+                     input_tokens=600, output_tokens=40, latency_ms=201.5,
+                     started_at="2026-12-01T00:00:00.000+00:00")
+        for i in range(n)
+    ]  # fmt: skip
+    with tempfile.TemporaryDirectory(dir=BENCH_DIR) as out:
+        wall, cpu = time.perf_counter(), time.process_time()
+        store = ResultStore(out)
+        for result in rows:
+            store.add(result)
+        store.close()
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return {"wall": wall, "cpu": cpu, "requests": n, "scored": n}
+
+
 def worker(kind: str, base_url: str, n: int, concurrency: int, cache: str | None) -> None:
     """Measure one client in this process and print ``{"wall", "cpu", "requests", ...}``.
 
@@ -250,6 +278,11 @@ def worker(kind: str, base_url: str, n: int, concurrency: int, cache: str | None
     """
     import agent_eval
 
+    if kind == "store":
+        _store_rows(200)  # imports, first database
+        result = _store_rows(n)
+        print(json.dumps({**result, "agent_eval": str(Path(agent_eval.__file__).parent)}))
+        return
     warm, traces = conversations(50), conversations(n)
     if kind == "engine":
         run_ours(base_url, warm, concurrency)
@@ -474,6 +507,7 @@ def main() -> int:
     parser.add_argument("--ragas-cpu-n", type=int, default=300)
     parser.add_argument("--reps", type=int, default=3, help="repetitions; the best is shown")
     parser.add_argument("--baseline", metavar="REV", help="also measure git revision REV")
+    parser.add_argument("--store-rows", type=int, default=20000, help="rows for [5]")
     parser.add_argument("--skip-ragas", action="store_true")
     args = parser.parse_args()
     BENCH_DIR.mkdir(exist_ok=True)
@@ -511,6 +545,16 @@ def main() -> int:
         print(f"[4] cached re-run at C={concurrency}: wall {again['wall']:.3f} s = "
               f"{again['wall'] / filled['wall']:.4f} x the first run "
               f"({again['requests']:.0f} requests)")  # fmt: skip
+        store_runs: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
+        for _ in range(args.reps):
+            for name, tree in trees.items():
+                store_runs[name].append(measure("store", "", args.store_rows, 0, tree))
+        print(f"[5] results store, {args.store_rows} rows added and closed:")
+        for name, results in store_runs.items():
+            chosen = best(results)
+            per_row = chosen["cpu"] / args.store_rows * 1e6
+            wall_row = chosen["best_wall"] / args.store_rows * 1e6
+            print(f"    {name:<{width}}  {per_row:.1f} us CPU per row, {wall_row:.1f} us wall")
 
         cpu_c, cpu_n = args.cpu_concurrency, args.cpu_n
         print(f"\n[2] client CPU per judge call at latency 0, C={cpu_c}, "

@@ -28,6 +28,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from rich.console import Console
@@ -140,6 +141,7 @@ class Engine:
         if judge is None and metric.requires_judge:
             raise ValueError(f"{metric.id} needs a judge")
         self.metric, self.formatter, self.judge = metric, formatter, judge
+        self.metric_id = metric.id  # on every key and row: computed once (params are frozen)
         self.run_id = run_id or new_run_id()
         self.store, self.concurrency = store, concurrency
         self.max_context_tokens = max_context_tokens
@@ -163,7 +165,7 @@ class Engine:
             self.run_id,
             trace.conversation_id,
             unit_id,
-            self.metric.id,
+            self.metric_id,
             self.formatter_identity,
             self.judge_model,
             self.repeat,
@@ -173,7 +175,7 @@ class Engine:
     def identity(self) -> dict[str, Any]:
         """The run's configuration identity for the ``runs`` table (JSON-able, no secrets)."""
         return {
-            "metric": self.metric.id,
+            "metric": self.metric_id,
             "uses_reference": self.metric.uses_reference,
             "formatter": self.formatter_identity,
             "formatter_fingerprint": self.fingerprint,
@@ -194,16 +196,19 @@ class Engine:
         """
         summary = RunSummary(
             run_id=self.run_id,
-            metric=self.metric.id,
+            metric=self.metric_id,
             formatter=self.formatter_identity,
             judge_model=self.judge_model,
             out_dir=self.store.directory if self.store else None,
         )
         start = time.perf_counter()
         with self._progress(total) as bar:
-            task = bar.add_task("scoring", total=total)
+            advance = _no_progress
+            if self.progress:  # a disabled rich bar still costs a lock and a lookup per advance
+                task = bar.add_task("scoring", total=total)
+                advance = partial(bar.advance, task)
             try:
-                await self._feed(traces, summary, lambda: bar.advance(task))
+                await self._feed(traces, summary, advance)
             except ExceptionGroup as group:  # a store failure ends the run: raise it as itself
                 self._keep_finished()
                 raise _first_leaf(group) from None
@@ -400,7 +405,7 @@ class Engine:
             unit_id=unit.id,
             span_id=unit.span_id,
             trace_ids=trace.trace_ids,
-            metric=self.metric.id,
+            metric=self.metric_id,
             formatter=self.formatter_identity,
             formatter_fingerprint=self.fingerprint,
             prompt_sha256=self.metric.prompt_sha256,
@@ -411,6 +416,10 @@ class Engine:
             **tally.usage_fields(),
             **fields,
         )
+
+
+def _no_progress() -> None:
+    """The progress callback of a run without a progress bar."""
 
 
 def _known_fields(fields: dict[str, Any]) -> dict[str, Any]:

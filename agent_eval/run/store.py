@@ -40,6 +40,7 @@ field's default). Readers of a store they may not write select the columns it ha
 from __future__ import annotations
 
 import logging
+import operator
 import os
 import sqlite3
 import time
@@ -112,6 +113,7 @@ _COLUMNS = ", ".join(_FIELDS)
 _SQL_TYPES = {"bool": "INTEGER", "int": "INTEGER", "float": "REAL"}
 _JSON_FIELDS = ("trace_ids", "atoms", "details")
 _NOT_NULL_DEFAULTS = {"unit_id": "'conversation'", "revision": "0"}
+_in_column_order = operator.itemgetter(*_FIELDS)
 _INSERT = f"INSERT OR REPLACE INTO results ({_COLUMNS}) VALUES ({', '.join('?' for _ in _FIELDS)})"
 
 
@@ -237,7 +239,7 @@ def _encoded(result: MetricResult) -> tuple[tuple[Any, ...], bytes]:
     data["trace_ids"] = orjson.dumps(data["trace_ids"]).decode()
     data["atoms"] = None if result.atoms is None else orjson.dumps(data["atoms"]).decode()
     data["details"] = orjson.dumps(data["details"]).decode() if result.details else None
-    return tuple(data[name] for name in _FIELDS), line
+    return _in_column_order(data), line
 
 
 def _from_row(row: Sequence[Any], columns: Sequence[str] = _FIELDS) -> MetricResult:
