@@ -7,7 +7,9 @@ separate processes with a fixed latency, and each measured client in a process o
 1. wall time of N conversations (two sequential judge calls each) at latency L and
    concurrency C (16 and 64 by default), as a ratio to the limit ``2 x L x ceil(N / C)`` and
    to the same-run floor: bare aiohttp making the same two sequential posts per conversation
-   (on a shared machine the fake server's own delay shows in both);
+   (on a shared machine the fake server's own delay shows in both). The fake server runs as
+   ``--server-processes`` processes on one port (``SO_REUSEPORT``, default 2), and the floor is
+   also measured against a single server process, which shows the server's share;
 2. client CPU time per judge call at latency 0 and concurrency 256 (``time.process_time`` of
    the client process; the server runs elsewhere) and the calls per second of one core that
    makes (for the whole engine, and for ``OpenAIJudge.ask`` alone), beside two same-run
@@ -31,7 +33,7 @@ Usage::
 
     .venv/bin/python bench/judge_throughput.py [--n 1000] [--latency-ms 100]
         [--concurrency 16,64] [--cpu-concurrency 256] [--reps 3] [--baseline REV]
-        [--store-rows 20000] [--skip-ragas]
+        [--store-rows 20000] [--server-processes 2] [--skip-ragas]
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -79,16 +81,26 @@ def reply(request):
 
 stop = threading.Event()
 signal.signal(signal.SIGTERM, lambda *_: stop.set())
-with FakeModelServer(latency=float(sys.argv[1]) / 1000, default=reply) as server:
+with FakeModelServer(latency=float(sys.argv[1]) / 1000, default=reply, port=int(sys.argv[2]),
+                     reuse_port=True) as server:
     print(server.base_url, flush=True)
     stop.wait()
 """
 
 
 @contextmanager
-def fake_server(latency_ms: float) -> Iterator[str]:
-    """Start the fake server in its own process; yields its base URL."""
-    with server_process(SERVER, str(latency_ms)) as base_url:
+def fake_server(latency_ms: float, processes: int = 1) -> Iterator[str]:
+    """Start the fake server in ``processes`` processes on one port; yields its base URL.
+
+    The first binds a free port, the others the same one (``SO_REUSEPORT``): the kernel
+    spreads the client's connections over them, so one Python server process (one core) does
+    not hold every reply back.
+    """
+    with ExitStack() as stack:
+        base_url = stack.enter_context(server_process(SERVER, str(latency_ms), "0"))
+        port = base_url.rsplit(":", 1)[1].split("/", 1)[0]
+        for _ in range(processes - 1):
+            stack.enter_context(server_process(SERVER, str(latency_ms), port))
         yield base_url
 
 
@@ -487,6 +499,7 @@ def _walls(ragas: dict[str, float], ours: dict[str, float], limit: float) -> str
 
 
 FLOOR = "floor: bare aiohttp"
+ONE_SERVER = "floor, 1 server process"
 
 
 def _ms(result: dict[str, Any]) -> float:
@@ -508,6 +521,8 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=3, help="repetitions; the best is shown")
     parser.add_argument("--baseline", metavar="REV", help="also measure git revision REV")
     parser.add_argument("--store-rows", type=int, default=20000, help="rows for [5]")
+    parser.add_argument("--server-processes", type=int, default=2,
+                        help="fake-server processes on one port, for [1]")  # fmt: skip
     parser.add_argument("--skip-ragas", action="store_true")
     args = parser.parse_args()
     BENCH_DIR.mkdir(exist_ok=True)
@@ -516,19 +531,29 @@ def main() -> int:
     trees: dict[str, Path | None] = {"this checkout": None}
     if args.baseline:
         trees[f"baseline {args.baseline}"] = baseline_tree(args.baseline)
-    width = max(len(name) for name in [*trees, FLOOR])
+    width = max(len(name) for name in [*trees, FLOOR, ONE_SERVER])
     print(f"N={n} conversations x 2 judge calls, latency {args.latency_ms:g} ms; "
           f"best of {args.reps} repetitions, each client in its own process")  # fmt: skip
-    with fake_server(args.latency_ms) as slow_url, fake_server(0) as fast_url:
-        print("\n[1] wall against the limit 2 x L x ceil(N/C):")
+    servers = args.server_processes
+    with (
+        fake_server(args.latency_ms, servers) as slow_url,
+        fake_server(args.latency_ms) as single_url,
+        fake_server(0) as fast_url,
+    ):
+        print(f"\n[1] wall against the limit 2 x L x ceil(N/C), {servers} fake-server "
+              f"process(es) on one port; '{ONE_SERVER}': the same floor against a single "
+              "server process (the server's own share of the excess):")  # fmt: skip
         first: dict[str, Any] = {}
         for concurrency in levels:
             limit = 2 * latency * math.ceil(n / concurrency)
-            runs: dict[str, list[dict[str, Any]]] = {name: [] for name in [*trees, FLOOR]}
+            names = [*trees, FLOOR] + ([ONE_SERVER] if servers > 1 else [])
+            runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
             for _ in range(args.reps):
                 for name, tree in trees.items():
                     runs[name].append(measure("engine", slow_url, n, concurrency, tree))
                 runs[FLOOR].append(measure("aiohttp-pairs", slow_url, n, concurrency))
+                if servers > 1:
+                    runs[ONE_SERVER].append(measure("aiohttp-pairs", single_url, n, concurrency))
             floor_wall = min(r["wall"] for r in runs[FLOOR])
             for name, results in runs.items():
                 wall = min(r["wall"] for r in results)
