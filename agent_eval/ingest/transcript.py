@@ -24,6 +24,8 @@ sighting adds the span id to the message. Tool runs recorded on their own spans
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import Any
 
 from agent_eval.ingest.extraction import ToolExecution
 from agent_eval.ingest.message_identity import (
@@ -86,6 +88,8 @@ class _Slot:
     """The last other sighting merged without effect (frozen, so merging it again is a no-op)."""
     from_tool_span: bool = False
     """A tool result read from a tool span, not yet replayed by an LLM input."""
+    pos: int = -1
+    """The slot's index in the transcript (valid while the transcript's positions are)."""
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -124,6 +128,27 @@ class _Slot:
             self.absorbed = message
 
 
+_POSITION = attrgetter("pos")
+
+
+def _unlist(index: dict[Any, list[_Slot]], key: Any, slot: _Slot) -> None:
+    """Remove ``slot`` (by identity) from ``index[key]``, dropping the key when emptied."""
+    same = index[key]
+    del same[next(i for i, s in enumerate(same) if s is slot)]
+    if not same:
+        del index[key]
+
+
+def _is_call_turn(message: Message) -> bool:
+    """An assistant message with tool calls (what ``coalesce_tool_calls`` merges into)."""
+    return isinstance(message, AssistantMessage) and bool(message.tool_calls)
+
+
+def _extends_call_turn(message: Message) -> bool:
+    """Whether ``coalesce_tool_calls`` would merge ``message`` into a call turn before it."""
+    return _is_call_turn(message) and not message.content
+
+
 class Transcript:
     """A growing, deduplicated list of messages with the span ids each came from."""
 
@@ -136,6 +161,20 @@ class Transcript:
         """Transcript length after the last new call's input (where its context is complete)."""
         self._guesses: dict[str, str] = {}
         """Notes on tool results paired to a call by order, by call id, until a replay confirms."""
+        self._by_key: dict[MessageKey, list[_Slot]] = {}
+        """Slots per message key (any order), so a lookup away from the cursor is not a scan."""
+        self._positions_valid = True
+        """Whether every slot's ``pos`` is its index (an insert shifts them; renumbered lazily)."""
+        self._span_ids: set[str] = set()
+        """Span ids of the calls and tool runs added so far."""
+        self._touched: list[_Slot] = []
+        """Slots the call being added recorded its span id on, each once."""
+        self._call_slots: dict[str, list[_Slot]] = {}
+        """Assistant slots per tool call id they hold (any order)."""
+        self._last_input: tuple[
+            tuple[Message, ...], tuple[Message, ...], tuple[MessageKey, ...]
+        ] = ((), (), ())
+        """The last call's input as given, coalesced, and its keys (see ``_prepared``)."""
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -167,14 +206,16 @@ class Transcript:
 
         """
         outputs = tuple(with_speaker(m, agent_name, model) for m in outputs)
-        inputs = coalesce_tool_calls(inputs)
-        input_keys = tuple(map(self._key, inputs))
+        inputs, input_keys = self._prepared(inputs)
         signature = (input_keys, tuple(map(self._key, outputs)))
         seen = self._calls.get(signature)
+        repeated = span_id in self._span_ids
+        self._span_ids.add(span_id)
         if seen is not None:
             for slot, message in zip(seen, (*inputs, *outputs), strict=False):
-                slot.link(message, span_id)
+                self._link_slot(slot, message, span_id)
             return False
+        self._touched = []
         after, appended = self._add_inputs(inputs, input_keys, span_id)
         self.inputs_end = len(self._slots)
         for message in outputs:
@@ -184,14 +225,58 @@ class Transcript:
             else:
                 self._link(found, message, span_id)
                 after = found + 1
-        self._calls[signature] = [slot for slot in self._slots if slot.seen_on(span_id)]
+        self._calls[signature] = self._seen_on(span_id, repeated)
+        self._touched = []
         return True
+
+    def _prepared(
+        self, raw: tuple[Message, ...]
+    ) -> tuple[tuple[Message, ...], tuple[MessageKey, ...]]:
+        """The input with tool calls coalesced, and its message keys.
+
+        Each call usually replays the previous call's input (the same message objects, shared
+        by the history cache) plus a tail: that prefix is not coalesced or keyed again. Reusing
+        it is exact: an equal prefix coalesces to the same messages, and ``coalesce_tool_calls``
+        never merges across its last message unless the tail starts with a call-only assistant
+        message, in which case the whole input is done again.
+        """
+        last_raw, last_inputs, last_keys = self._last_input
+        k = len(last_raw)
+        if (
+            k
+            and len(raw) > k
+            and raw[k - 1] is last_raw[k - 1]
+            and raw[:k] == last_raw
+            and not (_extends_call_turn(raw[k]) and _is_call_turn(last_inputs[-1]))
+        ):
+            tail = coalesce_tool_calls(raw[k:])
+            inputs = (*last_inputs, *tail)
+            keys = (*last_keys, *map(self._key, tail))
+        else:
+            inputs = coalesce_tool_calls(raw)
+            keys = tuple(map(self._key, inputs))
+        self._last_input = (raw, inputs, keys)
+        return inputs, keys
+
+    def _seen_on(self, span_id: str, repeated: bool) -> list[_Slot]:
+        """The slots whose last sighting is ``span_id``, in transcript order.
+
+        Those are the slots the call just recorded its span id on (``_touched``, each once),
+        unless the span id was used before (the same span id in two traces of one
+        conversation) or is empty: then every slot is checked.
+        """
+        if repeated or not span_id:
+            return [slot for slot in self._slots if slot.seen_on(span_id)]
+        self._renumber()
+        return sorted(self._touched, key=_POSITION)
 
     def _add_inputs(
         self, inputs: tuple[Message, ...], keys: tuple[MessageKey, ...], span_id: str
     ) -> tuple[int, bool]:
         """Align the input with the transcript; returns (position after it, whether it grew)."""
-        last = max((i for i, m in enumerate(inputs) if isinstance(m, AssistantMessage)), default=-1)
+        last = len(inputs) - 1
+        while last >= 0 and not isinstance(inputs[last], AssistantMessage):
+            last -= 1
         size = len(self._slots)
         if last >= 0:
             cursor = self._add_history(inputs[: last + 1], keys, span_id)
@@ -216,8 +301,29 @@ class Transcript:
         """Match replayed history in order; insert what was never seen before its successor."""
         cursor = 0
         pending: list[Message] = []
+        slots, by_key, touched = self._slots, self._by_key, self._touched
         for i, message in enumerate(history):
             key = keys[i]
+            if cursor < len(slots):
+                # Fast path, the same effect as the general one below: the message replays, in
+                # order, the very object the slot at the cursor holds or absorbed, and nothing
+                # earlier has its key (or it is matched only after the cursor anyway).
+                slot = slots[cursor]
+                # The key starts with the role (``message_key``). A tool result may be matched
+                # from the start (``_anywhere``), which finds the cursor when its key is unique.
+                if (
+                    (message is slot.message or message is slot.absorbed)
+                    and slot.key == key
+                    and not slot.from_tool_span
+                    and key[0] != "system"
+                    and (key[0] != "tool" or len(by_key[key]) == 1)
+                ):
+                    ids = slot.span_ids
+                    if span_id and (not ids or ids[-1] != span_id):
+                        ids.append(span_id)
+                        touched.append(slot)
+                    cursor += 1
+                    continue
             if isinstance(message, SystemMessage):
                 found = self._find(key, 0)
                 if found is None:
@@ -291,19 +397,67 @@ class Transcript:
         return memo[1]
 
     def _find(self, key: MessageKey, start: int) -> int | None:
+        """The first position at or after ``start`` whose slot has ``key``, else ``None``."""
         slots = self._slots
         if start < len(slots) and slots[start].key == key:
             return start  # a replay in order: the common case
-        for i in range(start + 1, len(slots)):
-            if slots[i].key == key:
-                return i
-        return None
+        candidates = self._by_key.get(key)
+        if not candidates:
+            return None
+        self._renumber()
+        found = [slot.pos for slot in candidates if slot.pos >= start]
+        return min(found) if found else None
+
+    def _renumber(self) -> None:
+        if not self._positions_valid:
+            for i, slot in enumerate(self._slots):
+                slot.pos = i
+            self._positions_valid = True
+
+    def _index(self, slot: _Slot) -> None:
+        self._by_key.setdefault(slot.key, []).append(slot)
+        message = slot.message
+        if isinstance(message, AssistantMessage) and message.tool_calls:
+            for call_id in {c.id for c in message.tool_calls if c.id is not None}:
+                self._call_slots.setdefault(call_id, []).append(slot)
+
+    def _reindex(self, slot: _Slot, old: MessageKey, old_message: Message) -> None:
+        """Move ``slot`` (which held ``old_message``, keyed ``old``) to its new entries."""
+        _unlist(self._by_key, old, slot)
+        if isinstance(old_message, AssistantMessage) and old_message.tool_calls:
+            for call_id in {c.id for c in old_message.tool_calls if c.id is not None}:
+                _unlist(self._call_slots, call_id, slot)
+        self._index(slot)
 
     def _append(self, message: Message, span_id: str | None) -> None:
-        self._slots.append(_Slot(message, [span_id] if span_id else [], self._key(message)))
+        ids = [span_id] if span_id else []
+        slot = _Slot(message, ids, self._key(message), pos=len(self._slots))
+        self._slots.append(slot)
+        self._index(slot)
+        if span_id:
+            self._touched.append(slot)
 
     def _insert(self, at: int, message: Message, span_id: str) -> None:
-        self._slots.insert(at, _Slot(message, [span_id], self._key(message)))
+        slot = _Slot(message, [span_id], self._key(message))
+        self._slots.insert(at, slot)
+        self._positions_valid = False
+        self._index(slot)
+        self._touched.append(slot)
+
+    def _replace(self, slot: _Slot, message: Message) -> None:
+        old, old_message = slot.key, slot.message
+        slot.replace(message)
+        self._reindex(slot, old, old_message)
+
+    def _link_slot(
+        self, slot: _Slot, message: Message, span_id: str | None, *, replay: bool = False
+    ) -> None:
+        old, old_message, sightings = slot.key, slot.message, len(slot.span_ids)
+        slot.link(message, span_id, replay=replay)
+        if slot.key is not old:  # the message was replaced (its key is always computed anew)
+            self._reindex(slot, old, old_message)
+        if len(slot.span_ids) > sightings:
+            self._touched.append(slot)
 
     def _link(
         self, index: int, message: Message, span_id: str | None, *, replay: bool = False
@@ -311,7 +465,7 @@ class Transcript:
         slot = self._slots[index]
         if replay and slot.from_tool_span and isinstance(message, ToolMessage):
             self._confirm(message.tool_call_id)
-        slot.link(message, span_id, replay=replay)
+        self._link_slot(slot, message, span_id, replay=replay)
 
     def _confirm(self, call_id: str | None) -> None:
         """An LLM input replayed the result of ``call_id``: its pairing is no longer a guess."""
@@ -323,6 +477,8 @@ class Transcript:
 
     def add_tool_run(self, tool: ToolExecution, span_id: str, agent_name: str | None) -> None:
         """Add a tool run: its call (when no assistant message requested it) and its result."""
+        self._span_ids.add(span_id)
+        self._touched = []
         located = self._find_call(tool)
         if located is None:
             call = ToolCall(
@@ -365,6 +521,14 @@ class Transcript:
         Without a call id: the earliest unanswered call of that name, preferring one with the
         same arguments (parallel calls of one tool).
         """
+        if tool.call_id is not None:
+            holders = self._call_slots.get(tool.call_id)
+            if not holders:
+                return None
+            self._renumber()
+            slot = min(holders, key=_POSITION)
+            calls = slot.message.tool_calls  # type: ignore[union-attr]
+            return slot.pos, next(j for j, c in enumerate(calls) if c.id == tool.call_id)
         answered: set[str | None] | None = None  # only needed to pair by name
         by_name: tuple[int, int] | None = None
         for i, slot in enumerate(self._slots):
@@ -404,4 +568,4 @@ class Transcript:
         calls[call_index] = call.model_copy(
             update={"arguments": tool.arguments, "raw_arguments": tool.raw_arguments}
         )
-        self._slots[index].replace(message.model_copy(update={"tool_calls": tuple(calls)}))
+        self._replace(self._slots[index], message.model_copy(update={"tool_calls": tuple(calls)}))
