@@ -23,8 +23,10 @@ sighting adds the span id to the message. Tool runs recorded on their own spans
 
 from __future__ import annotations
 
+import sys
+from bisect import bisect_left
 from dataclasses import dataclass, field
-from operator import attrgetter
+from operator import attrgetter, is_
 from typing import Any
 
 from agent_eval.ingest.extraction import ToolExecution
@@ -149,6 +151,33 @@ def _extends_call_turn(message: Message) -> bool:
     return _is_call_turn(message) and not message.content
 
 
+@dataclass(slots=True)
+class _Run:
+    """Messages of a history that each only added a span id to the slot they matched.
+
+    Per message: the slot, ``reach`` (the highest slot position read so far: the run is valid
+    while no slot before it changed) and the cursor after it.
+    """
+
+    messages: list[Message] = field(default_factory=list)
+    slots: list[_Slot] = field(default_factory=list)
+    reach: list[int] = field(default_factory=list)
+    cursors: list[int] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    def add(self, message: Message, slot: _Slot, position: int, cursor: int) -> None:
+        self.messages.append(message)
+        self.slots.append(slot)
+        self.reach.append(max(position, cursor - 1, self.reach[-1] if self.reach else 0))
+        self.cursors.append(cursor)
+
+    def cut(self, n: int) -> None:
+        for values in (self.messages, self.slots, self.reach, self.cursors):
+            del values[n:]
+
+
 class Transcript:
     """A growing, deduplicated list of messages with the span ids each came from."""
 
@@ -171,6 +200,13 @@ class Transcript:
         """Slots the call being added recorded its span id on, each once."""
         self._call_slots: dict[str, list[_Slot]] = {}
         """Assistant slots per tool call id they hold (any order)."""
+        self._run = _Run()
+        """The last call's run of sightings (see :meth:`_replay_run`)."""
+        self._stable = 0
+        """Slots before this position are unchanged since the run was recorded (inserts,
+        replaced messages, other absorbed sightings and tool-span flags lower it)."""
+        self._changes = 0
+        """How many slot changes :meth:`_changed` saw (a link that changed nothing adds none)."""
         self._last_input: tuple[
             tuple[Message, ...], tuple[Message, ...], tuple[MessageKey, ...]
         ] = ((), (), ())
@@ -298,19 +334,28 @@ class Transcript:
     def _add_history(
         self, history: tuple[Message, ...], keys: tuple[MessageKey, ...], span_id: str
     ) -> int:
-        """Match replayed history in order; insert what was never seen before its successor."""
-        cursor = 0
-        pending: list[Message] = []
+        """Match replayed history in order; insert what was never seen before its successor.
+
+        The start that replays the last call's run is done in one pass (:meth:`_replay_run`);
+        matching resumes after it, and the run is extended while each message only adds its
+        span id to the slot it matched.
+        """
         slots, by_key, touched = self._slots, self._by_key, self._touched
-        for i, message in enumerate(history):
-            key = keys[i]
+        run = self._run
+        start = self._replay_run(history, span_id)
+        cursor = run.cursors[start - 1] if start else 0
+        self._stable = sys.maxsize
+        recording = True
+        pending: list[Message] = []
+        for i in range(start, len(history)):
+            message, key = history[i], keys[i]
             if cursor < len(slots):
                 # Fast path, the same effect as the general one below: the message replays, in
                 # order, the very object the slot at the cursor holds or absorbed, and nothing
-                # earlier has its key (or it is matched only after the cursor anyway).
+                # earlier has its key (or it is matched only after the cursor anyway). The key
+                # starts with the role (``message_key``); a tool result may be matched from the
+                # start (``_anywhere``), which finds the cursor when its key is unique.
                 slot = slots[cursor]
-                # The key starts with the role (``message_key``). A tool result may be matched
-                # from the start (``_anywhere``), which finds the cursor when its key is unique.
                 if (
                     (message is slot.message or message is slot.absorbed)
                     and slot.key == key
@@ -323,30 +368,90 @@ class Transcript:
                         ids.append(span_id)
                         touched.append(slot)
                     cursor += 1
+                    if recording:
+                        run.add(message, slot, cursor - 1, cursor)
                     continue
-            if isinstance(message, SystemMessage):
-                found = self._find(key, 0)
-                if found is None:
-                    pending.append(message)
-                else:
-                    self._link(found, message, span_id)
-                continue
-            found = self._find(key, 0 if _anywhere(message) else cursor)
-            if found is None:
-                found = self._combined_results(message, cursor)
-            if found is not None:
-                self._link(found, message, span_id, replay=True)
-                cursor = max(cursor, found + 1)
-                continue
-            at = self._next_match(history[i + 1 :], cursor)
-            for extra in [*pending, message]:
-                self._insert(at, extra, span_id)
-                at += 1
-            pending, cursor = [], at
+            cursor, found = self._match(history, i, key, span_id, cursor=cursor, pending=pending)
+            if recording and found is not None:
+                run.add(message, slots[found], found, cursor)
+            else:
+                recording = False
         for extra in pending:
             self._insert(cursor, extra, span_id)
             cursor += 1
         return cursor
+
+    def _match(
+        self,
+        history: tuple[Message, ...],
+        i: int,
+        key: MessageKey,
+        span_id: str,
+        *,
+        cursor: int,
+        pending: list[Message],
+    ) -> tuple[int, int | None]:
+        """Match ``history[i]`` (the general path of :meth:`_add_history`).
+
+        Returns:
+            The cursor after it, and the position of the slot it matched when that only added
+            the span id (``None`` when it changed, inserted or deferred anything).
+
+        """
+        message = history[i]
+        changes = self._changes
+        if isinstance(message, SystemMessage):
+            found = self._find(key, 0)
+            if found is None:
+                pending.append(message)
+                return cursor, None
+            self._link(found, message, span_id)
+            return cursor, found if self._changes == changes else None
+        found = self._find(key, 0 if _anywhere(message) else cursor)
+        if found is not None:
+            self._link(found, message, span_id, replay=True)
+            return max(cursor, found + 1), found if self._changes == changes else None
+        found = self._combined_results(message, cursor)
+        if found is not None:
+            self._link(found, message, span_id, replay=True)
+            return max(cursor, found + 1), None
+        at = self._next_match(history[i + 1 :], cursor)
+        for extra in [*pending, message]:
+            self._insert(at, extra, span_id)
+            at += 1
+        pending.clear()
+        return at, None
+
+    def _replay_run(self, history: tuple[Message, ...], span_id: str) -> int:
+        """How much of ``history`` replays the last run; that part's sightings are recorded.
+
+        The run (:class:`_Run`) is the start of the last history in which every message only
+        added its span id to the slot it matched. When this history starts with the same
+        message objects and none of the slots that matching read changed since (``_stable``:
+        no insert before them, no other message, absorbed sighting, key or tool-span flag), each
+        would match the same slot again with the same effect: the span id on each slot, applied
+        here in one pass. The run is cut to what was replayed.
+        """
+        run = self._run
+        n = min(len(run.messages), len(history), bisect_left(run.reach, self._stable))
+        if not (n and history[n - 1] is run.messages[n - 1]):
+            n = 0
+        elif not all(map(is_, history[:n], run.messages)):
+            n = next(i for i in range(n) if history[i] is not run.messages[i])
+        run.cut(n)
+        if span_id:
+            touched = self._touched
+            for slot in run.slots:
+                ids = slot.span_ids
+                if not ids or ids[-1] != span_id:
+                    ids.append(span_id)
+                    touched.append(slot)
+        return n
+
+    def _changed(self, position: int) -> None:
+        """The slot at ``position`` (or an earlier estimate of it) changed."""
+        self._changes += 1
+        self._stable = min(self._stable, position)
 
     def _combined_results(self, message: Message, cursor: int) -> int | None:
         """Where an id-less tool result replays, in one text, the results of parallel calls.
@@ -374,6 +479,7 @@ class Transcript:
             self._confirm(call_id)
             if at is not None:  # confirmed; each keeps its own text, not the combined one
                 self._slots[at].from_tool_span = False
+                self._changed(at)
         return max(f for f in found if f is not None)
 
     def _next_match(self, rest: tuple[Message, ...], cursor: int) -> int:
@@ -441,6 +547,7 @@ class Transcript:
         slot = _Slot(message, [span_id], self._key(message))
         self._slots.insert(at, slot)
         self._positions_valid = False
+        self._changed(at)
         self._index(slot)
         self._touched.append(slot)
 
@@ -448,14 +555,22 @@ class Transcript:
         old, old_message = slot.key, slot.message
         slot.replace(message)
         self._reindex(slot, old, old_message)
+        self._changed(slot.pos)
 
     def _link_slot(
         self, slot: _Slot, message: Message, span_id: str | None, *, replay: bool = False
     ) -> None:
         old, old_message, sightings = slot.key, slot.message, len(slot.span_ids)
+        absorbed, from_tool_span = slot.absorbed, slot.from_tool_span
         slot.link(message, span_id, replay=replay)
         if slot.key is not old:  # the message was replaced (its key is always computed anew)
             self._reindex(slot, old, old_message)
+        if (
+            slot.message is not old_message
+            or slot.absorbed is not absorbed
+            or slot.from_tool_span != from_tool_span
+        ):
+            self._changed(slot.pos)
         if len(slot.span_ids) > sightings:
             self._touched.append(slot)
 
@@ -514,6 +629,7 @@ class Transcript:
             span_id,
         )
         self._slots[-1].from_tool_span = True
+        self._changed(len(self._slots) - 1)
 
     def _find_call(self, tool: ToolExecution) -> tuple[int, int] | None:
         """The call a tool run answers, by call id, else by name.
