@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import sys
 from bisect import bisect_left
+from collections import deque
 from dataclasses import dataclass, field
+from itertools import repeat
 from operator import attrgetter, is_
 from typing import Any
 
@@ -131,6 +133,7 @@ class _Slot:
 
 
 _POSITION = attrgetter("pos")
+_SPAN_IDS = attrgetter("span_ids")
 
 
 def _unlist(index: dict[Any, list[_Slot]], key: Any, slot: _Slot) -> None:
@@ -163,19 +166,26 @@ class _Run:
     slots: list[_Slot] = field(default_factory=list)
     reach: list[int] = field(default_factory=list)
     cursors: list[int] = field(default_factory=list)
+    again: list[bool | None] = field(default_factory=list)
+    """Whether the slot is already earlier in the run (``None``: not known)."""
 
-    def __len__(self) -> int:
-        return len(self.messages)
-
-    def add(self, message: Message, slot: _Slot, position: int, cursor: int) -> None:
+    def add(
+        self, message: Message, slot: _Slot, position: int, cursor: int, again: bool | None
+    ) -> None:
         self.messages.append(message)
         self.slots.append(slot)
         self.reach.append(max(position, cursor - 1, self.reach[-1] if self.reach else 0))
         self.cursors.append(cursor)
+        self.again.append(again)
 
     def cut(self, n: int) -> None:
-        for values in (self.messages, self.slots, self.reach, self.cursors):
+        for values in (self.messages, self.slots, self.reach, self.cursors, self.again):
             del values[n:]
+
+    def distinct(self) -> bool:
+        """Whether every slot of the run is known to appear in it once."""
+        again = self.again
+        return again.count(False) == len(again)
 
 
 class Transcript:
@@ -206,6 +216,8 @@ class Transcript:
         """Slots before this position are unchanged since the run was recorded (inserts,
         replaced messages, other absorbed sightings and tool-span flags lower it)."""
         self._changes = 0
+        self._fresh = False
+        """Whether no slot held the span id of the call being added when it started."""
         """How many slot changes :meth:`_changed` saw (a link that changed nothing adds none)."""
         self._last_input: tuple[
             tuple[Message, ...], tuple[Message, ...], tuple[MessageKey, ...]
@@ -247,6 +259,7 @@ class Transcript:
         seen = self._calls.get(signature)
         repeated = span_id in self._span_ids
         self._span_ids.add(span_id)
+        self._fresh = not repeated
         if seen is not None:
             for slot, message in zip(seen, (*inputs, *outputs), strict=False):
                 self._link_slot(slot, message, span_id)
@@ -345,7 +358,7 @@ class Transcript:
         start = self._replay_run(history, span_id)
         cursor = run.cursors[start - 1] if start else 0
         self._stable = sys.maxsize
-        recording = True
+        recording, fresh = True, self._fresh and bool(span_id)
         pending: list[Message] = []
         for i in range(start, len(history)):
             message, key = history[i], keys[i]
@@ -364,16 +377,19 @@ class Transcript:
                     and (key[0] != "tool" or len(by_key[key]) == 1)
                 ):
                     ids = slot.span_ids
-                    if span_id and (not ids or ids[-1] != span_id):
+                    again = not (span_id and (not ids or ids[-1] != span_id))
+                    if not again:
                         ids.append(span_id)
                         touched.append(slot)
                     cursor += 1
                     if recording:
-                        run.add(message, slot, cursor - 1, cursor)
+                        run.add(message, slot, cursor - 1, cursor, again if fresh else None)
                     continue
+            sightings = len(touched)
             cursor, found = self._match(history, i, key, span_id, cursor=cursor, pending=pending)
             if recording and found is not None:
-                run.add(message, slots[found], found, cursor)
+                again = len(touched) == sightings
+                run.add(message, slots[found], found, cursor, again if fresh else None)
             else:
                 recording = False
         for extra in pending:
@@ -439,13 +455,18 @@ class Transcript:
         elif not all(map(is_, history[:n], run.messages)):
             n = next(i for i in range(n) if history[i] is not run.messages[i])
         run.cut(n)
-        if span_id:
-            touched = self._touched
-            for slot in run.slots:
-                ids = slot.span_ids
-                if not ids or ids[-1] != span_id:
-                    ids.append(span_id)
-                    touched.append(slot)
+        if not span_id:
+            return n
+        touched = self._touched
+        if self._fresh and run.distinct():  # no slot holds the span id yet: append to each
+            deque(map(list.append, map(_SPAN_IDS, run.slots), repeat(span_id)), maxlen=0)
+            touched.extend(run.slots)
+            return n
+        for slot in run.slots:
+            ids = slot.span_ids
+            if not ids or ids[-1] != span_id:
+                ids.append(span_id)
+                touched.append(slot)
         return n
 
     def _changed(self, position: int) -> None:
