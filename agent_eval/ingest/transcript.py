@@ -664,8 +664,11 @@ class Transcript:
                 return None
             self._renumber()
             slot = min(holders, key=_POSITION)
-            calls = slot.message.tool_calls  # type: ignore[union-attr]
-            return slot.pos, next(j for j, c in enumerate(calls) if c.id == tool.call_id)
+            message = slot.message
+            assert isinstance(message, AssistantMessage) and message.tool_calls  # indexed so
+            return slot.pos, next(
+                j for j, c in enumerate(message.tool_calls) if c.id == tool.call_id
+            )
         answered: set[str | None] | None = None  # only needed to pair by name
         by_name: tuple[int, int] | None = None
         for i, slot in enumerate(self._slots):
