@@ -19,6 +19,15 @@ output. Two input shapes are recognised:
 Messages are compared by :func:`~agent_eval.ingest.message_identity.message_key`. Every
 sighting adds the span id to the message. Tool runs recorded on their own spans
 (:meth:`Transcript.add_tool_run`) supply the tool result when the next LLM input lacks it.
+
+Cost: each call replays the history of the one before, so the work per call must not grow with
+the whole history in Python. Slots are indexed by message key and by tool-call id (a lookup away
+from the cursor is not a scan); the input's start that equals the previous call's input (the same
+message objects, shared by the history cache) is not coalesced or keyed again; and the start of
+a history that repeats the previous call's *run* (messages that each only added their span id to
+the slot they matched) is replayed in one pass, cut where a slot it read has changed since.
+Each shortcut has the effect of the general path it replaces
+(``tests/ingest/test_transcript_shortcuts.py`` compares them with a transcript that has them off).
 """
 
 from __future__ import annotations
