@@ -136,16 +136,18 @@ def read_span(
     if not extractions:
         entry.reason = entry.reason or unmatched_reason(span)
         return entry
-    priorities = {c.name: c.priority for c in matched}
-    entry.extraction = choose(extractions, priorities)
+    if len(extractions) == 1:
+        entry.extraction = extractions[0]  # nothing to choose between, nothing to fill from
+    else:
+        entry.extraction = choose(extractions, {c.name: c.priority for c in matched})
     if entry.extraction.is_empty:
         transport = transport_reason(span)
         if transport is not None:
             # e.g. an HTTP span carrying only a propagated gen_ai.conversation.id
             entry.extraction = replace(entry.extraction, ignored_reason=transport)
-    entry.shadowed = tuple(
-        e.convention for e in extractions if e.convention != entry.extraction.convention
-    )
+    if len(extractions) > 1:
+        chosen = entry.extraction.convention
+        entry.shadowed = tuple(e.convention for e in extractions if e.convention != chosen)
     tool = entry.extraction.tool
     if entry.errors and tool is not None:  # a failed tool run: which call it was
         entry.errors = tuple(
@@ -198,6 +200,8 @@ def transport_reason(span: SpanRecord) -> str | None:
 
 def span_errors(span: SpanRecord) -> tuple[SpanErrorInfo, ...]:
     """Errors recorded on the span: status ERROR and ``exception`` events (OTel trace semconv)."""
+    if not span.events and span.status_code != "ERROR":
+        return ()  # the common case
     errors = [
         SpanErrorInfo(
             trace_id=span.trace_id,

@@ -13,7 +13,7 @@ int, float, bytes, homogeneous lists of those, or (OTLP ``kvlistValue``) nested 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, TypeAlias
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "SourceLocation",
     "SpanEvent",
     "SpanRecord",
+    "new_span_record",
 ]
 
 AttributeValue: TypeAlias = Any
@@ -114,3 +115,66 @@ class LogRecord:
     attributes: Attributes = field(default_factory=dict)
     resource: Attributes = field(default_factory=dict)
     source: SourceLocation | None = None
+
+
+_new = object.__new__
+(
+    _set_trace_id,
+    _set_span_id,
+    _set_parent_span_id,
+    _set_name,
+    _set_kind,
+    _set_start,
+    _set_end,
+    _set_attributes,
+    _set_events,
+    _set_status_code,
+    _set_status_message,
+    _set_resource,
+    _set_scope_name,
+    _set_scope_version,
+    _set_source,
+) = (getattr(SpanRecord, f.name).__set__ for f in fields(SpanRecord))
+
+
+def new_span_record(  # noqa: PLR0917  (one argument per field, positional for speed)
+    trace_id: str,
+    span_id: str,
+    parent_span_id: str | None,
+    name: str,
+    kind: str,
+    start_time_unix_nano: int,
+    end_time_unix_nano: int,
+    attributes: Attributes,
+    events: tuple[SpanEvent, ...],
+    status_code: str,
+    status_message: str,
+    resource: Attributes,
+    scope_name: str,
+    scope_version: str,
+    source: SourceLocation | None,
+) -> SpanRecord:
+    """A :class:`SpanRecord` equal to ``SpanRecord(...)`` of the same fields, built faster.
+
+    For decoders that build one per span (the OTLP containers): the frozen dataclass
+    ``__init__`` sets each of the 15 slots through ``object.__setattr__`` and parses keyword
+    arguments, about 3x the cost of setting the slots directly. The arguments are the fields in
+    declaration order; no checks are made (the decoders have validated the values).
+    """
+    record = _new(SpanRecord)
+    _set_trace_id(record, trace_id)
+    _set_span_id(record, span_id)
+    _set_parent_span_id(record, parent_span_id)
+    _set_name(record, name)
+    _set_kind(record, kind)
+    _set_start(record, start_time_unix_nano)
+    _set_end(record, end_time_unix_nano)
+    _set_attributes(record, attributes)
+    _set_events(record, events)
+    _set_status_code(record, status_code)
+    _set_status_message(record, status_message)
+    _set_resource(record, resource)
+    _set_scope_name(record, scope_name)
+    _set_scope_version(record, scope_version)
+    _set_source(record, source)
+    return record

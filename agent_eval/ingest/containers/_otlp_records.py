@@ -28,7 +28,14 @@ from agent_eval.ingest.containers._otlp_values import (
 )
 from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.safe_text import brief
-from agent_eval.ingest.spans import Attributes, LogRecord, SourceLocation, SpanEvent, SpanRecord
+from agent_eval.ingest.spans import (
+    Attributes,
+    LogRecord,
+    SourceLocation,
+    SpanEvent,
+    SpanRecord,
+    new_span_record,
+)
 
 __all__ = [
     "decode_log_record",
@@ -138,24 +145,25 @@ def decode_span(
     status = span.get("status")
     status_code, status_message = ("UNSET", "") if status is None else decode_status(status)
     parent = span.get(parent_key)
-    return SpanRecord(
-        trace_id=decode_id(span.get(trace_key), TRACE_ID_BYTES, "trace_id") or "",
-        span_id=decode_id(span.get(span_key), SPAN_ID_BYTES, "span_id") or "",
-        parent_span_id=None
+    name = span.get("name", "")
+    return new_span_record(
+        decode_id(span.get(trace_key), TRACE_ID_BYTES, "trace_id") or "",
+        decode_id(span.get(span_key), SPAN_ID_BYTES, "span_id") or "",
+        None
         if parent is None or parent == ""
         else decode_id(parent, SPAN_ID_BYTES, "parent_span_id", optional=True),
-        name=_string(span, "name", "span_name"),
-        kind=_kind(span.get("kind")),
-        start_time_unix_nano=_time(span.get(start_key), "start time"),
-        end_time_unix_nano=_time(span.get(end_key), "end time"),
-        attributes=decode_attributes(span.get("attributes")),
-        events=tuple(_event(e) for e in events) if events else (),
-        status_code=status_code,
-        status_message=status_message,
-        resource=resource,
-        scope_name=scope[0],
-        scope_version=scope[1],
-        source=source,
+        name if type(name) is str else _string(span, "name", "span_name"),
+        _kind(span.get("kind")),
+        _time(span.get(start_key), "start time"),
+        _time(span.get(end_key), "end time"),
+        decode_attributes(span.get("attributes")),
+        tuple([_event(e) for e in events]) if events else (),
+        status_code,
+        status_message,
+        resource,
+        scope[0],
+        scope[1],
+        source,
     )
 
 

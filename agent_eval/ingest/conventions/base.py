@@ -55,11 +55,30 @@ def span_markers(span: SpanRecord) -> set[str]:
         scope name.
 
     """
-    markers = {key.partition(".")[0] for key in span.attributes}
+    known = _MARKERS
+    try:
+        markers = {known[key] for key in span.attributes}
+    except KeyError:  # a key not seen before (or the cache was full): learn the span's keys
+        if len(known) > _MARKERS_MAX:
+            known.clear()
+        markers = set()
+        for key in span.attributes:
+            marker = key.partition(".")[0]
+            markers.add(marker)
+            if len(key) <= _MARKER_KEY_MAX:
+                known[key] = marker
     if span.events:
         markers.update(event.name.partition(".")[0] for event in span.events)
     markers.add(span.scope_name)
     return markers
+
+
+_MARKERS: dict[str, str] = {}
+"""Attribute key -> its marker: spans repeat a few keys, so a lookup beats splitting each key."""
+_MARKERS_MAX = 4096
+"""Keys remembered at most (an export with ever-new keys must not grow the cache unbounded)."""
+_MARKER_KEY_MAX = 256
+"""Longer keys are not remembered (the cache stays under ~1 MiB of keys)."""
 
 
 def markers_of(*keys: str) -> frozenset[str]:

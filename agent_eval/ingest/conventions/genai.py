@@ -52,6 +52,7 @@ from agent_eval.trace import AssistantMessage, Message, SystemMessage, ToolMessa
 __all__ = ["GenAIConvention", "conversation_id", "tool_execution"]
 
 Messages = tuple[list[Message], list[Message]]
+_CONVERSATION_ID_KEYS = (k.CONVERSATION_ID, *k.CONVERSATION_ID_FALLBACKS)
 
 
 class GenAIConvention(Convention):
@@ -90,7 +91,8 @@ class GenAIConvention(Convention):
         if kind == "tool":
             # Strands writes an execute_tool span's call and result as role-"tool" messages
             # (events or attributes): they describe the run, they are not conversation turns.
-            tool = tool_execution(attrs, inputs, outputs, event_bodies(span.events, logs))
+            events = event_bodies(span.events, logs) if span.events or logs else ()
+            tool = tool_execution(attrs, inputs, outputs, events)
             inputs, outputs = [], []
         extraction = SpanExtraction(
             convention=self.name,
@@ -115,7 +117,7 @@ class GenAIConvention(Convention):
 
 def conversation_id(attrs: Mapping[str, Any]) -> str | None:
     """``gen_ai.conversation.id``, else the first of ``genai_keys.CONVERSATION_ID_FALLBACKS``."""
-    for key in (k.CONVERSATION_ID, *k.CONVERSATION_ID_FALLBACKS):
+    for key in _CONVERSATION_ID_KEYS:
         found = _str(attrs.get(key))
         if found is not None:
             return found
@@ -125,10 +127,11 @@ def conversation_id(attrs: Mapping[str, Any]) -> str | None:
 def _messages(span: SpanRecord, logs: Sequence[LogRecord], notes: list[str]) -> Messages:
     attrs = span.attributes
     inputs, outputs = _v137_messages(attrs, notes)
-    if not (inputs or outputs):
+    events = span.events
+    if not (inputs or outputs) and (events or logs):
         # v1.37 details events: one event may hold all three attributes, or (Strands) each
         # event one of them; every event of the span is read, in order.
-        for source in details_attributes(span.events, logs):
+        for source in details_attributes(events, logs):
             more_inputs, more_outputs = _v137_messages(source, notes)
             inputs += more_inputs
             outputs += more_outputs
@@ -138,9 +141,9 @@ def _messages(span: SpanRecord, logs: Sequence[LogRecord], notes: list[str]) -> 
         outputs = messages_from_value(
             attrs.get(k.COMPLETION), "assistant", notes=notes, where=k.COMPLETION
         )
-    if inputs or outputs:
+    if inputs or outputs or not (events or logs):
         return inputs, outputs
-    return messages_from_events(event_bodies(span.events, logs), notes)
+    return messages_from_events(event_bodies(events, logs), notes)
 
 
 def _v137_messages(attrs: Mapping[str, Any], notes: list[str]) -> Messages:
@@ -154,6 +157,8 @@ def _v137_messages(attrs: Mapping[str, Any], notes: list[str]) -> Messages:
 
 
 def _with_instructions(value: Any, inputs: list[Message]) -> list[Message]:
+    if value is None:
+        return inputs
     value = decode_json(value)
     if value is None or value in ("", []):
         return inputs

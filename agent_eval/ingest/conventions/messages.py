@@ -270,6 +270,8 @@ def messages_from_value(
         ValueError: a message with an unknown role (only when ``notes`` is ``None``).
 
     """
+    if value is None:
+        return []  # the attribute is absent: nothing to decode
 
     def read_items(items: list[Any], role: str | None) -> list[Message]:
         return _read_items(items, role, notes, where)
@@ -300,12 +302,12 @@ def _read_items(
         return [
             m
             for item in items
-            if isinstance(item, Mapping)
+            if type(item) is dict or isinstance(item, Mapping)
             for m in read_message(item, default_role)
         ]
     out: list[Message] = []
     for index, item in enumerate(items):
-        if isinstance(item, Mapping):
+        if type(item) is dict or isinstance(item, Mapping):  # parsed JSON: no ABC check
             try:
                 out.extend(read_message(item, default_role))
             except ValueError as exc:
