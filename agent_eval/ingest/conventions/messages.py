@@ -251,6 +251,10 @@ def _response_text(response: Any) -> str:
     Microsoft Agent Framework records the result as its serialized ``FunctionResultContent``,
     ``{"type": "function_result", "call_id", "result"}``; the result inside is the text.
     """
+    if type(response) is str:  # plain text (no JSON object/array to unwrap) is the text
+        first = response[:1]
+        if not first or (first not in "[{" and not first.isspace()):
+            return response
     wrapped = decode_json(response) if isinstance(response, str) else response
     if isinstance(wrapped, Mapping) and wrapped.get("type") == "function_result":
         response = wrapped.get("result")
