@@ -36,6 +36,8 @@ propagate as exceptions from the low-level judge API.
 
 from __future__ import annotations
 
+import difflib
+
 __all__ = [
     "AgentEvalError",
     "BudgetExhausted",
@@ -146,14 +148,20 @@ class UnknownPluginError(ConfigError):
         name: The name that was asked for.
         available: The names that are registered, listed in the message.
 
+    The message adds ``did you mean X?`` when a registered name is close to ``name``
+    (:func:`difflib.get_close_matches`, its default cutoff 0.6); ``suggestion`` holds it.
+
     """
 
     def __init__(self, kind: str, name: str, available: list[str] | tuple[str, ...]) -> None:
         self.kind = kind
         self.name = name
         self.available = tuple(sorted(available))
+        close = difflib.get_close_matches(name, self.available, n=1)
+        self.suggestion: str | None = close[0] if close else None
         choices = ", ".join(self.available) or "(none registered)"
-        super().__init__(f"unknown {kind} {name!r}; available: {choices}")
+        hint = f"; did you mean {self.suggestion!r}?" if self.suggestion else ""
+        super().__init__(f"unknown {kind} {name!r}{hint}; available: {choices}")
 
 
 class JudgeNotConfiguredError(ConfigError):

@@ -7,7 +7,9 @@ separate processes with a fixed latency, and each measured client in a process o
 1. wall time of N conversations (two sequential judge calls each) at latency L and
    concurrency C (16 and 64 by default), as a ratio to the limit ``2 x L x ceil(N / C)`` and
    to the same-run floor: bare aiohttp making the same two sequential posts per conversation
-   (on a shared machine the fake server's own delay shows in both);
+   (on a shared machine the fake server's own delay shows in both). The fake server runs as
+   ``--server-processes`` processes on one port (``SO_REUSEPORT``, default 2), and the floor is
+   also measured against a single server process, which shows the server's share;
 2. client CPU time per judge call at latency 0 and concurrency 256 (``time.process_time`` of
    the client process; the server runs elsewhere) and the calls per second of one core that
    makes (for the whole engine, and for ``OpenAIJudge.ask`` alone), beside two same-run
@@ -18,7 +20,9 @@ separate processes with a fixed latency, and each measured client in a process o
 3. the same workload through Ragas 0.4.3 ``AgentGoalAccuracyWithoutReference`` (``evaluate()``
    with a LangChain ``ChatOpenAI`` judge) in a virtualenv created under ``.bench/``: wall-time
    ratio at Ragas' defaults and at equal concurrency, client CPU per judge call;
-4. a cached re-run's wall time as a ratio to the first run.
+4. a cached re-run's wall time as a ratio to the first run;
+5. the results store's cost per row: ``ResultStore.add`` of ``--store-rows`` goal-accuracy rows
+   plus ``close`` (CPU and wall per row, in a fresh process; for ``--baseline`` too).
 
 With ``--baseline REV`` (e.g. ``--baseline main``) the engine rows are also measured for the
 code at git revision ``REV`` (``git archive`` into ``.bench/``, imported first on the path),
@@ -29,7 +33,7 @@ Usage::
 
     .venv/bin/python bench/judge_throughput.py [--n 1000] [--latency-ms 100]
         [--concurrency 16,64] [--cpu-concurrency 256] [--reps 3] [--baseline REV]
-        [--skip-ragas]
+        [--store-rows 20000] [--server-processes 2] [--skip-ragas]
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -77,16 +81,26 @@ def reply(request):
 
 stop = threading.Event()
 signal.signal(signal.SIGTERM, lambda *_: stop.set())
-with FakeModelServer(latency=float(sys.argv[1]) / 1000, default=reply) as server:
+with FakeModelServer(latency=float(sys.argv[1]) / 1000, default=reply, port=int(sys.argv[2]),
+                     reuse_port=True) as server:
     print(server.base_url, flush=True)
     stop.wait()
 """
 
 
 @contextmanager
-def fake_server(latency_ms: float) -> Iterator[str]:
-    """Start the fake server in its own process; yields its base URL."""
-    with server_process(SERVER, str(latency_ms)) as base_url:
+def fake_server(latency_ms: float, processes: int = 1) -> Iterator[str]:
+    """Start the fake server in ``processes`` processes on one port; yields its base URL.
+
+    The first binds a free port, the others the same one (``SO_REUSEPORT``): the kernel
+    spreads the client's connections over them, so one Python server process (one core) does
+    not hold every reply back.
+    """
+    with ExitStack() as stack:
+        base_url = stack.enter_context(server_process(SERVER, str(latency_ms), "0"))
+        port = base_url.rsplit(":", 1)[1].split("/", 1)[0]
+        for _ in range(processes - 1):
+            stack.enter_context(server_process(SERVER, str(latency_ms), port))
         yield base_url
 
 
@@ -240,6 +254,32 @@ async def _openai_calls(base_url: str, bodies: list[bytes], concurrency: int) ->
     return len(bodies)
 
 
+def _store_rows(n: int) -> dict[str, float]:
+    """Add ``n`` goal-accuracy result rows to a fresh store and close it; wall and CPU."""
+    from agent_eval.result import MetricResult
+    from agent_eval.run.store import ResultStore
+
+    rows = [
+        MetricResult(run_id="bench", conversation_id=f"conv-{i:06d}", trace_ids=(f"{i:032x}",),
+                     metric="goal_accuracy@1", formatter="ragas-pretty@1",
+                     formatter_fingerprint="f" * 64, prompt_sha256="p" * 64,
+                     judge_model=MODEL, status="ok", verdict="1", score=1.0,
+                     reason="The booking matches the request.", user_goal=f"Book table #{i}",
+                     end_state=f"A table was booked at restaurant #{i}", attempts=2,
+                     input_tokens=600, output_tokens=40, latency_ms=201.5,
+                     started_at="2026-12-01T00:00:00.000+00:00")
+        for i in range(n)
+    ]  # fmt: skip
+    with tempfile.TemporaryDirectory(dir=BENCH_DIR) as out:
+        wall, cpu = time.perf_counter(), time.process_time()
+        store = ResultStore(out)
+        for result in rows:
+            store.add(result)
+        store.close()
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return {"wall": wall, "cpu": cpu, "requests": n, "scored": n}
+
+
 def worker(kind: str, base_url: str, n: int, concurrency: int, cache: str | None) -> None:
     """Measure one client in this process and print ``{"wall", "cpu", "requests", ...}``.
 
@@ -250,6 +290,11 @@ def worker(kind: str, base_url: str, n: int, concurrency: int, cache: str | None
     """
     import agent_eval
 
+    if kind == "store":
+        _store_rows(200)  # imports, first database
+        result = _store_rows(n)
+        print(json.dumps({**result, "agent_eval": str(Path(agent_eval.__file__).parent)}))
+        return
     warm, traces = conversations(50), conversations(n)
     if kind == "engine":
         run_ours(base_url, warm, concurrency)
@@ -454,6 +499,7 @@ def _walls(ragas: dict[str, float], ours: dict[str, float], limit: float) -> str
 
 
 FLOOR = "floor: bare aiohttp"
+ONE_SERVER = "floor, 1 server process"
 
 
 def _ms(result: dict[str, Any]) -> float:
@@ -474,6 +520,9 @@ def main() -> int:
     parser.add_argument("--ragas-cpu-n", type=int, default=300)
     parser.add_argument("--reps", type=int, default=3, help="repetitions; the best is shown")
     parser.add_argument("--baseline", metavar="REV", help="also measure git revision REV")
+    parser.add_argument("--store-rows", type=int, default=20000, help="rows for [5]")
+    parser.add_argument("--server-processes", type=int, default=2,
+                        help="fake-server processes on one port, for [1]")  # fmt: skip
     parser.add_argument("--skip-ragas", action="store_true")
     args = parser.parse_args()
     BENCH_DIR.mkdir(exist_ok=True)
@@ -482,19 +531,29 @@ def main() -> int:
     trees: dict[str, Path | None] = {"this checkout": None}
     if args.baseline:
         trees[f"baseline {args.baseline}"] = baseline_tree(args.baseline)
-    width = max(len(name) for name in [*trees, FLOOR])
+    width = max(len(name) for name in [*trees, FLOOR, ONE_SERVER])
     print(f"N={n} conversations x 2 judge calls, latency {args.latency_ms:g} ms; "
           f"best of {args.reps} repetitions, each client in its own process")  # fmt: skip
-    with fake_server(args.latency_ms) as slow_url, fake_server(0) as fast_url:
-        print("\n[1] wall against the limit 2 x L x ceil(N/C):")
+    servers = args.server_processes
+    with (
+        fake_server(args.latency_ms, servers) as slow_url,
+        fake_server(args.latency_ms) as single_url,
+        fake_server(0) as fast_url,
+    ):
+        print(f"\n[1] wall against the limit 2 x L x ceil(N/C), {servers} fake-server "
+              f"process(es) on one port; '{ONE_SERVER}': the same floor against a single "
+              "server process (the server's own share of the excess):")  # fmt: skip
         first: dict[str, Any] = {}
         for concurrency in levels:
             limit = 2 * latency * math.ceil(n / concurrency)
-            runs: dict[str, list[dict[str, Any]]] = {name: [] for name in [*trees, FLOOR]}
+            names = [*trees, FLOOR] + ([ONE_SERVER] if servers > 1 else [])
+            runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
             for _ in range(args.reps):
                 for name, tree in trees.items():
                     runs[name].append(measure("engine", slow_url, n, concurrency, tree))
                 runs[FLOOR].append(measure("aiohttp-pairs", slow_url, n, concurrency))
+                if servers > 1:
+                    runs[ONE_SERVER].append(measure("aiohttp-pairs", single_url, n, concurrency))
             floor_wall = min(r["wall"] for r in runs[FLOOR])
             for name, results in runs.items():
                 wall = min(r["wall"] for r in results)
@@ -511,6 +570,16 @@ def main() -> int:
         print(f"[4] cached re-run at C={concurrency}: wall {again['wall']:.3f} s = "
               f"{again['wall'] / filled['wall']:.4f} x the first run "
               f"({again['requests']:.0f} requests)")  # fmt: skip
+        store_runs: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
+        for _ in range(args.reps):
+            for name, tree in trees.items():
+                store_runs[name].append(measure("store", "", args.store_rows, 0, tree))
+        print(f"[5] results store, {args.store_rows} rows added and closed:")
+        for name, results in store_runs.items():
+            chosen = best(results)
+            per_row = chosen["cpu"] / args.store_rows * 1e6
+            wall_row = chosen["best_wall"] / args.store_rows * 1e6
+            print(f"    {name:<{width}}  {per_row:.1f} us CPU per row, {wall_row:.1f} us wall")
 
         cpu_c, cpu_n = args.cpu_concurrency, args.cpu_n
         print(f"\n[2] client CPU per judge call at latency 0, C={cpu_c}, "

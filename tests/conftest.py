@@ -10,6 +10,7 @@ read it skip cleanly when it is absent.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -30,10 +31,20 @@ def pytest_configure(config: pytest.Config) -> None:
     takes ``COLUMNS`` from the environment when it is made. A module first imported inside a
     ``CliRunner.invoke(..., env={"COLUMNS": "80"})`` would keep that width for every later test
     in the process; one process runs one command outside the tests, so only tests need this.
-    """
-    from agent_eval.cli.commands import load_all
 
-    load_all()
+    The modules are imported with ``COLUMNS`` and ``LINES`` unset, so that their consoles
+    read the width each test gives: a pytest-xdist worker starts with ``COLUMNS=80`` in its
+    environment, and the CLI's module consoles (``out_console`` of compare/stability and
+    calibrate, ``err_console``...) kept 80 columns for every test of that worker, so a test
+    that gives ``COLUMNS=250`` saw its tables stacked under ``-n 2`` only.
+    """
+    saved = {name: os.environ.pop(name) for name in ("COLUMNS", "LINES") if name in os.environ}
+    try:
+        from agent_eval.cli.commands import load_all  # agent_eval.cli makes err_console
+
+        load_all()
+    finally:
+        os.environ.update(saved)
 
 
 @pytest.fixture

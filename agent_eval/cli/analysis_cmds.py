@@ -27,6 +27,7 @@ from agent_eval.cli.analysis_options import (
     usage_errors,
 )
 from agent_eval.cli.app import app
+from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.judge_setup import check_judge_kind
 from agent_eval.cli.scoring_options import (
     ApiKeyEnvOpt,
@@ -75,7 +76,7 @@ LabelFieldOpt = Annotated[
 ]
 
 
-@app.command("calibrate")
+@app.command("calibrate", cls=HelpCommand)
 def calibrate_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     run: Annotated[
         Path | None, typer.Argument(help="Run directory, results.db or results.jsonl.")
@@ -199,7 +200,7 @@ def _scoring_setup(
     return cfg, gates
 
 
-@app.command("compare")
+@app.command("compare", cls=HelpCommand)
 def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     paths: PathsArg,
     formatters: Annotated[
@@ -275,7 +276,7 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     exit_on_failed_gates(apply_gates(gates, counts))
 
 
-@app.command("stability")
+@app.command("stability", cls=HelpCommand)
 def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     paths: PathsArg,
     repeats: Annotated[int, typer.Option("--repeats", min=2, help="K judge runs (>= 2).")] = 5,

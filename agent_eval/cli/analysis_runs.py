@@ -46,7 +46,15 @@ from agent_eval.cli.json_output import (
     emit_json,
     plan_summary,
 )
-from agent_eval.cli.score_cmds import HOW_TO_CONFIGURE, build_judge, judge_model, redact_argv
+from agent_eval.cli.judge_setup import key_env_problem
+from agent_eval.cli.score_cmds import (
+    HOW_TO_CONFIGURE,
+    build_judge,
+    close_unused,
+    judge_model,
+    plan_budget_line,
+    redact_argv,
+)
 from agent_eval.cli.tables import print_table
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config
 from agent_eval.costs import PriceTable
@@ -490,6 +498,7 @@ def print_plans(
     from agent_eval.formatting.registry import get_formatter
     from agent_eval.run.plan import plan_run
 
+    budget = _dry_run_budget(cfg)  # the judge built (not called) first: a bad one is exit 2
     traces = _traces(cfg)
     metric = _metric(cfg)
     references = load_references(cfg.references) if cfg.references else None
@@ -516,8 +525,31 @@ def print_plans(
                                                     repeats=repeats))  # fmt: skip
         else:
             emit_json("compare", ComparePayload(**common, comparison=None, plans=summaries))
-    elif repeats > 1:
+        return
+    if repeats > 1:
         out_console.print(f"x {repeats} repeats: the judge calls and cost above, {repeats} times")
+    line = plan_budget_line(budget, plans, repeats) if budget is not None else None
+    if line is not None:
+        out_console.print(line, highlight=False)
+
+
+def _dry_run_budget(cfg: ScoreConfig) -> Budget | None:
+    """The budget of a dry run, after building and closing its judge; ``None`` without one.
+
+    As ``score --dry-run``: the judge is built, so that a bad factory or config is a usage
+    error now rather than in the real run, and ``--max-cost`` for an unpriced model is refused.
+    """
+    if key_env_problem(cfg) is not None:  # the real run says so; a dry run calls no judge
+        return None
+    model = judge_model(cfg)
+    if model is None:
+        return None
+    try:
+        judge = build_judge(cfg, model)
+    except JudgeNotConfiguredError:
+        return None
+    close_unused(judge)
+    return _budget(cfg, judge)
 
 
 def emit(as_json: bool, run_id: str, directory: Path, *, name: str, model: BaseModel) -> None:

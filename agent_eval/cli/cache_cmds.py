@@ -17,6 +17,7 @@ from rich.table import Table
 
 from agent_eval.cli.analysis_options import out_console, usage_errors
 from agent_eval.cli.app import app
+from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.json_output import CacheInfoPayload, emit_json
 from agent_eval.cli.tables import print_table
 from agent_eval.errors import ConfigError
@@ -49,7 +50,7 @@ def _open(cache_path: Path | None) -> JudgeCache:
     return JudgeCache(path)
 
 
-@cache_app.command()
+@cache_app.command(cls=HelpCommand)
 def info(
     cache_path: CachePathOption = None,
     json: Annotated[
@@ -83,7 +84,7 @@ def info(
     print_table(out_console, table)
 
 
-@cache_app.command()
+@cache_app.command(cls=HelpCommand)
 def prune(
     older_than: Annotated[
         float | None,

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from agent_eval.cli.analysis_options import usage_errors
 from agent_eval.cli.app import app
+from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.json_output import ErrorsPayload, emit_json
 from agent_eval.cli.tables import print_table
 from agent_eval.result import MetricResult
@@ -55,7 +56,7 @@ def _error(row: MetricResult) -> dict[str, Any]:
     return data
 
 
-@app.command()
+@app.command(cls=HelpCommand)
 def errors(
     run: Annotated[str, typer.Argument(help="A run directory (its latest run) or a run id.")],
     out: Annotated[
@@ -68,7 +69,7 @@ def errors(
 ) -> None:
     """List a run's errored conversations (dead letters) with error type and message.
 
-    One line per errored unit (the conversation, or one of its answers ``turn:K``).
+    One line per errored unit (the conversation, or one of its answers, turn:K).
     """
     with usage_errors():
         ref = find_run(run, out)

@@ -20,6 +20,7 @@ from rich.markup import escape
 
 from agent_eval.cli.app import app, err_console
 from agent_eval.cli.exit_codes import EXIT_OUTPUT, exit_code
+from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.json_output import ExportPayload, emit_json
 from agent_eval.errors import AgentEvalError
 
@@ -31,7 +32,7 @@ export_app = typer.Typer(
 app.add_typer(export_app, name="export")
 
 
-@export_app.command("phoenix")
+@export_app.command("phoenix", cls=HelpCommand)
 def phoenix(  # noqa: PLR0917  (a typer command: one parameter per flag)
     run: Annotated[str, typer.Argument(help="Run directory, or run id with --out.")],
     endpoint: Annotated[str, typer.Option(help="Phoenix base URL.")] = "http://127.0.0.1:6006",

@@ -37,6 +37,7 @@ from agent_eval.cli.formatter_options import (
     load_formatter_paths,
     read_traces,
 )
+from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.json_output import emit_json
 from agent_eval.cli.tables import print_table
 from agent_eval.errors import ConfigError, FormatterLockError
@@ -89,7 +90,7 @@ def _row(cls: FormatterClass, lock: LockFile) -> dict[str, Any]:
     }
 
 
-@formatters_app.command("list")
+@formatters_app.command("list", cls=HelpCommand)
 def list_formatters(
     json_output: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     formatter_path: FormatterPath = None,
@@ -132,7 +133,7 @@ def _print_diff(first: Formatter[Any], second: Formatter[Any], trace: AgentTrace
     return not same
 
 
-@formatters_app.command("diff")
+@formatters_app.command("diff", cls=HelpCommand)
 def diff(
     first: Annotated[str, typer.Argument(help="A formatter, NAME@VERSION[params].")],
     second: Annotated[str, typer.Argument(help="Another formatter.")],
@@ -150,7 +151,7 @@ def diff(
     console.print(Text(f"{len(results)} conversations, {sum(results)} rendered differently"))
 
 
-@formatters_app.command("lock")
+@formatters_app.command("lock", cls=HelpCommand)
 def lock(
     check: Annotated[bool, typer.Option("--check", help="Verify only; exit 1 on drift.")] = False,
     lock_path: Annotated[Path | None, typer.Option("--lock", help="Lock file to use.")] = None,
@@ -208,7 +209,7 @@ def _judge_view(formatter: Formatter[Any], digest: str, trace: AgentTrace) -> Pa
     return Panel(Text(text), title=Text(title + f"{count_tokens(text)} tokens"), title_align="left")
 
 
-@app.command("show")
+@app.command("show", cls=HelpCommand)
 def show(
     paths: Annotated[list[str], typer.Argument(help="Input files, directories or globs.")],
     *,

@@ -27,6 +27,7 @@ from rich.markup import escape
 
 from agent_eval.cli.app import app, err_console
 from agent_eval.cli.exit_codes import EXIT_NOTHING, exit_code
+from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.json_output import emit_json
 from agent_eval.errors import AgentEvalError, OutputError
 from agent_eval.ingest import IngestReport, ingest
@@ -41,6 +42,7 @@ __all__ = [
     "no_conversation_reason",
     "print_summary",
     "summary_lines",
+    "unrecognised_files",
 ]
 
 EXIT_NO_CONVERSATIONS = EXIT_NOTHING
@@ -59,12 +61,13 @@ def _accounting(what: str, used: int, ignored: dict[str, int], read: int) -> lis
     return [line] + ([f"  ignored: {_reasons(ignored)}"] if any(ignored.values()) else [])
 
 
-def _unrecognised(report: IngestReport) -> list[FileReport]:
+def unrecognised_files(report: IngestReport) -> list[FileReport]:
+    """The files no container recognises (listed as ``not recognised``; they are not errors)."""
     return [f for f in report.files if f.error and f.error.endswith(NOT_RECOGNISED)]
 
 
 def _file_counts(report: IngestReport) -> str:
-    unknown = len(_unrecognised(report))
+    unknown = len(unrecognised_files(report))
     counts = (
         (sum(1 for f in report.files if f.error) - unknown, "with errors"),
         (unknown, "not recognised"),
@@ -75,7 +78,7 @@ def _file_counts(report: IngestReport) -> str:
 
 def _file_lines(report: IngestReport) -> list[str]:
     """Errors, companion files passed over, and files no container recognises."""
-    unknown = _unrecognised(report)
+    unknown = unrecognised_files(report)
     lines = [f"error: {f.error}" for f in report.files if f.error and f not in unknown]
     lines += [f"skipped {f.path}: {f.note}" for f in report.files if f.note]
     if unknown:
@@ -226,7 +229,7 @@ def _known_formats() -> str:
         return "known formats: see agent-eval ingest --help"
 
 
-@app.command("ingest")
+@app.command("ingest", cls=HelpCommand)
 def ingest_command(
     paths: Annotated[
         list[str],

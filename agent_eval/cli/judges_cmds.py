@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from agent_eval.cli.app import app
+from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.json_output import JudgeEntry, JudgesPayload, emit_json
 from agent_eval.cli.tables import print_table
 from agent_eval.judges.base import Judge, judges
@@ -43,7 +44,7 @@ def _entries() -> list[JudgeEntry]:
     ]
 
 
-@judges_app.command("list")
+@judges_app.command("list", cls=HelpCommand)
 def list_judges(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
 ) -> None:

@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
+from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.json_output import RagPayload, emit_json
 from agent_eval.cli.tables import print_table
 from agent_eval.errors import AgentEvalError
@@ -113,7 +114,7 @@ def _payload(rows: list[TurnRow], outcome: PolicyOutcome | None) -> dict[str, An
     }
 
 
-@app.command("rag")
+@app.command("rag", cls=HelpCommand)
 def rag_cmd(
     run: Annotated[str, typer.Argument(help="Run directory (or run id with --out).")],
     out: Annotated[Path | None, typer.Option(help="Where to look for a run id.")] = None,

@@ -22,13 +22,14 @@ from agent_eval.cli.analysis_options import (
     usage_errors,
 )
 from agent_eval.cli.app import app
+from agent_eval.cli.help_format import HelpCommand
 from agent_eval.redaction import redact_text
 from agent_eval.report.conversations import read_conversations
 from agent_eval.report.renderings import RenderingKey, read_renderings, render_all
 from agent_eval.run.outcomes import NO_FORMATTER
 
 if TYPE_CHECKING:
-    from agent_eval.report.model import RunInfo
+    from agent_eval.report.model import RunInfo, RunSummary
     from agent_eval.result import MetricResult
     from agent_eval.trace import AgentTrace
 
@@ -83,6 +84,7 @@ def _rerender(
 
 @app.command(
     "report",
+    cls=HelpCommand,
     help=(
         "Write one self-contained HTML report a reviewer can work in.\n\n"
         "Summary and provenance, plots, errors by type, a results table to sort, filter, "
@@ -150,4 +152,11 @@ def report_cmd(  # noqa: PLR0917  (one parameter per CLI option)
             runs=_runs(run) + (_runs(compare) if compare else []),
         )
         path = write_html(data, html)
-    out_console.print(f"wrote {path} ({len(data.rows)} results)")
+    out_console.print(f"wrote {path} ({_rows_text(data.summary)})")
+
+
+def _rows_text(summary: RunSummary) -> str:
+    """``27 results``; with repeats ``27 results, 81 rows over 3 repeats`` (all are shown)."""
+    if summary.n_rows == summary.n_results:
+        return f"{summary.n_results} results"
+    return f"{summary.n_results} results, {summary.n_rows} rows over {summary.repeats} repeats"

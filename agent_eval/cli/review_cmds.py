@@ -19,12 +19,13 @@ import typer
 from agent_eval.cli.analysis_options import out_console, usage_errors
 from agent_eval.cli.app import app
 from agent_eval.cli.exit_codes import EXIT_NOTHING
+from agent_eval.cli.help_format import HelpCommand
 from agent_eval.errors import ConfigError
 
 __all__ = ["review"]
 
 
-@app.command()
+@app.command(cls=HelpCommand)
 def review(  # noqa: PLR0917  (one parameter per CLI option)
     run: Annotated[str, typer.Argument(help="A run directory (its latest run) or a run id.")],
     select: Annotated[

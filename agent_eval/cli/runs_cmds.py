@@ -21,6 +21,7 @@ from rich.table import Table
 
 from agent_eval.cli.analysis_options import usage_errors
 from agent_eval.cli.app import app
+from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.json_output import RunsListPayload, emit_json
 from agent_eval.cli.tables import print_table
 from agent_eval.run.record import flatten
@@ -54,7 +55,7 @@ def _rows(ref: RunRef) -> list[Any]:
         return store.results(ref.run_id)
 
 
-@runs_app.command("list")
+@runs_app.command("list", cls=HelpCommand)
 def list_cmd(
     directory: Annotated[
         Path,
@@ -65,7 +66,7 @@ def list_cmd(
     """The runs recorded in DIRECTORY, oldest first, with their metric and judge.
 
     DIRECTORY is one output directory (it holds results.db), or a folder whose output
-    directories are listed one after another (``agent-eval runs list runs``).
+    directories are listed one after another (agent-eval runs list runs).
     """
     with usage_errors():
         found = [(d, runs_in(d)) for d in _output_dirs(directory)]
@@ -102,7 +103,7 @@ def _output_dirs(directory: Path) -> list[Path]:
     return inside or [find_run(str(directory)).directory]
 
 
-@runs_app.command("show")
+@runs_app.command("show", cls=HelpCommand)
 def show_cmd(run: RunArg, out: OutOpt = None, as_json: JsonOpt = False) -> None:
     """A run's configuration identity and reproducibility record (one dotted key per line)."""
     with usage_errors():
@@ -125,7 +126,7 @@ def _record_table(record: RunRecord) -> Table:
     return table
 
 
-@runs_app.command("diff")
+@runs_app.command("diff", cls=HelpCommand)
 def diff_cmd(run_a: RunArg, run_b: RunArg, out: OutOpt = None, as_json: JsonOpt = False) -> None:
     """What differs between two runs' records, and which result rows changed."""
     with usage_errors():

@@ -36,6 +36,7 @@ from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
 from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
 from agent_eval.cli.event_options import EventOptions, EventsFile, OtlpEndpoint
 from agent_eval.cli.exit_codes import EXIT_NOTHING, exit_code
+from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.json_output import MetricSummary, ScorePayload, emit_json, plan_summary
 from agent_eval.cli.judge_setup import (
     HOW_TO_CONFIGURE,
@@ -376,9 +377,12 @@ def _setup(cfg: ScoreConfig) -> _Setup:
     chosen, formatter = _metrics(cfg), get_formatter(cfg.formatter)
     check_judge_kind(cfg)
     model = _plan_model(cfg) if cfg.dry_run else judge_model(cfg)
-    # a real run builds its judge here (a bad factory or a missing GGUF file is a usage error);
-    # a dry run calls no judge, so it builds none (a llama-cpp judge would load its model)
-    judge = None if cfg.dry_run else _judge_for(chosen, model, cfg)
+    # every run builds its judge here, a dry run too (a bad factory, config or a missing GGUF
+    # file is a usage error before any input is read); a dry run then closes it, calling none
+    judge = _judge_for(chosen, model, cfg) if not _key_missing(cfg) else None
+    if cfg.dry_run and judge is not None:
+        close_unused(judge)
+        judge = None
     budget = Budget.from_config(cfg, model or cfg.judge or "")
     judged = any(m.requires_judge for m in chosen) and model is not None
     if judge is not None or (cfg.dry_run and judged):
@@ -510,6 +514,16 @@ def _references(cfg: ScoreConfig, traces: list[AgentTrace]) -> dict[str, str]:
     return references
 
 
+def _key_missing(cfg: ScoreConfig) -> bool:
+    """A dry run whose key variable is unset: warned about, and no judge built."""
+    return cfg.dry_run and key_env_problem(cfg) is not None
+
+
+def close_unused(judge: Judge) -> None:
+    """Close a judge built only to check it (a dry run): its clients, without a call."""
+    asyncio.run(judge.aclose())
+
+
 def _judge_for(chosen: list[Metric], model: str | None, cfg: ScoreConfig) -> Judge | None:
     """The judge for the judged metrics of ``chosen``; ``None`` when none is needed or set."""
     if model is None or not any(m.requires_judge for m in chosen):
@@ -528,13 +542,16 @@ def _earlier_run(cfg: ScoreConfig) -> RunRef | None:
     return None if run is None else find_run(run, cfg.out)
 
 
-def plan_budget_line(budget: Budget, plans: Sequence[RunPlan]) -> str | None:
-    """Whether the plans fit the budget, in one line; ``None`` when no budget is set."""
+def plan_budget_line(budget: Budget, plans: Sequence[RunPlan], repeats: int = 1) -> str | None:
+    """Whether the plans fit the budget, in one line; ``None`` when no budget is set.
+
+    ``repeats`` (``stability``) multiplies the plans' judge tokens and cost.
+    """
     if not budget.limited:
         return None
-    tokens = sum(p.prompt_tokens + p.output_tokens for p in plans)
+    tokens = repeats * sum(p.prompt_tokens + p.output_tokens for p in plans)
     costs = [p.cost_usd for p in plans if not p.judge_free]
-    cost = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
+    cost = None if any(c is None for c in costs) else repeats * sum(c or 0.0 for c in costs)
     fits = budget.plan_fits(tokens, cost)
     verdict = {True: "fits", False: "does NOT fit", None: "cannot be checked (no price)"}[fits]
     return f"budget: the plan ({tokens:,} judge tokens estimated) {verdict} ({budget.remaining()})"
@@ -740,7 +757,7 @@ def _gate(summary: RunSummary, fail_under: float | None, out: Console) -> int:
     return 0
 
 
-@app.command()
+@app.command(cls=HelpCommand)
 def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     paths: PathsArg = None,
     metric: MetricOpt = None,

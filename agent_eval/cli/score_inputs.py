@@ -15,7 +15,7 @@ from pathlib import Path
 from rich.markup import escape
 
 from agent_eval.cli.app import err_console
-from agent_eval.cli.ingest_cmds import print_summary
+from agent_eval.cli.ingest_cmds import print_summary, unrecognised_files
 from agent_eval.errors import InputError, NoConversationError
 from agent_eval.ingest import IngestReport, ingest
 from agent_eval.trace import AgentTrace
@@ -29,10 +29,13 @@ MAX_IDS_SHOWN = 3
 def no_conversation_lines(report: IngestReport) -> list[str]:
     """Lines naming the input files that produced no conversation, and why.
 
-    A file that could not be read (``error``) gives none; a readable file gives none when every
-    span or record in it was ignored (the reasons are in the accounting above these lines).
+    A file that could not be read (``error``) gives none, and so does one no container
+    recognises (``not recognised``, as ``agent-eval ingest`` calls it: not an error); a readable
+    file gives none when every span or record in it was ignored (the reasons are in the
+    accounting above these lines).
     """
-    unreadable = [f.path for f in report.files if f.error]
+    unknown = unrecognised_files(report)
+    unreadable = [f.path for f in report.files if f.error and f not in unknown]
     empty = [
         f.path
         for f in report.files  # a file with a note is a companion (labels...), listed as such
@@ -44,6 +47,8 @@ def no_conversation_lines(report: IngestReport) -> list[str]:
             f"{len(unreadable)} unreadable file(s) produced no conversations and are not "
             f"scored: {', '.join(unreadable)}"
         )
+    if unknown:  # not errors: files beside the traces that hold none (the ingest word)
+        lines.append(f"{len(unknown)} file(s) not recognised (listed above) are not scored")
     if empty:
         lines.append(
             f"{len(empty)} file(s) were read but gave no conversation (everything in them was "

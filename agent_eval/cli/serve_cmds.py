@@ -25,6 +25,7 @@ from rich.markup import escape
 
 from agent_eval.cli.app import EXIT_USAGE, app, err_console
 from agent_eval.cli.event_options import EventOptions, EventsFile, OtlpEndpoint
+from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.judge_setup import HOW_TO_CONFIGURE, build_judge, judge_model, missing_judge
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
 from agent_eval.errors import AgentEvalError, ConfigError
@@ -106,7 +107,7 @@ async def _serve(
     return receiver.summary()
 
 
-@app.command()
+@app.command(cls=HelpCommand)
 def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     host: Annotated[
         str, typer.Option(help="Address to listen on (loopback by default; 0.0.0.0 for all).")

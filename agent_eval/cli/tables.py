@@ -11,6 +11,7 @@ row, one ``column: value`` line per cell, soft-wrapped by the terminal and never
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from rich.console import Console, Group, RenderableType
@@ -18,7 +19,7 @@ from rich.segment import Segment, SegmentLines
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["print_table", "stacked_lines"]
+__all__ = ["fitted", "print_table", "stacked_lines"]
 
 
 def _text(cell: object) -> Text | None:
@@ -110,4 +111,43 @@ def print_table(console: Console, renderable: RenderableType) -> None:
             console.print(SegmentLines(lines, new_lines=True))
         else:
             for line in stacked_lines(part):
-                console.print(line, soft_wrap=True, highlight=False)
+                for piece in fitted(line, console.width):
+                    console.print(piece, soft_wrap=True, highlight=False)
+
+
+def fitted(line: Text, width: int) -> list[Text]:
+    """``line`` wrapped at spaces to ``width`` columns, never cutting a word.
+
+    Each further line of a multi-line cell is indented two columns past the line's own indent
+    (``  recall 1.00`` under ``  qualities: ...``), and a wrapped part two more, so a block
+    stays readable at 80 columns; a word longer than the width is kept whole on its line.
+    """
+    indent = " " * (len(line.plain) - len(line.plain.lstrip(" ")) + 2)
+    deeper = indent + "  "
+    out: list[Text] = []
+    for part in line.split("\n", allow_blank=True):
+        first = max(width - (len(indent) if out else 0), 20)
+        pieces = part.divide(_breaks(part.plain, first, max(width - len(deeper), 20)))
+        for number, piece in enumerate(pieces):
+            piece.rstrip()
+            lead = deeper if number else indent
+            out.append(Text.assemble(lead, piece) if out else piece)
+    return out
+
+
+def _breaks(text: str, first: int, rest: int) -> list[int]:
+    """Offsets where ``text`` breaks: at spaces, ``first`` columns, then ``rest`` a line."""
+    breaks: list[int] = []
+    start, room = 0, first
+    for word in _WORD.finditer(text):
+        if (
+            word.end() - start > room
+            and word.start() > start
+            and text[start : word.start()].strip()
+        ):
+            breaks.append(word.start())
+            start, room = word.start(), rest
+    return breaks
+
+
+_WORD = re.compile(r"\S+")

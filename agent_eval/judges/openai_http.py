@@ -36,12 +36,14 @@ import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import aiohttp
 import orjson
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 from yarl import URL
+
+if TYPE_CHECKING:  # imported when the first request is sent: a cached re-run never loads it
+    import aiohttp
 
 __all__ = [
     "INITIAL_RETRY_DELAY",
@@ -208,6 +210,8 @@ class ChatTransport:
         return data
 
     async def _attempt(self, body: bytes, counts: SendCounts) -> dict[str, Any]:
+        import aiohttp  # loaded by _open; here a dictionary lookup
+
         session = self._session or self._open()
         try:
             async with session.post(self.url, data=body) as response:
@@ -279,6 +283,8 @@ class ChatTransport:
         return _Retryable(error) if retryable else error
 
     def _open(self) -> aiohttp.ClientSession:
+        import aiohttp
+
         timeout = aiohttp.ClientTimeout(
             total=None, sock_connect=self.timeout, sock_read=self.timeout
         )

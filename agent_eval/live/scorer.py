@@ -3,8 +3,9 @@
 The receiver hands each closed conversation (an :class:`~agent_eval.trace.AgentTrace` with its
 revision and note) to :meth:`LiveScorer.submit`; ``concurrency`` worker tasks score them with
 the :class:`~agent_eval.run.engine.Engine` (the same code path as ``agent-eval score``: the
-metric, formatter, judge stack and failure rows), store each result as it completes and emit
-its ``gen_ai.evaluation.result`` event. A judge failure is an ``error`` row, never a lost
+metric, formatter, judge stack and failure rows), store each result as it completes (a
+conversation's rows are committed together before it counts as scored) and emit its
+``gen_ai.evaluation.result`` event. A judge failure is an ``error`` row, never a lost
 conversation; the backlog (queued plus in flight) is what the receiver's 429 is about.
 """
 
@@ -104,6 +105,8 @@ class LiveScorer:
     async def _score(self, job: Job) -> None:
         for result in await self.engine.score_all(job.trace):  # one row per unit
             self._keep(job, result)
+        if self.store is not None:  # committed before the conversation counts as scored
+            self.store.flush()
 
     def _keep(self, job: Job, result: MetricResult) -> None:
         if job.revision or job.note:

@@ -20,6 +20,7 @@ passage's id (document id, tool call id) is shown beside its number when known.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from abc import abstractmethod
 from functools import cached_property
@@ -102,6 +103,7 @@ class ClaimMetric(Metric):
             seed=seed,
         )
         self.decompositions = DecompositionCache()
+        self._in_flight: dict[str, asyncio.Event] = {}  # decompositions being asked, by key
 
     @property
     def prompt_sha256(self) -> str:
@@ -221,16 +223,21 @@ class ClaimMetric(Metric):
             answer=unit.answer,
             contexts=[c.text for c in unit.contexts],
         )
-        atoms = self.decompositions.get(key)
+        atoms = await self._pinned(key)
         if atoms is not None:
             tally.details["decomposition"] = "pinned"
         else:
-            reply = await tally.ask(judge, self.decompose_request(unit), DECOMPOSE_STAGE)
-            raw: list[str] = getattr(reply.output, self.atoms_field)
-            atoms = [a.strip() for a in raw if a.strip()]
-            self.decompositions.put(
-                key, atoms, metric=f"{self.name}@{self.version}", judge_model=judge.model
-            )
+            done = self._in_flight[key] = asyncio.Event()
+            try:
+                reply = await tally.ask(judge, self.decompose_request(unit), DECOMPOSE_STAGE)
+                raw: list[str] = getattr(reply.output, self.atoms_field)
+                atoms = [a.strip() for a in raw if a.strip()]
+                self.decompositions.put(
+                    key, atoms, metric=f"{self.name}@{self.version}", judge_model=judge.model
+                )
+            finally:
+                del self._in_flight[key]
+                done.set()
             tally.details["decomposition"] = "new"
         if not atoms:
             raise UnitSkipped(
@@ -240,6 +247,22 @@ class ClaimMetric(Metric):
                 {f"n_{self.atom_noun}s": 0, "decomposition": tally.details["decomposition"]},
             )
         return atoms
+
+    async def _pinned(self, key: str) -> list[str] | None:
+        """The stored atoms of ``key``, after any decomposition of it in flight has finished.
+
+        Units with the same question, answer and contexts (one conversation exported in two
+        files) share a key: the first asks, the others wait and take its atoms, so a run asks
+        the decompose stage each distinct thing once, whatever the timing, and a cold and a
+        warm run count the same calls (only the cached share differs). ``None``: not stored
+        and none in flight (the caller decomposes), or the one in flight failed.
+        """
+        while True:
+            atoms = self.decompositions.get(key)
+            waiting = self._in_flight.get(key)
+            if atoms is not None or waiting is None:
+                return atoms
+            await waiting.wait()
 
     async def evaluate(
         self, sample: MetricInput, judge: Judge | None, tally: CallTally

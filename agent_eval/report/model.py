@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from agent_eval.analysis.selection import ConfigurationIdentity
+from agent_eval.costs import NO_JUDGE
 from agent_eval.result import CONVERSATION_UNIT, MetricResult
 from agent_eval.run.outcomes import NO_FORMATTER
 from agent_eval.trace import AgentTrace
@@ -85,7 +86,9 @@ class RunSummary(BaseModel):
             whose usage was not reported counts its estimate (:attr:`MetricResult.best_tokens`).
         n_usage_unknown: Rows whose usage was not reported (their tokens are estimates).
         n_cached: Rows of all repeats whose every judge reply came from the judge-call cache.
-        cost_usd: Judge cost over all rows, ``None`` when a model's price is unknown.
+        cost_usd: Judge cost over all rows, ``None`` when the price of a model that was sent
+            a call is unknown; $0 for a model whose every call came from the judge-call cache,
+            and for judge-free metrics (no judge called), as in the terminal's usage table.
 
     """
 
@@ -320,6 +323,26 @@ def _wilson(successes: int, n: int) -> tuple[float, float] | None:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def _judge_free(model: str, rows: Sequence[MetricResult]) -> bool:
+    """Rows of judge-free metrics: judge model ``"none"`` and no judge call asked."""
+    return model == NO_JUDGE and not any(r.attempts or r.judge_calls for r in rows)
+
+
+def _model_cost(model: str, rows: Sequence[MetricResult], pricing: Pricing | None) -> float | None:
+    """USD the rows of one judge model spent; $0 when every call came from the cache.
+
+    The terminal's usage table (:mod:`agent_eval.costs`) counts a group answered wholly from
+    the judge-call cache as $0 whatever its price; so does the report. ``None`` when the
+    model's price is unknown and some call was sent.
+    """
+    judge_calls = sum(r.judge_calls for r in rows)
+    if judge_calls and sum(r.cached_calls for r in rows) == judge_calls:
+        return 0.0
+    if pricing is None:
+        return None
+    return pricing(model, sum(r.best_tokens[0] for r in rows), sum(r.best_tokens[1] for r in rows))
+
+
 def _summary(
     rows: Sequence[MetricResult], key: Callable[[MetricResult], str], pricing: Pricing | None
 ) -> RunSummary:
@@ -335,12 +358,7 @@ def _summary(
     by_model: dict[str, list[MetricResult]] = {}
     for r in rows:
         by_model.setdefault(r.judge_model, []).append(r)
-    costs = [
-        pricing(m, sum(r.best_tokens[0] for r in g), sum(r.best_tokens[1] for r in g))
-        if pricing
-        else None
-        for m, g in by_model.items()
-    ]
+    costs = [_model_cost(m, g, pricing) for m, g in by_model.items() if not _judge_free(m, g)]
     per_unit = Counter((r.subject, key(r)) for r in rows)
     return RunSummary(
         run_ids=sorted({r.run_id for r in rows}, key=natural_key),
@@ -359,7 +377,7 @@ def _summary(
         output_tokens=sum(r.best_tokens[1] for r in rows),
         n_usage_unknown=sum(not r.usage_known for r in rows),
         n_cached=sum(is_cached(r) for r in rows),
-        cost_usd=None if not costs or None in costs else sum(c or 0.0 for c in costs),
+        cost_usd=None if None in costs else sum(c or 0.0 for c in costs),
         identities=sorted({ConfigurationIdentity.of(r) for r in rows}, key=str),
     )
 

@@ -9,26 +9,32 @@ in order inside its task, from one rendering. Input is consumed lazily, at most
 Whatever happens, every unit ends as exactly one :class:`~agent_eval.result.MetricResult`:
 ``ok``, ``skipped`` (``missing_reference``, ``no_answer``, ``context_overflow``...) or ``error``
 (``invalid_judge_output``, ``judge_unavailable``, ``formatter_error``, ``internal_error``).
-Each result is written to the store as it completes. Judge-free metrics run with no judge.
+Each result is handed to the store as it completes; the store commits them in batches
+(:mod:`agent_eval.run.store`), and the engine commits what is queued every
+``store.flush_seconds`` while calls are in flight and when the run ends, also when it is
+interrupted or fails. Judge-free metrics run with no judge.
 
 Hooks for resuming and for wrappers: ``done`` holds results finished by an earlier run (their
 units are counted, not re-judged, not re-written); ``on_result`` callbacks see every new result
-after it is stored. Judge wrappers (cache, rate limits) wrap the ``judge`` itself.
+after it is handed to the store (committed with its batch). Judge wrappers (cache, rate limits)
+wrap the ``judge`` itself.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from agent_eval.errors import BudgetExhausted, InputError, JudgeError
+from agent_eval.errors import BudgetExhausted, InputError, JudgeError, OutputError
 from agent_eval.formatting.base import Formatter
 from agent_eval.formatting.fingerprint import fingerprint
 from agent_eval.judges.base import Judge
@@ -62,6 +68,8 @@ __all__ = [
 
 DEFAULT_CONCURRENCY = 16
 
+_log = logging.getLogger(__name__)
+
 
 def new_run_id() -> str:
     """A fresh run id: UTC timestamp plus 8 random hex, e.g. ``20261130T051500Z-1a2b3c4d``."""
@@ -82,7 +90,8 @@ class Engine:
         judge: The judge, possibly wrapped (cache, rate limit); ``None`` only for judge-free
             metrics (``metric.requires_judge`` false).
         run_id: The run's id; a new one when ``None``.
-        store: Where results are written as they complete; ``None`` keeps them in memory only.
+        store: Where results are written as they complete (in batches, all committed when
+            :meth:`run` returns or raises); ``None`` keeps them in memory only.
         concurrency: Conversations in flight at once (>= 1).
         max_context_tokens: Skip conversations whose largest prompt exceeds this many o200k
             tokens (``context_overflow``); ``None`` never skips.
@@ -90,7 +99,7 @@ class Engine:
             ``AgentTrace.reference``. Used only when the metric uses references.
         repeat: The repeat index stored in each result (stability runs).
         done: Results already finished by an earlier run, by key: counted, not re-judged.
-        on_result: Called with every new result after it is stored.
+        on_result: Called with every new result after it is handed to the store.
         progress: Show a rich progress bar on ``console`` (stderr by default).
         keep_results: Keep every result on the summary (turn off for very large runs).
         formatter_fingerprint: The formatter's fingerprint, computed when ``None``.
@@ -132,6 +141,7 @@ class Engine:
         if judge is None and metric.requires_judge:
             raise ValueError(f"{metric.id} needs a judge")
         self.metric, self.formatter, self.judge = metric, formatter, judge
+        self.metric_id = metric.id  # on every key and row: computed once (params are frozen)
         self.run_id = run_id or new_run_id()
         self.store, self.concurrency = store, concurrency
         self.max_context_tokens = max_context_tokens
@@ -155,7 +165,7 @@ class Engine:
             self.run_id,
             trace.conversation_id,
             unit_id,
-            self.metric.id,
+            self.metric_id,
             self.formatter_identity,
             self.judge_model,
             self.repeat,
@@ -165,7 +175,7 @@ class Engine:
     def identity(self) -> dict[str, Any]:
         """The run's configuration identity for the ``runs`` table (JSON-able, no secrets)."""
         return {
-            "metric": self.metric.id,
+            "metric": self.metric_id,
             "uses_reference": self.metric.uses_reference,
             "formatter": self.formatter_identity,
             "formatter_fingerprint": self.fingerprint,
@@ -186,18 +196,27 @@ class Engine:
         """
         summary = RunSummary(
             run_id=self.run_id,
-            metric=self.metric.id,
+            metric=self.metric_id,
             formatter=self.formatter_identity,
             judge_model=self.judge_model,
             out_dir=self.store.directory if self.store else None,
         )
         start = time.perf_counter()
         with self._progress(total) as bar:
-            task = bar.add_task("scoring", total=total)
+            advance = _no_progress
+            if self.progress:  # a disabled rich bar still costs a lock and a lookup per advance
+                task = bar.add_task("scoring", total=total)
+                advance = partial(bar.advance, task)
             try:
-                await self._feed(traces, summary, lambda: bar.advance(task))
+                await self._feed(traces, summary, advance)
             except ExceptionGroup as group:  # a store failure ends the run: raise it as itself
+                self._keep_finished()
                 raise _first_leaf(group) from None
+            except BaseException:  # interrupted: what finished is kept, --resume redoes the rest
+                self._keep_finished()
+                raise
+            if self.store is not None:
+                self.store.flush()
         summary.wall_seconds = time.perf_counter() - start
         return summary
 
@@ -206,6 +225,7 @@ class Engine:
     ) -> None:
         slots = asyncio.Semaphore(self.concurrency)
         async with asyncio.TaskGroup() as group:
+            flusher = group.create_task(self._flush_on_time()) if self.store else None
             for trace in traces:
                 units = self._pending(trace, summary)
                 if units == []:
@@ -213,6 +233,26 @@ class Engine:
                     continue
                 await slots.acquire()
                 group.create_task(self._one(trace, units, slots, summary, advance))
+            if flusher is not None:
+                for _ in range(self.concurrency):  # every conversation task has finished
+                    await slots.acquire()
+                flusher.cancel()
+
+    def _keep_finished(self) -> None:
+        """Commit the finished results of a run that is ending with an error (never raises)."""
+        if self.store is None:
+            return
+        try:
+            self.store.flush()
+        except OutputError as exc:  # the error on its way out says why the run ended
+            _log.warning("%s; --resume scores these %d result(s) again", exc, self.store.pending)
+
+    async def _flush_on_time(self) -> None:
+        """Commit the store's queued rows once due, while judge calls keep it from filling."""
+        assert self.store is not None
+        while True:
+            await asyncio.sleep(self.store.flush_seconds)
+            self.store.flush_due()
 
     def _pending(self, trace: AgentTrace, summary: RunSummary) -> list[Unit] | None:
         """``trace``'s units not finished by an earlier run (the finished ones are counted).
@@ -365,7 +405,7 @@ class Engine:
             unit_id=unit.id,
             span_id=unit.span_id,
             trace_ids=trace.trace_ids,
-            metric=self.metric.id,
+            metric=self.metric_id,
             formatter=self.formatter_identity,
             formatter_fingerprint=self.fingerprint,
             prompt_sha256=self.metric.prompt_sha256,
@@ -376,6 +416,10 @@ class Engine:
             **tally.usage_fields(),
             **fields,
         )
+
+
+def _no_progress() -> None:
+    """The progress callback of a run without a progress bar."""
 
 
 def _known_fields(fields: dict[str, Any]) -> dict[str, Any]:

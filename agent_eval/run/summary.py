@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from agent_eval.costs import stage_tokens
-from agent_eval.result import MetricResult
+from agent_eval.result import CONVERSATION_UNIT, MetricResult
 
 __all__ = ["RunSummary"]
 
@@ -42,8 +42,12 @@ class RunSummary:
         wall_seconds: Wall time of the run, seconds.
         skip_reasons / error_types: Rows by reason.
         atoms / atoms_passed: Atoms over the ``ok`` rows scored from atoms (claim-level
-            metrics), and how many of them passed: the run's "k of n".
-        atom_units: ``ok`` rows that carried atoms.
+            metrics: no verdict, the score is the share of atoms passed), and how many of them
+            passed: the run's "k of n". Rows whose atoms only explain a score computed
+            otherwise (``tool_call_accuracy``'s matched calls, an F1 or recall) are not counted.
+        atom_units: ``ok`` rows scored from atoms.
+        conversation_units: Whether every unit so far is a whole conversation (the noun of
+            the summary's lines); ``False`` once a unit is a turn or another part.
         stage_tokens: ``{stage: [requests, input tokens, output tokens, estimated rows]}``
             summed over the rows of metrics that name their stages (``details["stages"]``);
             a stage without a usage report counts its estimate (and one estimated row), so
@@ -79,10 +83,12 @@ class RunSummary:
     atom_units: int = 0
     stage_tokens: dict[str, list[int]] = field(default_factory=dict)
     results: list[MetricResult] = field(default_factory=list)
+    conversation_units: bool = True
 
     def add(self, result: MetricResult, *, keep: bool = True, resumed: bool = False) -> None:
         """Count ``result`` (one unit)."""
         self.input += 1
+        self.conversation_units &= result.unit_id == CONVERSATION_UNIT
         self.resumed += int(resumed)
         self.input_tokens += result.input_tokens
         self.output_tokens += result.output_tokens
@@ -97,7 +103,7 @@ class RunSummary:
         if result.status == "ok":
             self.scored += 1
             self.score_sum += result.score or 0.0
-            if result.atoms is not None:
+            if result.atoms is not None and result.verdict is None:  # scored from its atoms
                 self.atom_units += 1
                 self.atoms += len(result.atoms)
                 self.atoms_passed += sum(atom.passed for atom in result.atoms)
@@ -178,10 +184,13 @@ class RunSummary:
             if count
         ]
         if len(parts) == 1:
-            return (
-                f"nothing was scored: all {self.input} conversations " + parts[0].split(" ", 1)[1]
-            )
+            return f"nothing was scored: all {self.input} {self.noun} " + parts[0].split(" ", 1)[1]
         return "nothing was scored: " + " and ".join(parts)
+
+    @property
+    def noun(self) -> str:
+        """``"conversations"``, or ``"units"`` when a unit is a turn or another part of one."""
+        return "conversations" if self.conversation_units else "units"
 
     @property
     def balanced(self) -> bool:

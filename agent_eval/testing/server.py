@@ -52,6 +52,13 @@ class FakeModelServer:
         models: The model ids ``GET /v1/models`` lists.
         default: The reply when no rule matches; a 400 error naming the request when ``None``.
         port: The port to bind; 0 picks a free one.
+        reuse_port: Bind with ``SO_REUSEPORT`` (Linux, BSD): several server processes may then
+            listen on one port and the kernel spreads the connections over them (benchmarks
+            use it so that one Python server process is not the bottleneck). Each process keeps
+            its own rules and request log.
+
+    Raises:
+        ValueError: ``reuse_port`` on a platform without ``SO_REUSEPORT``.
 
     """
 
@@ -66,7 +73,11 @@ class FakeModelServer:
         models: Sequence[str] = ("fake-model",),
         default: ReplySpec | None = None,
         port: int = 0,
+        reuse_port: bool = False,
     ) -> None:
+        if reuse_port and not hasattr(socket, "SO_REUSEPORT"):
+            raise ValueError("reuse_port needs SO_REUSEPORT, which this platform lacks")
+        self.reuse_port = reuse_port
         self.latency, self.jitter, self.fault_rate = latency, jitter, fault_rate
         self.faults: tuple[Fault, ...] = tuple(DEFAULT_FAULTS if faults is None else faults)
         self.models: Sequence[str] = tuple(models)
@@ -146,6 +157,8 @@ class FakeModelServer:
             raise RuntimeError("FakeModelServer is already started")
         encoding()  # load the token encoder (once per process) before it could stall a reply
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if self.reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind(("127.0.0.1", self._port))
         self._port = sock.getsockname()[1]
         self._loop = asyncio.new_event_loop()

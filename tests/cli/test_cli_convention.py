@@ -10,6 +10,7 @@ heading dropped a metric's parameters (rich read ``[order=superset]`` as markup)
 from __future__ import annotations
 
 import json
+import re
 import socket
 from pathlib import Path
 from typing import Any
@@ -277,3 +278,50 @@ def test_plan_payload_follows_the_plan() -> None:
     from agent_eval.run.plan import RunPlan
 
     assert {f.name for f in dataclasses.fields(RunPlan)} == set(PlanSummary.model_fields)
+
+
+PYTHON_TYPE = re.compile(r"<(?:list\[\w+\]|\w+ range|str|int|float|path|Path|bool|text)>")
+
+
+def _columns(help_text: str) -> list[str]:
+    """The first column of each row of the Arguments/Options sections (names and metavars)."""
+    rows = []
+    for line in help_text.splitlines():
+        if line.startswith("  ") and not line.startswith("   ") and line.strip():
+            rows.append(re.split(r"\s{2,}", line.strip())[0])
+    return rows
+
+
+@pytest.mark.parametrize("path", [p for p, _ in COMMANDS], ids=" ".join)
+def test_help_names_values_in_upper_case(path: list[str]) -> None:
+    """Uniform metavars (fresh-user trial): no ``<list[str]>``, ``{PATH}...``, ``--resume <str>``,
+    and no reStructuredText markup (``errors --help`` printed double back-ticks)."""
+    result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    usage = text.splitlines()[0]
+    assert usage.startswith("Usage: agent-eval ") and not re.search(r"[<{}>]", usage), usage
+    assert "]..." not in usage and "......" not in usage, usage
+    assert not PYTHON_TYPE.search(text), PYTHON_TYPE.search(text)
+    assert "``" not in text
+    for column in _columns(text):
+        assert not re.search(r"[<{}>]", column), column
+    command = dict((" ".join(p), c) for p, c in COMMANDS)[" ".join(path)]
+    for param in command.params:
+        if param.param_type_name == "argument":
+            assert f" {param.metavar or param.name.upper()}" in usage.replace("[", " "), usage
+
+
+def test_help_metavars_of_the_trial() -> None:
+    """The values the trial saw as Python types now have names a person types."""
+    score = runner.invoke(app, ["score", "--help"], env={"COLUMNS": "80"}).stdout
+    assert score.startswith("Usage: agent-eval score [OPTIONS] [PATH...]\n")
+    for shown in ("--resume RUN", "--fail-under X", "--tool-references FILE", "--retry-errors RUN"):
+        assert shown in score
+    compare = runner.invoke(app, ["compare", "--help"], env={"COLUMNS": "80"}).stdout
+    assert compare.startswith("Usage: agent-eval compare [OPTIONS] PATH...\n")
+    report = runner.invoke(app, ["report", "--help"], env={"COLUMNS": "80"}).stdout
+    assert report.startswith("Usage: agent-eval report [OPTIONS] RUN\n")
+    assert "--inputs PATH" in report and "--html FILE" in report
+    errors = runner.invoke(app, ["errors", "--help"], env={"COLUMNS": "80"}).stdout
+    assert "turn:K" in errors and "``" not in errors

@@ -11,6 +11,7 @@ import sys
 
 import pytest
 import typer.main
+from typer.core import TyperCommand, TyperGroup
 
 from agent_eval.cli.app import app
 from agent_eval.cli.commands import COMMANDS
@@ -47,7 +48,7 @@ def test_ingest_imports_its_own_module_only() -> None:
 def test_table_summary_is_the_command_s_own(name: str) -> None:
     command = typer.main.get_command(app).get_command(None, name)  # type: ignore[arg-type]
     assert command is not None
-    assert command.__class__.__name__ in {"TyperCommand", "TyperGroup"}
+    assert isinstance(command, TyperCommand | TyperGroup)  # the real command (HelpCommand...)
     assert command.get_short_help_str(limit=1000) == COMMANDS[name].summary
 
 

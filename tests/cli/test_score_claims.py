@@ -135,3 +135,48 @@ def test_an_atoms_gate_declares_its_atom_count_and_says_what_it_means(
     code, _, err = _score(fake_server, tmp_path, "--metric", "faithfulness",
                           "--gate", "faith=atoms>=0.5/20")  # fmt: skip
     assert code == 1 and "declared over 20 items but measured over 2" in err
+
+
+def test_cold_and_warm_runs_count_the_same_calls(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """Trial: a cold and a warm faithfulness run over the same inputs with one cache counted
+    71 and 54 calls (decompose rows 26 and 9): units that share question, answer and contexts
+    (one conversation in several files) each asked the decompose stage when they ran at once,
+    as judge-cache hits, but took the pinned atoms when they ran later. Now the first asks and
+    the others wait for its atoms: the same totals both times, only the cached share differs."""
+    _install(fake_server)
+    record = {"question": "Can I return it?", "contexts": [{"id": "p", "text": POLICY}],
+              "answer": ANSWER}  # fmt: skip
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    for name in ("a", "b"):  # the same 8 answers under 8 ids, in two files: 16 units
+        lines = [json.dumps({"id": f"{name}{i}", **record}) for i in range(8)]
+        (inputs / f"{name}.jsonl").write_text("".join(line + "\n" for line in lines))
+    args = ["score", str(inputs), "--metric", "faithfulness", "--judge", "fake-model",
+            "--base-url", fake_server.base_url, "--concurrency", "16"]  # fmt: skip
+    totals = []
+    for out in ("cold", "warm"):
+        result = runner.invoke(app, [*args, "--out", str(tmp_path / out), "--json"])
+        assert result.exit_code == 0, result.output
+        rows = load_results(tmp_path / out)
+        stages = [
+            r.details["stages"]["decompose"]
+            for r in rows
+            if "decompose" in r.details.get("stages", {})
+        ]
+        (metric,) = json.loads(result.stdout)["metrics"]
+        totals.append(
+            (
+                len(rows),
+                sum(r.judge_calls for r in rows),
+                len(stages),
+                sum(s["calls"] for s in stages),
+                metric["judge_calls"],
+            )
+        )
+        if out == "cold":
+            decompose_requests = sum(s["attempts"] for s in stages)
+            assert decompose_requests == 1  # one distinct thing to decompose, asked once
+    # 16 units: 1 decompose call + 16 verify calls (one per unit) = 17, in both runs
+    assert totals[0] == totals[1] == (16, 17, 1, 1, 17)

@@ -376,3 +376,26 @@ def test_a_gate_score_cannot_measure_is_refused_before_any_judge_call(
     assert code == 2
     assert "mean_score" in err
     assert fake_server.requests == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--metric", "goal_acuracy"], "metric 'goal_acuracy'; did you mean 'goal_accuracy'?"),
+        (["--formatter", "transcript@2"], "formatter 'transcript@2'; did you mean 'transcript@1'?"),
+        (["--config", "judge.toml"], "judge 'langchian'; did you mean 'langchain'?"),
+    ],
+)  # fmt: skip
+def test_unknown_names_suggest_the_closest(tmp_path: Path, args: list[str], message: str) -> None:
+    """Trial: a typo exits 2 with the list, and now the close match (difflib), input unread.
+
+    (``--judge langchian:x`` is a model name, as any unregistered KIND; the kind of a
+    ``[judge]`` table must be registered.)
+    """
+    (tmp_path / "judge.toml").write_text('[judge]\nkind = "langchian"\n')
+    args = [str(tmp_path / a) if a.endswith(".toml") else a for a in args]
+    code, out, err = score(str(sample(tmp_path)), "--dry-run", *args)
+    flat = " ".join(err.split())
+    assert code == 2, (out, err)
+    assert f"unknown {message}" in flat and "available: " in flat
+    assert "ingested" not in flat  # a usage error, reported before any input is read

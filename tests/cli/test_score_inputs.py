@@ -42,7 +42,8 @@ def assert_accounted(err: str) -> None:
     assert "garbage.dat" in err and "no container recognises" in err
     assert "trunc.json:1: not valid JSON" in err
     assert "spans: 0 used + 1 ignored = 1 read" in err and "invalid_span_id 1" in err
-    assert "2 unreadable file(s) produced no conversations" in err
+    assert "1 unreadable file(s) produced no conversations" in err  # trunc.json
+    assert "1 file(s) not recognised (listed above) are not scored" in err  # garbage.dat
     assert "read but gave no conversation" in err and "badspan.json" in err
 
 
@@ -102,3 +103,18 @@ def test_companion_files_are_not_called_empty(tmp_path: Path) -> None:
     assert code == 0, err
     assert "labels.jsonl: not a trace file" in err
     assert "gave no conversation" not in err and "unreadable" not in err
+
+
+def test_langfuse_chatml_files_are_not_recognised_not_unreadable(shared_data: Path) -> None:
+    """Trial: score called Langfuse's ``*.chatml.json`` "unreadable file(s)"; ingest "not
+    recognised". They are not errors (no container recognises them): one word, ingest's."""
+    otel = shared_data / "otel"
+    chatml = otel / "vercel-ai__langfuse__aisdk-tools.chatml.json"
+    code, _, err = score(str(otel / "vercel-ai__langfuse__aisdk-tools.trace.json"), str(chatml),
+                         "--dry-run", "--judge", "m")  # fmt: skip
+    assert code == 0, err
+    flat = " ".join(err.split())
+    assert "unreadable" not in flat and "error" not in flat
+    assert "ingested 2 file(s), 1 not recognised" in flat
+    assert f"not recognised: {chatml}" in flat
+    assert "1 file(s) not recognised (listed above) are not scored" in flat

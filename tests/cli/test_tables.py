@@ -91,3 +91,18 @@ def test_key_value_table_stacks_one_line_per_row() -> None:
     text = console.export_text()
     assert "  metric: tool_call_accuracy@1[order=superset]" in text  # markup escapes honoured
     assert "/a/very/long/path/" + "x" * 90 in text.replace("\n", "")
+
+
+def test_cli_consoles_take_the_width_each_command_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression (``pytest -n 2`` only): a console made at import kept the ``COLUMNS`` of
+    the process it was imported in (80 in an xdist worker), so compare's table at
+    ``COLUMNS=250`` was printed stacked. Each console of the CLI follows ``COLUMNS``."""
+    from agent_eval.cli.analysis_options import out_console
+    from agent_eval.cli.app import err_console
+    from agent_eval.cli.formatters_cmds import console as formatters_console
+    from agent_eval.cli.runs_cmds import _console as runs_console
+
+    for width in ("123", "250"):
+        monkeypatch.setenv("COLUMNS", width)
+        for console in (out_console, err_console, formatters_console, runs_console):
+            assert console.width == int(width)

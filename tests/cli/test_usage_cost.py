@@ -362,3 +362,35 @@ def test_claim_stages_without_usage_are_estimated_and_add_up(
     assert cell(out, "judge tokens").startswith(f"~{total_in} in, ~")
     assert f"total ~{usd_text(sum(costs))}" in " ".join(out.split())
     assert not re.search(r"~0\b|\$0\.0000\b|\b0 in, 0 out", out)
+
+
+def _judge_cost_cell(html: Path) -> str:
+    found = re.search(r"<th>Judge cost</th><td[^>]*>(.*?) <span", html.read_text())
+    assert found, "no Judge cost row"
+    return found.group(1)
+
+
+def test_html_judge_cost_agrees_with_the_terminal_on_a_cached_run(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """Trial: an all-cached run of an unpriced judge said "$0.0000" in the terminal and
+    "Judge cost n/a" in the HTML report. Cached calls cost $0 whatever the price; a run that
+    sent calls to an unpriced model stays n/a in both."""
+    script_goal_judge(fake_server)
+    inputs = _traces(tmp_path / "t.jsonl")
+    args = ["score", str(inputs), "--judge", "unpriced-judge", "--base-url", fake_server.base_url,
+            "--api-key-env", "MY_JUDGE_KEY"]  # fmt: skip
+    for out in ("cold", "warm"):
+        result = runner.invoke(app, [*args, "--out", str(tmp_path / out)], env=ENV)
+        assert result.exit_code == 0, result.output
+        html = tmp_path / f"{out}.html"
+        report = runner.invoke(app, ["report", str(tmp_path / out), "--html", str(html)])
+        assert report.exit_code == 0, report.output
+        terminal = " ".join(result.stdout.split())
+        if out == "cold":
+            assert "judge total n/a" in terminal
+            assert _judge_cost_cell(html) == "n/a"
+        else:
+            assert all(r.cached_calls == r.judge_calls == 2 for r in load_results(tmp_path / out))
+            assert "judge total $0.0000" in terminal
+            assert _judge_cost_cell(html) == "$0.0000"

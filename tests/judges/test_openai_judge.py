@@ -7,6 +7,8 @@ import contextlib
 import itertools
 import json
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
 
@@ -468,3 +470,16 @@ async def test_retry_after_is_honoured_on_every_retry(fake_server: FakeModelServ
     assert reply.attempts == 3 == len(fake_server.requests)
     stamps = [r.timestamp for r in fake_server.requests]
     assert min(b - a for a, b in itertools.pairwise(stamps)) >= 1.5 * 0.95
+
+
+def test_building_the_judge_loads_no_http_client() -> None:
+    # a fully cached re-run builds the judge and sends nothing: aiohttp (with ssl, cookies)
+    # is imported with the first request, not with the judge
+    code = (
+        "import sys\n"
+        "from agent_eval.judges.openai_judge import OpenAIJudge\n"
+        "OpenAIJudge('m', base_url='http://127.0.0.1:9/v1', api_key='sk-x')\n"
+        "print('aiohttp' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

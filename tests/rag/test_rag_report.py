@@ -245,3 +245,26 @@ def test_rag_fixture_ingests_to_exactly_the_scripted_conversations() -> None:
             assert [(c.metadata["id"], c.text) for c in unit.contexts] == [
                 (i, CORPUS[i]) for i in turn.retrieved
             ]
+
+
+def test_rag_and_formatters_list_fit_80_columns(tmp_path: Path) -> None:
+    """Trial: the stacked layout printed lines of 100+ columns (``formatters list``) and a
+    multi-line cell's later lines at column 0 (``rag``: "recall 1.00"). Now every line fits 80
+    columns, wrapped at spaces, and a cell's later lines are indented under it."""
+    env = {"COLUMNS": "80"}
+    labels = str(REPO / "fixtures" / "rag-turn-labels.jsonl")
+    args = ["score", str(REPO / "fixtures" / "rag"), "--metric", "context_precision,context_recall",
+            "--turn-labels", labels, "--out", "runs/rag"]  # fmt: skip
+    assert runner.invoke(app, args).exit_code == 0
+    rag = runner.invoke(app, ["rag", "runs/rag"], env=env)
+    formatters = runner.invoke(app, ["formatters", "list"], env=env)
+    for result in (rag, formatters):
+        assert result.exit_code == 0, result.output
+        lines = result.stdout.splitlines()
+        assert max(len(line) for line in lines) <= 80, max(lines, key=len)
+    rag_lines = rag.stdout.splitlines()
+    assert "  turn: rag/returns/turn:1" in rag_lines  # the stacked layout at 80 columns
+    assert not any(line.startswith(("recall", "precision", "?", "A:")) for line in rag_lines)
+    described = formatters.stdout.split("formatter: ragas-pretty@1", 1)[1]
+    flat = " ".join(described.split())
+    assert "Ragas MultiTurnSample.pretty_repr(), byte-identical (Ragas 0.2.15-0.4.3)" in flat

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -196,7 +197,7 @@ async def test_results_stream_to_the_store_and_match_in_jsonl_and_sqlite(
         trace("c", done=True),
     ]
     seen: list[int] = []
-    with ResultStore(tmp_path) as store:
+    with ResultStore(tmp_path, flush_rows=1) as store:  # every row committed as it is added
         run = engine(
             fake_server,
             with_reference=True,
@@ -262,3 +263,66 @@ async def test_a_store_failure_ends_the_run_with_the_store_error(
 
     with FullDisk(tmp_path) as store, pytest.raises(StoreError, match="disk full"):
         await engine(fake_server, store=store).run([trace("a", done=True), trace("b", done=True)])
+
+
+async def test_batched_rows_are_committed_on_time_while_calls_are_in_flight(
+    tmp_path: Path,
+) -> None:
+    # the batch never fills (1,000 rows): the engine's timer commits each row while the next
+    # conversation's two calls (2 x 100 ms) are in flight, and the run commits the last one
+    seen: list[tuple[int, int]] = []
+
+    def on_disk(_: object) -> None:
+        in_db = len(load_results(tmp_path / "results.db"))
+        seen.append((in_db, len(load_results(tmp_path / "results.jsonl"))))
+
+    with FakeModelServer(latency=0.1) as server:
+        script_goal_judge(server)
+        with ResultStore(tmp_path, flush_rows=1000, flush_seconds=0.02) as store:
+            run = engine(server, store=store, concurrency=1, on_result=[on_disk])
+            summary = await run.run([trace(c, done=True) for c in "abc"])
+            assert store.pending == 0
+            assert len(load_results(tmp_path / "results.jsonl")) == 3  # before close
+    assert seen == [(0, 0), (1, 1), (2, 2)]
+    assert load_results(tmp_path) == sorted(summary.results, key=result_key)
+
+
+async def test_an_interrupted_run_keeps_every_finished_result(tmp_path: Path) -> None:
+    with FakeModelServer(latency=0.05) as server:
+        script_goal_judge(server)
+        finished: list[str] = []
+        with ResultStore(tmp_path, flush_rows=1000, flush_seconds=60) as store:
+            run = engine(
+                server, store=store, concurrency=1, on_result=[lambda r: finished.append(r.unit_id)]
+            )
+            with pytest.raises(TimeoutError):  # cancelled mid-run, like Ctrl-C
+                await asyncio.wait_for(run.run([trace(f"t{i}", done=True) for i in range(20)]), 0.5)
+            assert store.pending == 0
+            kept = store.finished_keys("run-1")
+    assert 1 <= len(finished) < 20
+    assert len(kept) == len(finished) == len(load_results(tmp_path / "results.jsonl"))
+
+
+async def test_a_failed_batch_commit_ends_the_run_with_the_store_error(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    from agent_eval.errors import OutputError
+
+    script_goal_judge(fake_server)
+
+    class FullDisk(ResultStore):
+        full = True
+
+        def flush(self) -> None:
+            if self.full and self.pending:
+                raise OutputError(f"cannot write results to {self.directory}: disk full")
+            super().flush()
+
+    store = FullDisk(tmp_path, flush_rows=2)
+    with pytest.raises(OutputError, match="disk full"):
+        await engine(fake_server, store=store).run([trace(c, done=True) for c in "abcd"])
+    queued = store.pending
+    assert queued >= 2  # nothing was dropped: the finished rows are still queued
+    store.full = False  # space again: closing commits them
+    store.close()
+    assert len(load_results(tmp_path)) == len(load_results(tmp_path / "results.jsonl")) == queued

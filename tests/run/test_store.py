@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -191,3 +194,77 @@ def test_load_results_of_one_run(tmp_path: Path) -> None:
     for source in (tmp_path, tmp_path / JSONL_NAME):
         assert [r.conversation_id for r in load_results(source, run_id="r2")] == ["b"]
         assert len(load_results(source)) == 2
+
+
+def _on_disk(directory: Path) -> tuple[int, int]:
+    """Rows another reader sees now: in ``results.db`` and in ``results.jsonl``."""
+    with sqlite3.connect(directory / "results.db") as db:
+        in_db = int(db.execute("SELECT count(*) FROM results").fetchone()[0])
+    return in_db, len(load_results(directory / JSONL_NAME))
+
+
+def test_rows_are_committed_in_batches_of_flush_rows(tmp_path: Path) -> None:
+    with ResultStore(tmp_path, flush_rows=3, flush_seconds=60) as store:
+        counts = []
+        for name in "abcdefg":
+            store.add(row(name))
+            counts.append(_on_disk(tmp_path))
+        assert store.pending == 1
+    assert [c[0] for c in counts] == [0, 0, 3, 3, 3, 6, 6]
+    assert all(in_db == in_jsonl for in_db, in_jsonl in counts)
+    assert _on_disk(tmp_path) == (7, 7)  # closing commits the rest
+
+
+def test_a_row_waiting_flush_seconds_is_committed(tmp_path: Path) -> None:
+    with ResultStore(tmp_path, flush_rows=100, flush_seconds=0.05) as store:
+        store.add(row("a"))
+        store.flush_due()
+        assert _on_disk(tmp_path) == (0, 0)
+        time.sleep(0.06)
+        store.flush_due()
+        assert _on_disk(tmp_path) == (1, 1)
+        store.add(row("b"))
+        time.sleep(0.06)
+        store.add(row("c"))  # the oldest queued row is due: both go
+        assert _on_disk(tmp_path) == (3, 3)
+
+
+def test_readers_of_the_store_see_the_queued_rows(tmp_path: Path) -> None:
+    with ResultStore(tmp_path, flush_seconds=60) as store:
+        store.add(row("a"))
+        store.add(row("b", "error"))
+        assert store.finished_keys("r1", ("error",)) == {result_key(row("b", "error"))}
+        assert [r.conversation_id for r in store.results("r1")] == ["a", "b"]
+
+
+def test_flush_settings_are_checked(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="flush_rows"):
+        ResultStore(tmp_path, flush_rows=0)
+    with pytest.raises(ValueError, match="flush_seconds"):
+        ResultStore(tmp_path, flush_seconds=0)
+
+
+KILLED_WRITER = """
+import os, sys
+sys.path.insert(0, sys.argv[2])
+from test_store import row
+from agent_eval.run.store import ResultStore
+store = ResultStore(sys.argv[1], flush_rows=4, flush_seconds=60)
+for name in "abcdef":
+    store.add(row(name))
+os._exit(9)  # killed outright: no close, no flush
+"""
+
+
+def test_a_kill_loses_only_the_unflushed_rows_and_resume_sees_exactly_them(
+    tmp_path: Path,
+) -> None:
+    here = Path(__file__).parent
+    done = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(tmp_path), str(here)],
+                          check=False, capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 9, done.stderr
+    with ResultStore(tmp_path) as store:
+        assert store.repaired == 0
+        kept = store.finished_keys("r1")
+    assert kept == {result_key(row(name)) for name in "abcd"}  # e and f are scored again
+    assert load_results(tmp_path / JSONL_NAME) == load_results(tmp_path / "results.db")

@@ -495,3 +495,25 @@ def test_completions_are_gzip_encoded_when_the_client_accepts_gzip() -> None:
     assert plain_encoding is None
     assert json.loads(plain)["choices"][0]["message"]["content"] == "hello there"
     assert reply.choices[0].message.content == "hello there"  # the openai client decodes it
+
+
+def test_servers_with_reuse_port_share_one_port_and_both_answer() -> None:
+    body = json.dumps({"model": "fake-model", "messages": USER}).encode()
+    first = FakeModelServer(reuse_port=True, default=Text("first")).start()
+    try:
+        with FakeModelServer(port=first.port, reuse_port=True, default=Text("second")) as second:
+            answers = set()
+            for _ in range(40):  # a new connection each: the kernel spreads them over both
+                request = urllib.request.Request(
+                    first.base_url + "/chat/completions",
+                    data=body,
+                    headers={"Content-Type": "application/json"},
+                )
+                with urllib.request.urlopen(request, timeout=10) as response:
+                    reply = json.loads(response.read())
+                answers.add(reply["choices"][0]["message"]["content"])
+            assert answers == {"first", "second"}
+            assert len(first.requests) + len(second.requests) == 40
+            assert first.requests and second.requests
+    finally:
+        first.stop()
