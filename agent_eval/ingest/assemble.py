@@ -72,7 +72,7 @@ from agent_eval.ingest.conventions.genai_keys import CONVERSATION_ID, CONVERSATI
 from agent_eval.ingest.conventions.history_cache import history_scope
 from agent_eval.ingest.conversation import ConversationBuilder
 from agent_eval.ingest.folding import PrefixFolder, is_bare_call_trace
-from agent_eval.ingest.grouping import Conversation, group_conversations
+from agent_eval.ingest.grouping import Conversation, conversation_keys, group_conversations
 from agent_eval.ingest.span_entry import SpanEntry, read_span
 from agent_eval.ingest.spans import LogRecord, SpanRecord
 from agent_eval.ingest.spill import SpillStore, StreamLimits
@@ -104,7 +104,10 @@ class Assembler:
         self.report = report
         self.limits = limits or STREAM_LIMITS
         self._conventions: list[Convention] | None = None
-        self._triggers: list[frozenset[str]] = []
+        self._always: list[int] = []
+        """Indexes (in priority order) of the conventions asked on every span (no triggers)."""
+        self._by_marker: dict[str, list[int]] = {}
+        """Span marker -> indexes of the conventions it triggers."""
         self._traces: OrderedDict[str, dict[str, SpanEntry]] = OrderedDict()
         """In-memory trace parts: trace id -> span id -> entry; least recently touched first."""
         self._first_seq: dict[str, int] = {}
@@ -228,7 +231,7 @@ class Assembler:
             else:
                 self._spilled.add(trace_id)
                 if not logs:
-                    self._keys[trace_id] = _conversation_keys(list(part.values()))
+                    self._keys[trace_id] = conversation_keys(list(part.values()))
 
     def _finish_spilled(self) -> Iterator[AgentTrace]:
         """Pass 1: each trace whole, logs joined, conversation ids found; pass 2: assemble.
@@ -252,7 +255,7 @@ class Assembler:
                             {trace_id: {e.span_id: e for e in entries}}, {trace_id: logs}
                         )
                     resident[trace_id] = entries
-                    keys = _conversation_keys(entries)
+                    keys = conversation_keys(entries)
                 elif (
                     keys is None
                     or trace_id in self._logs
@@ -313,7 +316,7 @@ class Assembler:
         if logs:
             self._join_logs({trace_id: by_id}, {trace_id: logs})
         store.put_joined(trace_id, files.pack(entries))
-        return _conversation_keys(entries)
+        return conversation_keys(entries)
 
     def _build(self, conversation: Conversation) -> AgentTrace | None:
         builder = ConversationBuilder(conversation, self.report)
@@ -340,18 +343,30 @@ class Assembler:
     def _registered(self) -> list[Convention]:
         if self._conventions is None:
             self._conventions = sorted((c for _, c in conventions), key=lambda c: c.priority)
-            self._triggers = [_triggers(c) for c in self._conventions]
+            self._always = []
+            self._by_marker = {}
+            for n, convention in enumerate(self._conventions):
+                triggers = _triggers(convention)
+                if not triggers:
+                    self._always.append(n)
+                for marker in triggers:
+                    self._by_marker.setdefault(marker, []).append(n)
         return self._conventions
 
     def _detecting(self, span: SpanRecord) -> list[Convention]:
-        """The conventions that detect ``span``, in priority order; one pass over its keys."""
+        """The conventions that detect ``span``, in priority order; one pass over its keys.
+
+        A convention is asked when it declares no triggers or one of them is among the span's
+        markers (looked up per marker, not per convention).
+        """
         registered = self._registered()
-        markers = span_markers(span)
-        return [
-            c
-            for c, triggers in zip(registered, self._triggers, strict=True)
-            if (not triggers or not markers.isdisjoint(triggers)) and _detects(c, span)
-        ]
+        by_marker = self._by_marker
+        asked = set(self._always)
+        for marker in span_markers(span):
+            triggered = by_marker.get(marker)
+            if triggered is not None:
+                asked.update(triggered)
+        return [registered[n] for n in sorted(asked) if _detects(registered[n], span)]
 
     def _join_logs(
         self,
@@ -468,19 +483,6 @@ class _FileIndex:
 
 _ENTRY_FIELDS = tuple(f.name for f in fields(SpanEntry))
 _FILE_FIELD = _ENTRY_FIELDS.index("file")
-
-
-def _conversation_keys(entries: list[SpanEntry]) -> list[tuple[str, tuple[int, int, int]]]:
-    """The conversations one trace's entries belong to, each with its first entry's order key.
-
-    The key is ``(start, depth, seq)`` of the part's first entry as grouping orders it; a
-    conversation's first entry is the least over its traces.
-    """
-    keys = []
-    for conversation in group_conversations(entries):
-        first = conversation.entries[0]
-        keys.append((conversation.id, (first.start, len(conversation.ancestors(first)), first.seq)))
-    return keys
 
 
 def _history_scope(span: SpanRecord) -> str:

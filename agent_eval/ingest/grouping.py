@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from agent_eval.ingest.span_entry import SpanEntry
 
-__all__ = ["Conversation", "TraceTree", "group_conversations"]
+__all__ = ["Conversation", "TraceTree", "conversation_keys", "group_conversations"]
 
+_RANK = itemgetter(0, 1, 2)
 MAX_NOTES_PER_KIND = 5
 """How many orphan/cycle notes a trace keeps (the rest are summarised by count)."""
 
@@ -110,22 +112,59 @@ def group_conversations(entries: Iterable[SpanEntry]) -> list[Conversation]:
     for entry in entries:
         by_trace.setdefault(entry.trace_id, []).append(entry)
     conversations: dict[str, Conversation] = {}
+    order: dict[str, list[tuple[int, int, int, SpanEntry]]] = {}
+    """Per conversation: (start, depth, seq, entry), the order its entries are sorted by."""
     for trace_id, trace_entries in by_trace.items():
         tree = TraceTree(trace_entries)
         default = _trace_conversation_id(trace_entries) or trace_id
         for entry in trace_entries:
-            key = _own_conversation_id(entry, tree) or default
-            conversation = conversations.setdefault(key, Conversation(key))
-            conversation.entries.append(entry)
+            chain = tree.ancestors(entry)
+            key = _own_conversation_id(entry, chain) or default
+            conversation = conversations.get(key)
+            if conversation is None:
+                conversation = conversations[key] = Conversation(key)
+                order[key] = []
+            order[key].append((entry.start, len(chain), entry.seq, entry))
             conversation.trees[trace_id] = tree
-    for conversation in conversations.values():
-        conversation.entries.sort(key=lambda e: (e.start, len(conversation.ancestors(e)), e.seq))
+    for key, conversation in conversations.items():
+        ranked = order[key]
+        ranked.sort(key=_RANK)  # seq is unique, so the entry itself is never compared
+        conversation.entries = [r[3] for r in ranked]
     return sorted(conversations.values(), key=lambda c: (c.entries[0].start, c.entries[0].seq))
 
 
-def _own_conversation_id(entry: SpanEntry, tree: TraceTree) -> str | None:
+def conversation_keys(entries: Iterable[SpanEntry]) -> list[tuple[str, tuple[int, int, int]]]:
+    """Each conversation's id and the order key of its first entry, without grouping them.
+
+    Returns:
+        ``(conversation id, (start, depth, seq))`` per conversation, in order of first entry:
+        the ids :func:`group_conversations` gives and the ``(start, depth, seq)`` of the entry
+        it puts first in each (the least by that key).
+
+    """
+    by_trace: dict[str, list[SpanEntry]] = {}
+    for entry in entries:
+        by_trace.setdefault(entry.trace_id, []).append(entry)
+    firsts: dict[str, tuple[int, int, int]] = {}
+    for trace_id, trace_entries in by_trace.items():
+        tree = TraceTree(trace_entries)
+        default = _trace_conversation_id(trace_entries) or trace_id
+        for entry in trace_entries:
+            chain = tree.ancestors(entry)
+            key = _own_conversation_id(entry, chain) or default
+            rank = (entry.start, len(chain), entry.seq)
+            first = firsts.get(key)
+            if first is None or rank < first:
+                firsts[key] = rank
+    return sorted(firsts.items(), key=lambda item: (item[1][0], item[1][2]))
+
+
+def _own_conversation_id(entry: SpanEntry, ancestors: list[SpanEntry]) -> str | None:
     """The conversation id on the span, else on its nearest ancestor that has one."""
-    for candidate in (entry, *tree.ancestors(entry)):
+    ex = entry.extraction
+    if ex is not None and ex.conversation_id:
+        return ex.conversation_id
+    for candidate in ancestors:
         ex = candidate.extraction
         if ex is not None and ex.conversation_id:
             return ex.conversation_id
