@@ -8,14 +8,14 @@ message types; ``span_ids`` on them are filled in by assembly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Literal, TypeAlias
 
 from pydantic import JsonValue
 
 from agent_eval.trace import Message, RetrievedDocument
 
-__all__ = ["SpanExtraction", "SpanKind", "ToolExecution"]
+__all__ = ["SpanExtraction", "SpanKind", "ToolExecution", "new_span_extraction"]
 
 SpanKind: TypeAlias = Literal["llm", "tool", "agent", "retriever", "chain", "other"]
 """The role a span plays in an agent run (OpenInference span kinds, GenAI operation names)."""
@@ -84,3 +84,63 @@ class SpanExtraction:
     def is_empty(self) -> bool:
         """True when the extraction carries no message, tool run or document."""
         return not (self.input_messages or self.output_messages or self.tool or self.documents)
+
+
+_new = object.__new__
+(
+    _set_convention,
+    _set_kind,
+    _set_input_messages,
+    _set_output_messages,
+    _set_tool,
+    _set_agent_name,
+    _set_conversation_id,
+    _set_model,
+    _set_input_tokens,
+    _set_output_tokens,
+    _set_retrieval_query,
+    _set_documents,
+    _set_ignored_reason,
+    _set_notes,
+) = (getattr(SpanExtraction, f.name).__set__ for f in fields(SpanExtraction))
+
+
+def new_span_extraction(  # noqa: PLR0917  (one argument per field, positional for speed)
+    convention: str,
+    kind: SpanKind,
+    input_messages: tuple[Message, ...],
+    output_messages: tuple[Message, ...],
+    tool: ToolExecution | None,
+    agent_name: str | None,
+    conversation_id: str | None,
+    model: str | None,
+    input_tokens: int | None,
+    output_tokens: int | None,
+    retrieval_query: str | None,
+    documents: tuple[RetrievedDocument, ...],
+    ignored_reason: str | None,
+    notes: tuple[str, ...],
+) -> SpanExtraction:
+    """A :class:`SpanExtraction` equal to ``SpanExtraction(...)`` of the same fields, built faster.
+
+    For a convention that builds one per span: the frozen dataclass ``__init__`` parses keyword
+    arguments and sets each of the 14 slots through ``object.__setattr__``, about 2.5x the cost
+    of setting the slots directly. The arguments are the fields in declaration order; no checks
+    are made (the types are the caller's to get right, as with the plain constructor).
+    """
+    extraction = _new(SpanExtraction)
+    _set_convention(extraction, convention)
+    _set_kind(extraction, kind)
+    _set_input_messages(extraction, input_messages)
+    _set_output_messages(extraction, output_messages)
+    _set_tool(extraction, tool)
+    _set_agent_name(extraction, agent_name)
+    _set_conversation_id(extraction, conversation_id)
+    _set_model(extraction, model)
+    _set_input_tokens(extraction, input_tokens)
+    _set_output_tokens(extraction, output_tokens)
+    _set_retrieval_query(extraction, retrieval_query)
+    _set_documents(extraction, documents)
+    _set_ignored_reason(extraction, ignored_reason)
+    _set_notes(extraction, notes)
+    return extraction

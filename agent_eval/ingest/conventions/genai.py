@@ -43,7 +43,12 @@ from agent_eval.ingest.conventions.messages import (
     text_of,
     to_json_value,
 )
-from agent_eval.ingest.extraction import SpanExtraction, SpanKind, ToolExecution
+from agent_eval.ingest.extraction import (
+    SpanExtraction,
+    SpanKind,
+    ToolExecution,
+    new_span_extraction,
+)
 from agent_eval.ingest.safe_text import brief
 from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.ingest.spans import LogRecord, SpanRecord
@@ -94,18 +99,21 @@ class GenAIConvention(Convention):
             events = event_bodies(span.events, logs) if span.events or logs else ()
             tool = tool_execution(attrs, inputs, outputs, events)
             inputs, outputs = [], []
-        extraction = SpanExtraction(
-            convention=self.name,
-            kind=kind,
-            input_messages=tuple(inputs),
-            output_messages=tuple(outputs),
-            tool=tool,
-            agent_name=_str(attrs.get(k.AGENT_NAME)),
-            conversation_id=conversation_id(attrs),
-            model=_str(attrs.get(k.RESPONSE_MODEL)) or _str(attrs.get(k.REQUEST_MODEL)),
-            input_tokens=_tokens(span, k.USAGE_INPUT_TOKENS, k.USAGE_PROMPT_TOKENS),
-            output_tokens=_tokens(span, k.USAGE_OUTPUT_TOKENS, k.USAGE_COMPLETION_TOKENS),
-            notes=tuple(f"span {span.span_id}: {note}" for note in notes),
+        extraction = new_span_extraction(
+            self.name,
+            kind,
+            tuple(inputs),
+            tuple(outputs),
+            tool,
+            _str(attrs.get(k.AGENT_NAME)),
+            conversation_id(attrs),
+            _str(attrs.get(k.RESPONSE_MODEL)) or _str(attrs.get(k.REQUEST_MODEL)),
+            _tokens(span, k.USAGE_INPUT_TOKENS, k.USAGE_PROMPT_TOKENS),
+            _tokens(span, k.USAGE_OUTPUT_TOKENS, k.USAGE_COMPLETION_TOKENS),
+            None,  # retrieval_query
+            (),  # documents
+            None,  # ignored_reason (set below when nothing usable was found)
+            tuple(f"span {span.span_id}: {note}" for note in notes) if notes else (),
         )
         if extraction.is_empty and notes:
             # nothing but unreadable messages: the span is invalid, with what was wrong

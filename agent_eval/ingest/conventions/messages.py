@@ -34,6 +34,7 @@ from agent_eval.ingest.conventions.content_parts import (
 from agent_eval.ingest.conventions.converse_blocks import converse_messages, is_converse_content
 from agent_eval.ingest.conventions.history_cache import HISTORY_MIN_CHARS, read_history
 from agent_eval.ingest.conventions.json_values import decode_json, parse_arguments, to_json_value
+from agent_eval.ingest.safe_text import MAX_NESTING
 from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.trace import (
     AssistantMessage,
@@ -81,6 +82,8 @@ ROLE_ALIASES: Mapping[str, str] = {
     "ipython": "tool",
 }
 """Role names seen in the wild -> our four roles (OpenAI, LangChain, Gemini, Llama)."""
+_ROLE_LOOKUP: dict[str, str] = dict(ROLE_ALIASES)
+""":data:`ROLE_ALIASES` as a plain dict, for the exact lower-case role most messages carry."""
 
 
 def tool_call(name: Any, arguments: Any, call_id: Any = None) -> ToolCall:
@@ -111,8 +114,10 @@ def build_message(
         ValueError: the role is not one of :data:`ROLE_ALIASES`.
 
     """
-    canonical = ROLE_ALIASES.get(str(role).lower()) if role is not None else None
-    extra = tuple(parts)
+    canonical = _ROLE_LOOKUP.get(role) if type(role) is str else None
+    if canonical is None and role is not None:
+        canonical = ROLE_ALIASES.get(str(role).lower())
+    extra = parts if type(parts) is tuple else tuple(parts)
     if canonical == "system":
         return SystemMessage(content=content, parts=extra)
     if canonical == "user":
@@ -207,12 +212,12 @@ def _from_parts(role: Any, parts: Sequence[Any]) -> Message:
     opaque: list[OpaquePart] = []
     response_id: str | None = None
     for part in parts:
-        if not isinstance(part, Mapping):
+        if not (type(part) is dict or isinstance(part, Mapping)):  # parsed JSON: no ABC check
             texts.append(text_of(part))
             continue
         kind = part.get("type")
         if kind in TEXT_PART_TYPES:
-            texts.append(text_of(part))
+            texts.append(_part_text(part))
         elif kind == "reasoning":
             reasoning.append(text_of(part))
         elif kind == "tool_call":
@@ -224,12 +229,20 @@ def _from_parts(role: Any, parts: Sequence[Any]) -> Message:
             opaque.append(attachment_part(str(kind or "unknown"), part))
     return build_message(
         role,
-        "\n".join(t for t in texts if t),
+        "\n".join([t for t in texts if t]),
         tool_calls=calls or None,
         tool_call_id=response_id,
         reasoning="\n".join(reasoning) or None,
         parts=opaque,
     )
+
+
+def _part_text(part: Mapping[str, Any]) -> str:
+    """:func:`text_of` a text part, reading an exact-``str`` ``text``/``content`` at once."""
+    text = part.get("text")
+    if text is None:
+        text = part.get("content")
+    return text if type(text) is str else text_of(part)
 
 
 def _response_text(response: Any) -> str:
@@ -238,6 +251,10 @@ def _response_text(response: Any) -> str:
     Microsoft Agent Framework records the result as its serialized ``FunctionResultContent``,
     ``{"type": "function_result", "call_id", "result"}``; the result inside is the text.
     """
+    if type(response) is str:  # plain text (no JSON object/array to unwrap) is the text
+        first = response[:1]
+        if not first or (first not in "[{" and not first.isspace()):
+            return response
     wrapped = decode_json(response) if isinstance(response, str) else response
     if isinstance(wrapped, Mapping) and wrapped.get("type") == "function_result":
         response = wrapped.get("result")
@@ -341,16 +358,31 @@ def read_message(data: Mapping[str, Any], default_role: str | None = None) -> tu
 
 @functools.lru_cache(maxsize=MESSAGE_CACHE_SIZE)
 def _read_message_json(raw: bytes, default_role: str | None) -> tuple[Message, ...]:
+    # ``raw`` is orjson's own output (valid UTF-8, no lone surrogates): with too few brackets to
+    # nest past the limit, safe_text.loads would only add the checks it cannot fail.
+    if raw.count(b"[") + raw.count(b"{") <= MAX_NESTING:
+        return _read_message(orjson.loads(raw), default_role)
     return _read_message(safe_json_loads(raw), default_role)
 
 
 def _read_message(data: Mapping[str, Any], default_role: str | None) -> tuple[Message, ...]:
+    parts = data.get("parts")
+    if type(parts) is list and not _splits(data, parts):  # GenAI parts shape, one message
+        return (_from_parts(data.get("role") or default_role, parts),)
     content = data.get("content") if "parts" not in data else None
     if _is_blocks_json(content):
         content = decode_json(content)
     if is_converse_content(content):  # Converse blocks: tool results become their own messages
         return tuple(converse_messages(_canonical_role(data.get("role") or default_role), content))
     return tuple(message_from_mapping(one, default_role) for one in split_tool_responses(data))
+
+
+def _splits(data: Mapping[str, Any], parts: list[Any]) -> bool:
+    """Whether :func:`split_tool_responses` gives more than ``data`` itself for these parts."""
+    for p in parts:
+        if (type(p) is dict or isinstance(p, Mapping)) and p.get("type") == "tool_call_response":
+            return not (len(parts) == 1 and data.get("role") == "tool")
+    return False
 
 
 def split_tool_responses(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
