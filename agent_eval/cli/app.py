@@ -11,7 +11,9 @@ from __future__ import annotations
 import logging
 import os
 import select
+import signal
 import sys
+from types import FrameType
 
 import typer
 from rich.console import Console
@@ -100,15 +102,55 @@ def _stdout_reader_gone(before: tuple[int, int] | None) -> bool:
     return now == (null.st_dev, null.st_ino) and before != now
 
 
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+"""Ctrl-C (SIGINT): the shell's 130. A ``score`` run keeps every result it finished."""
+EXIT_TERMINATED = 128 + signal.SIGTERM
+"""SIGTERM (a CI job cancelled, a container stopped): the shell's 143, after the same clean stop."""
+
+
+class _Terminate:
+    """SIGTERM handler: stop as Ctrl-C does, so a run commits what it finished before it exits.
+
+    Without it SIGTERM ends the process at once and ``score`` loses the results of its last
+    batch (at most 0.2 s; ``--resume`` scores them again). The handler calls whatever handles
+    SIGINT at that moment: asyncio's (which cancels the running task, whose ``finally`` blocks
+    commit the results) or Python's default (``KeyboardInterrupt``).
+    """
+
+    received = False
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        self.received = True
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:  # SIGINT ignored or not set from Python: fall back to an interrupt
+            raise KeyboardInterrupt
+
+
+def _handle_sigterm() -> _Terminate | None:
+    """Install :class:`_Terminate` unless something else already handles SIGTERM."""
+    try:
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            return None
+        terminate = _Terminate()
+        signal.signal(signal.SIGTERM, terminate)
+    except ValueError:  # not the main thread: leave signals to whoever embeds the CLI
+        return None
+    return terminate
+
+
 def main() -> None:
     """Run the CLI; turn agent-eval errors into a one-line message and their exit code.
 
     When the reader of stdout goes away (``| head``) any command stops quietly with exit 0,
-    instead of the 1 that rich and typer give (1 is "a gate failed").
+    instead of the 1 that rich and typer give (1 is "a gate failed"). Ctrl-C exits 130 and
+    SIGTERM 143, both after the same clean stop (a run's finished results are committed).
     """
     if os.environ.get(DEBUG_ENV):
         _debug_logging()
     before = _stdout_identity()
+    terminate = _handle_sigterm()
     try:
         app()
     except AgentEvalError as exc:
@@ -117,4 +159,10 @@ def main() -> None:
     except SystemExit as exc:
         if exc.code == EXIT_GATE and _stdout_reader_gone(before):
             sys.exit(EXIT_OK)
+        if terminate is not None and terminate.received:
+            sys.exit(EXIT_TERMINATED)
         raise
+    except KeyboardInterrupt:  # raised past typer (standalone mode turns it into exit 130)
+        sys.exit(
+            EXIT_TERMINATED if terminate is not None and terminate.received else EXIT_INTERRUPTED
+        )

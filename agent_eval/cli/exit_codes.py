@@ -15,6 +15,7 @@ One table, the same for every command (the README's "Exit codes" table is this o
    permissions), or another ``agent-eval`` run holds its lock
 == ========================================================================================
 
+Ctrl-C exits 130 and SIGTERM 143 (:func:`agent_eval.cli.app.main`), after a clean stop.
 Typer's own usage errors (an unknown flag) exit 2 as well.
 """
 
