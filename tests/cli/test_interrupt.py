@@ -1,6 +1,6 @@
 """Ctrl-C and SIGTERM stop a ``score`` run cleanly: every finished result committed, exit 130 / 143.
 
-A real ``agent-eval score`` subprocess against the fake server (20 ms per call, 16 in flight) is
+A real ``agent-eval score`` subprocess against the fake server (50 ms per call, 16 in flight) is
 sent the signal once 40 conversations have reached stage 2. The store then holds, in both of its
 files, every conversation the judge finished: at least the stage-2 requests the server saw minus
 the 16 that can be in flight (a SIGKILL may lose up to a 128-row / 0.2 s batch), and ``--resume``
@@ -25,7 +25,11 @@ from ..run.goal_script import script_goal_judge, trace
 
 N = 300
 CONCURRENCY = 16
-MAIN = "from agent_eval.cli import main; main()"
+MAIN = (  # a shell without job control (a CI runner's) starts background jobs with SIGINT
+    # ignored, and children inherit that: the run gets the Ctrl-C a terminal gives
+    "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from agent_eval.cli import main; main()"
+)
 
 
 def _score(inputs: Path, server: FakeModelServer, out: Path, *extra: str) -> list[str]:
@@ -48,10 +52,13 @@ def test_a_signal_stops_score_cleanly_and_resume_finishes(
     inputs.write_text("".join(t.model_dump_json() + "\n" for t in traces))
     env = {**os.environ, "INTERRUPT_TEST_KEY": "sk-interrupt"}
     out = tmp_path / "run"
-    with FakeModelServer(latency=0.02) as server:
+    with FakeModelServer(latency=0.05) as server:
         script_goal_judge(server)
         process = subprocess.Popen(
-            _score(inputs, server, out), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            _score(inputs, server, out),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         deadline = time.monotonic() + 60
         while _stage_2(server) < 40 and process.poll() is None and time.monotonic() < deadline:
