@@ -316,8 +316,11 @@ def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         ),
     ] = False,
 ) -> None:
-    """Judge each conversation K times (cache bypassed for repeats) and measure agreement.
+    """Judge each conversation K times (repeat 0 may come from the cache) and measure agreement.
 
+    Repeats 1..K-1 always call the judge; repeat 0 may be answered from the judge-call cache,
+    as a score run of the same configuration would be (--refresh-cache or --no-cache: all K
+    calls fresh).
     Claim-level metrics (faithfulness, groundedness) judge the same pinned atoms in every
     repeat and report the flip rate per atom as well as per score.
     """
