@@ -90,7 +90,11 @@ def calibrate_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     ] = None,
     inputs: Annotated[
         list[Path] | None,
-        typer.Option("--inputs", help="Traces carrying labels (e.g. tau-bench rewards)."),
+        typer.Option(
+            "--inputs",
+            help="Traces carrying labels (e.g. tau-bench rewards); repeatable, one path each: "
+            "--inputs A --inputs B.",
+        ),
     ] = None,
     label_field: LabelFieldOpt = None,
     prediction_field: Annotated[
@@ -100,7 +104,9 @@ def calibrate_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         str | None,
         typer.Option(
             "--metric",
-            help="The metric to calibrate (needed when the run scored several; exit 2 lists them).",
+            help="The metric to calibrate (needed when the run scored several; exit 2 lists "
+            "them). A bare name is its default identity, as score takes it: tool_call_accuracy "
+            "is tool_call_accuracy@1, not tool_call_accuracy[order=superset].",
         ),
     ] = None,
     formatter: Annotated[
