@@ -44,11 +44,22 @@ class ConfigurationIdentity(BaseModel):
         )
 
     def __str__(self) -> str:
-        """``metric | formatter#fingerprint[:12] | prompt sha256[:12] | judge model``."""
-        return (
-            f"{self.metric} | {self.formatter}#{self.formatter_fingerprint[:12]} | "
-            f"prompt {self.prompt_sha256[:12]} | judge {self.judge_model}"
+        """``metric | formatter#fingerprint[:12] | prompt sha256[:12] | judge model``.
+
+        A judge-free metric (judge ``none``, formatter ``none``, no prompt) reads
+        ``metric | no formatter, no prompt (judge-free)``; a judged one that reads no rendering
+        shows ``no formatter`` in the formatter's place.
+        """
+        no_formatter = self.formatter == "none" and not self.formatter_fingerprint
+        if no_formatter and not self.prompt_sha256 and self.judge_model == "none":
+            return f"{self.metric} | no formatter, no prompt (judge-free)"
+        formatter = (
+            "no formatter"
+            if no_formatter
+            else f"{self.formatter}#{self.formatter_fingerprint[:12]}"
         )
+        prompt = f"prompt {self.prompt_sha256[:12]}" if self.prompt_sha256 else "no prompt"
+        return f"{self.metric} | {formatter} | {prompt} | judge {self.judge_model}"
 
 
 def identity_of(results: Iterable[MetricResult]) -> ConfigurationIdentity | None:

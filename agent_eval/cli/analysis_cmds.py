@@ -90,7 +90,11 @@ def calibrate_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     ] = None,
     inputs: Annotated[
         list[Path] | None,
-        typer.Option("--inputs", help="Traces carrying labels (e.g. tau-bench rewards)."),
+        typer.Option(
+            "--inputs",
+            help="Traces carrying labels (e.g. tau-bench rewards); repeatable, one path each: "
+            "--inputs A --inputs B.",
+        ),
     ] = None,
     label_field: LabelFieldOpt = None,
     prediction_field: Annotated[
@@ -100,7 +104,9 @@ def calibrate_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         str | None,
         typer.Option(
             "--metric",
-            help="The metric to calibrate (needed when the run scored several; exit 2 lists them).",
+            help="The metric to calibrate (needed when the run scored several; exit 2 lists "
+            "them). A bare name is its default identity, as score takes it: tool_call_accuracy "
+            "is tool_call_accuracy@1, not tool_call_accuracy[order=superset].",
         ),
     ] = None,
     formatter: Annotated[
@@ -316,8 +322,11 @@ def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         ),
     ] = False,
 ) -> None:
-    """Judge each conversation K times (cache bypassed for repeats) and measure agreement.
+    """Judge each conversation K times (repeat 0 may come from the cache) and measure agreement.
 
+    Repeats 1..K-1 always call the judge; repeat 0 may be answered from the judge-call cache,
+    as a score run of the same configuration would be (--refresh-cache or --no-cache: all K
+    calls fresh).
     Claim-level metrics (faithfulness, groundedness) judge the same pinned atoms in every
     repeat and report the flip rate per atom as well as per score.
     """

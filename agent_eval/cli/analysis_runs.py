@@ -58,7 +58,7 @@ from agent_eval.cli.score_cmds import (
 from agent_eval.cli.tables import print_table
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config
 from agent_eval.costs import PriceTable
-from agent_eval.errors import ConfigError, InputError, JudgeNotConfiguredError
+from agent_eval.errors import AgentEvalError, ConfigError, InputError, JudgeNotConfiguredError
 from agent_eval.ingest.pipeline import ingest
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric
@@ -303,16 +303,48 @@ def run_repeats(
 
 
 def _metric_matches(row_metric: str, wanted: str | None) -> bool:
-    """Whether ``row_metric`` is the metric ``wanted`` names, spelled as ``score`` takes it.
+    """Whether ``row_metric`` is (a variant of) the metric ``wanted`` names, as ``score`` takes it.
 
-    A bare name matches every version and parameter set; a version or parameters
+    A bare name matches every version and parameter set of that name (:func:`_narrow_bare`
+    then picks the default identity); a version or parameters
     (``tool_call_accuracy[order=superset]``) match that exact identity.
     """
     if wanted is None:
         return True
-    if "@" not in wanted and "[" not in wanted:
+    if _is_bare(wanted):
         return row_metric.partition("@")[0].partition("[")[0] == wanted
     return row_metric == build_metric(wanted).id
+
+
+def _is_bare(metric: str) -> bool:
+    return "@" not in metric and "[" not in metric
+
+
+def _narrow_bare(rows: list[MetricResult], metric: str) -> list[MetricResult]:
+    """The rows of the identity a bare ``--metric NAME`` means.
+
+    ``NAME`` means what ``score --metric NAME`` scores: the registered version with default
+    parameters (``tool_call_accuracy`` is ``tool_call_accuracy@1``, not
+    ``tool_call_accuracy@1[order=superset]``). A run that holds one identity of that name only
+    (an older version, or one parameter set) is calibrated on it.
+
+    Raises:
+        ConfigError: The run holds several identities of ``NAME`` and none is the default one.
+
+    """
+    identities = sorted({r.metric for r in rows})
+    if len(identities) <= 1:
+        return rows
+    try:
+        default = build_metric(metric).id
+    except AgentEvalError:  # not registered here (a plugin not installed): no default to pick
+        default = None
+    if default in identities:
+        return [r for r in rows if r.metric == default]
+    raise ConfigError(
+        f"the run scored {len(identities)} variants of {metric} ({', '.join(identities)}); "
+        f"calibrate one at a time: --metric '{identities[0]}'"
+    )
 
 
 def _select(
@@ -321,6 +353,8 @@ def _select(
     rows = [
         r for r in results if _metric_matches(r.metric, metric) and formatter in (None, r.formatter)
     ]
+    if metric is not None and _is_bare(metric):
+        rows = _narrow_bare(rows, metric)
     if results and not rows:
         have = sorted({f"{r.metric} {r.formatter}" for r in results})
         raise ConfigError(f"no results match --metric/--formatter; the run has: {'; '.join(have)}")

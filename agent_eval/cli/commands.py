@@ -55,7 +55,7 @@ COMMANDS: dict[str, Command] = {
     ),
     "stability": Command(
         "agent_eval.cli.analysis_cmds",
-        "Judge each conversation K times (cache bypassed for repeats) and measure agreement.",
+        "Judge each conversation K times (repeat 0 may come from the cache) and measure agreement.",
     ),
     "calibrate": Command(
         "agent_eval.cli.analysis_cmds",

@@ -1,12 +1,13 @@
 """Options and helpers shared by the commands that render conversations (``show``, ``diff``).
 
 ``read_traces`` streams conversations from ``agent_eval.ingest.pipeline.ingest``, reports files
-it had to skip on stderr, and fails with the conversation ids it saw when ``--conversation``
-matched none.
+it had to skip on stderr, and fails with the conversation ids it saw (and ``did you mean X?``
+for a close one, as unknown metric and formatter names get) when ``--conversation`` matched none.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 from typing import Annotated
 
@@ -41,6 +42,31 @@ Conversation = Annotated[
 ]
 
 
+class _Closest:
+    """The id closest to ``wanted`` among those offered, as :func:`difflib.get_close_matches`.
+
+    It picks the highest ratio >= 0.6 (that function's default cutoff), kept while streaming, so
+    memory stays one id whatever the input holds.
+    """
+
+    CUTOFF = 0.6
+
+    def __init__(self, wanted: str) -> None:
+        self._matcher = difflib.SequenceMatcher()
+        self._matcher.set_seq2(wanted)
+        self._ratio = self.CUTOFF
+        self.best: str | None = None
+
+    def offer(self, candidate: str) -> None:
+        m = self._matcher
+        m.set_seq1(candidate)
+        if m.real_quick_ratio() < self._ratio or m.quick_ratio() < self._ratio:
+            return
+        ratio = m.ratio()
+        if ratio > self._ratio or (self.best is None and ratio >= self._ratio):
+            self._ratio, self.best = ratio, candidate
+
+
 def load_formatter_paths(paths: list[str] | None) -> None:
     """Register the formatters of every ``--formatter-path`` location (see ``load_formatters``)."""
     for location in paths or ():
@@ -51,7 +77,8 @@ def read_traces(paths: list[str], fmt: str, conversation: str | None) -> Iterato
     """Stream the conversations of ``paths`` (only ``conversation`` when given).
 
     Raises:
-        ConfigError: ``conversation`` matched nothing; lists the ids seen.
+        ConfigError: ``conversation`` matched nothing; names the closest id (``did you mean``)
+            and lists the first ids seen.
         InputError: no input could be read at all.
 
     """
@@ -59,10 +86,13 @@ def read_traces(paths: list[str], fmt: str, conversation: str | None) -> Iterato
 
     run = ingest(paths, format=fmt)
     seen: list[str] = []  # the first ids only, for the error message (memory stays bounded)
+    closest = _Closest(conversation or "")
     found = False
     for trace in run:
         if len(seen) <= 20:
             seen.append(trace.conversation_id)
+        if conversation is not None and not found:
+            closest.offer(trace.conversation_id)
         if conversation is None or trace.conversation_id == conversation:
             found = True
             yield trace
@@ -74,4 +104,7 @@ def read_traces(paths: list[str], fmt: str, conversation: str | None) -> Iterato
             )
     if conversation is not None and not found:
         listed = ", ".join(seen[:20]) + (" ..." if len(seen) > 20 else "")
-        raise ConfigError(f"no conversation {conversation!r} in the input; conversations: {listed}")
+        hint = f"; did you mean {closest.best!r}?" if closest.best else ""
+        raise ConfigError(
+            f"no conversation {conversation!r} in the input{hint}; conversations: {listed}"
+        )

@@ -616,8 +616,9 @@ def _print_usage(
 def unit_lines(rows: Sequence[MetricResult], limit: int = 10) -> str:
     """Per-unit pass/fail of atom-scored rows as ``k of n``: the units with failing atoms.
 
-    Lists up to ``limit`` units (lowest share first) with their first failing atom, and says
-    how many units had every atom pass; ``""`` when no row carries atoms.
+    Says, per metric, how many of its scored units had every atom pass (``metric k of n``; a
+    unit scored by four metrics counts once under each), then lists up to ``limit`` units
+    (lowest share first) with their first failing atom; ``""`` when no row carries atoms.
     """
     scored = [(r, r.atoms) for r in rows if r.status == "ok" and r.atoms]
     if not scored:
@@ -626,7 +627,13 @@ def unit_lines(rows: Sequence[MetricResult], limit: int = 10) -> str:
         ((r, atoms) for r, atoms in scored if not all(a.passed for a in atoms)),
         key=lambda pair: (pair[0].score or 0.0, pair[0].metric, pair[0].subject),
     )
-    lines = [f"units with every atom passed: {len(scored) - len(failing)} of {len(scored)}"]
+    per_metric: dict[str, list[int]] = {}  # metric -> [units with every atom passed, scored]
+    for row, atoms in scored:
+        counts = per_metric.setdefault(row.metric, [0, 0])
+        counts[0] += all(a.passed for a in atoms)
+        counts[1] += 1
+    shares = "; ".join(f"{metric} {k} of {n}" for metric, (k, n) in sorted(per_metric.items()))
+    lines = [f"units with every atom passed: {shares}"]
     for row, atoms in failing[:limit]:
         first = next(a for a in atoms if not a.passed)
         lines.append(

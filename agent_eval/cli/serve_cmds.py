@@ -26,7 +26,7 @@ from rich.markup import escape
 from agent_eval.cli.app import EXIT_USAGE, app, err_console
 from agent_eval.cli.event_options import EventOptions, EventsFile, OtlpEndpoint
 from agent_eval.cli.help_format import HelpCommand
-from agent_eval.cli.judge_setup import HOW_TO_CONFIGURE, build_judge, judge_model, missing_judge
+from agent_eval.cli.judge_setup import build_judge, judge_model, missing_judge
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
 from agent_eval.errors import AgentEvalError, ConfigError
 
@@ -36,6 +36,19 @@ if TYPE_CHECKING:  # imported where used: aiohttp and the engine cost every comm
 __all__ = ["serve"]
 
 _MB = 1024 * 1024
+
+SERVE_HOW_TO_CONFIGURE = """\
+No judge is configured, so serve did not start: it scores each conversation as it closes.
+To serve, either:
+  - use OpenAI: export OPENAI_API_KEY=... and run again (judge {default}, or --judge MODEL);
+  - use a local OpenAI-compatible server with --base-url and --judge, e.g.
+      Ollama     --base-url http://localhost:11434/v1 --judge qwen2.5:7b-instruct
+      vLLM       --base-url http://localhost:8000/v1  --judge Qwen/Qwen2.5-7B-Instruct
+  - or set judge and base-url in the [score] table of agent-eval.toml (a [judge] table for
+    a judge factory such as langchain:my_pkg.judges:make_chat_model).
+The key is read from the environment variable named by --api-key-env (default OPENAI_API_KEY),
+never from a flag or a file."""
+"""``serve``'s hint when no judge is configured: it has no plan to show and scored nothing yet."""
 
 
 async def _serve(
@@ -51,7 +64,9 @@ async def _serve(
 
     model = judge_model(cfg)
     if model is None:
-        raise ConfigError(f"{missing_judge(cfg)}\n{HOW_TO_CONFIGURE.format(default=DEFAULT_JUDGE)}")
+        raise ConfigError(
+            f"{missing_judge(cfg)}\n{SERVE_HOW_TO_CONFIGURE.format(default=DEFAULT_JUDGE)}"
+        )
     metric = build_metric(cfg.metric, temperature=cfg.temperature, seed=cfg.seed)
     stack = wrap_judge(
         build_judge(cfg, model),

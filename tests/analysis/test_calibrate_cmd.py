@@ -223,3 +223,79 @@ def test_calibrate_takes_the_metric_spelled_as_score_takes_it(
               "--metric", "tool_call_accuracy[order=any]"],
     )  # fmt: skip
     assert wrong.exit_code == 2 and "no results match --metric" in wrong.stderr
+
+
+def test_bare_metric_name_means_the_default_identity(tmp_path: Path, make_result: Any) -> None:
+    # regression (trial5 #7): a run of tool_call_accuracy and tool_call_accuracy[order=superset]
+    # gave "the results mix 2 configurations" for --metric tool_call_accuracy
+    with ResultStore(tmp_path / "run") as store:
+        for cid, strict, superset in (("a", "0", "1"), ("b", "0", "1"), ("c", "1", "1")):
+            store.add(make_result(cid, strict, metric="tool_call_accuracy@1"))
+            store.add(make_result(cid, superset, metric="tool_call_accuracy@1[order=superset]"))
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(f'{{"conversation_id": "{c}", "label": 1}}\n' for c in "abc"))
+    base = ["calibrate", str(tmp_path / "run"), "--labels", str(labels), "--json", "--metric"]
+    agree = {}
+    for spelling in ("tool_call_accuracy", "tool_call_accuracy@1",
+                     "tool_call_accuracy[order=superset]"):  # fmt: skip
+        result = CliRunner().invoke(app, [*base, spelling])
+        assert result.exit_code == 0, (spelling, result.output)
+        agree[spelling] = (json.loads(result.stdout)["n_agree"], json.loads(result.stdout)["n"])
+    assert agree == {
+        "tool_call_accuracy": (1, 3),  # only c: the strict default, as @1 names it
+        "tool_call_accuracy@1": (1, 3),
+        "tool_call_accuracy[order=superset]": (3, 3),
+    }
+
+
+def test_bare_metric_name_with_no_default_variant_lists_the_variants(
+    tmp_path: Path, make_result: Any
+) -> None:
+    with ResultStore(tmp_path / "run") as store:
+        for order in ("any", "in_order"):
+            store.add(make_result("a", "1", metric=f"trajectory_match@1[order={order}]"))
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text('{"conversation_id": "a", "label": 1}\n')
+    args = ["calibrate", str(tmp_path / "run"), "--labels", str(labels),
+            "--metric", "trajectory_match"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert "the run scored 2 variants of trajectory_match" in result.stderr
+    assert "trajectory_match@1[order=any], trajectory_match@1[order=in_order]" in result.stderr
+
+
+def test_judge_free_configuration_shows_no_formatter_no_prompt(
+    tmp_path: Path, make_result: Any
+) -> None:
+    # regression (trial5 #13): "applies to" read "tool_call_accuracy@1 | none# | prompt  | ..."
+    judge_free = {"formatter": "none", "formatter_fingerprint": "", "prompt_sha256": "",
+                  "judge_model": "none", "input_tokens": 0, "output_tokens": 0}  # fmt: skip
+    with ResultStore(tmp_path / "run") as store:
+        for cid, verdict in (("a", "1"), ("b", "0")):
+            store.add(make_result(cid, verdict, metric="tool_call_accuracy@1", **judge_free))
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        '{"conversation_id": "a", "label": 1}\n{"conversation_id": "b", "label": 1}\n'
+    )
+    args = ["calibrate", str(tmp_path / "run"), "--labels", str(labels)]
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "tool_call_accuracy@1 | no formatter, no prompt (judge-free)" in result.stdout
+    assert "none#" not in result.stdout and "prompt  " not in result.stdout
+
+
+def test_configuration_identity_text_of_judged_rows(make_result: Any) -> None:
+    from agent_eval.analysis.selection import ConfigurationIdentity
+
+    judged = ConfigurationIdentity.of(make_result("a", "1"))
+    assert str(judged) == (
+        "goal_accuracy@1 | transcript@1#ffffffffffff | prompt aaaaaaaaaaaa | judge gpt-4o-mini"
+    )
+    no_rendering = ConfigurationIdentity.of(
+        make_result(
+            "a", "1", metric="context_precision@1", formatter="none", formatter_fingerprint=""
+        )
+    )
+    assert str(no_rendering) == (
+        "context_precision@1 | no formatter | prompt aaaaaaaaaaaa | judge gpt-4o-mini"
+    )

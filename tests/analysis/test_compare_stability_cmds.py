@@ -193,3 +193,29 @@ def test_no_cache_calls_the_judge_for_everything(
     _compare(fake_server, traces, tmp_path / "out", "--no-cache", "--rpm", "6000")
     assert len(fake_server.requests) == 2 * 2 * 6  # no stage-2 answer shared between variants
     assert not (tmp_path / "out" / "judge-cache.db").exists()
+
+
+def test_stability_repeat_0_may_come_from_the_cache_and_refresh_makes_all_fresh(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    # regression (trial5 #12): the help and README said repeats never come from the cache; repeat
+    # 0 may (it shares score's entries), repeats 1..K-1 never; --refresh-cache makes all K fresh
+    judge_script.script(fake_server)
+    traces = judge_script.write_traces(tmp_path / "traces.jsonl", {"s0": "DONE", "s1": ""})
+    base = ["stability", str(traces), "--repeats", "3", "--formatter", "transcript@1",
+            *_judge_args(fake_server), "--json"]  # fmt: skip
+    sent = []
+    cached = []
+    for n, extra in enumerate(([], [], ["--refresh-cache"])):
+        before = len(fake_server.requests)
+        args = [*base, "--out", str(tmp_path / f"st{n}"), *extra]
+        result = CliRunner().invoke(app, args, env=ENV)
+        assert result.exit_code == 0, result.output
+        sent.append(len(fake_server.requests) - before)
+        cached.append(json.loads(result.stdout)["stability"]["cached_rows"])
+    # 2 conversations x 2 stages: cold 3 repeats; warm repeat 0 cached; refreshed 3 again
+    assert sent == [3 * 2 * 2, 2 * 2 * 2, 3 * 2 * 2]
+    assert cached == [0, 2, 0]
+    help_text = " ".join(CliRunner().invoke(app, ["stability", "--help"]).stdout.split())
+    assert "repeat 0 may come from the cache" in help_text
+    assert "Repeats 1..K-1 always call the judge" in help_text

@@ -37,6 +37,13 @@ def test_the_first_command_scores_the_judge_free_metrics_and_prints_the_plan(
     assert result.exit_code == 2, result.stderr  # goal accuracy could not run: no judge
     assert "No judge is configured, so goal_accuracy@1 was not scored" in result.stderr
     assert "judge calls" in result.stdout  # goal accuracy's plan
+    # regression (trial5 #11): the README said the plan came after the judge-free results, and
+    # the last line summed rows over the four metrics ("108 of 108" for 27 units)
+    out = " ".join(result.stdout.split())
+    assert out.index("scoring plan (no judge called)") < out.index("tool_call_accuracy@1")
+    assert "it first prints goal accuracy's plan" in " ".join(
+        (ROOT / "README.md").read_text(encoding="utf-8").split()
+    )
     rows = load_results(tmp_path / "fixtures")
     expected = json.loads((ROOT / "fixtures" / "expected.json").read_text())["conversations"]
     n = len(expected)
@@ -48,3 +55,7 @@ def test_the_first_command_scores_the_judge_free_metrics_and_prints_the_plan(
         ("loops@1", "ok"): n,
     }
     assert all(r.score == 1.0 for r in rows)  # the scripted calls are the references
+    assert (
+        f"units with every atom passed: loops@1 {n} of {n}; tool_call_accuracy@1 {n} of {n}; "
+        f"tool_errors@1 {n} of {n}; trajectory_match@1 {n} of {n}"
+    ) in out

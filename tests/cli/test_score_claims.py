@@ -93,7 +93,8 @@ def test_three_metrics_in_one_run_one_row_per_unit_per_metric(
     assert "atoms passed" in out and "1 of 2 over 1 scored units" in out
     assert "stage decompose" in out and "stage verify" in out
     assert "judge tokens and cost by stage" in out
-    assert "units with every atom passed: 0 of 2" in out
+    # per metric (trial5 #11: "0 of 2" summed rows over faithfulness and groundedness)
+    assert "units with every atom passed: faithfulness@1 0 of 1; groundedness@1 0 of 1" in out
     assert "faithfulness@1 returns/turn:1: 1 of 2 passed" in out
     assert (tmp_path / "out" / "decompositions.db").is_file()
     # the report can find each verified quote in the unit's stored context

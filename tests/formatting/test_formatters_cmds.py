@@ -223,3 +223,22 @@ def test_unreadable_file_beside_good_ones_is_reported_not_fatal(traces_file: Pat
     assert result.exit_code == 0, result.output
     assert result.stdout == get_formatter("transcript@1").render(probe_set()[0])
     assert "skipped" in result.stderr and "junk.json" in result.stderr
+
+
+def test_show_unknown_conversation_suggests_the_closest_id(traces_file: Path) -> None:
+    # regression (trial5 #15): `show --conversation lc/flihgt` listed ids but no "did you mean"
+    result = runner.invoke(app, ["show", str(traces_file), "--conversation", "probe-mulit-agent"])
+    assert result.exit_code == 2
+    err = " ".join(result.stderr.split())
+    assert (
+        "no conversation 'probe-mulit-agent' in the input; did you mean 'probe-multi-agent'?" in err
+    )
+    far = runner.invoke(app, ["show", str(traces_file), "--conversation", "zzzz"])
+    assert far.exit_code == 2 and "did you mean" not in far.stderr
+
+
+def test_show_fixture_conversation_typo_suggests_it() -> None:
+    fixtures = Path(__file__).parents[2] / "fixtures" / "otel"
+    result = runner.invoke(app, ["show", str(fixtures), "--conversation", "lc/flihgt"])
+    assert result.exit_code == 2
+    assert "did you mean 'lc/flight'?" in " ".join(result.stderr.split())

@@ -129,5 +129,9 @@ def test_serve_without_a_judge_is_a_usage_error(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 2
-    assert "No judge is configured" in done.stderr or "judge" in done.stderr.lower()
+    # regression (trial5 #9): the hint was score's ("nothing was scored", "--dry-run shows this
+    # plan"), and serve has no --dry-run
+    assert "No judge is configured, so serve did not start" in done.stderr
+    assert "--base-url http://localhost:11434/v1 --judge qwen2.5:7b-instruct" in done.stderr
+    assert "--dry-run" not in done.stderr and "nothing was scored" not in done.stderr
     assert "Traceback" not in done.stderr
