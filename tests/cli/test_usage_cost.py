@@ -394,3 +394,22 @@ def test_html_judge_cost_agrees_with_the_terminal_on_a_cached_run(
             assert all(r.cached_calls == r.judge_calls == 2 for r in load_results(tmp_path / out))
             assert "judge total $0.0000" in terminal
             assert _judge_cost_cell(html) == "$0.0000"
+
+
+def test_html_judge_cost_of_a_judge_free_run_says_no_judge(tmp_path: Path) -> None:
+    """trial5 #4: a run of judge-free metrics only read "Judge cost $0.0000 (all N rows)" in
+    the HTML report while the terminal said "judge total none (no judge called)"."""
+    inputs = Path(__file__).parents[2] / "fixtures/otel/openai-agents-openinference.otlp.json"
+    out = tmp_path / "free"
+    args = ["score", str(inputs), "--metric", "tool_errors,loops", "--out", str(out)]
+    result = runner.invoke(app, args, env=ENV)
+    assert result.exit_code == 0, result.output
+    assert "judge total none (no judge called)" in " ".join(result.stdout.split())
+    rows = load_results(out)
+    assert len(rows) >= 2 and {r.judge_model for r in rows} == {"none"}
+    html = tmp_path / "free.html"
+    report = runner.invoke(app, ["report", str(out), "--html", str(html)])
+    assert report.exit_code == 0, report.output
+    assert _judge_cost_cell(html) == "no judge"
+    assert "$0.0000" not in html.read_text()
+
