@@ -85,6 +85,13 @@ class MetricSummary(_Payload):
     ``usage_unknown`` rows had a reply without usage, and ``estimated_input_tokens`` /
     ``estimated_output_tokens`` put those rows' request-based estimates in place of their
     lower bounds.
+
+    ``cost_usd`` is the judge cost the terminal's usage table and the HTML report show for
+    the metric (:func:`agent_eval.costs.shown_cost`): USD at the ``[prices]`` table, then
+    genai-prices, over the estimated token sums; ``0.0`` when every call was answered from the
+    cache; ``None`` when the judge model has no price (the table's ``n/a``) or no judge was
+    called (``judge_free``: the table's ``no judge``). ``cost_estimated`` says it includes the
+    estimate of rows without a usage report (the table's ``~ est.``).
     """
 
     metric: str
@@ -110,6 +117,9 @@ class MetricSummary(_Payload):
     atoms_passed: int
     atom_units: int
     wall_seconds: float
+    cost_usd: float | None = None
+    cost_estimated: bool = False
+    judge_free: bool = False
 
 
 class PlanSummary(_Payload):
