@@ -64,6 +64,7 @@ __all__ = [
     "judge_usage",
     "price_source",
     "remembered_prices",
+    "shown_cost",
     "stage_table",
     "stage_tokens",
     "stage_usage",
@@ -328,6 +329,21 @@ class UsageLine:
     def all_cached(self) -> bool:
         """Every judge call of the group was answered from the judge-call cache."""
         return self.judge_calls > 0 and self.cached_calls == self.judge_calls
+
+
+def shown_cost(line: UsageLine) -> float | None:
+    """The USD the usage table's cost cell of ``line`` shows, as a number.
+
+    ``None`` for a judge-free line (``no judge``: no judge called) and for a model with no
+    price (``n/a``); ``0.0`` when every call was answered from the judge-call cache (``$0
+    (cached)``, whatever the price); else :attr:`UsageLine.cost_usd`, an estimate when
+    ``line.estimated_rows`` (``~ est.``).
+    """
+    if line.judge_free:
+        return None
+    if line.all_cached:
+        return 0.0
+    return line.cost_usd
 
 
 def _priced(lines: Iterable[UsageLine], prices: PriceTable) -> list[UsageLine]:

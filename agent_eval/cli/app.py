@@ -8,19 +8,21 @@ fix. No command ends in a bare traceback for an error agent-eval anticipates.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import select
 import signal
 import sys
 from types import FrameType
+from typing import Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from agent_eval.cli.commands import LazyGroup
-from agent_eval.cli.exit_codes import EXIT_GATE, EXIT_OK, EXIT_USAGE, exit_code
+from agent_eval.cli.exit_codes import EXIT_GATE, EXIT_OK, EXIT_OUTPUT, EXIT_USAGE, exit_code
 from agent_eval.errors import AgentEvalError
 from agent_eval.redaction import RedactingFilter
 
@@ -140,27 +142,108 @@ def _handle_sigterm() -> _Terminate | None:
     return terminate
 
 
+_JSON_FAILURES = range(EXIT_USAGE, EXIT_OUTPUT + 1)
+"""Exit codes for which a ``--json`` command with no document yet prints the error document."""
+
+
+def _json_command(args: list[str]) -> str | None:
+    """The command (``"score"``, ``"runs list"``) of a command line asking for ``--json``.
+
+    ``None`` without ``--json`` (before any ``--``); ``""`` when no command can be told.
+    """
+    words = args[: args.index("--")] if "--" in args else args
+    if "--json" not in words:
+        return None
+    import typer.main
+
+    path: list[str] = []
+    command: Any = typer.main.get_command(app)
+    for word in (w for w in words if not w.startswith("-")):
+        if not hasattr(command, "list_commands"):  # a command, not a group: the path is whole
+            break
+        try:  # looked up as the CLI does (lazily)
+            command = command.get_command(None, word)
+        except Exception:  # the error document must never fail: the command stays unnamed
+            break
+        if command is None:
+            break
+        path.append(word)
+    return " ".join(path)
+
+
+def _failure(exc: BaseException) -> tuple[str, str] | None:
+    """``(message, type)`` of the error behind an exit, ``None`` when there is none.
+
+    The first agent-eval or click usage error in the chain of causes and contexts (a command
+    prints its error on stderr, then raises ``typer.Exit`` from it).
+
+    A usage error is click's ``ClickException`` (``typer.BadParameter``, an unknown option),
+    told by its ``format_message`` and ``exit_code`` (recent typer releases vendor click).
+    """
+    seen: set[int] = set()
+    found: BaseException | None = exc
+    while found is not None and id(found) not in seen:
+        seen.add(id(found))
+        if isinstance(found, AgentEvalError):
+            return str(found), type(found).__name__
+        format_message = getattr(found, "format_message", None)
+        if callable(format_message) and isinstance(getattr(found, "exit_code", None), int):
+            return str(format_message()), type(found).__name__
+        found = found.__cause__ or found.__context__
+    return None
+
+
+def _documents_written() -> int:
+    """Documents written so far by ``emit_json`` (0 when its module is not even imported)."""
+    module = sys.modules.get("agent_eval.cli.json_output")
+    return 0 if module is None else int(module.documents_written())
+
+
+def _json_failure(args: list[str], code: object, exc: BaseException, before: int) -> None:
+    """With ``--json``, print the error document of a failure (exit 2-5) that printed none.
+
+    :class:`~agent_eval.cli.json_output.ErrorPayload`; stderr keeps the human message.
+    ``before``: the documents written before the command started.
+    """
+    if not isinstance(code, int) or code not in _JSON_FAILURES:
+        return
+    command = _json_command(args)
+    if command is None or _documents_written() > before:
+        return
+    from agent_eval.cli.json_output import emit_error
+
+    message, kind = _failure(exc) or (f"exit {code}; the reason is on stderr", "Exit")
+    with contextlib.suppress(OSError):  # stdout is gone (| head): stderr has the message
+        emit_error(command, code, message, kind)
+
+
 def main() -> None:
     """Run the CLI; turn agent-eval errors into a one-line message and their exit code.
 
-    When the reader of stdout goes away (``| head``) any command stops quietly with exit 0,
-    instead of the 1 that rich and typer give (1 is "a gate failed"). Ctrl-C exits 130 and
-    SIGTERM 143, both after the same clean stop (a run's finished results are committed).
+    With ``--json``, a failure (exit 2-5) that printed no document prints the error document
+    on stdout (:class:`~agent_eval.cli.json_output.ErrorPayload`: ``exit_code``, ``error``
+    message and type), the message on stderr as well. When the reader of stdout goes away
+    (``| head``) any command stops quietly with exit 0, instead of the 1 that rich and typer
+    give (1 is "a gate failed"). Ctrl-C exits 130 and SIGTERM 143, both after the same clean
+    stop (a run's finished results are committed).
     """
     if os.environ.get(DEBUG_ENV):
         _debug_logging()
     before = _stdout_identity()
     terminate = _handle_sigterm()
+    args, documents = sys.argv[1:], _documents_written()
     try:
         app()
     except AgentEvalError as exc:
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        _json_failure(args, exit_code(exc), exc, documents)
         sys.exit(exit_code(exc))
     except SystemExit as exc:
         if exc.code == EXIT_GATE and _stdout_reader_gone(before):
             sys.exit(EXIT_OK)
         if terminate is not None and terminate.received:
             sys.exit(EXIT_TERMINATED)
+        _json_failure(args, exc.code, exc, documents)
         raise
     except KeyboardInterrupt:  # raised past typer (standalone mode turns it into exit 130)
         sys.exit(

@@ -7,8 +7,14 @@ progress, warnings and gate outcomes go to stderr). It starts with two envelope 
   removed; keys may be added within a version.
 - ``command``: the command, as typed (``"score"``, ``"runs list"``, ``"cache info"``).
 
-A command that stops before its summary (a usage, configuration or input error: exit 2 or 3)
-prints no document; its one-line error is on stderr and the exit code says which.
+A command that fails before it printed its document (a usage, configuration, input or output
+error: exit 2 to 5) prints the error document instead (:class:`ErrorPayload`, written by the
+``agent-eval`` entry point :func:`agent_eval.cli.app.main`): the envelope, ``exit_code`` and
+``error`` (``message``: the one-line error that stderr shows as well; ``type``: the error's
+class, e.g. ``UnknownPluginError``, ``DecodeError``, ``NoSuchOption`` for an unknown flag). A
+command whose document was printed (``score`` exiting 2 for a judged metric with no judge)
+carries its exit code in it and prints nothing more; a gate failure (exit 1) is no error. The
+error document was added within schema version 1 (before it, a failure printed nothing).
 
 The other keys are the command's payload, the fields of the pydantic model
 :data:`PAYLOADS` names for the command (``calibrate``: by ``kind``):
@@ -54,6 +60,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "CacheInfoPayload",
     "ComparePayload",
+    "ErrorDetail",
+    "ErrorPayload",
     "ErrorsPayload",
     "ExportPayload",
     "JudgeEntry",
@@ -64,6 +72,8 @@ __all__ = [
     "RunsListPayload",
     "ScorePayload",
     "StabilityPayload",
+    "documents_written",
+    "emit_error",
     "emit_json",
     "plan_summary",
 ]
@@ -85,6 +95,13 @@ class MetricSummary(_Payload):
     ``usage_unknown`` rows had a reply without usage, and ``estimated_input_tokens`` /
     ``estimated_output_tokens`` put those rows' request-based estimates in place of their
     lower bounds.
+
+    ``cost_usd`` is the judge cost the terminal's usage table and the HTML report show for
+    the metric (:func:`agent_eval.costs.shown_cost`): USD at the ``[prices]`` table, then
+    genai-prices, over the estimated token sums; ``0.0`` when every call was answered from the
+    cache; ``None`` when the judge model has no price (the table's ``n/a``) or no judge was
+    called (``judge_free``: the table's ``no judge``). ``cost_estimated`` says it includes the
+    estimate of rows without a usage report (the table's ``~ est.``).
     """
 
     metric: str
@@ -110,6 +127,9 @@ class MetricSummary(_Payload):
     atoms_passed: int
     atom_units: int
     wall_seconds: float
+    cost_usd: float | None = None
+    cost_estimated: bool = False
+    judge_free: bool = False
 
 
 class PlanSummary(_Payload):
@@ -219,6 +239,23 @@ class ErrorsPayload(_Payload):
     errors: list[dict[str, Any]]
 
 
+class ErrorDetail(_Payload):
+    """Why a command failed: the one-line message (as on stderr) and the error's class name."""
+
+    message: str
+    type: str
+
+
+class ErrorPayload(_Payload):
+    """The document of a ``--json`` command that failed before printing its own (exit 2-5).
+
+    ``command`` (the envelope's) is the command as typed, ``""`` when none could be told.
+    """
+
+    exit_code: int
+    error: ErrorDetail
+
+
 def plan_summary(plan: RunPlan) -> PlanSummary:
     """A :class:`~agent_eval.run.plan.RunPlan` as its JSON payload."""
     # not dataclasses.asdict: it rebuilds the skip Counter from (reason, n) pairs, counting them
@@ -294,5 +331,20 @@ def emit_json(command: str, payload: BaseModel | Mapping[str, Any] | RunRecord |
         data = payload
     document = {"schema_version": SCHEMA_VERSION, "command": command, **data}
     text = orjson.dumps(document, default=_default, option=orjson.OPT_INDENT_2).decode()
+    _written[0] += 1
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
+
+
+_written = [0]  # documents written by emit_json in this process
+
+
+def documents_written() -> int:
+    """How many documents :func:`emit_json` wrote in this process."""
+    return _written[0]
+
+
+def emit_error(command: str, exit_code: int, message: str, error_type: str) -> None:
+    """Write the :class:`ErrorPayload` document of ``command``, failed with ``exit_code``."""
+    detail = ErrorDetail(message=message, type=error_type)
+    emit_json(command, ErrorPayload(exit_code=exit_code, error=detail))

@@ -81,10 +81,13 @@ from agent_eval.cli.scoring_options import (
 from agent_eval.cli.tables import print_table
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
 from agent_eval.costs import (
+    NO_JUDGE,
     PriceTable,
+    UsageLine,
     agent_usage,
     judge_usage,
     remembered_prices,
+    shown_cost,
     stage_table,
     stage_usage,
     usage_table,
@@ -229,6 +232,8 @@ class _JsonReport:
     plans: list[RunPlan] = field(default_factory=list)
     summaries: list[RunSummary] = field(default_factory=list)
     not_scored: list[str] = field(default_factory=list)
+    usage: list[UsageLine] = field(default_factory=list)
+    """The usage table's judge lines (the cost of each metric)."""
 
     def payload(self, code: int, *, dry_run: bool) -> ScorePayload:
         from agent_eval.cli.json_output import ScorePayload, plan_summary
@@ -239,16 +244,22 @@ class _JsonReport:
             out=str(first.out_dir) if first and first.out_dir else None,
             dry_run=dry_run,
             exit_code=code,
-            metrics=[_metric_summary(summary) for summary in self.summaries],
+            metrics=[_metric_summary(summary, self.usage) for summary in self.summaries],
             plans=[plan_summary(plan) for plan in self.plans],
             not_scored=self.not_scored,
         )
 
 
-def _metric_summary(summary: RunSummary) -> MetricSummary:
+def _metric_summary(summary: RunSummary, usage: Sequence[UsageLine] = ()) -> MetricSummary:
+    """``summary`` with the cost its line of the usage table shows (``None``: no line)."""
     from agent_eval.cli.json_output import MetricSummary
 
+    key = (summary.metric, summary.formatter, summary.judge_model)
+    line = next((line for line in usage if line.key == key), None)
     return MetricSummary(
+        cost_usd=shown_cost(line) if line is not None else None,
+        cost_estimated=line is not None and bool(line.estimated_rows) and not line.all_cached,
+        judge_free=line.judge_free if line is not None else summary.judge_model == NO_JUDGE,
         metric=summary.metric,
         formatter=summary.formatter,
         judge_model=summary.judge_model,
@@ -343,6 +354,7 @@ def _run_score(
         cfg=cfg,
         gates=gates,
         not_configured=not_configured,
+        report=report,
     )
 
 
@@ -454,6 +466,7 @@ def _finish(
     cfg: ScoreConfig,
     gates: Sequence[Gate],
     not_configured: int = 0,
+    report: _JsonReport | None = None,
 ) -> int:
     """Print the summaries, usage and budget line; the exit code.
 
@@ -463,7 +476,9 @@ def _finish(
     for summary in summaries:
         print_table(out, summary.table())
         out.print(summary.accounting_line, highlight=False)
-    _print_usage(out, summaries, setup.traces, stack, cfg)
+    usage = _print_usage(out, summaries, setup.traces, stack, cfg)
+    if report is not None:
+        report.usage = usage
     skipped = sum(summary.skip_reasons[BUDGET_SKIP] for summary in summaries)
     line = budget_line(setup.budget, skipped, str(summaries[0].out_dir or summaries[0].run_id))
     if line is not None:
@@ -594,23 +609,28 @@ def _print_usage(
     traces: list[AgentTrace],
     stack: JudgeStack | None,
     cfg: ScoreConfig,
-) -> None:
-    """Cache hits, then judge tokens and cost by metric/formatter/model, and agent usage."""
+) -> list[UsageLine]:
+    """Cache hits, then judge tokens and cost by metric/formatter/model, and agent usage.
+
+    Returns the judge lines of the usage table (empty when the results were not stored).
+    """
     line = stack.cache_line() if stack is not None else None
     if line is not None:
         out.print(line, highlight=False)
     summary = summaries[0]
     if summary.out_dir is None:
-        return
+        return []
     rows = load_results(summary.out_dir, run_id=summary.run_id)  # this run's rows only
     prices = PriceTable.from_config(cfg.prices)
-    print_table(out, usage_table(judge_usage(rows, prices), agent_usage(traces, prices)))
+    judge = judge_usage(rows, prices)
+    print_table(out, usage_table(judge, agent_usage(traces, prices)))
     stages = stage_usage(rows, prices)
     if stages:
         print_table(out, stage_table(stages))
     failing = unit_lines(rows)
     if failing:
         out.print(failing, highlight=False)
+    return judge
 
 
 def unit_lines(rows: Sequence[MetricResult], limit: int = 10) -> str:

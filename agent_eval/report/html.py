@@ -24,9 +24,10 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from agent_eval.costs import NO_JUDGE
 from agent_eval.errors import OutputError
 from agent_eval.report import plots
-from agent_eval.report.model import ConversationRow, ReportData, anchor, natural_key
+from agent_eval.report.model import ConversationRow, ReportData, RunSummary, anchor, natural_key
 from agent_eval.report.terminal import fixed, usd
 from agent_eval.report.transcript import (
     clip,
@@ -52,7 +53,23 @@ _ENV = Environment(
 _ENV.filters["fixed"] = fixed
 _ENV.filters["usd"] = usd
 _ENV.filters["anchor"] = anchor
+
+
+def _no_judge(summary: RunSummary) -> bool:
+    """Whether every row is of a judge-free metric (judge model ``none``, no judge token).
+
+    Its judge cost then reads ``no judge``, as in the terminal's usage table ("judge total
+    none (no judge called)"), never ``$0.0000``: no judge was called, so there is no cost.
+    """
+    return (
+        bool(summary.identities)
+        and all(i.judge_model == NO_JUDGE for i in summary.identities)
+        and not summary.input_tokens + summary.output_tokens
+    )
+
+
 _ENV.globals.update(
+    no_judge=_no_judge,
     clip=clip,
     folds=folds,
     json_text=json_text,

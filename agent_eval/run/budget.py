@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_eval.config import ScoreConfig
-from agent_eval.costs import PriceTable
+from agent_eval.costs import PriceTable, usd_text
 from agent_eval.errors import BudgetExhausted, ConfigError, JudgeError
 from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
 from agent_eval.run.plan import OUTPUT_TOKENS_PER_CALL
@@ -209,6 +209,17 @@ class BudgetedJudge(Judge):
         await self.inner.aclose()
 
 
+def _spent_cost_text(budget: Budget) -> str:
+    """What the run spent in USD (:func:`~agent_eval.costs.usd_text`).
+
+    ``n/a (no price for 'model')`` when the judge model has no price: never ``$0`` for an
+    unknown price (its calls were counted at 0 USD, only the token limit applied).
+    """
+    if budget.prices.price(budget.model) is None:
+        return f"n/a (no price for {budget.model!r})"
+    return usd_text(budget.spent_cost)
+
+
 def budget_line(budget: Budget, skipped: int, run: str, *, resumable: bool = True) -> str | None:
     """What to print after a run: ``None`` when no limit was reached.
 
@@ -221,7 +232,7 @@ def budget_line(budget: Budget, skipped: int, run: str, *, resumable: bool = Tru
         return None
     return (
         f"budget reached: {skipped} unit(s) skipped (budget), {budget.refused_calls} call(s) "
-        f"not sent; spent {budget.spent_tokens:,} judge tokens, ${budget.spent_cost:.4f} "
+        f"not sent; spent {budget.spent_tokens:,} judge tokens, {_spent_cost_text(budget)} "
         f"({budget.remaining()}); "
         + (
             f"continue with --resume {run} and a new budget"

@@ -394,3 +394,75 @@ def test_html_judge_cost_agrees_with_the_terminal_on_a_cached_run(
             assert all(r.cached_calls == r.judge_calls == 2 for r in load_results(tmp_path / out))
             assert "judge total $0.0000" in terminal
             assert _judge_cost_cell(html) == "$0.0000"
+
+
+def test_html_judge_cost_of_a_judge_free_run_says_no_judge(tmp_path: Path) -> None:
+    """trial5 #4: a run of judge-free metrics only read "Judge cost $0.0000 (all N rows)" in
+    the HTML report while the terminal said "judge total none (no judge called)"."""
+    inputs = Path(__file__).parents[2] / "fixtures/otel/openai-agents-openinference.otlp.json"
+    out = tmp_path / "free"
+    args = ["score", str(inputs), "--metric", "tool_errors,loops", "--out", str(out)]
+    result = runner.invoke(app, args, env=ENV)
+    assert result.exit_code == 0, result.output
+    assert "judge total none (no judge called)" in " ".join(result.stdout.split())
+    rows = load_results(out)
+    assert len(rows) >= 2 and {r.judge_model for r in rows} == {"none"}
+    html = tmp_path / "free.html"
+    report = runner.invoke(app, ["report", str(out), "--html", str(html)])
+    assert report.exit_code == 0, report.output
+    assert _judge_cost_cell(html) == "no judge"
+    assert "$0.0000" not in html.read_text()
+
+
+def test_score_json_carries_the_cost_the_usage_table_and_the_html_show(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """trial5 #5: ``score --json`` had tokens per metric but no cost (only the plan's estimate)."""
+    script_goal_judge(fake_server)
+    inputs = _traces(tmp_path / "t.jsonl", 2)
+    config = tmp_path / "agent-eval.toml"
+    config.write_text('[prices."priced-judge"]\ninput = 1000.0\noutput = 2000.0\n')
+    args = ["score", str(inputs), "--metric", "goal_accuracy,tool_errors", "--judge",
+            "priced-judge", "--base-url", fake_server.base_url, "--api-key-env", "MY_JUDGE_KEY",
+            "--config", str(config)]  # fmt: skip
+    cold = runner.invoke(app, [*args, "--out", str(tmp_path / "cold"), "--json"], env=ENV)
+    assert cold.exit_code == 0, cold.output
+    goal, free = json.loads(cold.stdout)["metrics"]
+    assert goal["cached_calls"] == 0 and goal["judge_requests"] == 4 and goal["input_tokens"] > 0
+    expected = (goal["input_tokens"] * 1000.0 + goal["output_tokens"] * 2000.0) / 1e6
+    assert goal["cost_usd"] == pytest.approx(expected)
+    assert (goal["cost_estimated"], goal["judge_free"]) == (False, False)
+    assert (free["cost_usd"], free["cost_estimated"], free["judge_free"]) == (None, False, True)
+    html = tmp_path / "cold.html"
+    report = runner.invoke(app, ["report", str(tmp_path / "cold"), "--html", str(html)])
+    assert report.exit_code == 0, report.output
+    assert _judge_cost_cell(html) == usd_text(expected)
+    # the terminal's usage table of the same run (sent again: --no-cache) shows the same cost
+    table = runner.invoke(app, [*args, "--out", str(tmp_path / "table"), "--no-cache"], env=ENV)
+    assert table.exit_code == 0, table.output
+    assert _usage_line(table.stdout).split("│")[-2].strip() == usd_text(expected)
+    # answered from the cache: $0 whatever the price; an unpriced judge: null (the table's n/a)
+    warm = runner.invoke(app, [*args, "--out", str(tmp_path / "warm"), "--json"], env=ENV)
+    assert json.loads(warm.stdout)["metrics"][0]["cost_usd"] == 0.0
+    unpriced = [a if a != "priced-judge" else "unpriced-judge" for a in args]
+    na = runner.invoke(app, [*unpriced, "--out", str(tmp_path / "na"), "--json"], env=ENV)
+    assert na.exit_code == 0, na.output
+    (goal_na, _) = json.loads(na.stdout)["metrics"]
+    assert goal_na["cached_calls"] == 0 and goal_na["cost_usd"] is None
+
+
+def test_score_json_marks_a_cost_priced_from_estimated_usage(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    _no_usage_judge(fake_server)
+    args = ["score", str(_traces(tmp_path / "t.jsonl")), "--judge", MODEL, "--base-url",
+            fake_server.base_url, "--api-key-env", "MY_JUDGE_KEY", "--out", str(tmp_path / "out"),
+            "--json"]  # fmt: skip
+    result = runner.invoke(app, args, env=ENV)
+    assert result.exit_code == 0, result.output
+    (metric,) = json.loads(result.stdout)["metrics"]
+    price = PriceTable().price(MODEL)
+    assert price is not None and metric["usage_unknown"] == 2
+    tokens = metric["estimated_input_tokens"], metric["estimated_output_tokens"]
+    assert metric["cost_usd"] == pytest.approx(price.cost(*tokens)) and metric["cost_usd"] > 0
+    assert metric["cost_estimated"] is True

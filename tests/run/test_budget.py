@@ -8,10 +8,11 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
+from agent_eval.costs import Price, PriceTable
 from agent_eval.errors import BudgetExhausted
 from agent_eval.formatting.registry import get_formatter
 from agent_eval.metrics.goal_accuracy import GoalAccuracy
-from agent_eval.run.budget import Budget, BudgetedJudge, planned_tokens
+from agent_eval.run.budget import Budget, BudgetedJudge, budget_line, planned_tokens
 from agent_eval.run.outcomes import build_sample
 from agent_eval.run.plan import plan_run
 from agent_eval.run.store import ResultStore, load_results
@@ -108,6 +109,9 @@ def test_a_token_budget_stops_the_run_and_resume_finishes_it(
     assert f"scored + skipped + errored = units: 2 + {N - 2} + 0 = {N}" in stdout
     assert f"budget reached: {N - 2} unit(s) skipped (budget), 1 call(s) not sent" in stderr
     assert f"--resume {out}" in stderr.replace("\n", "")
+    # trial5 #4: the unpriced judge's spend read "$0.0000" (README: no price shows n/a)
+    spent = "spent 360 judge tokens, n/a (no price for 'fake-model')"
+    assert spent in " ".join(stderr.split()) and "$0" not in stderr
     assert len(fake_server.requests) == 4
 
     code, stdout, stderr = _score(fake_server, path, out, "--resume", str(out))
@@ -283,3 +287,17 @@ def test_compare_stopped_by_a_budget_says_how_to_continue_without_resume(
     assert "run the command again with a new budget" in err
     assert "agent-eval errors" not in err and "the skip reasons are above" in err
     assert f"transcript@1 0 ok, {N} skipped, 0 errored" in err
+
+
+def test_the_budget_line_gives_the_spend_in_usd_only_for_a_priced_judge() -> None:
+    """trial5 #4: a judge with no price read ``$0.0000`` spent; it reads n/a, a priced one USD."""
+    unpriced = Budget(max_tokens=3000, model="fake", spent_tokens=2298, exhausted=True)
+    line = budget_line(unpriced, 27, "runs/b")
+    assert line is not None and "$" not in line
+    assert "spent 2,298 judge tokens, n/a (no price for 'fake') (702 of 3,000" in line
+    prices = PriceTable({"m": Price(input=1000.0, output=2000.0)})
+    cost = prices.cost("m", 2000, 298)
+    assert cost == pytest.approx(2.596)
+    priced = Budget(max_cost=3.0, model="m", prices=prices, spent_cost=cost, exhausted=True)
+    line = budget_line(priced, 1, "runs/b")
+    assert line is not None and "spent 0 judge tokens, $2.5960 ($0.4040 of $3.0000 left)" in line
