@@ -1,9 +1,10 @@
 """agent-eval CLI: ``ingest PATH... [--format auto|NAME] [--out FILE] [--json]``.
 
 Writes one AgentTrace JSON per line (to ``--out``, else stdout; ``--out -`` is stdout too) as
-conversations are produced, then a summary on stderr: files, spans, log records, conversations and the span accounting,
-``used + ignored = read``, with the reasons. ``--json`` prints the machine summary
-(:meth:`IngestReport.to_json`) on stdout instead; the traces then go only to ``--out``.
+conversations are produced, then a summary on stderr: files, spans, log records, conversations
+and the span accounting, ``used + ignored = read``, with the reasons. ``--json`` prints the
+machine summary (:meth:`IngestReport.to_json`) on stdout instead; the traces then go only to
+``--out`` (a file).
 A file that cannot be read is listed as an error and the others are still ingested. ``--out``
 is written atomically (a temporary file beside it, renamed when complete), so a full disk or a
 kill never leaves a half line. Exit codes (:mod:`agent_eval.cli.exit_codes`): 0 when at least

@@ -78,9 +78,7 @@ def test_out_dash_is_stdout_and_refused_with_json(
     result = runner.invoke(app, ["ingest", str(path), "--json", "-o", "-"])
     assert result.exit_code == 2
     assert result.stdout == ""
-    assert "--out - writes the traces to stdout, where --json prints the summary" in (
-        result.stderr
-    )
+    assert "--out - writes the traces to stdout, where --json prints the summary" in (result.stderr)
     assert not (tmp_path / "-").exists()
     help_text = runner.invoke(app, ["ingest", "--help"]).stdout
     assert "--out" in help_text and "FILE" in help_text and "DIR" not in help_text

@@ -36,13 +36,15 @@ def load_json(path: str, hint: str = "") -> Any:
 
 
 def read_records(
-    path: str, list_keys: tuple[str, ...] = ("data",)
+    path: str, list_keys: tuple[str, ...] = ("data",), *, spans_per_record: int = 1
 ) -> Iterator[tuple[int | None, Any] | Skipped]:
     """Yield ``(line, record)`` for each record, or ``Skipped`` for a bad JSON Lines line.
 
     A whole-file array is a list of records; a whole-file object holding a list under one of
     ``list_keys`` (e.g. ``{"data": [...]}`` from a REST API) yields that list; any other object
-    is one record.
+    is one record. ``spans_per_record`` is what a bad line counts as in the span accounting:
+    1 for span dumps (a line is a span), 0 for formats whose records are whole conversations
+    (the line is then a skipped record, ``records_ignored``).
 
     Raises:
         DecodeError: the file is neither a JSON document nor JSON Lines (first line bad).
@@ -53,7 +55,7 @@ def read_records(
     try:
         document = safe_json_loads(data)
     except orjson.JSONDecodeError:
-        yield from _json_lines(path, data)
+        yield from _json_lines(path, data, spans_per_record)
         return
     if isinstance(document, dict):
         nested = next((document[k] for k in list_keys if isinstance(document.get(k), list)), None)
@@ -64,7 +66,9 @@ def read_records(
         yield None, record
 
 
-def _json_lines(path: str, data: bytes) -> Iterator[tuple[int | None, Any] | Skipped]:
+def _json_lines(
+    path: str, data: bytes, spans_per_record: int
+) -> Iterator[tuple[int | None, Any] | Skipped]:
     for number, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
             continue
@@ -79,6 +83,7 @@ def _json_lines(path: str, data: bytes) -> Iterator[tuple[int | None, Any] | Ski
                 reason="invalid_json",
                 detail=f"line {number} is not valid JSON ({exc}); fix or remove the line",
                 source=SourceLocation(path, number),
+                spans=spans_per_record,
             )
 
 
