@@ -224,6 +224,30 @@ def test_a_bad_row_is_skipped_naming_it_and_the_rest_is_kept(
     assert sum(report.records_ignored.values()) == 1 and report.spans_read == 0
 
 
+@pytest.mark.parametrize(
+    ("kind", "header", "row"),
+    [
+        (
+            "begin",
+            "model_name\tdata_source\tknowledge\tmessage\tresponse\tbegin_label",
+            "m\tw\tk\tq\ta\tGeneric",
+        ),
+        ("faithdial-audit", "knowledge,history,gpt2,begin_label,vrm_label", "k,q,a,generic,x"),
+    ],
+)
+def test_a_row_that_is_not_utf8_costs_only_that_row(
+    tmp_path: Path, kind: str, header: str, row: str
+) -> None:
+    path = tmp_path / "rows.txt"
+    bad = row.replace("q", "q\xff").encode("latin-1")
+    path.write_bytes(b"\n".join([header.encode(), row.encode(), bad, row.encode()]) + b"\n")
+    traces, report = run(path, kind)
+    assert len(traces) == 2
+    (skipped,) = report.skipped
+    assert skipped.source is not None and skipped.source.line == 3
+    assert "byte 0xff is not UTF-8" in skipped.detail
+
+
 def test_cli_ingest_score_and_show_keep_the_good_chat_records(tmp_path: Path) -> None:
     """The trial's repro: 3 openai-messages records, line 2 ``{bad json``."""
     path = tmp_path / "mid.jsonl"

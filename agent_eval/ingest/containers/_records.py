@@ -8,8 +8,9 @@ is still read.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
@@ -18,7 +19,28 @@ from agent_eval.ingest.containers.base import Skipped
 from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.ingest.spans import SourceLocation
 
-__all__ = ["as_list", "as_mapping", "load_json", "read_records"]
+__all__ = ["as_list", "as_mapping", "load_json", "not_utf8", "open_text", "read_records"]
+
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+"""What ``errors="surrogateescape"`` makes of a byte that is not UTF-8."""
+
+
+def open_text(path: str) -> IO[str]:
+    """``path`` opened as UTF-8 text for the csv module.
+
+    Bytes that are not UTF-8 become lone surrogates (``surrogateescape``), so that
+    :func:`not_utf8` skips their row instead of the whole file failing to decode.
+    """
+    return open(path, encoding="utf-8", errors="surrogateescape", newline="")
+
+
+def not_utf8(row: list[str]) -> str | None:
+    """``"byte 0xff is not UTF-8"`` for the first such byte in a row from :func:`open_text`."""
+    for value in row:
+        found = _ESCAPED_BYTE.search(value)
+        if found is not None:
+            return f"byte 0x{ord(found.group()) - 0xDC00:02x} is not UTF-8"
+    return None
 
 
 def load_json(path: str, hint: str = "") -> Any:

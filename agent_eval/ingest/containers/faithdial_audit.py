@@ -25,6 +25,7 @@ from typing import ClassVar
 from pydantic import JsonValue
 
 from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers._records import not_utf8, open_text
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
 from agent_eval.ingest.containers.rag_turns import Passage, RagTurn, rag_trace
 from agent_eval.ingest.spans import SourceLocation
@@ -63,7 +64,7 @@ class FaithDialAuditContainer(Container):
             DecodeError: the header is not the audit's.
 
         """
-        with open(path, encoding="utf-8", newline="") as handle:
+        with open_text(path) as handle:
             rows = csv.reader(handle)
             header = next(rows, None)
             if header is None or len(header) != 5 or header[3:] != ["begin_label", "vrm_label"]:
@@ -77,10 +78,13 @@ class FaithDialAuditContainer(Container):
                 line = rows.line_num
                 if not any(row):
                     continue
-                if len(row) != 5:
+                problem = not_utf8(row)
+                if len(row) != 5 or problem:
                     yield Skipped(
                         reason="invalid_faithdial_row",
-                        detail=f"record ending on line {line} has {len(row)} fields, not 5",
+                        detail=f"record ending on line {line}: {problem}"
+                        if problem
+                        else f"record ending on line {line} has {len(row)} fields, not 5",
                         source=SourceLocation(path, line),
                         spans=0,
                     )
