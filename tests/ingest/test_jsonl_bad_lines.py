@@ -206,6 +206,12 @@ def test_a_bad_line_is_skipped_naming_it_and_the_rest_is_kept(
             "Paris is in France.,Where is Paris?,In France.,entailment,Disclosure",
             "Paris is in France.,Where",
         ),
+        (  # a stray quote opens a field that would swallow the rows after it
+            "faithdial-audit",
+            "knowledge,history,gpt2,begin_label,vrm_label",
+            "Paris is in France.,Where is Paris?,In France.,entailment,Disclosure",
+            '"Paris is in France.,Where',
+        ),
     ],
 )
 @pytest.mark.parametrize("where", ["middle", "last"])
