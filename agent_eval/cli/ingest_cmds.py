@@ -1,9 +1,10 @@
 """agent-eval CLI: ``ingest PATH... [--format auto|NAME] [--out FILE] [--json]``.
 
-Writes one AgentTrace JSON per line (to ``--out``, else stdout) as conversations are produced,
-then a summary on stderr: files, spans, log records, conversations and the span accounting,
-``used + ignored = read``, with the reasons. ``--json`` prints the machine summary
-(:meth:`IngestReport.to_json`) on stdout instead; the traces then go only to ``--out``.
+Writes one AgentTrace JSON per line (to ``--out``, else stdout; ``--out -`` is stdout too) as
+conversations are produced, then a summary on stderr: files, spans, log records, conversations
+and the span accounting, ``used + ignored = read``, with the reasons. ``--json`` prints the
+machine summary (:meth:`IngestReport.to_json`) on stdout instead; the traces then go only to
+``--out`` (a file).
 A file that cannot be read is listed as an error and the others are still ingested. ``--out``
 is written atomically (a temporary file beside it, renamed when complete), so a full disk or a
 kill never leaves a half line. Exit codes (:mod:`agent_eval.cli.exit_codes`): 0 when at least
@@ -26,7 +27,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from agent_eval.cli.app import app, err_console
-from agent_eval.cli.exit_codes import EXIT_NOTHING, exit_code
+from agent_eval.cli.exit_codes import EXIT_NOTHING, EXIT_USAGE, exit_code
 from agent_eval.cli.help_format import HelpCommand
 from agent_eval.errors import AgentEvalError, OutputError
 from agent_eval.ingest import IngestReport, ingest
@@ -46,6 +47,9 @@ __all__ = [
 
 EXIT_NO_CONVERSATIONS = EXIT_NOTHING
 """Exit code of ``ingest`` when the inputs were read but produced no conversation."""
+STDOUT = "-"
+"""``--out -``: the traces go to stdout, as without ``--out`` (refused with ``--json``, which
+prints the summary there)."""
 
 MAX_SKIPPED_SHOWN = 10
 """Skipped items listed with their detail in the stderr summary (all are counted)."""
@@ -236,7 +240,13 @@ def ingest_command(
     ],
     format: Annotated[str, typer.Option("--format", "-f", help=_format_help())] = "auto",
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write AgentTrace JSON Lines here.")
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            metavar="FILE",
+            help="Write AgentTrace JSON Lines to this file (atomically); '-' or none: stdout.",
+        ),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the machine summary on stdout instead.")
@@ -248,6 +258,16 @@ def ingest_command(
     all; 4 when the inputs were read but gave no conversation (every span or record ignored,
     with the reasons); 5 when --out cannot be written (it is written atomically).
     """
+    if out is not None and str(out) == STDOUT:
+        if as_json:
+            err_console.print(
+                "[bold red]error:[/] --out - writes the traces to stdout, where --json prints "
+                "the summary; give --out a file name with --json",
+                highlight=False,
+                soft_wrap=True,
+            )
+            raise typer.Exit(EXIT_USAGE)
+        out = None  # '-' is stdout, as when --out is not given
     try:
         if out is not None:
             report = _write_out(paths, format, out)

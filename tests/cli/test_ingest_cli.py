@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
@@ -62,6 +63,26 @@ def test_stdout_by_default_and_json_summary(tmp_path: Path) -> None:
     assert summary["files"][0]["container"] == "otlp-json"
     assert summary["files"][0]["conventions"] == ["genai"]
     assert (tmp_path / "o.jsonl").read_text().count("\n") == 1
+
+
+def test_out_dash_is_stdout_and_refused_with_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = otlp_file(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["ingest", str(path), "--out", "-"])
+    assert result.exit_code == 0, result.output
+    assert AgentTrace.model_validate_json(result.stdout.strip()).conversation_id == TRACE
+    assert "spans: 1 used + 2 ignored = 3 read" in result.stderr
+    assert not (tmp_path / "-").exists()
+    result = runner.invoke(app, ["ingest", str(path), "--json", "-o", "-"])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert "--out - writes the traces to stdout, where --json prints the summary" in (result.stderr)
+    assert not (tmp_path / "-").exists()
+    help_text = runner.invoke(app, ["ingest", "--help"]).stdout
+    assert "--out" in help_text and "FILE" in help_text and "DIR" not in help_text
+    assert "'-' or none: stdout" in " ".join(help_text.split())
 
 
 def test_input_errors_exit_2_with_the_file_named(tmp_path: Path) -> None:

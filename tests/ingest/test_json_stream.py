@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers import _json_stream
-from agent_eval.ingest.containers._json_stream import JsonStream
+from agent_eval.ingest.containers._json_stream import BadValue, JsonStream
 
 LEAVES = (
     st.none()
@@ -81,3 +81,45 @@ def test_bad_json_names_file_and_line(text: str, line: int) -> None:
 def test_not_utf8_is_a_decode_error() -> None:
     with pytest.raises(DecodeError, match="not UTF-8"):
         list(JsonStream(io.BytesIO(b'["\xff\xfe"]'), "f.json").array())
+
+
+def test_records_skip_a_bad_line_and_read_no_further_than_needed() -> None:
+    good = json.dumps({"a": "x" * 40})
+    lines = [good, '{"a": [1, 2', good, "not json at all", good] + [good] * 200
+    data = io.BytesIO(("\n".join(lines) + "\n").encode())
+    records = JsonStream(data, "f.jsonl").records()
+    got = [next(records) for _ in range(5)]
+    # the bad values did not make the stream read on to the end of the file
+    assert data.tell() < len(data.getvalue()) // 10
+    got += list(records)
+    bad = [r for r in got if isinstance(r, BadValue)]
+    assert [(b.error.line, b.lines) for b in bad] == [(2, "line 2"), (4, "line 4")]
+    assert [r[0] for r in got if not isinstance(r, BadValue)] == [1, 3, *range(5, 206)]
+    assert bad[0].skipped().source is not None and str(bad[0].skipped().source) == "f.jsonl:2"
+
+
+def test_records_resume_at_the_next_value_of_pretty_printed_output() -> None:
+    value = json.dumps({"name": "s", "context": {"span_id": "0x1"}}, indent=4)
+    text = "\n".join([value, value[: len(value) // 2], "INFO a log line", value]) + "\n"
+    got = list(stream(text).records())
+    assert [type(r).__name__ for r in got] == ["tuple", "BadValue", "tuple"]
+    first_bad = value.count("\n") + 2
+    assert (
+        got[1].lines
+        == f"lines {first_bad}-{first_bad + value[: len(value) // 2].count(chr(10)) + 1}"
+    )
+    assert got[2][0] == first_bad + value[: len(value) // 2].count("\n") + 2
+
+
+def test_records_raise_when_the_first_value_is_bad() -> None:
+    with pytest.raises(DecodeError, match=r"f\.json:1: invalid JSON"):
+        list(stream('{bad\n{"a": 1}\n').records())
+
+
+def test_bytes_that_are_not_utf8_cost_only_their_record() -> None:
+    data = b'{"a": 1}\n{"a": "\xff"}\n{"a": 3}\n{"a": "\xc3'
+    got = list(JsonStream(io.BytesIO(data), "f.jsonl").records())
+    assert [r[1] for r in got if not isinstance(r, BadValue)] == [{"a": 1}, {"a": 3}]
+    bad = [r for r in got if isinstance(r, BadValue)]
+    assert [b.error.line for b in bad] == [2, 4]
+    assert "not UTF-8 (byte 0xff" in bad[0].error.reason

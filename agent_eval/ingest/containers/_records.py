@@ -8,8 +8,9 @@ is still read.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
@@ -18,7 +19,28 @@ from agent_eval.ingest.containers.base import Skipped
 from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.ingest.spans import SourceLocation
 
-__all__ = ["as_list", "as_mapping", "load_json", "read_records"]
+__all__ = ["as_list", "as_mapping", "load_json", "not_utf8", "open_text", "read_records"]
+
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+"""What ``errors="surrogateescape"`` makes of a byte that is not UTF-8."""
+
+
+def open_text(path: str) -> IO[str]:
+    """``path`` opened as UTF-8 text for the csv module.
+
+    Bytes that are not UTF-8 become lone surrogates (``surrogateescape``), so that
+    :func:`not_utf8` skips their row instead of the whole file failing to decode.
+    """
+    return open(path, encoding="utf-8", errors="surrogateescape", newline="")
+
+
+def not_utf8(row: list[str]) -> str | None:
+    """``"byte 0xff is not UTF-8"`` for the first such byte in a row from :func:`open_text`."""
+    for value in row:
+        found = _ESCAPED_BYTE.search(value)
+        if found is not None:
+            return f"byte 0x{ord(found.group()) - 0xDC00:02x} is not UTF-8"
+    return None
 
 
 def load_json(path: str, hint: str = "") -> Any:
@@ -36,13 +58,15 @@ def load_json(path: str, hint: str = "") -> Any:
 
 
 def read_records(
-    path: str, list_keys: tuple[str, ...] = ("data",)
+    path: str, list_keys: tuple[str, ...] = ("data",), *, spans_per_record: int = 1
 ) -> Iterator[tuple[int | None, Any] | Skipped]:
     """Yield ``(line, record)`` for each record, or ``Skipped`` for a bad JSON Lines line.
 
     A whole-file array is a list of records; a whole-file object holding a list under one of
     ``list_keys`` (e.g. ``{"data": [...]}`` from a REST API) yields that list; any other object
-    is one record.
+    is one record. ``spans_per_record`` is what a bad line counts as in the span accounting:
+    1 for span dumps (a line is a span), 0 for formats whose records are whole conversations
+    (the line is then a skipped record, ``records_ignored``).
 
     Raises:
         DecodeError: the file is neither a JSON document nor JSON Lines (first line bad).
@@ -53,7 +77,7 @@ def read_records(
     try:
         document = safe_json_loads(data)
     except orjson.JSONDecodeError:
-        yield from _json_lines(path, data)
+        yield from _json_lines(path, data, spans_per_record)
         return
     if isinstance(document, dict):
         nested = next((document[k] for k in list_keys if isinstance(document.get(k), list)), None)
@@ -64,7 +88,9 @@ def read_records(
         yield None, record
 
 
-def _json_lines(path: str, data: bytes) -> Iterator[tuple[int | None, Any] | Skipped]:
+def _json_lines(
+    path: str, data: bytes, spans_per_record: int
+) -> Iterator[tuple[int | None, Any] | Skipped]:
     for number, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
             continue
@@ -79,6 +105,7 @@ def _json_lines(path: str, data: bytes) -> Iterator[tuple[int | None, Any] | Ski
                 reason="invalid_json",
                 detail=f"line {number} is not valid JSON ({exc}); fix or remove the line",
                 source=SourceLocation(path, number),
+                spans=spans_per_record,
             )
 
 

@@ -11,7 +11,8 @@ begin_label``, tab-separated, no quoting. One conversation per row:
   attributable``, 0 for ``Not fully attributable`` (absent for ``Generic``: nothing to attribute);
 - metadata: ``model_name``, ``data_source``; id ``begin/<line>``.
 
-A row with another number of fields is skipped (``invalid_begin_row``) naming its line.
+A row with another number of fields, or with bytes that are not UTF-8, is skipped
+(``invalid_begin_row``) naming its line.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import ClassVar
 from pydantic import JsonValue
 
 from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers._records import not_utf8, open_text
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
 from agent_eval.ingest.containers.rag_turns import Passage, RagTurn, rag_trace
 from agent_eval.ingest.spans import SourceLocation
@@ -52,7 +54,7 @@ class BeginContainer(Container):
             DecodeError: the header is not BEGIN's.
 
         """
-        with open(path, encoding="utf-8", newline="") as handle:
+        with open_text(path) as handle:
             rows = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
             header = next(rows, None)
             if header is None or tuple(header) != HEADER:
@@ -60,11 +62,14 @@ class BeginContainer(Container):
             for line, row in enumerate(rows, start=2):
                 if not any(row):
                     continue
-                if len(row) != len(HEADER):
+                problem = not_utf8(row)
+                if len(row) != len(HEADER) or problem:
                     yield Skipped(
                         reason="invalid_begin_row",
-                        detail=f"line {line} has {len(row)} tab-separated fields, not "
-                        f"{len(HEADER)} ({', '.join(HEADER)})",
+                        detail=f"line {line}: {problem}"
+                        if problem
+                        else f"line {line} has "
+                        f"{len(row)} tab-separated fields, not {len(HEADER)} ({', '.join(HEADER)})",
                         source=SourceLocation(path, line),
                         spans=0,
                     )

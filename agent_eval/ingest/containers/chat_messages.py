@@ -10,8 +10,9 @@ assistant ``tool_calls`` with ``function.name``/``function.arguments``, tool ``t
   one conversation each, streamed.
 
 A conversation without ``conversation_id`` is named after the file: ``<stem>`` for a whole-file
-conversation, ``<stem>/<n>`` for the n-th record (1-based) of a list or JSON Lines file. A record
-that cannot be read is skipped with a reason naming its line.
+conversation, ``<stem>/<n>`` for the n-th record (1-based, bad lines counted) of a list or JSON
+Lines file. A record that cannot be read, or a JSON Lines line that is not valid JSON (a writer
+killed mid-line), is skipped with a reason naming its line; the other records are still read.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any, ClassVar
 
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers._chat import chat_messages, chat_trace
-from agent_eval.ingest.containers._json_stream import JsonStream
+from agent_eval.ingest.containers._json_stream import BadValue, JsonStream
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
 from agent_eval.ingest.safe_text import brief
 from agent_eval.ingest.spans import SourceLocation
@@ -83,13 +84,17 @@ def _read_list(json: JsonStream, path: str, stem: str) -> Iterator[AgentTrace | 
 
 
 def _read_values(json: JsonStream, path: str, stem: str) -> Iterator[AgentTrace | Skipped]:
-    values = json.values()
-    first = next(values)
+    records = json.records()
+    first = next(records)
+    assert not isinstance(first, BadValue)  # records() raises when the first value is bad
     if not json.peek():  # the whole file is one record
         yield _trace(first[1], path, stem, first[0])
         return
-    for number, (line, value) in enumerate(chain([first], values), start=1):
-        yield _trace(value, path, f"{stem}/{number}", line)
+    for number, record in enumerate(chain([first], records), start=1):
+        if isinstance(record, BadValue):  # a bad JSON Lines line: skipped, the rest read
+            yield record.skipped()
+        else:
+            yield _trace(record[1], path, f"{stem}/{number}", record[0])
 
 
 def _is_message(value: Any) -> bool:

@@ -70,7 +70,7 @@ class ExpertQAContainer(Container):
             DecodeError: the first line is not JSON.
 
         """
-        for item in read_records(path, list_keys=()):
+        for item in read_records(path, list_keys=(), spans_per_record=0):
             if isinstance(item, Skipped):
                 yield item
                 continue

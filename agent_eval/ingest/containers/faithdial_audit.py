@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterator
-from typing import ClassVar
+from typing import IO, ClassVar
 
 from pydantic import JsonValue
 
 from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers._records import not_utf8, open_text
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
 from agent_eval.ingest.containers.rag_turns import Passage, RagTurn, rag_trace
 from agent_eval.ingest.spans import SourceLocation
@@ -38,6 +39,7 @@ FAITHFUL = {
     "entailment,hallucination": 0,
 }
 """``begin_label`` -> the binary ``faithful`` label (``generic`` has none)."""
+HEADER_END = ["begin_label", "vrm_label"]
 
 
 class FaithDialAuditContainer(Container):
@@ -63,26 +65,29 @@ class FaithDialAuditContainer(Container):
             DecodeError: the header is not the audit's.
 
         """
-        with open(path, encoding="utf-8", newline="") as handle:
-            rows = csv.reader(handle)
-            header = next(rows, None)
-            if header is None or len(header) != 5 or header[3:] != ["begin_label", "vrm_label"]:
+        with open_text(path) as handle:
+            rows = _Rows(handle)
+            header = next(rows, (0, ""))[1]
+            if isinstance(header, str) or len(header) != 5 or header[3:] != HEADER_END:
                 raise DecodeError(
                     "not a FaithDial audit CSV: the header must be knowledge,history,<model>,"
                     "begin_label,vrm_label",
                     path=path,
                 )
             model = header[2]
-            for row in rows:
-                line = rows.line_num
-                if not any(row):
+            for line, row in rows:
+                if isinstance(row, str) or not any(row):
+                    if isinstance(row, str):
+                        yield _bad_row(path, line, row)
                     continue
-                if len(row) != 5:
-                    yield Skipped(
-                        reason="invalid_faithdial_row",
-                        detail=f"record ending on line {line} has {len(row)} fields, not 5",
-                        source=SourceLocation(path, line),
-                        spans=0,
+                problem = not_utf8(row)
+                if len(row) != 5 or problem:
+                    yield _bad_row(
+                        path,
+                        line,
+                        f"record ending on line {line}: {problem}"
+                        if problem
+                        else f"record ending on line {line} has {len(row)} fields, not 5",
                     )
                     continue
                 knowledge, history, response, begin_label, vrm_label = row
@@ -102,3 +107,55 @@ class FaithDialAuditContainer(Container):
                     path=path,
                     metadata={"model": model},
                 )
+
+
+def _bad_row(path: str, line: int, detail: str) -> Skipped:
+    return Skipped(
+        reason="invalid_faithdial_row",
+        detail=detail,
+        source=SourceLocation(path, line),
+        spans=0,
+    )
+
+
+class _Rows:
+    """``(last line, row)`` per CSV record, one bad line costing only itself.
+
+    A record over several lines that is not a 5-field row (a stray ``"`` opened a quoted field
+    that swallowed the rows after it), or that the csv module refuses (a field over its size
+    limit), is ``(first line, reason)``: its first line is skipped and the lines after it are
+    read again as rows of their own.
+    """
+
+    def __init__(self, handle: IO[str]) -> None:
+        self._lines = enumerate(handle, start=1)
+        self._replay: list[tuple[int, str]] = []
+        self._taken: list[tuple[int, str]] = []
+        self._reader = csv.reader(self._source())
+
+    def _source(self) -> Iterator[str]:
+        while True:
+            item = self._replay.pop(0) if self._replay else next(self._lines, None)
+            if item is None:
+                return
+            self._taken.append(item)
+            yield item[1]
+
+    def __iter__(self) -> _Rows:
+        return self
+
+    def __next__(self) -> tuple[int, list[str] | str]:
+        self._taken = []
+        try:
+            row: list[str] | str = next(self._reader)
+        except csv.Error as exc:
+            row = f"{exc}"
+        if not self._taken:
+            raise StopIteration
+        first, last = self._taken[0][0], self._taken[-1][0]
+        if isinstance(row, str) or (len(row) != 5 and last > first):
+            self._replay[:0] = self._taken[1:]
+            self._reader = csv.reader(self._source())
+            reason = row if isinstance(row, str) else "an unmatched quote"
+            return first, f"line {first} is not a CSV row of 5 fields ({reason}); fix the line"
+        return last, row

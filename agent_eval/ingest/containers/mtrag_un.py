@@ -16,7 +16,8 @@ contexts, targets, answerability, "Question Type", "Multi-Turn"}``. Mapped as:
   (``answerability``, ``question_type``, ``multi_turn``), with ``target_author_type``;
 - conversation id ``mtrag-un/<task_id>``; ``Collection``, ``task_id`` -> metadata.
 
-A line that does not have this shape is skipped with a reason naming its line.
+A line that does not have this shape, or is not valid JSON, is skipped with a reason naming its
+line; the other lines are still read.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any, ClassVar
 
 from pydantic import JsonValue
 
-from agent_eval.ingest.containers._json_stream import JsonStream
+from agent_eval.ingest.containers._json_stream import BadValue, JsonStream
 from agent_eval.ingest.containers._mtrag import MtragTurn, first_label, mtrag_trace
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
 from agent_eval.ingest.spans import SourceLocation
@@ -64,7 +65,11 @@ class MtragUnContainer(Container):
 
         """
         with open(path, "rb") as stream:
-            for line, record in JsonStream(stream, path).values():
+            for item in JsonStream(stream, path).records():
+                if isinstance(item, BadValue):  # a bad JSON Lines line: the rest is read
+                    yield item.skipped()
+                    continue
+                line, record = item
                 try:
                     yield _trace(record, path)
                 except ValueError as exc:

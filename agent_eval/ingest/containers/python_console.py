@@ -23,9 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
-from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers._ids import SPAN_ID_HEX, TRACE_ID_HEX, normalize_id
-from agent_eval.ingest.containers._json_stream import JsonStream
+from agent_eval.ingest.containers._json_stream import BadValue, JsonStream
 from agent_eval.ingest.containers._records import as_list, as_mapping
 from agent_eval.ingest.containers._time import to_unix_nano
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
@@ -65,36 +64,20 @@ class PythonConsoleContainer(Container):
         """Yield one span per JSON object, in file order.
 
         A value that is not valid JSON after at least one span (a write cut off, or another
-        process's output interleaved) ends the file with a ``Skipped`` note naming file:line:
-        the concatenated stream cannot be resynchronised past it.
+        process's output interleaved) is a ``Skipped`` note naming file:line; reading resumes
+        at the next line that opens an object at column 0 (where ``to_json()`` starts each
+        span; its inner lines are indented), so the spans after it are still read.
 
         Raises:
             DecodeError: the first value is not valid JSON; names the file and line.
 
         """
-        read = 0
         with open(path, "rb") as stream:
-            values = JsonStream(stream, path).values()
-            while True:
-                try:
-                    line, raw = next(values)
-                except StopIteration:
-                    return
-                except DecodeError as exc:
-                    if read == 0:
-                        raise
-                    yield Skipped(
-                        reason="invalid_json",
-                        detail=(
-                            f"{exc.reason}; the spans from here to the end of the file cannot "
-                            "be read (a cut-off or interleaved console write? fix or remove it)"
-                        ),
-                        source=SourceLocation(path, exc.line),
-                        spans=0,
-                    )
-                    return
-                read += 1
-                yield _span(raw, SourceLocation(path, line))
+            for item in JsonStream(stream, path).records():
+                if isinstance(item, BadValue):
+                    yield item.skipped()
+                else:
+                    yield _span(item[1], SourceLocation(path, item[0]))
 
 
 def _span(raw: Any, source: SourceLocation) -> SpanRecord | Skipped:

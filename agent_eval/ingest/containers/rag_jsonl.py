@@ -109,7 +109,7 @@ class RagJsonlContainer(Container):
 
         """
         stem = Path(path).stem
-        for item in read_records(path, list_keys=()):
+        for item in read_records(path, list_keys=(), spans_per_record=0):
             if isinstance(item, Skipped):
                 yield item
                 continue

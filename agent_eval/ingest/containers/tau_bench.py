@@ -15,7 +15,8 @@ gold actions. Mapped as:
 - conversation id ``tau-bench/<task_id>/<trial>``.
 
 The file is a JSON array (streamed record by record), JSON Lines, or one record. A record
-that does not have this shape is skipped with a reason naming its line.
+that does not have this shape, or a JSON Lines line that is not valid JSON, is skipped with a
+reason naming its line.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 from agent_eval.ingest.containers._chat import chat_messages, chat_trace, success_labels
-from agent_eval.ingest.containers._json_stream import JsonStream
+from agent_eval.ingest.containers._json_stream import BadValue, JsonStream
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.reference_calls import parse_tool_calls
@@ -57,9 +58,12 @@ class TauBenchContainer(Container):
         """
         with open(path, "rb") as stream:
             json = JsonStream(stream, path)
-            records = json.array() if json.peek() == "[" else json.values()
-            for line, record in records:
-                yield _trace(record, path, line)
+            records = json.array() if json.peek() == "[" else json.records()
+            for record in records:
+                if isinstance(record, BadValue):  # a bad JSON Lines line: the rest is read
+                    yield record.skipped()
+                else:
+                    yield _trace(record[1], path, record[0])
 
 
 def _trace(record: Any, path: str, line: int) -> AgentTrace | Skipped:
