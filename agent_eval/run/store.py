@@ -37,7 +37,10 @@ The database schema is versioned (``PRAGMA user_version`` = :data:`SCHEMA_VERSIO
 an older store migrates it in one transaction, never refuses it: version 1 (no ``unit_id`` in
 the key) is rebuilt with ``unit_id = 'conversation'`` for every row, and any result field a
 later version added is added with ``ALTER TABLE ... ADD COLUMN`` (its default, NULL, is the
-field's default). Readers of a store they may not write select the columns it has.
+field's default). Readers of a store they may not write select the columns it has. The
+:data:`SUPERSEDED_TABLE` and its trigger are added (empty) to a store that lacks them without a
+new version, as an older agent-eval's writes stay valid: rows it replaced are not in the table,
+though its ``results.jsonl`` still holds them as earlier lines.
 """
 
 from __future__ import annotations
