@@ -124,12 +124,15 @@ def report_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         from agent_eval.ingest.pipeline import ingest
         from agent_eval.report.html import write_html
         from agent_eval.report.model import build_report
+        from agent_eval.run.store import load_superseded
 
         results = load_run_results(run)
+        superseded = load_superseded(run)
         renderings = read_renderings(_run_dir(run))
         stored = read_conversations(_run_dir(run))
         if compare is not None:
             results += load_run_results(compare)
+            superseded += load_superseded(compare)
             renderings = {**read_renderings(_run_dir(compare)), **renderings}
             stored = {**read_conversations(_run_dir(compare)), **stored}
         traces = list(ingest(inputs)) if inputs else []
@@ -150,6 +153,7 @@ def report_cmd(  # noqa: PLR0917  (one parameter per CLI option)
             pricing=price_table(config_path(config)).cost,
             title=title,
             runs=_runs(run) + (_runs(compare) if compare else []),
+            superseded=superseded,
         )
         path = write_html(data, html)
     out_console.print(f"wrote {path} ({_rows_text(data.summary)})")

@@ -1,8 +1,9 @@
 """``agent-eval runs``: list a directory's runs, show a run's record, diff two runs.
 
 ``runs show RUN`` prints the run's configuration identity and reproducibility record
-(:mod:`agent_eval.run.record`); ``runs diff RUN_A RUN_B`` lists what differs between two runs'
-records and which result rows changed (:mod:`agent_eval.run.run_diff`). A RUN is a run
+(:mod:`agent_eval.run.record`) and what its judge calls spent (:func:`run_usage`: its rows and
+the rows a later invocation replaced); ``runs diff RUN_A RUN_B`` lists what differs between two
+runs' records and which result rows changed (:mod:`agent_eval.run.run_diff`). A RUN is a run
 directory (its latest run) or a run id with ``--out DIR``. Exit codes: 0, or 3 for a run that
 cannot be found or read (:mod:`agent_eval.cli.exit_codes`).
 """
@@ -10,6 +11,7 @@ cannot be found or read (:mod:`agent_eval.cli.exit_codes`).
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,7 +29,7 @@ from agent_eval.cli.tables import print_table
 from agent_eval.run.record import flatten
 from agent_eval.run.run_diff import RunDiff, diff_runs
 from agent_eval.run.runs import RunRef, find_run, runs_in
-from agent_eval.run.store import DB_NAME, ResultStore, RunRecord
+from agent_eval.run.store import DB_NAME, ResultStore, RunRecord, load_results, load_superseded
 
 __all__ = ["runs_app"]
 
@@ -105,13 +107,49 @@ def _output_dirs(directory: Path) -> list[Path]:
 
 @runs_app.command("show", cls=HelpCommand)
 def show_cmd(run: RunArg, out: OutOpt = None, as_json: JsonOpt = False) -> None:
-    """A run's configuration identity and reproducibility record (one dotted key per line)."""
+    """A run's configuration identity, reproducibility record and judge usage, a key per line.
+
+    The usage counts the run's rows and the rows a later invocation replaced (--resume of
+    units skipped on the budget, --retry-errors): their judge calls were made and paid for.
+    """
     with usage_errors():
-        record = find_run(run, out).run
+        ref = find_run(run, out)
+        usage = run_usage(ref)
     if as_json:
-        emit_json("runs show", record)
+        emit_json("runs show", {**dataclasses.asdict(ref.run), "usage": usage})
         return
-    print_table(_console, _record_table(record))
+    table = _record_table(ref.run)
+    for key, value in flatten(usage, "usage").items():
+        table.add_row(escape(key), _value(value))
+    print_table(_console, table)
+
+
+def run_usage(ref: RunRef) -> dict[str, Any]:
+    """What a run's judge calls spent, over its rows and the rows they replaced.
+
+    Returns:
+        ``rows`` (current rows), ``status`` (rows by status), ``replaced_rows``,
+        ``judge_requests`` (requests sent, retries included), ``judge_input_tokens`` /
+        ``judge_output_tokens`` (a row without a usage report counts its estimate,
+        :attr:`~agent_eval.result.MetricResult.best_tokens`) and ``estimated_rows`` (those
+        rows), each summed over current and replaced rows alike.
+
+    Raises:
+        StoreError: the run's store cannot be read.
+
+    """
+    rows = load_results(ref.directory, run_id=ref.run_id)
+    replaced = load_superseded(ref.directory, run_id=ref.run_id)
+    spent = [*rows, *replaced]
+    return {
+        "rows": len(rows),
+        "status": dict(sorted(Counter(r.status for r in rows).items())),
+        "replaced_rows": len(replaced),
+        "judge_requests": sum(r.attempts for r in spent),
+        "judge_input_tokens": sum(r.best_tokens[0] for r in spent),
+        "judge_output_tokens": sum(r.best_tokens[1] for r in spent),
+        "estimated_rows": sum(not r.usage_known for r in spent),
+    }
 
 
 def _record_table(record: RunRecord) -> Table:

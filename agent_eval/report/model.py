@@ -82,13 +82,20 @@ class RunSummary(BaseModel):
         metric_means: Mean score of the ``ok`` rows of repeat 0 per metric.
         ci_low / ci_high: Its 95% Wilson interval (Wilson 1927) when every verdict is binary
             (``"0"``/``"1"``); ``None`` for fractional scores (from atoms).
-        input_tokens / output_tokens: Judge tokens over all rows, retries included; a row
-            whose usage was not reported counts its estimate (:attr:`MetricResult.best_tokens`).
-        n_usage_unknown: Rows whose usage was not reported (their tokens are estimates).
+        input_tokens / output_tokens: Judge tokens over all rows, retries included, and over
+            the rows they replaced (``n_superseded``); a row whose usage was not reported
+            counts its estimate (:attr:`MetricResult.best_tokens`).
+        n_usage_unknown: Rows (replaced ones included) whose usage was not reported (their
+            tokens are estimates).
+        n_superseded: Rows a later invocation of the run replaced (``--resume`` of units
+            skipped on the budget, ``--retry-errors``;
+            :func:`~agent_eval.run.store.load_superseded`): not shown, but their judge calls
+            were made, so their tokens and cost are in the totals.
         n_cached: Rows of all repeats whose every judge reply came from the judge-call cache.
-        cost_usd: Judge cost over all rows, ``None`` when the price of a model that was sent
-            a call is unknown; $0 for a model whose every call came from the judge-call cache,
-            and for judge-free metrics (no judge called), as in the terminal's usage table.
+        cost_usd: Judge cost over all rows and the rows they replaced, ``None`` when the price
+            of a model that was sent a call is unknown; $0 for a model whose every call came
+            from the judge-call cache, and for judge-free metrics (no judge called), as in the
+            terminal's usage table.
 
     """
 
@@ -112,6 +119,7 @@ class RunSummary(BaseModel):
     cost_usd: float | None
     identities: list[ConfigurationIdentity]
     n_usage_unknown: int = 0
+    n_superseded: int = 0
 
 
 class RunInfo(BaseModel):
@@ -344,7 +352,10 @@ def _model_cost(model: str, rows: Sequence[MetricResult], pricing: Pricing | Non
 
 
 def _summary(
-    rows: Sequence[MetricResult], key: Callable[[MetricResult], str], pricing: Pricing | None
+    rows: Sequence[MetricResult],
+    key: Callable[[MetricResult], str],
+    pricing: Pricing | None,
+    superseded: Sequence[MetricResult] = (),
 ) -> RunSummary:
     first = [r for r in rows if r.repeat == 0]
     scores = [r.score for r in first if r.score is not None]
@@ -355,8 +366,9 @@ def _summary(
             by_metric.setdefault(r.metric, []).append(r.score)
     single = len({r.metric for r in first}) <= 1
     ci = _wilson(int(sum(scores)), len(scores)) if binary and single else None
+    spent = [*rows, *superseded]  # every row whose judge calls were made
     by_model: dict[str, list[MetricResult]] = {}
-    for r in rows:
+    for r in spent:
         by_model.setdefault(r.judge_model, []).append(r)
     costs = [_model_cost(m, g, pricing) for m, g in by_model.items() if not _judge_free(m, g)]
     per_unit = Counter((r.subject, key(r)) for r in rows)
@@ -373,9 +385,10 @@ def _summary(
         metric_means={m: sum(v) / len(v) for m, v in sorted(by_metric.items())},
         ci_low=ci[0] if ci else None,
         ci_high=ci[1] if ci else None,
-        input_tokens=sum(r.best_tokens[0] for r in rows),
-        output_tokens=sum(r.best_tokens[1] for r in rows),
-        n_usage_unknown=sum(not r.usage_known for r in rows),
+        input_tokens=sum(r.best_tokens[0] for r in spent),
+        output_tokens=sum(r.best_tokens[1] for r in spent),
+        n_usage_unknown=sum(not r.usage_known for r in spent),
+        n_superseded=len(superseded),
         n_cached=sum(is_cached(r) for r in rows),
         cost_usd=None if None in costs else sum(c or 0.0 for c in costs),
         identities=sorted({ConfigurationIdentity.of(r) for r in rows}, key=str),
@@ -537,6 +550,7 @@ def build_report(
     title: str = "agent-eval report",
     runs: Sequence[RunInfo] = (),
     rendering_budget: int = RENDERINGS_BUDGET,
+    superseded: Sequence[MetricResult] = (),
 ) -> ReportData:
     """Derive every view the rows support (see the module docstring).
 
@@ -550,6 +564,9 @@ def build_report(
         runs: The runs' records (command lines) for the provenance table.
         rendering_budget: Characters of renderings the page holds at most
             (:func:`rendering_limit`); identical renderings of a conversation count once.
+        superseded: The rows later rows of the same key replaced
+            (:func:`~agent_eval.run.store.load_superseded`): only their judge tokens and cost
+            count, in the summary's totals.
 
     """
     key = variant_key(results)
@@ -593,7 +610,7 @@ def build_report(
     limit = rendering_limit(_shown_lengths(all_rows, texts), rendering_budget)
     return ReportData(
         title=title,
-        summary=_summary(results, key, pricing),
+        summary=_summary(results, key, pricing, superseded),
         runs=list(runs),
         rows=rows,
         conversations=_conversation_views(rows, all_rows, texts, traces or {}, truth, limit=limit),

@@ -34,6 +34,7 @@ from pydantic import BaseModel
 
 from agent_eval.errors import StoreError
 from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
+from agent_eval.run.sqlite_open import BUSY_TIMEOUT_MS, open_retrying
 
 __all__ = [
     "CACHE_FILENAME",
@@ -128,6 +129,19 @@ class CacheStats:
     models: dict[str, int]
 
 
+def _add_columns(db: sqlite3.Connection) -> None:
+    """Add the columns a later version added to an older cache's table."""
+    present = {row[1] for row in db.execute("PRAGMA table_info(judge_calls)")}
+    for name, kind in _ADDED_COLUMNS.items():
+        if name in present:
+            continue
+        try:
+            db.execute(f"ALTER TABLE judge_calls ADD COLUMN {name} {kind}")
+        except sqlite3.OperationalError as exc:  # another process added it first
+            if "duplicate column" not in str(exc):
+                raise
+
+
 class JudgeCache:
     """A judge-call cache in one SQLite file, in WAL mode, safe to share between processes.
 
@@ -146,30 +160,35 @@ class JudgeCache:
         self.path = Path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA busy_timeout=10000")
-            self._db.execute(_SCHEMA)
-            self._add_columns()
+            self._db = open_retrying(self._open)
         except (OSError, sqlite3.Error) as exc:
-            if hasattr(self, "_db"):  # opened, then a PRAGMA or the schema failed
-                self._db.close()
             raise StoreError(
                 f"{self.path}: cannot open the judge-call cache ({exc}); pass another path "
                 "or --no-cache"
             ) from exc
 
-    def _add_columns(self) -> None:
-        present = {row[1] for row in self._db.execute("PRAGMA table_info(judge_calls)")}
-        for name, kind in _ADDED_COLUMNS.items():
-            if name in present:
-                continue
-            try:
-                self._db.execute(f"ALTER TABLE judge_calls ADD COLUMN {name} {kind}")
-            except sqlite3.OperationalError as exc:  # another process added it first
-                if "duplicate column" not in str(exc):
-                    raise
+    def _open(self) -> sqlite3.Connection:
+        """Connect, wait for locks (busy timeout first), switch to WAL, create the table.
+
+        Every step is idempotent, so :func:`open_retrying` repeats them all when another
+        process opening the same fresh file made one busy; the connection is closed first.
+        """
+        db = sqlite3.connect(
+            self.path,
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+        )
+        try:
+            db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(_SCHEMA)
+            _add_columns(db)
+        except BaseException:
+            db.close()
+            raise
+        return db
 
     def get(self, key: str) -> CacheEntry | None:
         """The entry stored under ``key``, or ``None``."""
@@ -326,13 +345,21 @@ class CachedPrices:
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, isolation_level=None)
+        db = open_retrying(self._open)
         try:
-            db.execute("PRAGMA busy_timeout=10000")
-            db.execute(_PRICES_SCHEMA)
             yield db
         finally:
             db.close()
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+        try:
+            db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            db.execute(_PRICES_SCHEMA)
+        except BaseException:
+            db.close()
+            raise
+        return db
 
 
 @dataclass(slots=True)

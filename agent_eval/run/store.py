@@ -14,9 +14,12 @@ loss) loses at most the rows not yet flushed, i.e. fewer than ``flush_rows`` row
 the last ``flush_seconds``; they are in neither file, so ``--resume`` judges exactly those
 again. ``flush_rows=1`` commits every row as it is added (the behaviour before batching).
 
-A result is identified by :data:`RESULT_KEY`; writing a key again (a retried error) replaces
-the SQLite row and appends a new JSONL line, and readers of the JSONL keep the last line per
-key, so both files always hold the same results. A run killed between the two writes of a
+A result is identified by :data:`RESULT_KEY`; writing a key again (``--retry-errors``, or
+``--resume`` of units skipped on the budget) replaces the SQLite row, keeping the replaced row
+in :data:`SUPERSEDED_TABLE` (a delete trigger), and appends a new JSONL line: the JSONL is an
+append-only log, and every reader of it keeps the last line per key, so both files always hold
+the same results, and the replaced rows (whose judge calls were paid for) are the table's rows
+or the JSONL's earlier lines (:func:`load_superseded`). A run killed between the two writes of a
 batch is repaired when the store is reopened: rows missing from the JSONL are appended.
 
 Opening reads no more than the JSONL's tail: results are committed in order, so rows missing
@@ -34,7 +37,10 @@ The database schema is versioned (``PRAGMA user_version`` = :data:`SCHEMA_VERSIO
 an older store migrates it in one transaction, never refuses it: version 1 (no ``unit_id`` in
 the key) is rebuilt with ``unit_id = 'conversation'`` for every row, and any result field a
 later version added is added with ``ALTER TABLE ... ADD COLUMN`` (its default, NULL, is the
-field's default). Readers of a store they may not write select the columns it has.
+field's default). Readers of a store they may not write select the columns it has. The
+:data:`SUPERSEDED_TABLE` and its trigger are added (empty) to a store that lacks them without a
+new version, as an older agent-eval's writes stay valid: rows it replaced are not in the table,
+though its ``results.jsonl`` still holds them as earlier lines.
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ from pydantic import ValidationError
 from agent_eval.errors import OutputError, StoreError
 from agent_eval.redaction import redact_text
 from agent_eval.result import MetricResult
+from agent_eval.run.sqlite_open import BUSY_TIMEOUT_MS, open_retrying
 
 try:
     import fcntl
@@ -70,12 +77,14 @@ __all__ = [
     "LOCK_NAME",
     "RESULT_KEY",
     "SCHEMA_VERSION",
+    "SUPERSEDED_TABLE",
     "HumanLabel",
     "OutputLock",
     "ResultKey",
     "ResultStore",
     "RunRecord",
     "load_results",
+    "load_superseded",
     "result_key",
 ]
 
@@ -114,6 +123,11 @@ _SQL_TYPES = {"bool": "INTEGER", "int": "INTEGER", "float": "REAL"}
 _JSON_FIELDS = ("trace_ids", "atoms", "details")
 _NOT_NULL_DEFAULTS = {"unit_id": "'conversation'", "revision": "0"}
 _in_column_order = operator.itemgetter(*_FIELDS)
+SUPERSEDED_TABLE = "superseded_results"
+"""The table keeping every result row a later row of the same key replaced (``--resume`` of
+budget-skipped units, ``--retry-errors``): what those rows' judge calls spent is part of the
+run's spend."""
+_SUPERSEDED_TRIGGER = "keep_superseded_results"
 _INSERT = f"INSERT OR REPLACE INTO results ({_COLUMNS}) VALUES ({', '.join('?' for _ in _FIELDS)})"
 
 
@@ -170,9 +184,28 @@ def _results_table(name: str = "results") -> str:
     return f"CREATE TABLE IF NOT EXISTS {name} ({columns}, PRIMARY KEY ({', '.join(RESULT_KEY)}))"
 
 
+def _superseded_table() -> str:
+    columns = ", ".join(_column(field) for field in _FIELDS)
+    return f"CREATE TABLE IF NOT EXISTS {SUPERSEDED_TABLE} ({columns}, superseded_at TEXT)"
+
+
+def _superseded_trigger() -> str:
+    """Copy a result row into :data:`SUPERSEDED_TABLE` as it is replaced (or deleted).
+
+    ``INSERT OR REPLACE`` deletes the row it replaces; its delete trigger fires only with
+    ``PRAGMA recursive_triggers`` on, which the writing connection sets.
+    """
+    old = ", ".join(f"OLD.{name}" for name in _FIELDS)
+    return (
+        f"CREATE TRIGGER IF NOT EXISTS {_SUPERSEDED_TRIGGER} BEFORE DELETE ON results BEGIN "
+        f"INSERT INTO {SUPERSEDED_TABLE} ({_COLUMNS}, superseded_at) "
+        f"VALUES ({old}, strftime('%Y-%m-%dT%H:%M:%SZ', 'now')); END"
+    )
+
+
 def _schema() -> str:
     return (
-        f"{_results_table()};"
+        f"{_results_table()};{_superseded_table()};{_superseded_trigger()};"
         "CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, started_at TEXT NOT NULL,"
         " config TEXT NOT NULL, argv TEXT NOT NULL, record TEXT);"
         "CREATE TABLE IF NOT EXISTS human_labels (run_id TEXT NOT NULL, conversation_id TEXT"
@@ -217,6 +250,11 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
             for name in _FIELDS:
                 if name not in existing:
                     db.execute(f"ALTER TABLE results ADD COLUMN {_column(name)}")
+        kept = _table_columns(db, SUPERSEDED_TABLE)
+        for name in _FIELDS if kept else ():
+            if name not in kept:
+                db.execute(f"ALTER TABLE {SUPERSEDED_TABLE} ADD COLUMN {_column(name)}")
+        db.execute(f"DROP TRIGGER IF EXISTS {_SUPERSEDED_TRIGGER}")  # remade with every field
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         db.execute("COMMIT")
     except BaseException:
@@ -330,11 +368,7 @@ class ResultStore:
             self.directory.mkdir(parents=True, exist_ok=True)
             if exclusive:
                 self._lock = OutputLock(self.directory)
-            self._db = sqlite3.connect(self.directory / DB_NAME, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            _migrate(self._db, self.db_path)
-            self._db.executescript(_schema())
+            self._db = open_retrying(self._open_db)
             self._repair_jsonl()
             self._jsonl = (self.directory / JSONL_NAME).open("ab")
         except (OSError, sqlite3.Error) as exc:
@@ -343,6 +377,27 @@ class ResultStore:
             if self._lock is not None:
                 self._lock.release()
             raise OutputError(f"cannot open the results store in {self.directory}: {exc}") from exc
+
+    def _open_db(self) -> sqlite3.Connection:
+        """Connect (busy timeout first), switch to WAL, migrate and create the schema.
+
+        Idempotent, so :func:`~agent_eval.run.sqlite_open.open_retrying` repeats it when
+        another process opening the same file made a step busy.
+        """
+        db = sqlite3.connect(
+            self.directory / DB_NAME, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
+        )
+        try:
+            db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA recursive_triggers=ON")  # a replaced row fires its delete trigger
+            _migrate(db, self.db_path)
+            db.executescript(_schema())
+        except BaseException:
+            db.close()
+            raise
+        return db
 
     @property
     def db_path(self) -> Path:
@@ -510,6 +565,15 @@ class ResultStore:
         )
         return [_from_row(row) for row in rows]
 
+    def superseded(self, run_id: str | None = None) -> list[MetricResult]:
+        """The rows a later row of the same key replaced (see :func:`load_superseded`)."""
+        self.flush()
+        query = f"SELECT {_COLUMNS} FROM {SUPERSEDED_TABLE}" + (
+            " WHERE run_id = ?" if run_id else ""
+        )
+        rows = self._db.execute(query + " ORDER BY rowid", (run_id,) if run_id else ())
+        return [_from_row(row) for row in rows]
+
     def _repair_jsonl(self) -> None:
         """Append the rows the JSONL lacks, reading only its tail (see the module docstring)."""
         path = self.directory / JSONL_NAME
@@ -665,7 +729,13 @@ def _last_line(path: Path) -> bytes | None:
 
 
 def _read_jsonl(path: Path) -> list[MetricResult]:
+    return _read_jsonl_log(path)[0]
+
+
+def _read_jsonl_log(path: Path) -> tuple[list[MetricResult], list[MetricResult]]:
+    """The last line per key (in key order), and the lines a later line replaced (file order)."""
     latest: dict[ResultKey, MetricResult] = {}
+    replaced: list[MetricResult] = []
     with path.open("rb") as handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
@@ -683,8 +753,11 @@ def _read_jsonl(path: Path) -> list[MetricResult]:
                     )
                     break
                 raise StoreError(f"{path}:{number}: not a result row: {exc}") from exc
-            latest[result_key(result)] = result
-    return sorted(latest.values(), key=result_key)
+            earlier = latest.get(key := result_key(result))
+            if earlier is not None:
+                replaced.append(earlier)
+            latest[key] = result
+    return sorted(latest.values(), key=result_key), replaced
 
 
 def load_results(path: str | Path, run_id: str | None = None) -> list[MetricResult]:
@@ -721,6 +794,45 @@ def load_results(path: str | Path, run_id: str | None = None) -> list[MetricResu
     except sqlite3.Error as exc:
         raise StoreError(f"{target}: not a results database: {exc}") from exc
     return sorted((_from_row(row, columns) for row in rows), key=result_key)
+
+
+def load_superseded(path: str | Path, run_id: str | None = None) -> list[MetricResult]:
+    """The result rows a later row of the same key replaced (``--resume``, ``--retry-errors``).
+
+    Their judge calls were made and paid for, so a run's judge tokens and cost count them
+    beside its current rows (``report``, ``runs show``). Read from ``results.db``'s
+    :data:`SUPERSEDED_TABLE` (empty for a store written before it existed), or from a
+    ``results.jsonl``: every line a later line of the same :data:`RESULT_KEY` replaced. Same
+    arguments as :func:`load_results`; rows come back in the order they were replaced.
+
+    Raises:
+        StoreError: as :func:`load_results`.
+
+    """
+    target = Path(path)
+    if target.is_dir():
+        target = target / DB_NAME if (target / DB_NAME).exists() else target / JSONL_NAME
+    if not target.exists():
+        raise StoreError(
+            f"no results at {path}: expected a run directory, {DB_NAME} or {JSONL_NAME}"
+        )
+    if target.suffix == ".jsonl":
+        replaced = _read_jsonl_log(target)[1]
+        return [r for r in replaced if run_id is None or r.run_id == run_id]
+    try:
+        with closing(_connect_to_read(target)) as db:
+            present = _table_columns(db, SUPERSEDED_TABLE)
+            if not present:
+                return []
+            columns = [name for name in _FIELDS if name in present]
+            where = "" if run_id is None else " WHERE run_id = ?"
+            rows = db.execute(
+                f"SELECT {', '.join(columns)} FROM {SUPERSEDED_TABLE}{where} ORDER BY rowid",
+                () if run_id is None else (run_id,),
+            ).fetchall()
+    except sqlite3.Error as exc:
+        raise StoreError(f"{target}: not a results database: {exc}") from exc
+    return [_from_row(row, columns) for row in rows]
 
 
 def _connect_to_read(target: Path) -> sqlite3.Connection:

@@ -7,6 +7,8 @@ import os
 import sqlite3
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from typer.testing import CliRunner
 from agent_eval.cli import app
 from agent_eval.run.cache import CacheEntry, JudgeCache
 from agent_eval.run.judge_stack import CACHE_PATH_ENV, default_cache_path
+from agent_eval.run.store import ResultStore
 
 runner = CliRunner()
 
@@ -98,3 +101,75 @@ def test_concurrent_processes_share_one_cache_file(tmp_path: Path) -> None:
     assert [w.wait(120) for w in writers] == [0, 0, 0]
     with JudgeCache(path) as cache:
         assert cache.stats().models == {"p0": 200, "p1": 200, "p2": 200}
+
+
+OPENER = """
+import sys, time
+from pathlib import Path
+from agent_eval.run.cache import CacheEntry, JudgeCache
+from agent_eval.run.store import ResultStore
+cache_path, store_dir, name, go = sys.argv[1], sys.argv[2], sys.argv[3], Path(sys.argv[4])
+Path(f"{go}.{name}").touch()  # ready
+while not go.exists():
+    time.sleep(0.001)
+with JudgeCache(cache_path) as cache:  # every process opens the fresh file at the same moment
+    for i in range(20):
+        cache.put(f"{name}-{i}", CacheEntry(model=name, output="{}"))
+with ResultStore(store_dir):  # a reader's open of a results store another process creates
+    pass
+"""
+
+
+def test_concurrent_first_opens_of_a_fresh_file_never_fail(tmp_path: Path) -> None:
+    # regression (trial5 #2): under load, 2 of 3 writers died with "database is locked" from
+    # PRAGMA journal_mode=WAL, which returns SQLITE_BUSY without waiting for the busy timeout
+    n = 8
+    for round_ in range(3):
+        cache_path, store_dir, go = (tmp_path / f"{what}{round_}" for what in ("c.db", "s", "go"))
+        openers = [
+            subprocess.Popen(
+                [sys.executable, "-c", OPENER, str(cache_path), str(store_dir), f"p{k}", str(go)],
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for k in range(n)
+        ]
+        while sum(Path(f"{go}.p{k}").exists() for k in range(n)) < n:
+            assert all(p.poll() is None for p in openers), [p.communicate() for p in openers]
+            time.sleep(0.01)
+        go.touch()
+        failed = [p.communicate(timeout=120)[1] for p in openers if p.wait(120) != 0]
+        assert failed == [], failed
+        with JudgeCache(cache_path) as cache:
+            assert cache.stats().models == {f"p{k}": 20 for k in range(n)}
+        assert (store_dir / "results.db").is_file()
+
+
+@pytest.mark.parametrize("opener", ["cache", "store"])
+def test_an_open_waits_out_another_process_switching_the_fresh_file(
+    tmp_path: Path, opener: str
+) -> None:
+    # The deterministic form of the race above: while another connection holds the fresh
+    # file's RESERVED lock (as a process does during its own switch to WAL), PRAGMA
+    # journal_mode=WAL fails at once with SQLITE_BUSY, without waiting for the busy timeout.
+    path = tmp_path / "c.db" if opener == "cache" else tmp_path / "s" / "results.db"
+    path.parent.mkdir(exist_ok=True)
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        sqlite3.connect(path, isolation_level=None, timeout=5).execute("PRAGMA journal_mode=WAL")
+    release = threading.Timer(0.5, other.execute, ("COMMIT",))
+    release.start()
+    started = time.monotonic()
+    try:
+        if opener == "cache":
+            with JudgeCache(path) as cache:
+                cache.put("k", CacheEntry(model="m", output="{}"))
+                assert cache.get("k") is not None
+        else:
+            with ResultStore(path.parent) as store:
+                assert store.results() == []
+    finally:
+        release.join()
+        other.close()
+    assert time.monotonic() - started >= 0.4  # it waited for the lock, then opened

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from agent_eval.errors import StoreError
 from agent_eval.result import Atom, MetricResult
-from agent_eval.run.store import SCHEMA_VERSION, ResultStore, load_results
+from agent_eval.run.store import (
+    _SUPERSEDED_TRIGGER,
+    SCHEMA_VERSION,
+    SUPERSEDED_TABLE,
+    ResultStore,
+    load_results,
+    load_superseded,
+)
 
 # The results table exactly as agent-eval 0.1.0 (schema 1, user_version 0) created it.
 _V1 = """
@@ -70,15 +78,36 @@ def test_a_version_1_store_is_read_as_it_is_and_migrated_on_open(tmp_path: Path)
 def test_a_store_missing_a_newer_field_gets_the_column(tmp_path: Path) -> None:
     with ResultStore(tmp_path):
         pass
-    with sqlite3.connect(tmp_path / "results.db") as db:
+    with sqlite3.connect(tmp_path / "results.db") as db:  # as an older agent-eval wrote it
+        db.execute(f"DROP TRIGGER {_SUPERSEDED_TRIGGER}")
+        db.execute(f"DROP TABLE {SUPERSEDED_TABLE}")
         db.execute("ALTER TABLE results DROP COLUMN details")
     db.close()
     with ResultStore(tmp_path) as store:
         assert store.results() == []
+        assert store.superseded() == []  # the table a later version added is there too
     with sqlite3.connect(tmp_path / "results.db") as db:
         columns = [row[1] for row in db.execute("PRAGMA table_info(results)")]
     db.close()
     assert "details" in columns
+
+
+def test_a_field_added_later_reaches_the_replaced_rows_table_and_its_trigger(
+    tmp_path: Path, make_result: Callable[..., MetricResult]
+) -> None:
+    with ResultStore(tmp_path):
+        pass
+    with sqlite3.connect(tmp_path / "results.db") as db:  # a version without ``note``
+        db.execute(f"DROP TRIGGER {_SUPERSEDED_TRIGGER}")
+        db.execute("ALTER TABLE results DROP COLUMN note")
+        db.execute(f"ALTER TABLE {SUPERSEDED_TABLE} DROP COLUMN note")
+    db.close()
+    first, again = make_result("c1", None, note="first try"), make_result("c1", "1")
+    with ResultStore(tmp_path) as store:
+        store.add(first)
+        store.add(again)
+    assert load_results(tmp_path) == [again]
+    assert load_superseded(tmp_path) == [first]
 
 
 def test_a_store_from_a_newer_agent_eval_is_refused_clearly(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from agent_eval.judges.base import JudgeReply
 from agent_eval.metrics.base import CallTally
 from agent_eval.result import MetricResult
 from agent_eval.run.cache import CachedJudge, CacheEntry, JudgeCache
-from agent_eval.run.store import ResultStore, load_results
+from agent_eval.run.store import _SUPERSEDED_TRIGGER, SUPERSEDED_TABLE, ResultStore, load_results
 from agent_eval.tokens import count_tokens
 
 from .fakes import CountingJudge, Verdict, request
@@ -123,7 +123,9 @@ def row(**kwargs: Any) -> MetricResult:
 def test_usage_fields_round_trip_and_an_older_store_gets_them(tmp_path: Path) -> None:
     with ResultStore(tmp_path) as store:
         store.add(row(conversation_id="old"))
-    db = sqlite3.connect(tmp_path / "results.db")
+    db = sqlite3.connect(tmp_path / "results.db")  # as an older agent-eval wrote it
+    db.execute(f"DROP TRIGGER {_SUPERSEDED_TRIGGER}")
+    db.execute(f"DROP TABLE {SUPERSEDED_TABLE}")
     for name in ("usage_known", "estimated_input_tokens", "estimated_output_tokens",
                  "judge_calls", "cached_calls"):  # fmt: skip
         db.execute(f"ALTER TABLE results DROP COLUMN {name}")
