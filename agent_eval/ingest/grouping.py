@@ -14,7 +14,7 @@ it closes (noted); neither ever raises.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from operator import itemgetter
 
@@ -108,24 +108,16 @@ class Conversation:
 
 def group_conversations(entries: Iterable[SpanEntry]) -> list[Conversation]:
     """Group entries into conversations, each ordered; conversations ordered by first span."""
-    by_trace: dict[str, list[SpanEntry]] = {}
-    for entry in entries:
-        by_trace.setdefault(entry.trace_id, []).append(entry)
     conversations: dict[str, Conversation] = {}
     order: dict[str, list[tuple[int, int, int, SpanEntry]]] = {}
     """Per conversation: (start, depth, seq, entry), the order its entries are sorted by."""
-    for trace_id, trace_entries in by_trace.items():
-        tree = TraceTree(trace_entries)
-        default = _trace_conversation_id(trace_entries) or trace_id
-        for entry in trace_entries:
-            chain = tree.ancestors(entry)
-            key = _own_conversation_id(entry, chain) or default
-            conversation = conversations.get(key)
-            if conversation is None:
-                conversation = conversations[key] = Conversation(key)
-                order[key] = []
-            order[key].append((entry.start, len(chain), entry.seq, entry))
-            conversation.trees[trace_id] = tree
+    for key, tree, entry, depth in _keyed(entries):
+        conversation = conversations.get(key)
+        if conversation is None:
+            conversation = conversations[key] = Conversation(key)
+            order[key] = []
+        order[key].append((entry.start, depth, entry.seq, entry))
+        conversation.trees[entry.trace_id] = tree
     for key, conversation in conversations.items():
         ranked = order[key]
         ranked.sort(key=_RANK)  # seq is unique, so the entry itself is never compared
@@ -142,21 +134,30 @@ def conversation_keys(entries: Iterable[SpanEntry]) -> list[tuple[str, tuple[int
         it puts first in each (the least by that key).
 
     """
+    firsts: dict[str, tuple[int, int, int]] = {}
+    for key, _, entry, depth in _keyed(entries):
+        rank = (entry.start, depth, entry.seq)
+        first = firsts.get(key)
+        if first is None or rank < first:
+            firsts[key] = rank
+    return sorted(firsts.items(), key=lambda item: (item[1][0], item[1][2]))
+
+
+def _keyed(entries: Iterable[SpanEntry]) -> Iterator[tuple[str, TraceTree, SpanEntry, int]]:
+    """``(conversation id, trace tree, entry, depth)`` per entry, trace by trace.
+
+    Traces in order of first entry, each trace's entries in arrival order; the id is the
+    entry's own (or its nearest ancestor's), else the trace's, else the trace id.
+    """
     by_trace: dict[str, list[SpanEntry]] = {}
     for entry in entries:
         by_trace.setdefault(entry.trace_id, []).append(entry)
-    firsts: dict[str, tuple[int, int, int]] = {}
     for trace_id, trace_entries in by_trace.items():
         tree = TraceTree(trace_entries)
         default = _trace_conversation_id(trace_entries) or trace_id
         for entry in trace_entries:
             chain = tree.ancestors(entry)
-            key = _own_conversation_id(entry, chain) or default
-            rank = (entry.start, len(chain), entry.seq)
-            first = firsts.get(key)
-            if first is None or rank < first:
-                firsts[key] = rank
-    return sorted(firsts.items(), key=lambda item: (item[1][0], item[1][2]))
+            yield _own_conversation_id(entry, chain) or default, tree, entry, len(chain)
 
 
 def _own_conversation_id(entry: SpanEntry, ancestors: list[SpanEntry]) -> str | None:

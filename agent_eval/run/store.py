@@ -772,13 +772,7 @@ def load_results(path: str | Path, run_id: str | None = None) -> list[MetricResu
         StoreError: the path holds no results store, or a JSONL line is not a result row.
 
     """
-    target = Path(path)
-    if target.is_dir():
-        target = target / DB_NAME if (target / DB_NAME).exists() else target / JSONL_NAME
-    if not target.exists():
-        raise StoreError(
-            f"no results at {path}: expected a run directory, {DB_NAME} or {JSONL_NAME}"
-        )
+    target = _results_file(path)
     if target.suffix == ".jsonl":
         rows_in_file = _read_jsonl(target)
         return [r for r in rows_in_file if run_id is None or r.run_id == run_id]
@@ -796,6 +790,23 @@ def load_results(path: str | Path, run_id: str | None = None) -> list[MetricResu
     return sorted((_from_row(row, columns) for row in rows), key=result_key)
 
 
+def _results_file(path: str | Path) -> Path:
+    """The results file of ``path``: itself, or a run directory's results.db / results.jsonl.
+
+    Raises:
+        StoreError: nothing is there.
+
+    """
+    target = Path(path)
+    if target.is_dir():
+        target = target / DB_NAME if (target / DB_NAME).exists() else target / JSONL_NAME
+    if not target.exists():
+        raise StoreError(
+            f"no results at {path}: expected a run directory, {DB_NAME} or {JSONL_NAME}"
+        )
+    return target
+
+
 def load_superseded(path: str | Path, run_id: str | None = None) -> list[MetricResult]:
     """The result rows a later row of the same key replaced (``--resume``, ``--retry-errors``).
 
@@ -809,13 +820,7 @@ def load_superseded(path: str | Path, run_id: str | None = None) -> list[MetricR
         StoreError: as :func:`load_results`.
 
     """
-    target = Path(path)
-    if target.is_dir():
-        target = target / DB_NAME if (target / DB_NAME).exists() else target / JSONL_NAME
-    if not target.exists():
-        raise StoreError(
-            f"no results at {path}: expected a run directory, {DB_NAME} or {JSONL_NAME}"
-        )
+    target = _results_file(path)
     if target.suffix == ".jsonl":
         replaced = _read_jsonl_log(target)[1]
         return [r for r in replaced if run_id is None or r.run_id == run_id]
