@@ -17,6 +17,7 @@ from rich.markup import escape
 from agent_eval.cli.app import err_console
 from agent_eval.errors import ConfigError
 from agent_eval.formatting import load_formatters
+from agent_eval.terminal_text import escape_control
 from agent_eval.trace import AgentTrace
 
 __all__ = [
@@ -96,12 +97,16 @@ def read_traces(paths: list[str], fmt: str, conversation: str | None) -> Iterato
         if conversation is None or trace.conversation_id == conversation:
             found = True
             yield trace
+    from agent_eval.cli.ingest_cmds import skipped_lines
+
     for file in run.report.files:
         if file.error is not None:
             where = "" if file.error.startswith(file.path) else f"{file.path}: "
             err_console.print(
                 f"skipped {escape(where + file.error)}", highlight=False, soft_wrap=True
             )
+    for line in skipped_lines(run.report):  # a bad line or span is not lost without a word
+        err_console.print(escape(escape_control(line)), highlight=False, soft_wrap=True)
     if conversation is not None and not found:
         listed = ", ".join(seen[:20]) + (" ..." if len(seen) > 20 else "")
         hint = f"; did you mean {closest.best!r}?" if closest.best else ""

@@ -123,7 +123,16 @@ def summary_lines(report: IngestReport) -> list[str]:
             f"warning: {report.internal_errors} internal error(s) caught (a bug; the rest was "
             "still read; run with AGENT_EVAL_DEBUG=1 for the traceback, and please report it)"
         )
-    lines += _file_lines(report)
+    return lines + _file_lines(report) + skipped_lines(report)
+
+
+def skipped_lines(report: IngestReport) -> list[str]:
+    """``skipped: FILE:LINE [trace T] [span S]: reason: detail``, one per skipped item.
+
+    The first :data:`MAX_SKIPPED_SHOWN` of the run's skipped records and spans, each naming
+    where it was read, for every command that reads traces (``ingest``, ``score``, ``show``).
+    """
+    lines = []
     for item in report.skipped[:MAX_SKIPPED_SHOWN]:
         ids = "".join(
             f" {label} {value}"

@@ -269,6 +269,9 @@ def test_cli_ingest_score_and_show_keep_the_good_chat_records(tmp_path: Path) ->
     shown = runner.invoke(app, ["show", str(path), "--conversation", "c"])
     assert shown.exit_code == 0, shown.output
     assert "hello" in shown.stdout
+    # show says what it could not read, as ingest does (trial6: it said nothing)
+    assert f"{path}:2: invalid_json: line 2 is not valid JSON" in shown.stderr
+    assert f"{path}:2" not in shown.stdout
     scored = runner.invoke(
         app,
         ["score", str(path), "--metric", "loops", "--out", str(tmp_path / "run"), "--json"],
