@@ -265,6 +265,11 @@ class Receiver:
             new_spans = sum(h.new_spans for h in mine)
             revision = self.buffer.retain(cid, mine)
             note = _note(revision, new_spans, evicted) if revision else None
+            if note is not None and bare and cid != assembled.conversation_id:
+                note += (
+                    f"; trace {assembled.conversation_id} has no conversation id and its input "
+                    "replays this conversation whole, so it was read as its next turn"
+                )
             self.scorer.submit(Job(trace, revision, note))
             self.counters["conversations_closed"] += 1
             submitted += 1

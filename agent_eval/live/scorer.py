@@ -21,8 +21,10 @@ from pathlib import Path
 
 from agent_eval.otel.events import EvaluationEvents
 from agent_eval.otel.targets import conversation_target
+from agent_eval.rag.turns import write_turns
 from agent_eval.report.conversations import append_conversation
 from agent_eval.report.renderings import append_rendering
+from agent_eval.report.unit_contexts import write_units
 from agent_eval.result import MetricResult
 from agent_eval.run.engine import Engine
 from agent_eval.run.store import ResultStore
@@ -58,8 +60,9 @@ class LiveScorer:
         events: Emits each row's evaluation event, when given.
         concurrency: Conversations scored at once (>= 1).
         directory: When given, each scored conversation (every revision) is appended to
-            ``DIR/conversations.jsonl`` and the text the judge saw to ``DIR/renderings.jsonl``,
-            as ``agent-eval score`` writes them, for ``agent-eval report``.
+            ``DIR/conversations.jsonl`` and the text the judge saw to ``DIR/renderings.jsonl``
+            (for a turn metric also to ``units.jsonl`` and ``turns.jsonl``), as
+            ``agent-eval score`` writes them, for ``agent-eval report`` and ``agent-eval rag``.
 
     """
 
@@ -116,6 +119,9 @@ class LiveScorer:
             self._keep(job, result)
         if self.directory is not None:  # what the report lays out (the formatter is pure)
             append_conversation(self.directory, job.trace)
+            if self.engine.metric.unit_kind == "answer":  # as score: atoms' contexts, turns
+                write_units(self.directory, [job.trace], append=True)
+                write_turns(self.directory, [job.trace], append=True)
             formatter = self.engine.formatter
             text = None
             if self.engine.metric.uses_formatter:

@@ -135,11 +135,17 @@ def turn_records(traces: Iterable[AgentTrace]) -> list[TurnRecord]:
     return records
 
 
-def write_turns(directory: str | Path, traces: Iterable[AgentTrace]) -> Path:
-    """Write ``DIR/turns.jsonl`` for ``traces``; returns its path."""
+def write_turns(
+    directory: str | Path, traces: Iterable[AgentTrace], *, append: bool = False
+) -> Path:
+    """Write ``DIR/turns.jsonl`` for ``traces``; returns its path.
+
+    With ``append`` the records are added to the file (``agent-eval serve``, once per
+    revision); :func:`turn_rows` keeps the last record of each turn.
+    """
     path = Path(directory) / TURNS_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as handle:
+    with path.open("ab" if append else "wb") as handle:
         for record in turn_records(traces):
             handle.write(orjson.dumps(record.model_dump(mode="json")) + b"\n")
     return path

@@ -246,6 +246,7 @@ def test_a_trace_per_turn_without_conversation_id_is_rescored_as_one_conversatio
     assert rows[0].trace_ids == (first,)
     assert rows[2].trace_ids == tuple(trace_ids)
     assert rows[2].note is not None and "re-scored (revision 2)" in rows[2].note
+    assert f"trace {trace_ids[2]} has no conversation id and its input replays" in rows[2].note
     [folded] = offline.traces().collect()
     assert folded.trace_ids == tuple(trace_ids)
     last = [r.text for r in fake_server.requests if "done?" in r.text][-1]
