@@ -109,7 +109,8 @@ class LiveScorer:
             except Exception:  # a store failure must not stop the other workers
                 _log.exception("scoring conversation %s failed", job.trace.conversation_id)
                 self.statuses["internal_error"] += 1
-            finally:
+            finally:  # the rendering is written: kept, it would grow with the process's life
+                self.engine.renderings.forget(job.trace, self.engine.formatter)
                 self._running.pop(id(job), None)
                 self.in_flight -= 1
                 self.queue.task_done()

@@ -64,6 +64,9 @@ def test_sdk_exporter_spans_become_scored_conversations(
         live.wait_idle()
         counters = dict(live.receiver.counters)
         report = live.receiver.report
+        held = live.receiver.scorer.engine.renderings
+        # a scored conversation's rendering is written and let go (a long serve stays bounded)
+        assert (len(held), held.renders) == (0, 2)
     rows = {r.conversation_id: r for r in load_results(tmp_path / "out")}
     assert {k: (r.status, r.verdict, r.revision) for k, r in rows.items()} == {
         "conv-done": ("ok", "1", 0),
