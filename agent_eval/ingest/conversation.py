@@ -39,6 +39,7 @@ from agent_eval.trace import (
     ModelUsage,
     Retrieval,
     SourceInfo,
+    SpanErrorInfo,
     ToolCall,
 )
 
@@ -80,6 +81,9 @@ class ConversationBuilder:
         """LLM spans read instead from the span above them, which recorded more of the call."""
         self.overlapped: list[tuple[SpanEntry, SpanEntry]] = []
         """(parent, child) LLM spans of one call that came from two different files."""
+        self.ran_calls: dict[str, str] = {}
+        """Span id -> the call id its tool run was paired to, for failed tool spans that did
+        not record the call id themselves (OpenInference TOOL spans)."""
 
     def build(self) -> AgentTrace | None:
         """The conversation's AgentTrace, or ``None`` when it has no message (spans counted)."""
@@ -198,7 +202,9 @@ class ConversationBuilder:
                 return None
             self._place_retrievals(self.transcript.inputs_end)
         elif ex.tool is not None:
-            self.transcript.add_tool_run(ex.tool, entry.span_id, self._agent_name(entry))
+            call = self.transcript.add_tool_run(ex.tool, entry.span_id, self._agent_name(entry))
+            if entry.errors and ex.tool.call_id is None and call.id is not None:
+                self.ran_calls[entry.span_id] = call.id
         elif ex.documents:
             self.pending.append(
                 Retrieval(
@@ -299,7 +305,7 @@ class ConversationBuilder:
                 for r in self.retrievals
             ),
             usage=tuple(self.usage.values()),
-            errors=tuple(err for e in self.conversation.entries for err in e.errors),
+            errors=self._errors(),
             source=SourceInfo(
                 container=container or "unknown",
                 conventions=tuple(used_conventions),
@@ -317,6 +323,25 @@ class ConversationBuilder:
             ),
             reference_tool_calls=reference_calls,
         )
+
+    def _errors(self) -> tuple[SpanErrorInfo, ...]:
+        """The span errors, a failed tool run's with the id of the call it was paired to.
+
+        A tool span that recorded no call id (an OpenInference TOOL span whose tool raised has
+        no ``output.value`` to read one from) ran the call the transcript paired it to by name
+        and arguments; without that id the error could only be matched through the result's
+        span ids, which a replayed result does not carry.
+        """
+        out: list[SpanErrorInfo] = []
+        for entry in self.conversation.entries:
+            call_id = self.ran_calls.get(entry.span_id)
+            out += (
+                e.model_copy(update={"tool_call_id": call_id})
+                if call_id is not None and e.tool_call_id is None
+                else e
+                for e in entry.errors
+            )
+        return tuple(out)
 
     def _agent_usage(self, notes: list[str]) -> None:
         """Usage recorded only on agent spans (none per LLM call), counted once.
