@@ -27,6 +27,7 @@ from collections import Counter
 
 from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.containers.base import Skipped
+from agent_eval.ingest.conventions import openinference_keys as oi_keys
 from agent_eval.ingest.grouping import Conversation
 from agent_eval.ingest.pairing import pair_tool_results
 from agent_eval.ingest.reference_keys import REFERENCE_TOOL_CALLS
@@ -51,6 +52,20 @@ CAPTURE_HINT = (
     "TRACELOOP_TRACE_CONTENT=true; OpenInference: OPENINFERENCE_HIDE_INPUTS/OUTPUTS unset)"
 )
 """How to record message content, for conversations that arrive without any."""
+LOGS_HINT = (
+    "; if capture is already on, the instrumentation may write the message text as GenAI "
+    "event log records (gen_ai.user.message, gen_ai.choice, ...; opentelemetry-instrumentation-"
+    "openai-v2 does) through the SDK's LoggerProvider, and no log record was joined to these "
+    "spans: give the logs export too (agent-eval ingest SPANS.jsonl LOGS.jsonl)"
+)
+"""Added to :data:`CAPTURE_HINT` for GenAI-convention spans that no log record was joined to."""
+HIDDEN_HINT = (
+    f"the text was hidden by OpenInference: the spans hold its redaction marker "
+    f"{oi_keys.REDACTED_VALUE!r} instead (OPENINFERENCE_HIDE_INPUTS / OPENINFERENCE_HIDE_OUTPUTS, "
+    "or OPENINFERENCE_HIDE_INPUT_MESSAGES / _OUTPUT_MESSAGES / _INPUT_TEXT / _OUTPUT_TEXT, set "
+    "to true in the agent's environment or its TraceConfig); unset them and record again"
+)
+"""How to unhide content that OpenInference's ``OPENINFERENCE_HIDE_*`` settings redacted."""
 MAYBE_AGENT = "agent"
 """Internal verdict: the span is used only if its agent name labels a message."""
 
@@ -130,25 +145,52 @@ class ConversationBuilder:
             return None
         if not messages:
             return "no message content at all"
-        return "no user message" if not has_user else "no assistant message"
+        return (
+            "no user message with content" if not has_user else "no assistant message with content"
+        )
 
     def _skip_without_content(self, missing: str) -> None:
-        """Count the conversation's spans ``no_message_content``, with a located reason."""
+        """Count the conversation's spans ``no_message_content``, with a located reason.
+
+        The reason says how to get the text: :data:`HIDDEN_HINT` when OpenInference redacted
+        it, else :data:`CAPTURE_HINT` when no message has text (with :data:`LOGS_HINT` for
+        GenAI-convention spans no log record was joined to).
+        """
         spans = len(self.used)
         self.counted += spans
         if not spans:
             return
         first = self.used[0]
-        textless = not any(s.message.content for s in self.transcript.slots)
+        texts = [s.message.content for s in self.transcript.slots if s.message.content]
+        hint = ""
+        if self._redacted():
+            hint = f"; {HIDDEN_HINT}"
+        elif not texts:
+            genai = any(e.extraction and e.extraction.convention == "genai" for e in self.used)
+            logs = any(e.logs for e in self.conversation.entries)
+            hint = f"; {CAPTURE_HINT}" + (LOGS_HINT if genai and not logs else "")
         detail = (
-            f"conversation {self.conversation.id!r} has {missing} with content, so it is not "
-            "sent to a judge" + (f"; {CAPTURE_HINT}" if textless else "")
+            f"conversation {self.conversation.id!r} has {missing}, so it is not sent to a judge"
+            + hint
         )
         skipped = Skipped(
             reason="no_message_content", detail=detail, trace_id=first.trace_id,
             span_id=first.span_id, source=first.location, spans=spans,
         )  # fmt: skip
         self.report.note_skipped(skipped)
+
+    def _redacted(self) -> int:
+        """How many messages hold OpenInference's redaction marker as text or tool arguments."""
+        marker = oi_keys.REDACTED_VALUE
+        return sum(
+            1
+            for slot in self.transcript.slots
+            if slot.message.content == marker
+            or (
+                isinstance(slot.message, AssistantMessage)
+                and any(c.raw_arguments == marker for c in slot.message.tool_calls or ())
+            )
+        )
 
     def _place_retrievals(self, position: int) -> None:
         self.retrievals.extend(
