@@ -309,8 +309,12 @@ class ConversationBuilder:
 
     def _count_used(self) -> None:
         files: dict[str, FileReport] = {}
+        by_path: dict[str, FileReport] | None = None  # only needed for joined log records
         for entry in self.used:
             files.setdefault(entry.file.path, entry.file)
+            if entry.log_files:
+                by_path = by_path or {f.path: f for f in self.report.files}
+                files.update((p, by_path[p]) for p in entry.log_files if p in by_path)
             if entry.extraction is not None:
                 entry.file.conventions.add(entry.extraction.convention)
         for file in files.values():
