@@ -107,6 +107,11 @@ def read_traces(paths: list[str], fmt: str, conversation: str | None) -> Iterato
             err_console.print(
                 f"skipped {escape(where + file.error)}", highlight=False, soft_wrap=True
             )
+    for file in run.report.files:  # labels, references... beside the traces, as ingest says
+        if file.note is not None:
+            err_console.print(
+                f"skipped {escape(file.path)}: {escape(file.note)}", highlight=False, soft_wrap=True
+            )
     for line in skipped_lines(run.report):  # a bad line or span is not lost without a word
         err_console.print(escape(escape_control(line)), highlight=False, soft_wrap=True)
     if not seen:  # read, but nothing to show: exit 4, as ingest does
