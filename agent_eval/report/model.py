@@ -82,7 +82,8 @@ class RunSummary(BaseModel):
             variants (a compare run: pooled, each conversation would count once per variant).
         metric_means: Mean score of the ``ok`` rows of repeat 0 per metric.
         variant_means: Mean score of the ``ok`` rows of repeat 0 per variant, in the
-            comparison's order (set when the rows hold more than one variant).
+            comparison's order (set when the rows hold more than one variant; the page shows
+            them instead of ``metric_means`` when there are more variants than metrics).
         ci_low / ci_high: Its 95% Wilson interval (Wilson 1927) when every verdict is binary
             (``"0"``/``"1"``); ``None`` for fractional scores (from atoms).
         input_tokens / output_tokens: Judge tokens over all rows, retries included, and over
