@@ -134,7 +134,10 @@ def test_a_spilled_part_reads_back_equal_with_shared_messages_shared() -> None:
     assert set(values) == {f.name for f in fields(SpanExtraction)}  # every field non-default
     first = SpanExtraction(**values)  # type: ignore[arg-type]
     second = SpanExtraction(convention="genai", kind="llm", input_messages=(system, user, call))
-    part = ([(first, SourceLocation("a.jsonl", 3)), (second, SourceLocation("a.jsonl"))], {})
+    part: tuple[list[tuple[SpanExtraction, SourceLocation]], dict[str, object]] = (
+        [(first, SourceLocation("a.jsonl", 3)), (second, SourceLocation("a.jsonl"))],
+        {},
+    )
     store = SpillStore()
     try:
         store.add_parts([("t1", ["s1", "s2"], part)])
