@@ -12,6 +12,15 @@ only the traces still being written (the conversations in flight), bounded by
   row). A span that arrives for a spilled trace (a late span, the same trace in a later file)
   starts a new in-memory part of that trace, spilled in its turn; nothing is ever emitted
   before the end of input, so an id that recurs late never becomes two conversations.
+- **The spilled form**: on a large file nearly every entry spills and is read back once, so
+  its round trip is paid per span. Entries are written as tuples of their fields (their file
+  as an index into the report), the frozen dataclasses an entry holds
+  (:class:`~agent_eval.ingest.extraction.SpanExtraction`, ``ToolExecution``,
+  ``SourceLocation``) as their constructor and field values (the generic pickling of a frozen
+  slots dataclass looks its fields up again for every object read back, over 40%
+  of the round trip), and messages as pydantic pickles them (exactly, ``model_fields_set``
+  included). One pickler is reused for every row, and the parts of one spill are inserted in
+  one batch.
 - **Why not emit early**: conversations are emitted in the order of their first span over the
   whole input; a conversation read later may start earlier, so no conversation can be emitted
   before the input ends without changing the output order.
