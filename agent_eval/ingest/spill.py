@@ -51,7 +51,7 @@ from typing import Any
 from agent_eval.ingest.extraction import SpanExtraction, ToolExecution, new_span_extraction
 from agent_eval.ingest.spans import SourceLocation
 
-__all__ = ["SpillStore", "StreamLimits"]
+__all__ = ["CompactPickler", "SpillStore", "StreamLimits"]
 
 
 @dataclass(frozen=True)
@@ -78,8 +78,8 @@ class SpillStore:
     """Trace parts and joined traces in a temporary SQLite database.
 
     Rows are pickled Python objects written and read by this process only (never a file a
-    user gives), in the compact form of :func:`dumps`. Not thread-safe: the assembler's callers
-    serialise access.
+    user gives), in the compact form of :class:`CompactPickler`. Not thread-safe: the
+    assembler's callers serialise access.
     """
 
     def __init__(self) -> None:
@@ -99,7 +99,7 @@ class SpillStore:
             """
         )
         self._db.execute("BEGIN")
-        self._pickler = _Pickler()
+        self._pickler = CompactPickler()
 
     def add_parts(self, parts: Iterable[tuple[str, list[str], Any]]) -> None:
         """Store parts of traces, each ``(trace id, its span ids, the part)``, in one batch.
@@ -178,11 +178,13 @@ the field values, instead of the generic slots state (``dataclasses``' ``__setst
 the fields up again per object, which was most of the cost of reading a spilled entry back)."""
 
 
-class _Pickler(pickle.Pickler):
-    """A reusable pickler writing the compact forms of :data:`_REDUCE`.
+class CompactPickler(pickle.Pickler):
+    """A reusable pickler writing the spill store's compact forms; ``pickle.loads`` reads them.
 
-    Everything else pickles as usual, so shared objects (the messages a replayed history
-    repeats on every call of a trace) are still written once per row.
+    The frozen dataclasses of a span entry (``SpanExtraction``, ``ToolExecution``,
+    ``SourceLocation``) are written as their constructor and field values; everything else
+    pickles as usual, so objects shared within a row (the messages a replayed history repeats
+    on every call of a trace) are still written once per row.
     """
 
     def __init__(self) -> None:
