@@ -17,8 +17,8 @@ only the traces still being written (the conversations in flight), bounded by
   as an index into the report), the frozen dataclasses an entry holds
   (:class:`~agent_eval.ingest.extraction.SpanExtraction`, ``ToolExecution``,
   ``SourceLocation``) as their constructor and field values (the generic pickling of a frozen
-  slots dataclass looks its fields up again for every object read back, over 40%
-  of the round trip), and messages as pydantic pickles them (exactly, ``model_fields_set``
+  slots dataclass looks its fields up again for every object read back: about 45% of the
+  round trip), and messages as pydantic pickles them (exactly, ``model_fields_set``
   included). One pickler is reused for every row, and the parts of one spill are inserted in
   one batch.
 - **Why not emit early**: conversations are emitted in the order of their first span over the
@@ -175,7 +175,8 @@ _REDUCE: dict[type, Callable[[Any], tuple[Any, ...]]] = {
 }
 """Compact pickled forms of the frozen dataclasses a spilled entry holds: the constructor and
 the field values, instead of the generic slots state (``dataclasses``' ``__setstate__`` looks
-the fields up again per object, which was most of the cost of reading a spilled entry back)."""
+the fields up again per object: about 45% of a spilled entry's round trip, measured on
+``bench/ingest.py``'s traffic)."""
 
 
 class CompactPickler(pickle.Pickler):
@@ -197,10 +198,12 @@ class CompactPickler(pickle.Pickler):
         return NotImplemented if reduce is None else reduce(obj)
 
     def dumps(self, value: Any) -> bytes:
-        """``value`` pickled on its own (no object shared with an earlier row)."""
+        """``value`` pickled on its own (no object shared with an earlier or a later row)."""
         buffer = self._buffer
         buffer.seek(0)
         buffer.truncate()
-        self.clear_memo()
-        self.dump(value)
+        try:
+            self.dump(value)
+        finally:
+            self.clear_memo()  # the memo holds the row's objects: let them go now
         return buffer.getvalue()
