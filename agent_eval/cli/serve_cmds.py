@@ -29,6 +29,7 @@ from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.judge_setup import build_judge, judge_model, missing_judge
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
 from agent_eval.errors import AgentEvalError, ConfigError
+from agent_eval.run import event_loop
 
 if TYPE_CHECKING:  # imported where used: aiohttp and the engine cost every command ~0.3 s
     from agent_eval.live.receiver import ReceiverLimits
@@ -197,7 +198,8 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     )
     events = EventOptions(otlp_endpoint=otlp_endpoint, events_file=events_file)
     try:
-        summary = asyncio.run(_serve(load_config(config, **overrides), limits, host, port, events))
+        serving = _serve(load_config(config, **overrides), limits, host, port, events)
+        summary = event_loop.run(serving)
     except AgentEvalError as exc:
         err_console.print(
             f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
