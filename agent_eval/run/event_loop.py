@@ -96,6 +96,13 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 
     """
     try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:  # as asyncio.run: before a loop is made (closing it would fail inside this one)
+        coro.close()
+        raise RuntimeError("event_loop.run() cannot be called from a running event loop")
+    try:
         factory = loop_factory()
     except ConfigError:
         coro.close()
