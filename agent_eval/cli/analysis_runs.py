@@ -11,6 +11,7 @@ Settings come from the ``[score]`` table of ``agent-eval.toml`` and the flags, e
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from agent_eval.analysis.claim_calibration import (
 from agent_eval.analysis.gates import GateCount
 from agent_eval.analysis.labels import (
     LABELS_NAME,
+    label_paths,
     labels_from_traces,
     ratings_from_traces,
     read_binary_file,
@@ -377,12 +379,25 @@ def _labels(labels: Path | None, inputs: list[Path] | None, field: str | None) -
     if labels is not None:
         return read_binary_file(labels, field=field)
     if inputs:
-        found = labels_from_traces(ingest(inputs), field=field)
+        traces = list(ingest(inputs))
+        found = labels_from_traces(traces, field=field)
         if found:
             return found
+        if field:
+            raise ConfigError(_no_such_label(field, traces))
         raise ConfigError("the --inputs traces carry no labels; give --labels FILE")
     raise ConfigError(
         "calibrate needs labels: --labels FILE, or --inputs PATH with labelled traces"
+    )
+
+
+def _no_such_label(field: str, traces: list[AgentTrace]) -> str:
+    """``no trace carries label 'X' (labels found: ...)``, with how to name a nested one."""
+    found = label_paths(traces)
+    shown = ", ".join(found[:20]) + (f", ... ({len(found)} in all)" if len(found) > 20 else "")
+    return (
+        f"no trace of --inputs carries label {field!r} (labels found: {shown or 'none'}); "
+        "name a nested label by its dotted path, e.g. --label-field human_ratings.faithfulness"
     )
 
 
@@ -450,10 +465,19 @@ def _overlapping(cal: Calibration, verdicts_from: str) -> Calibration:
             "conversations by the conversation_id that the run's results use"
         )
     if cal.unlabelled or cal.unpredicted:
+        absent = [i for i in cal.unpredicted if i not in cal.not_scored]
+        reasons = Counter(cal.not_scored.values())
+        scored = (
+            f"{len(cal.not_scored)} of them the run did not score ("
+            + ", ".join(f"{r} {n}" for r, n in sorted(reasons.items()))
+            + f"), {len(absent)} the run does not have (e.g. {_some(absent) or 'none'})"
+            if cal.not_scored
+            else f"e.g. {_some(cal.unpredicted) or 'none'}"
+        )
         err_console.print(
             f"warning: {len(cal.unlabelled)} verdict(s) have no label (e.g. "
             f"{_some(cal.unlabelled) or 'none'}) and {len(cal.unpredicted)} label(s) have no "
-            f"verdict (e.g. {_some(cal.unpredicted) or 'none'}); calibrated on the {cal.n} "
+            f"verdict ({scored}); calibrated on the {cal.n} "
             "conversations with both",
             highlight=False,
             markup=False,
@@ -615,11 +639,15 @@ def ordinal_calibration_for(
     if labels is not None:
         ratings = read_rating_file(labels, field=label_field)
     elif inputs and label_field:
-        ratings = ratings_from_traces(ingest(inputs), field=label_field)
+        traces = list(ingest(inputs))
+        ratings = ratings_from_traces(traces, field=label_field)
+        if not ratings:
+            raise InputError(_no_such_label(label_field, traces))
     else:
         raise ConfigError(
             "--kind ordinal needs ratings: --labels FILE, or --inputs PATH with --label-field "
-            "NAME (a per-turn or conversation label holding the rating)"
+            "NAME (a per-turn or conversation label holding the rating; a nested one by its "
+            "dotted path, e.g. human_ratings.faithfulness)"
         )
     cal = calibrate_ordinal_results(_select(load_run_results(run), metric, formatter), ratings)
     if cal.n == 0:
