@@ -620,8 +620,12 @@ class Transcript:
 
     # Tool runs recorded on their own spans -------------------------------------------------
 
-    def add_tool_run(self, tool: ToolExecution, span_id: str, agent_name: str | None) -> None:
-        """Add a tool run: its call (when no assistant message requested it) and its result."""
+    def add_tool_run(self, tool: ToolExecution, span_id: str, agent_name: str | None) -> ToolCall:
+        """Add a tool run: its call (when no assistant message requested it) and its result.
+
+        Returns the call the run was paired to (by call id, else by name), whose ``id`` names the
+        run's call when the run's span did not record one.
+        """
         self._span_ids.add(span_id)
         self._touched = []
         located = self._find_call(tool)
@@ -641,13 +645,13 @@ class Transcript:
             self._fill_arguments(*located, tool)
             call = self._call_at(*located)
         if tool.result is None:
-            return
+            return call
         call_id = tool.call_id or call.id
         if call_id is not None and (found := self._find(tool_result_key(call_id), 0)) is not None:
             self._link(
                 found, ToolMessage(content=tool.result, tool_name=call.name or None), span_id
             )
-            return
+            return call
         if tool.call_id is None and call.id is not None:
             note = f"tool span {span_id} ({call.name}) paired to call {call.id} by order"
             self.notes.append(note)
@@ -660,6 +664,7 @@ class Transcript:
         )
         self._slots[-1].from_tool_span = True
         self._changed(len(self._slots) - 1)
+        return call
 
     def _find_call(self, tool: ToolExecution) -> tuple[int, int] | None:
         """The call a tool run answers, by call id, else by name.

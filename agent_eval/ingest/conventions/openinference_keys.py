@@ -19,6 +19,9 @@ INPUT_MIME_TYPE: Final = "input.mime_type"
 OUTPUT_VALUE: Final = "output.value"
 OUTPUT_MIME_TYPE: Final = "output.mime_type"
 JSON_MIME_TYPE: Final = "application/json"
+REDACTED_VALUE: Final = "__REDACTED__"
+"""What openinference-instrumentation writes in place of a value its ``OPENINFERENCE_HIDE_*``
+settings hide (``openinference.instrumentation.config.REDACTED_VALUE``)."""
 
 LLM_PREFIX: Final = "llm."
 LLM_MODEL_NAME: Final = "llm.model_name"
