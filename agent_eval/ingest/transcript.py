@@ -336,8 +336,9 @@ class Transcript:
         while last >= 0 and not isinstance(inputs[last], AssistantMessage):
             last -= 1
         size = len(self._slots)
+        instructions: list[Message] = []
         if last >= 0:
-            cursor = self._add_history(inputs[: last + 1], keys, span_id)
+            cursor = self._add_history(inputs[: last + 1], keys, span_id, instructions)
         else:
             cursor = self._last_assistant() + 1
         for message, key in zip(inputs[last + 1 :], keys[last + 1 :], strict=True):
@@ -351,13 +352,23 @@ class Transcript:
             else:
                 self._link(found, message, span_id, replay=True)
                 cursor = max(cursor, found + 1)
+        for message in instructions:  # an agent's own, never seen: where it first speaks
+            self._insert(cursor, message, span_id)
+            cursor += 1
         return cursor, len(self._slots) > size
 
     def _add_history(
-        self, history: tuple[Message, ...], keys: tuple[MessageKey, ...], span_id: str
+        self,
+        history: tuple[Message, ...],
+        keys: tuple[MessageKey, ...],
+        span_id: str,
+        instructions: list[Message],
     ) -> int:
         """Match replayed history in order; insert what was never seen before its successor.
 
+        System messages never seen that no later new message follows (an agent's own
+        instructions, e.g. the agent a handoff moved to) are left in ``instructions`` for the
+        caller, which places them after the input's new turn: where that agent first speaks.
         The start that replays the last call's run is done in one pass (:meth:`_replay_run`);
         matching resumes after it, and the run is extended while each message only adds its
         span id to the slot it matched.
@@ -401,9 +412,7 @@ class Transcript:
                 run.add(message, slots[found], found, cursor, again if fresh else None)
             else:
                 recording = False
-        for extra in pending:
-            self._insert(cursor, extra, span_id)
-            cursor += 1
+        instructions.extend(pending)
         return cursor
 
     def _match(

@@ -51,6 +51,12 @@ TOOL_NAME: Final = "tool.name"
 TOOL_PARAMETERS: Final = "tool.parameters"
 """The tool's parameter schema (not the call's arguments)."""
 
+HANDOFF_SPAN_PREFIX: Final = "handoff to "
+"""openinference-instrumentation-openai-agents names the TOOL span of an Agents SDK handoff
+``handoff to <agent>`` (``input.value`` the agent handing off, ``output.value`` the one taking
+over, no ``tool.name``): the SDK records no tool run there, the model's transfer call and its
+result are in the LLM spans."""
+
 # RETRIEVER spans
 RETRIEVAL_DOCUMENTS: Final = "retrieval.documents"
 DOCUMENT_CONTENT: Final = "document.content"
