@@ -8,6 +8,9 @@ same way. Entry points are loaded lazily: a lookup by name (:meth:`Registry.get`
 only the plugin asked for, while listing (``names``, iteration) imports the whole group;
 :meth:`Registry.declared_names` lists names from the entry points' metadata alone. A plugin can
 also be added at run time with :meth:`Registry.register` (tests, notebooks, ``--formatter-path``).
+Where the whole group must be loaded to be ordered (containers, for ``--format auto``), an entry
+point can name a light declaration whose implementation is imported on first use
+(:class:`~agent_eval.ingest.containers.base.DeferredContainer`); the built-in containers do.
 """
 
 from __future__ import annotations

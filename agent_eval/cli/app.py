@@ -15,16 +15,20 @@ import select
 import signal
 import sys
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from agent_eval.cli.commands import LazyGroup
 from agent_eval.cli.exit_codes import EXIT_GATE, EXIT_OK, EXIT_OUTPUT, EXIT_USAGE, exit_code
 from agent_eval.errors import AgentEvalError
 from agent_eval.redaction import RedactingFilter
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    err_console: Console
+    """The stderr console every command prints its messages on (made on first use)."""
 
 __all__ = ["EXIT_GATE", "EXIT_USAGE", "app", "err_console", "main"]
 
@@ -37,7 +41,27 @@ app = typer.Typer(
     add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, pwsh)
     rich_markup_mode=None,  # plain help: flags shown as flags (rich help shows "<bool>")
 )
-err_console = Console(stderr=True)
+
+
+def error_console() -> Console:
+    """The stderr console of every command (``err_console``), made on first use.
+
+    ``--help`` and a command line typer rejects print nothing through it, so they import no
+    rich (about a quarter of ``agent-eval --help``).
+    """
+    console = globals().get("err_console")
+    if console is None:
+        from rich.console import Console
+
+        console = globals()["err_console"] = Console(stderr=True)
+    return console
+
+
+def __getattr__(name: str) -> Any:
+    """``err_console`` (PEP 562): made on first use, then an ordinary module attribute."""
+    if name == "err_console":
+        return error_console()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 DEBUG_ENV = "AGENT_EVAL_DEBUG"
@@ -235,7 +259,9 @@ def main() -> None:
     try:
         app()
     except AgentEvalError as exc:
-        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        from rich.markup import escape
+
+        error_console().print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         _json_failure(args, exit_code(exc), exc, documents)
         sys.exit(exit_code(exc))
     except SystemExit as exc:

@@ -55,6 +55,40 @@ def test_ingest_of_a_small_json_file_imports_no_proto_yaml_or_json_payloads(
     assert len(out.read_text().splitlines()) == 1  # and it did its work
 
 
+def test_ingest_of_a_small_json_file_imports_two_of_the_container_modules(
+    tmp_path: Path,
+) -> None:
+    # regression: `--format auto` imported all 21 built-in container modules to order them by
+    # priority; their declarations (containers.builtin) now order them, and a module is imported
+    # when its container is first asked: agent-trace-jsonl (priority 10), then otlp-json (20)
+    modules = _modules_after(_cli("ingest", str(SMALL), "-o", str(tmp_path / "traces.jsonl")))
+    from agent_eval.ingest.containers import builtin
+
+    implementations = {getattr(builtin, c).implementation.split(":")[0] for c in builtin.__all__}
+    assert modules & implementations == {
+        "agent_eval.ingest.containers.trace_jsonl",
+        "agent_eval.ingest.containers.otlp_json",
+    }
+    assert "pydantic" in modules  # the probe sees the imports (the models are pydantic)
+
+
+def test_help_imports_no_rich_and_no_pydantic() -> None:
+    # regression: the stderr console (rich, a quarter of `--help`) was made on import of the CLI
+    modules = _modules_after(_cli("--help"))
+    assert "agent_eval.cli.app" in modules
+    assert not {m for m in modules if m.startswith(("rich", "pydantic"))}
+
+
+def test_every_command_prints_on_one_stderr_console() -> None:
+    import importlib
+
+    from agent_eval.cli import ingest_cmds
+
+    app = importlib.import_module("agent_eval.cli.app")  # the module (`cli.app` is the Typer)
+    assert ingest_cmds.err_console is app.err_console is app.error_console()
+    assert app.err_console.stderr
+
+
 def test_ingest_json_summary_still_imports_its_payloads(tmp_path: Path) -> None:
     modules = _modules_after(_cli("ingest", str(SMALL), "-o", str(tmp_path / "t"), "--json"))
     assert "agent_eval.cli.json_output" in modules

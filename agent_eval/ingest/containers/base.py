@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar, TypeAlias
 
+from agent_eval.errors import ConfigError
 from agent_eval.ingest.spans import LogRecord, SourceLocation, SpanRecord
 from agent_eval.plugins import Registry
 from agent_eval.trace import AgentTrace
 
-__all__ = ["Container", "ContainerItem", "Skipped", "containers"]
+__all__ = ["Container", "ContainerItem", "DeferredContainer", "Skipped", "containers"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,6 +55,10 @@ class Container(ABC):
     mark them (``resourceSpans``): they only name the likely format of a JSON file that no
     ``sniff`` recognised because it is cut short or invalid
     (:mod:`~agent_eval.ingest.json_diagnosis`).
+
+    Ordering needs every container's ``priority`` before any is asked, so every entry point of
+    the group is loaded; a container whose module is costly to import declares itself with a
+    :class:`DeferredContainer` instead, whose implementation is imported only when asked.
     """
 
     name: ClassVar[str]
@@ -74,6 +80,81 @@ class Container(ABC):
                 :class:`Skipped` instead, so the rest of the file is still used.
 
         """
+
+
+class DeferredContainer(Container):
+    """A container declared apart from its implementation, which is imported on first use.
+
+    A subclass sets ``name``, ``description``, ``priority`` and ``json_keys`` (what ordering,
+    help texts and :mod:`~agent_eval.ingest.json_diagnosis` read) and ``implementation``, the
+    ``"package.module:Class"`` of a subclass of that declaration which defines ``sniff`` and
+    ``read``. The entry point names the declaration, in a module that is cheap to import, so
+    ``--format auto`` imports only the implementations it asks before one recognises the file
+    (an OTLP/JSON file: two of the 21 built-in containers). The built-in containers are
+    declared this way (:mod:`agent_eval.ingest.containers.builtin`); an entry point naming a
+    plain :class:`Container` works as before. The implementation inherits the declaration's
+    attributes, so they are written once; it can be used directly as well
+    (``OtlpJsonContainer().read(path)``), and :meth:`load` then returns it.
+    """
+
+    implementation: ClassVar[str]
+
+    def __init__(self) -> None:
+        self._loaded: Container | None = None
+
+    def load(self) -> Container:
+        """The implementation's instance (this object when it is the implementation).
+
+        Raises:
+            ConfigError: the implementation cannot be imported, or is not a subclass of this
+                declaration that defines ``sniff`` and ``read`` (names the container and the
+                class). ``--format auto`` passes over a container whose ``sniff`` raises.
+
+        """
+        if self._loaded is None:
+            module, _, attr = self.implementation.partition(":")
+            try:
+                found = getattr(importlib.import_module(module), attr)
+            except Exception as exc:
+                raise ConfigError(
+                    f"container {self.name!r} is installed but failed to load "
+                    f"({self.implementation}: {type(exc).__name__}: {exc}); reinstall the "
+                    "package that provides it"
+                ) from None
+            self._loaded = _implementation(self, found)
+        return self._loaded
+
+    def sniff(self, path: str, head: bytes) -> bool:
+        """The implementation's ``sniff`` (imports it)."""
+        return self.load().sniff(path, head)
+
+    def read(self, path: str) -> Iterator[ContainerItem]:
+        """The implementation's ``read`` (imports it)."""
+        return self.load().read(path)
+
+
+def _implementation(declaration: DeferredContainer, found: object) -> Container:
+    """``declaration`` itself when it is an instance of ``found``, else a new ``found()``.
+
+    Raises:
+        ConfigError: ``found`` is not a class of the declaration's kind, or leaves ``sniff`` or
+            ``read`` to :class:`DeferredContainer` (which would ask itself forever).
+
+    """
+    kind = type(declaration)
+    if (
+        not isinstance(found, type)
+        or not (isinstance(declaration, found) or issubclass(found, kind))
+        or any(getattr(found, m) is getattr(DeferredContainer, m) for m in ("sniff", "read"))
+    ):
+        raise ConfigError(
+            f"container {declaration.name!r}: {declaration.implementation} is not a subclass "
+            f"of {kind.__module__}.{kind.__qualname__} that defines sniff and read"
+        )
+    if isinstance(declaration, found):
+        return declaration
+    instance: Container = found()
+    return instance
 
 
 def _adapt(name: str, obj: object) -> Container:

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterator
-from typing import ClassVar
 
 from pydantic import JsonValue
 
 from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._records import not_utf8, open_text
-from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.containers.rag_turns import Passage, RagTurn, rag_trace
 from agent_eval.ingest.spans import SourceLocation
 
@@ -36,12 +36,8 @@ ATTRIBUTABLE = {"Fully attributable": 1, "Not fully attributable": 0}
 """``begin_label`` -> the binary ``attributable`` label (``Generic`` has none)."""
 
 
-class BeginContainer(Container):
+class BeginContainer(builtin.Begin):
     """BEGIN TSV rows (knowledge, message, response, begin_label)."""
-
-    name: ClassVar[str] = "begin"
-    description: ClassVar[str] = "BEGIN benchmark TSV (knowledge, message, response, begin_label)"
-    priority: ClassVar[int] = 35
 
     def sniff(self, path: str, head: bytes) -> bool:
         """The header line is BEGIN's."""

@@ -21,12 +21,13 @@ import re
 from collections.abc import Iterator, Mapping
 from itertools import chain
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._chat import chat_messages, chat_trace
 from agent_eval.ingest.containers._json_stream import BadValue, JsonStream
-from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.safe_text import brief
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.trace import AgentTrace
@@ -39,12 +40,8 @@ _RECORD = re.compile(rb'\A\s*\[?\s*\{\s*"(messages|conversation_id|reference|lab
 _FOREIGN = (b'"resourceSpans"', b'"resourceLogs"', b'"traj"', b'"simulations"', b'"span_kind"')
 
 
-class OpenAIMessagesContainer(Container):
+class OpenAIMessagesContainer(builtin.OpenAIMessages):
     """OpenAI chat message lists, with optional conversation id, reference and labels."""
-
-    name: ClassVar[str] = "openai-messages"
-    description: ClassVar[str] = "OpenAI-style chat messages (a list, {messages}, or JSON Lines)"
-    priority: ClassVar[int] = 120
 
     def sniff(self, path: str, head: bytes) -> bool:
         """A list whose first object has a chat ``role``, or records opening with ``messages``."""

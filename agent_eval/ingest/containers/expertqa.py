@@ -25,12 +25,13 @@ passage (worth knowing when reading agreement numbers).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import JsonValue
 
+from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._records import read_records
-from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.containers.rag_turns import Passage, RagTurn, rag_trace
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.trace import AgentTrace
@@ -47,12 +48,8 @@ def support_label(support: object) -> int | None:
     return int(support.strip() == SUPPORTED)
 
 
-class ExpertQAContainer(Container):
+class ExpertQAContainer(builtin.ExpertQA):
     """ExpertQA long-form QA records (question, answers{system: claims with evidence})."""
-
-    name: ClassVar[str] = "expertqa"
-    description: ClassVar[str] = "ExpertQA records (question, answers with claims and evidence)"
-    priority: ClassVar[int] = 35
 
     def sniff(self, path: str, head: bytes) -> bool:
         """The first line is an object with ``question`` and ``answers`` holding ``claims``."""

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterator
-from typing import IO, ClassVar
+from typing import IO
 
 from pydantic import JsonValue
 
 from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._records import not_utf8, open_text
-from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.containers.rag_turns import Passage, RagTurn, rag_trace
 from agent_eval.ingest.spans import SourceLocation
 
@@ -42,12 +43,8 @@ FAITHFUL = {
 HEADER_END = ["begin_label", "vrm_label"]
 
 
-class FaithDialAuditContainer(Container):
+class FaithDialAuditContainer(builtin.FaithDialAudit):
     """FaithDial data-audit CSVs (knowledge, history, response, begin_label, vrm_label)."""
-
-    name: ClassVar[str] = "faithdial-audit"
-    description: ClassVar[str] = "FaithDial audit CSV (knowledge, history, <model>, begin_label)"
-    priority: ClassVar[int] = 35
 
     def sniff(self, path: str, head: bytes) -> bool:
         """The header line is ``knowledge,history,<model>,begin_label,vrm_label``."""

@@ -17,14 +17,15 @@ The format of Jaeger's query API (``/api/traces``) and of the UI's "Download JSO
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import orjson
 
 from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._ids import SPAN_ID_HEX, TRACE_ID_HEX, normalize_id
 from agent_eval.ingest.containers._records import as_list, as_mapping, load_json
-from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.safe_text import brief
 from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.ingest.spans import SourceLocation, SpanEvent, SpanRecord
@@ -62,14 +63,8 @@ _KINDS = {"client", "server", "internal", "producer", "consumer"}
 _JSON_HINT = "; export the trace again from the Jaeger UI"
 
 
-class JaegerContainer(Container):
+class JaegerContainer(builtin.Jaeger):
     """Reads a Jaeger UI/query-API JSON export (one or many traces)."""
-
-    name: ClassVar[str] = "jaeger"
-    description: ClassVar[str] = "Jaeger UI JSON export ({data: [{traceID, spans, processes}]})"
-    json_keys: ClassVar[frozenset[str]] = frozenset(
-        {"traceID", "spanID", "operationName", "processes"}
-    )
 
     def sniff(self, path: str, head: bytes) -> bool:
         """Jaeger JSON has ``traceID`` (capital ID) next to ``operationName`` or ``processes``."""

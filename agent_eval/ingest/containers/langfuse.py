@@ -54,15 +54,16 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import orjson
 
 from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._ids import SPAN_ID_HEX, TRACE_ID_HEX, normalize_id
 from agent_eval.ingest.containers._records import load_json
 from agent_eval.ingest.containers._time import to_unix_nano
-from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.safe_text import brief
 from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.ingest.spans import SourceLocation, SpanRecord
@@ -102,17 +103,8 @@ _USAGE_KEY = re.compile(r"(^|\.)(usage|token_count)(\.|$)")
 _DECIMAL = re.compile(r"-?\d+")
 
 
-class LangfuseContainer(Container):
+class LangfuseContainer(builtin.Langfuse):
     """Reads a Langfuse trace export (``{trace, observations}``) back into spans."""
-
-    name: ClassVar[str] = "langfuse"
-    description: ClassVar[str] = (
-        "Langfuse trace export ({trace, observations: [...]}) or observations API list "
-        "({data: [...], meta})"
-    )
-    json_keys: ClassVar[frozenset[str]] = frozenset(
-        {"observations", "parentObservationId", "traceId", "startTime"}
-    )
 
     def sniff(self, path: str, head: bytes) -> bool:
         """An ``observations`` list with ``traceId``, or a ``data`` list of observations."""

@@ -27,13 +27,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import JsonValue
 
+from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._mtrag import MtragTurn, first_label, mtrag_trace
 from agent_eval.ingest.containers._records import load_json
-from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.conventions.messages import to_json_value
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.rag.labels import ANSWERABILITY, REFERENCE, RELEVANCE
@@ -45,15 +46,8 @@ _SETTINGS_OBJECT = re.compile(rb'"(retriever|generator)"\s*:\s*\{')
 _START = re.compile(rb'\A\s*\{\s*"(author|retriever|generator|messages|domain|status)"')
 
 
-class MtragContainer(Container):
+class MtragContainer(builtin.Mtrag):
     """MTRAG conversations with per-turn passages, relevance and answerability labels."""
-
-    name: ClassVar[str] = "mtrag"
-    description: ClassVar[str] = (
-        "IBM MTRAG conversations (messages with contexts, feedback.relevant, enrichments)"
-    )
-    priority: ClassVar[int] = 25
-    json_keys: ClassVar[frozenset[str]] = frozenset({"retriever", "enrichments"})
 
     def sniff(self, path: str, head: bytes) -> bool:
         """An object with ``messages`` and MTRAG's ``retriever``/``generator`` objects.

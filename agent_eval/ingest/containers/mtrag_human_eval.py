@@ -31,13 +31,14 @@ import re
 import statistics
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import JsonValue
 
+from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._mtrag import MtragTurn, first_label, mtrag_trace, split_task_id
 from agent_eval.ingest.containers._records import load_json
-from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.rag.labels import ANSWERABILITY, HUMAN_RATINGS, REFERENCE, RELEVANCE
 from agent_eval.trace import RetrievedDocument
@@ -51,17 +52,8 @@ HUMAN_QUALITIES = ("faithfulness", "completeness", "appropriateness", "naturalne
 _START = re.compile(rb'\A\s*\{\s*"(name|filters|models|metrics|documents|tasks|evaluations)"')
 
 
-class MtragHumanEvalContainer(Container):
+class MtragHumanEvalContainer(builtin.MtragHumanEval):
     """MTRAG human evaluations: model responses per turn with human 1-4 ratings."""
-
-    name: ClassVar[str] = "mtrag-human-eval"
-    description: ClassVar[str] = (
-        "IBM MTRAG human evaluations (InspectorRAGet tasks, evaluations, documents)"
-    )
-    priority: ClassVar[int] = 25
-    json_keys: ClassVar[frozenset[str]] = frozenset(
-        {"models", "model_id", "metrics", "evaluations"}
-    )
 
     def sniff(self, path: str, head: bytes) -> bool:
         """An InspectorRAGet object: ``models`` with ``model_id`` and ``metrics`` near the top."""

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import JsonValue
 
+from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._json_stream import BadValue, JsonStream
 from agent_eval.ingest.containers._mtrag import MtragTurn, first_label, mtrag_trace
-from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.rag.labels import ANSWERABILITY
 from agent_eval.trace import AgentTrace, AssistantMessage, Message, RetrievedDocument, UserMessage
@@ -40,13 +41,8 @@ __all__ = ["MtragUnContainer"]
 _START = re.compile(rb'\A\s*\{\s*"(conversation_id|task_id)"')
 
 
-class MtragUnContainer(Container):
+class MtragUnContainer(builtin.MtragUn):
     """MTRAG-UN generation tasks (answerable, unanswerable, underspecified, partial)."""
-
-    name: ClassVar[str] = "mtrag-un"
-    description: ClassVar[str] = "IBM MTRAG-UN generation tasks (task_id, input, targets)"
-    priority: ClassVar[int] = 25
-    json_keys: ClassVar[frozenset[str]] = frozenset({"targets"})
 
     def sniff(self, path: str, head: bytes) -> bool:
         """JSON Lines opening with a task id of MTRAG's ``<id><::><turn>`` form and ``input``."""

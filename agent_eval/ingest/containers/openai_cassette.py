@@ -22,12 +22,13 @@ import gzip
 import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import orjson
 
 from agent_eval.errors import DecodeError
-from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.containers import builtin
+from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.conventions._values import as_int, as_str, text_of, tool_call
 from agent_eval.ingest.safe_text import MAX_NESTING, NestingTooDeep, clean
 from agent_eval.ingest.safe_text import loads as safe_json_loads
@@ -53,11 +54,8 @@ GZIP_MAGIC = b"\x1f\x8b"
 """The first two bytes of a gzip member (RFC 1952, section 2.3.1)."""
 
 
-class OpenAICassetteContainer(Container):
+class OpenAICassetteContainer(builtin.OpenAICassette):
     """Reads a VCR cassette of OpenAI chat-completion calls into conversations."""
-
-    name: ClassVar[str] = "openai-cassette"
-    description: ClassVar[str] = "VCR/pytest-recording YAML cassette of OpenAI chat completions"
 
     def sniff(self, path: str, head: bytes) -> bool:
         """A YAML cassette starts with ``interactions:`` and records ``chat/completions`` calls."""

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import IO, ClassVar
+from typing import IO
 
 import orjson
 
 from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._otlp_records import iter_request
-from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.ingest.spans import SourceLocation
 
@@ -46,32 +47,12 @@ _BARE_KEYS = (b'"scopeSpans"', b'"scope_spans"', b'"scopeLogs"', b'"scope_logs"'
 _BOM = b"\xef\xbb\xbf"
 
 
-class OtlpJsonContainer(Container):
+class OtlpJsonContainer(builtin.OtlpJson):
     """OTLP/JSON export requests: a single object per file, or JSON Lines (Collector file exporter).
 
     Yields spans and log records; a bad span, log record or line becomes a
     :class:`~agent_eval.ingest.containers.base.Skipped` naming file:line, trace and span id.
     """
-
-    name: ClassVar[str] = "otlp-json"
-    description: ClassVar[str] = (
-        "OTLP/JSON ExportTraceServiceRequest / ExportLogsServiceRequest, one object per file "
-        "or one per line (OpenTelemetry Collector file exporter); bare ResourceSpans/Logs per "
-        "line (Java logging-otlp exporter)"
-    )
-    priority: ClassVar[int] = 20
-    json_keys: ClassVar[frozenset[str]] = frozenset(
-        {
-            "resourceSpans",
-            "resource_spans",
-            "resourceLogs",
-            "resource_logs",
-            "scopeSpans",
-            "scope_spans",
-            "scopeLogs",
-            "scope_logs",
-        }
-    )
 
     def sniff(self, path: str, head: bytes) -> bool:
         """Whether the file starts with an export request, or a bare ResourceSpans/Logs."""

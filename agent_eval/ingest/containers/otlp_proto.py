@@ -10,11 +10,12 @@ of id-less spans; the container picks traces when some span has a 16-byte trace 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._otlp_records import iter_request
-from agent_eval.ingest.containers.base import Container, ContainerItem
+from agent_eval.ingest.containers.base import ContainerItem
 from agent_eval.ingest.spans import SourceLocation
 
 if TYPE_CHECKING:  # protobuf is imported when a file is read, not to sniff one (start-up)
@@ -49,15 +50,8 @@ def _looks_like_text(head: bytes) -> bool:
     return text.lstrip()[:1] in ("{", "[", "")
 
 
-class OtlpProtoContainer(Container):
+class OtlpProtoContainer(builtin.OtlpProto):
     """A binary OTLP export request (traces or logs), as the OTLP/HTTP protobuf body."""
-
-    name: ClassVar[str] = "otlp-proto"
-    description: ClassVar[str] = (
-        "binary OTLP ExportTraceServiceRequest / ExportLogsServiceRequest (protobuf)"
-    )
-    priority: ClassVar[int] = 90
-    """A weak signature (three bytes), so every text format is asked first."""
 
     def sniff(self, path: str, head: bytes) -> bool:
         """Whether the file opens with a length-delimited field 1 holding a resource entry."""

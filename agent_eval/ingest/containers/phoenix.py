@@ -13,12 +13,13 @@ numbers (unit inferred from magnitude).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
+from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._ids import SPAN_ID_HEX, TRACE_ID_HEX, normalize_id
 from agent_eval.ingest.containers._records import as_list, read_records
 from agent_eval.ingest.containers._time import to_unix_nano
-from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.safe_text import brief
 from agent_eval.ingest.spans import SourceLocation, SpanEvent, SpanRecord
 
@@ -28,12 +29,8 @@ OPENINFERENCE_SPAN_KIND = "openinference.span.kind"
 _STATUS = {"OK": "OK", "ERROR": "ERROR", "UNSET": "UNSET"}
 
 
-class PhoenixContainer(Container):
+class PhoenixContainer(builtin.Phoenix):
     """Reads Phoenix span exports (nested attributes, ``context`` ids)."""
-
-    name: ClassVar[str] = "phoenix"
-    description: ClassVar[str] = "Arize Phoenix span export (JSON or JSONL, nested attributes)"
-    json_keys: ClassVar[frozenset[str]] = frozenset({"context", "span_kind", "span_id", "trace_id"})
 
     def sniff(self, path: str, head: bytes) -> bool:
         """Phoenix spans have a ``context`` object and a ``span_kind``."""

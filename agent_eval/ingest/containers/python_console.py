@@ -21,13 +21,14 @@ gives one object per line. Both are read, streaming, one span at a time. The sha
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
+from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._ids import SPAN_ID_HEX, TRACE_ID_HEX, normalize_id
 from agent_eval.ingest.containers._json_stream import BadValue, JsonStream
 from agent_eval.ingest.containers._records import as_list, as_mapping
 from agent_eval.ingest.containers._time import to_unix_nano
-from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.spans import SourceLocation, SpanEvent, SpanRecord
 
 __all__ = ["PythonConsoleContainer"]
@@ -40,17 +41,8 @@ _KIND_PREFIX = "SpanKind."
 _HEX_PREFIX = "0x"
 
 
-class PythonConsoleContainer(Container):
+class PythonConsoleContainer(builtin.PythonConsole):
     """Reads OTel Python ``ConsoleSpanExporter`` output: concatenated ``to_json()`` spans."""
-
-    name: ClassVar[str] = "otel-python-console"
-    description: ClassVar[str] = (
-        "OpenTelemetry Python ConsoleSpanExporter output (span.to_json() objects, 0x hex ids)"
-    )
-    priority: ClassVar[int] = 40
-    json_keys: ClassVar[frozenset[str]] = frozenset(
-        {"context", "trace_id", "span_id", "parent_id", "start_time", "end_time"}
-    )
 
     def sniff(self, path: str, head: bytes) -> bool:
         """An object with a ``context`` holding a ``0x`` ``trace_id`` (``to_json``'s layout)."""

@@ -40,12 +40,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
+from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._records import read_records
-from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.containers.rag_turns import Passage, RagTurn, rag_trace
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.trace import AgentTrace
@@ -87,12 +88,8 @@ class _Record(BaseModel):
     turns: list[_Turn] | None = None
 
 
-class RagJsonlContainer(Container):
+class RagJsonlContainer(builtin.RagJsonl):
     """RAG records: question, contexts [{id, text}], answer, reference, labels; or ``turns``."""
-
-    name: ClassVar[str] = "rag-jsonl"
-    description: ClassVar[str] = "RAG JSON Lines (question, contexts, answer, reference, turns)"
-    priority: ClassVar[int] = 40
 
     def sniff(self, path: str, head: bytes) -> bool:
         """An object opening with a RAG key, with ``question`` or ``turns`` in the first line."""

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
+from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._ids import SPAN_ID_HEX, TRACE_ID_HEX, normalize_id
 from agent_eval.ingest.containers._records import as_list, as_mapping, read_records
-from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.spans import SourceLocation, SpanEvent, SpanRecord
 
 __all__ = ["ReadableSpanContainer", "hrtime_to_nanos"]
@@ -37,20 +38,8 @@ JS_STATUS_CODES = ("UNSET", "OK", "ERROR")
 US_TO_NS = 1000
 
 
-class ReadableSpanContainer(Container):
+class ReadableSpanContainer(builtin.ReadableSpan):
     """Reads OTel JS ``ReadableSpan`` / ``ConsoleSpanExporter`` JSON dumps."""
-
-    name: ClassVar[str] = "otel-js"
-    description: ClassVar[str] = "OpenTelemetry JS ReadableSpan JSON dumps (hrtime tuples)"
-    json_keys: ClassVar[frozenset[str]] = frozenset(
-        {
-            "spanContext",
-            "_spanContext",
-            "parentSpanContext",
-            "instrumentationScope",
-            "instrumentationLibrary",
-        }
-    )
 
     def sniff(self, path: str, head: bytes) -> bool:
         """A ``spanContext`` object, or console spans (``traceId``, ``id``, ``duration``)."""

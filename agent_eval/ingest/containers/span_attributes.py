@@ -20,12 +20,13 @@ import hashlib
 import os
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import orjson
 
 from agent_eval.errors import DecodeError
-from agent_eval.ingest.containers.base import Container, ContainerItem
+from agent_eval.ingest.containers import builtin
+from agent_eval.ingest.containers.base import ContainerItem
 from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.ingest.spans import SourceLocation, SpanRecord
 
@@ -64,14 +65,8 @@ EXPORT_MARKERS = (
 _SUFFIXES = (".attrs.json", ".json")
 
 
-class SpanAttributesContainer(Container):
+class SpanAttributesContainer(builtin.SpanAttributes):
     """One JSON object of span attributes -> one synthetic span with content-derived ids."""
-
-    name: ClassVar[str] = "span-attributes"
-    description: ClassVar[str] = (
-        "a JSON object that is the flat attribute map of one span (convention test fixtures)"
-    )
-    priority: ClassVar[int] = 150
 
     def sniff(self, path: str, head: bytes) -> bool:
         """Whether ``head`` starts an object keyed by attribute names and is no export file."""

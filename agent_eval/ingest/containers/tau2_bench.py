@@ -26,12 +26,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._chat import chat_messages, chat_trace, success_labels
 from agent_eval.ingest.containers._json_stream import JsonStream
-from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.conventions._values import as_int
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.reference_calls import parse_tool_calls
@@ -48,15 +49,8 @@ _INSTRUCTION_FIELDS = (
 )
 
 
-class Tau2BenchContainer(Container):
+class Tau2BenchContainer(builtin.Tau2Bench):
     """tau2-bench simulation results, joined to their tasks for references."""
-
-    name: ClassVar[str] = "tau2-bench"
-    description: ClassVar[str] = "tau2-bench results (timestamp, info, tasks, simulations)"
-    priority: ClassVar[int] = 30
-    json_keys: ClassVar[frozenset[str]] = frozenset(
-        {"agent_info", "user_info", "simulations", "tasks"}
-    )
 
     def sniff(self, path: str, head: bytes) -> bool:
         """An object opening with a results key whose ``info`` names the agent and user."""

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
+from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._chat import chat_messages, chat_trace, success_labels
 from agent_eval.ingest.containers._json_stream import BadValue, JsonStream
-from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.reference_calls import parse_tool_calls
 from agent_eval.trace import AgentTrace, Message, ToolMessage
@@ -37,13 +38,8 @@ __all__ = ["TauBenchContainer"]
 _RECORD_START = re.compile(rb'\A\s*\[?\s*\{\s*"(task_id|reward|info|traj|trial)"')
 
 
-class TauBenchContainer(Container):
+class TauBenchContainer(builtin.TauBench):
     """tau-bench result records with ``traj`` transcripts, rewards and task instructions."""
-
-    name: ClassVar[str] = "tau-bench"
-    description: ClassVar[str] = "tau-bench trajectories (task_id, reward, info.task, traj)"
-    priority: ClassVar[int] = 30
-    json_keys: ClassVar[frozenset[str]] = frozenset({"task_id", "traj", "reward", "trial"})
 
     def sniff(self, path: str, head: bytes) -> bool:
         """A record opens with a tau-bench key, and ``task_id`` and ``traj`` both appear."""

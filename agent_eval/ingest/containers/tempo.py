@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._otlp_records import decode_span
 from agent_eval.ingest.containers._otlp_values import (
     SPAN_ID_BYTES,
@@ -29,7 +30,7 @@ from agent_eval.ingest.containers._otlp_values import (
     decode_id,
 )
 from agent_eval.ingest.containers._records import as_list, load_json
-from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.safe_text import MAX_NESTING, brief
 from agent_eval.ingest.spans import SourceLocation, SpanRecord
 
@@ -42,17 +43,8 @@ _SCOPE_KEYS = ("instrumentationLibrary", "scope")
 _TIME_KEYS = ("startTimeUnixNano", "endTimeUnixNano", "timeUnixNano")
 
 
-class TempoContainer(Container):
+class TempoContainer(builtin.Tempo):
     """Reads a Grafana Tempo JSON trace export (``batches``)."""
-
-    name: ClassVar[str] = "tempo"
-    description: ClassVar[str] = (
-        "Grafana Tempo trace export ({batches: [...]}, or the /api/v2/traces envelope "
-        "{trace: {resourceSpans}, metrics})"
-    )
-    json_keys: ClassVar[frozenset[str]] = frozenset(
-        {"batches", "trace", "metrics", "instrumentationLibrarySpans"}
-    )
 
     def sniff(self, path: str, head: bytes) -> bool:
         """A ``batches`` list, or a v2 ``trace`` envelope holding ``resourceSpans``."""

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import ClassVar
 
 import orjson
 from pydantic import ValidationError
 
 from agent_eval.errors import DecodeError
-from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped
+from agent_eval.ingest.containers import builtin
+from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.safe_text import loads
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.trace import AgentTrace
@@ -30,13 +30,8 @@ TRACE_MAX_DEPTH = 250
 little above 250 levels), far above the ``safe_text.MAX_NESTING`` levels ingest allows."""
 
 
-class TraceJsonlContainer(Container):
+class TraceJsonlContainer(builtin.TraceJsonl):
     """agent-eval's own AgentTrace JSON Lines (the output of ``agent-eval ingest``)."""
-
-    name: ClassVar[str] = "agent-trace-jsonl"
-    description: ClassVar[str] = "AgentTrace JSON Lines written by `agent-eval ingest`"
-    priority: ClassVar[int] = 10
-    json_keys: ClassVar[frozenset[str]] = frozenset({"schema_version"})
 
     def sniff(self, path: str, head: bytes) -> bool:
         """Whether the first line opens with ``schema_version`` then ``conversation_id``."""
