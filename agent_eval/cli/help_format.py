@@ -149,7 +149,8 @@ class HelpCommand(TyperCommand):
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         """Click's help sections, written so that no word breaks at a hyphen."""
-        super().format_help(ctx, _KeepWords(formatter))
+        keeping: Any = _KeepWords(formatter)  # a stand-in for click's HelpFormatter
+        super().format_help(ctx, keeping)
 
     def get_help(self, ctx: Any) -> str:
         """The help text, its non-breaking hyphens written as ``-`` again."""
