@@ -17,14 +17,19 @@ a word after a hyphen, so a name split over two lines could not be copied. Every
 between two word characters is written as U+2011 (non-breaking hyphen, which the wrapper
 does not break at, and of the same width) and turned back into ``-`` in the finished text.
 
+An unknown option is suggested only names that look like it once the ``--`` both share is set
+aside (click's fuzzy match counts it, and offered ``--out`` for ``--bogus``).
+
 Only click's public ``Command`` hooks are overridden (``collect_usage_pieces``,
-``format_help``, ``format_options``, ``get_help``) and the formatter used through its public
-methods (``write_text``, ``write_dl``, ``section``); only public parameter attributes and
-methods are used (``metavar``, ``nargs``, ``required``, ``get_help_record``).
+``format_help``, ``format_options``, ``get_help``, ``parse_args``) and the formatter used
+through its public methods (``write_text``, ``write_dl``, ``section``); only public
+parameter attributes and methods are used (``metavar``, ``nargs``, ``required``,
+``get_help_record``).
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -81,6 +86,10 @@ NON_BREAKING_HYPHEN = "\u2011"
 """What a hyphen inside a word is while help text is wrapped (never a line break)."""
 _WORD_HYPHEN = re.compile(r"(?<=\w)-(?=\w)")
 
+SUGGESTION_CUTOFF = 0.6
+"""Least :class:`difflib.SequenceMatcher` ratio, of the names without their dashes, for an
+option to be suggested for an unknown one (difflib's own default cutoff)."""
+
 _BY_TYPE = {"int": "N", "int range": "N", "float": "X", "float range": "X", "path": "PATH"}
 _TYPE_SHOWN = re.compile(r" <([^>]*)>")
 
@@ -130,6 +139,16 @@ class _KeepWords:
         self._formatter.write_dl(kept, *args, **kwargs)
 
 
+def _like(unknown: str, possibilities: Iterable[str]) -> list[str]:
+    """The ``possibilities`` that look like option ``unknown``, compared without dashes."""
+    bare = unknown.lstrip("-")
+    return [
+        name
+        for name in possibilities
+        if difflib.SequenceMatcher(None, bare, name.lstrip("-")).ratio() >= SUGGESTION_CUTOFF
+    ]
+
+
 def _argument_name(param: Any) -> str:
     name = str(param.metavar or param.name.upper())
     return name + "..." if param.nargs != 1 and not name.endswith("...") else name
@@ -146,6 +165,20 @@ class HelpCommand(TyperCommand):
                 name = _argument_name(param)
                 pieces.append(name if param.required else f"[{name}]")
         return pieces
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """Click's parsing; an unknown option's suggestions kept to names that look like it.
+
+        Click's ``NoSuchOption`` is told by its public ``option_name`` and ``possibilities``.
+        """
+        try:
+            return list(super().parse_args(ctx, args))
+        except Exception as exc:
+            unknown = getattr(exc, "option_name", None)
+            possibilities = getattr(exc, "possibilities", None)
+            if isinstance(unknown, str) and possibilities:
+                exc.possibilities = _like(unknown, possibilities)  # type: ignore[attr-defined]
+            raise
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         """Click's help sections, written so that no word breaks at a hyphen."""

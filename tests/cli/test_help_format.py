@@ -33,3 +33,24 @@ def test_ingest_help_lists_container_names_whole() -> None:
     result = runner.invoke(app, ["ingest", "--help"], env={"COLUMNS": "80"})
     words = set(re.findall(r"[\w@.-]+", result.stdout))
     assert {"openai-cassette", "openai-messages", "span-attributes", "otel-python-console"} <= words
+
+
+@pytest.mark.parametrize(
+    ("args", "suggested"),
+    [
+        (["ingest", "fixtures", "--bogus"], None),  # trial6 #7: click offered --out
+        (["ingest", "fixtures", "--jsn"], "--json"),
+        (["score", "--metirc", "loops"], "--metric"),
+        (["score", "--no-cahce"], "--no-cache"),
+    ],
+)
+def test_an_unknown_option_is_offered_only_names_like_it(
+    args: list[str], suggested: str | None
+) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    line = next(x for x in result.output.splitlines() if "No such option" in x)
+    if suggested is None:
+        assert "Possible options" not in line, line
+    else:
+        assert f"(Possible options: {suggested})" in line or f"(Did you mean {suggested}?)" in line
