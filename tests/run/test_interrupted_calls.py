@@ -16,7 +16,7 @@ from agent_eval.judges.openai_judge import OpenAIJudge
 from agent_eval.metrics.goal_accuracy import GoalAccuracy
 from agent_eval.run.engine import Engine
 from agent_eval.run.outcomes import INTERRUPTED_SKIP
-from agent_eval.run.runs import finished_results, find_run
+from agent_eval.run.runs import find_run, finished_results
 from agent_eval.run.store import ResultStore, RunRecord, load_results
 from agent_eval.testing import FakeModelServer, Structured, Usage
 
