@@ -150,3 +150,30 @@ def test_an_interrupted_score_counts_every_request_and_resume_adds_up(tmp_path: 
     (judge,) = [x for x in lines if "goal_accuracy@1" in x and "fake-model" in x]
     cells = [c.strip() for c in judge.strip("│ ").split("│")]
     assert cells[4:6] == ["14 (4 replaced)", str(total)], cells
+
+
+def test_any_other_json_command_stopped_by_a_signal_prints_the_interrupted_document(
+    tmp_path: Path,
+) -> None:
+    inputs = tmp_path / "traces.jsonl"
+    inputs.write_text(trace("slow0", done=True, extra=SLOW).model_dump_json() + "\n")
+    env = {**os.environ, "INTERRUPT_TEST_KEY": "sk-interrupt"}
+    args = ["stability", str(inputs), "--repeats", "2", "--out", str(tmp_path / "st"), "--json"]
+    with FakeModelServer() as server:
+        _hang_stage_2_once(server)
+        process = subprocess.Popen(
+            _agent_eval(server, *args),
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 90
+        while _hanging(server) < 1 and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=90)
+    assert process.returncode == 130, stderr
+    assert _json(stdout) == {
+        "schema_version": SCHEMA_VERSION,
+        "command": "stability",
+        "exit_code": 130,
+        "error": {"message": "interrupted by Ctrl-C (SIGINT)", "type": "Interrupted"},
+    }
