@@ -1011,7 +1011,9 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     failed; 2 a usage or configuration error (no judge configured for a judged metric, even
     when judge-free ones were scored; the variable named by --api-key-env unset); 3 no input
     readable; 4 nothing scored (every conversation errored or was skipped; see agent-eval
-    errors DIR); 5 the output cannot be written, or another run holds its lock.
+    errors DIR); 5 the output cannot be written, or another run holds its lock; 130 Ctrl-C
+    and 143 SIGTERM, after keeping every finished result and what the units cut short spent
+    (continue with --resume DIR).
 
     Cost: prices from the [prices] config table, then genai-prices (bundled, never fetched);
     n/a for an unknown model. Usage the endpoint did not report is estimated and marked ~;
