@@ -254,6 +254,8 @@ class _Progress:
 
     engines: list[Engine] = field(default_factory=list)
     directory: Path | None = None
+    started_at: str = ""
+    """When this invocation started scoring (rows started before are an earlier one's)."""
 
 
 def _kept(progress: _Progress) -> list[RunSummary]:
@@ -275,8 +277,9 @@ def _kept(progress: _Progress) -> list[RunSummary]:
             out_dir=progress.directory,
         )
         mine = _of_metric(rows, engine.metric_id)
-        for row in mine:
-            summary.add(row, keep=False, resumed=result_key(row) in engine.done)
+        for row in mine:  # an earlier invocation's row (finished or cut short) is not ours
+            earlier = result_key(row) in engine.done or row.started_at < progress.started_at
+            summary.add(row, keep=False, resumed=earlier)
         summary.run_total = usage_of(mine, _of_metric(replaced, engine.metric_id))
         summaries.append(summary)
     return summaries
@@ -447,6 +450,7 @@ def _run_score(
             check_identity(earlier, engine.identity())
             engine.done = done
     progress.engines, progress.directory = engines, output_directory(cfg, engines[0].run_id)
+    progress.started_at = utc_now()
     try:
         record = run_record(cfg, setup.model)
         summaries = asyncio.run(
