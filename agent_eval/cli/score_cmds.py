@@ -575,6 +575,7 @@ def _engines(
             keep_results=False,
             budget=setup.budget,
             renderings=setup.renderings,
+            keep_interrupted=True,  # --resume scores the units an interrupt cut short again
         )
         for metric in chosen
     ]

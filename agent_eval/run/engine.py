@@ -14,10 +14,10 @@ Each result is handed to the store as it completes; the store commits them in ba
 ``store.flush_seconds`` while calls are in flight and when the run ends, also when it is
 interrupted or fails. Judge-free metrics run with no judge.
 
-A unit whose judge calls are cut short by an interrupt (Ctrl-C, SIGTERM: its task is cancelled)
-and had sent requests is kept as a row skipped with reason ``interrupted``, carrying what they
-spent (:mod:`agent_eval.judges.inflight`), so that the run's totals count every request the
-endpoint received; ``--resume`` scores it again.
+With ``keep_interrupted`` (``score``), a unit whose judge calls are cut short by an interrupt
+(Ctrl-C, SIGTERM: its task is cancelled) and had sent requests is kept as a row skipped with
+reason ``interrupted``, carrying what they spent (:mod:`agent_eval.judges.inflight`), so that
+the run's totals count every request the endpoint received; ``--resume`` scores it again.
 
 Hooks for resuming and for wrappers: ``done`` holds results finished by an earlier run (their
 units are counted, not re-judged, not re-written); ``on_result`` callbacks see every new result
@@ -115,6 +115,10 @@ class Engine:
         renderings: Where renderings are kept, shared with whatever else renders the same
             traces in the run (the plan, ``renderings.jsonl``, other metrics' engines), so each
             conversation is rendered once; a cache of its own when ``None``.
+        keep_interrupted: Keep a unit an interrupt cut short, once its calls had sent a
+            request, as a row skipped ``interrupted`` with their usage (for a run that
+            ``--resume`` scores again); off, such a unit leaves no row (``serve`` writes its
+            conversation to ``unscored.jsonl`` instead).
 
     Raises:
         ValueError: ``concurrency`` is below 1, or a judged metric was given no judge.
@@ -141,6 +145,7 @@ class Engine:
         formatter_fingerprint: str | None = None,
         budget: Budget | None = None,
         renderings: RenderCache | None = None,
+        keep_interrupted: bool = False,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -158,6 +163,7 @@ class Engine:
         self.console = console or Console(stderr=True)
         self.budget = budget
         self.renderings = renderings if renderings is not None else RenderCache()
+        self.keep_interrupted = keep_interrupted
         if metric.uses_formatter:
             self.fingerprint = formatter_fingerprint or fingerprint(formatter)
             self.formatter_identity = formatter.identity
@@ -410,7 +416,7 @@ class Engine:
         A unit that sent nothing leaves no row (``--resume`` scores it). Never raises: the
         interrupt on its way out must not be replaced by another error.
         """
-        if not tally.attempts:
+        if not (self.keep_interrupted and tally.attempts):
             return
         try:
             skipped = {

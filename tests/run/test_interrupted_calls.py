@@ -60,6 +60,7 @@ async def test_calls_in_flight_at_an_interrupt_are_counted(tmp_path: Path) -> No
                 run_id="run-1",
                 store=store,
                 concurrency=4,
+                keep_interrupted=True,  # as score keeps them
             )
             run = asyncio.ensure_future(engine.run(traces))
             await asyncio.wait_for(_stage_2_of_slow(server, 4), 30)
