@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
@@ -35,6 +36,8 @@ __all__ = [
     "RATING_FIELDS",
     "REVIEW_MARKER",
     "VALUE_FIELDS",
+    "label_paths",
+    "label_value",
     "labels_from_traces",
     "parse_binary",
     "parse_rating",
@@ -198,11 +201,11 @@ def labels_from_traces(traces: Iterable[AgentTrace], *, field: str | None = None
     labels: dict[str, int] = {}
     for trace in traces:
         for subject, found in _label_sets(trace):
-            name = next((n for n in names if found.get(n) is not None), None)
+            name = next((n for n in names if label_value(found, n) is not None), None)
             if name is None:
                 continue
             try:
-                labels[subject] = parse_binary(found[name])
+                labels[subject] = parse_binary(label_value(found, name))
             except ValueError as exc:
                 raise InputError(f"conversation {subject!r}: label {exc}") from exc
     return labels
@@ -305,6 +308,8 @@ def read_rating_file(path: str | Path, *, field: str | None = None) -> dict[str,
 def ratings_from_traces(traces: Iterable[AgentTrace], *, field: str) -> dict[str, float]:
     """Ordinal ratings ``field`` carried by the traces (conversation or per-turn labels).
 
+    ``field`` is a label name or a dotted path into a nested label (:func:`label_value`).
+
     Raises:
         InputError: A present rating is not a number (names the subject).
 
@@ -312,10 +317,52 @@ def ratings_from_traces(traces: Iterable[AgentTrace], *, field: str) -> dict[str
     ratings: dict[str, float] = {}
     for trace in traces:
         for subject, found in _label_sets(trace):
-            if found.get(field) is None:
+            value = label_value(found, field)
+            if value is None:
                 continue
             try:
-                ratings[subject] = parse_rating(found[field])
+                ratings[subject] = parse_rating(value)
             except ValueError as exc:
                 raise InputError(f"conversation {subject!r}: {field} {exc}") from exc
     return ratings
+
+
+def label_value(labels: Mapping[str, object], field: str) -> object | None:
+    """The label ``field`` of one label set: a key, or a dotted path into nested objects.
+
+    ``human_ratings.faithfulness`` reads ``labels["human_ratings"]["faithfulness"]`` (how the
+    MTRAG human evaluation records its ratings); a key that itself contains dots wins over the
+    path. ``None`` when absent.
+    """
+    if labels.get(field) is not None:
+        return labels[field]
+    value: object = labels
+    for part in field.split("."):
+        if not isinstance(value, Mapping) or value.get(part) is None:
+            return None
+        value = value[part]
+    return value
+
+
+def label_paths(traces: Iterable[AgentTrace]) -> list[str]:
+    """The label names the traces carry (conversation and per-turn), nested ones dotted.
+
+    For the message naming what ``--label-field`` could be: ``["reference", "human_ratings",
+    "human_ratings.faithfulness", ...]``, the names most label sets carry first (so per-item
+    keys such as passage ids come last), ties in first-seen order.
+    """
+    seen: Counter[str] = Counter()
+
+    def walk(prefix: str, found: Mapping[str, object], depth: int) -> None:
+        for key, value in found.items():
+            if not prefix and key == "turns":
+                continue
+            name = f"{prefix}{key}"
+            seen[name] += 1
+            if isinstance(value, Mapping) and depth < 2:
+                walk(f"{name}.", value, depth + 1)
+
+    for trace in traces:
+        for _, found in _label_sets(trace):
+            walk("", found, 0)
+    return [name for name, _ in seen.most_common()]

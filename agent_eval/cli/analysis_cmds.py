@@ -72,7 +72,12 @@ LabelsOpt = Annotated[
     Path | None, typer.Option("--labels", help="JSONL/CSV of {conversation_id, label}.")
 ]
 LabelFieldOpt = Annotated[
-    str | None, typer.Option("--label-field", help="Column holding the label (default: auto).")
+    str | None,
+    typer.Option(
+        "--label-field",
+        help="Column holding the label (default: auto); with --inputs, a label the traces "
+        "carry, a nested one by its dotted path: human_ratings.faithfulness.",
+    ),
 ]
 
 

@@ -28,6 +28,7 @@ from agent_eval.analysis.claim_calibration import (
 from agent_eval.analysis.gates import GateCount
 from agent_eval.analysis.labels import (
     LABELS_NAME,
+    label_paths,
     labels_from_traces,
     ratings_from_traces,
     read_binary_file,
@@ -377,12 +378,25 @@ def _labels(labels: Path | None, inputs: list[Path] | None, field: str | None) -
     if labels is not None:
         return read_binary_file(labels, field=field)
     if inputs:
-        found = labels_from_traces(ingest(inputs), field=field)
+        traces = list(ingest(inputs))
+        found = labels_from_traces(traces, field=field)
         if found:
             return found
+        if field:
+            raise ConfigError(_no_such_label(field, traces))
         raise ConfigError("the --inputs traces carry no labels; give --labels FILE")
     raise ConfigError(
         "calibrate needs labels: --labels FILE, or --inputs PATH with labelled traces"
+    )
+
+
+def _no_such_label(field: str, traces: list[AgentTrace]) -> str:
+    """``no trace carries label 'X' (labels found: ...)``, with how to name a nested one."""
+    found = label_paths(traces)
+    shown = ", ".join(found[:20]) + (f", ... ({len(found)} in all)" if len(found) > 20 else "")
+    return (
+        f"no trace of --inputs carries label {field!r} (labels found: {shown or 'none'}); "
+        "name a nested label by its dotted path, e.g. --label-field human_ratings.faithfulness"
     )
 
 
@@ -615,11 +629,15 @@ def ordinal_calibration_for(
     if labels is not None:
         ratings = read_rating_file(labels, field=label_field)
     elif inputs and label_field:
-        ratings = ratings_from_traces(ingest(inputs), field=label_field)
+        traces = list(ingest(inputs))
+        ratings = ratings_from_traces(traces, field=label_field)
+        if not ratings:
+            raise InputError(_no_such_label(label_field, traces))
     else:
         raise ConfigError(
             "--kind ordinal needs ratings: --labels FILE, or --inputs PATH with --label-field "
-            "NAME (a per-turn or conversation label holding the rating)"
+            "NAME (a per-turn or conversation label holding the rating; a nested one by its "
+            "dotted path, e.g. human_ratings.faithfulness)"
         )
     cal = calibrate_ordinal_results(_select(load_run_results(run), metric, formatter), ratings)
     if cal.n == 0:

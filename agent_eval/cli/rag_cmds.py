@@ -30,7 +30,7 @@ from agent_eval.run.store import load_results
 
 __all__ = ["rag_cmd"]
 
-_QUALITIES = ("faithfulness", "answer_relevance", "answer_correctness")
+_QUALITIES = ("faithfulness", "groundedness", "answer_relevance", "answer_correctness")
 _SHOWN = 160
 
 

@@ -70,6 +70,27 @@ def _runs(path: Path) -> list[RunInfo]:
         ]
 
 
+def _latest_revisions(
+    results: list[MetricResult],
+) -> tuple[list[MetricResult], list[MetricResult]]:
+    """Each conversation's latest live revision, and the earlier revisions' rows.
+
+    ``agent-eval serve`` re-scores a conversation as more of it arrives (``revision`` 1, 2,
+    ...); the latest revision read the most of it and is what the stored conversation and
+    rendering show, so the report reports it. Earlier revisions are not repeats: like
+    superseded rows, only their judge tokens and cost count.
+    """
+
+    def group(r: MetricResult) -> tuple[str, str, str, str, str, int]:
+        return (r.run_id, r.conversation_id, r.metric, r.formatter, r.judge_model, r.repeat)
+
+    latest: dict[tuple[str, str, str, str, str, int], int] = {}
+    for r in results:
+        latest[group(r)] = max(latest.get(group(r), 0), r.revision)
+    kept = [r for r in results if r.revision == latest[group(r)]]
+    return kept, [r for r in results if r.revision != latest[group(r)]]
+
+
 def _rerender(
     traces: list[AgentTrace], results: list[MetricResult], have: dict[RenderingKey, str]
 ) -> dict[RenderingKey, str]:
@@ -139,6 +160,8 @@ def report_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         if traces:
             renderings = _rerender(traces, results, renderings)
             stored = {**stored, **{t.conversation_id: t for t in traces}}
+        results, earlier = _latest_revisions(results)
+        superseded += earlier
         truth = read_binary_file(labels, field=label_field) if labels else None
         if truth is None and traces:
             truth = labels_from_traces(traces, field=label_field) or None

@@ -5,8 +5,10 @@ OTLP/HTTP port), so an agent instrumented with any OTLP exporter can point
 ``OTEL_EXPORTER_OTLP_ENDPOINT`` at it. Conversations close after ``--idle`` seconds without
 spans, or ``--after-root`` seconds after their root span arrived
 (:mod:`agent_eval.live.buffer`), and are scored with the judge configured as for ``score``
-(flags or ``agent-eval.toml``) into ``OUT/results.jsonl`` and ``results.db``. Ctrl-C
-(SIGINT) or SIGTERM stops it cleanly: what it holds is scored, or written to
+(flags or ``agent-eval.toml``) into ``OUT/results.jsonl`` and ``results.db``; each scored
+conversation (every revision) and the text the judge saw go to ``OUT/conversations.jsonl`` and
+``OUT/renderings.jsonl``, as ``score`` writes them, so ``agent-eval report OUT`` lays them out.
+Ctrl-C (SIGINT) or SIGTERM stops it cleanly: what it holds is scored, or written to
 ``OUT/unscored.jsonl`` when the judge does not finish within ``--shutdown-timeout``.
 Exit codes: 0 stopped cleanly; 2 usage or configuration error (no judge configured, port in use).
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 from pathlib import Path
@@ -51,13 +54,19 @@ never from a flag or a file."""
 """``serve``'s hint when no judge is configured: it has no plan to show and scored nothing yet."""
 
 
-async def _serve(
-    cfg: ScoreConfig, limits: ReceiverLimits, host: str, port: int, events: EventOptions
+async def _serve(  # noqa: PLR0917  (the command's parts, passed through once)
+    cfg: ScoreConfig,
+    limits: ReceiverLimits,
+    host: str,
+    port: int,
+    events: EventOptions,
+    argv: list[str],
 ) -> dict[str, Any]:
+    from agent_eval.cli.score_cmds import redact_argv
     from agent_eval.formatting.registry import get_formatter
     from agent_eval.live.receiver import Receiver
     from agent_eval.live.scorer import LiveScorer
-    from agent_eval.metrics.spec import build_metric
+    from agent_eval.metrics.spec import build_metric, split_metrics
     from agent_eval.run.engine import Engine, new_run_id, utc_now
     from agent_eval.run.judge_stack import default_cache_path, wrap_judge
     from agent_eval.run.store import ResultStore, RunRecord
@@ -66,6 +75,13 @@ async def _serve(
     if model is None:
         raise ConfigError(
             f"{missing_judge(cfg)}\n{SERVE_HOW_TO_CONFIGURE.format(default=DEFAULT_JUDGE)}"
+        )
+    names = split_metrics(cfg.metric)
+    if len(names) > 1:
+        raise ConfigError(
+            f"serve scores one metric, not {len(names)} ({', '.join(names)}): give one with "
+            f"--metric NAME (e.g. --metric {names[0]}), and run one serve per metric if you "
+            "need several"
         )
     metric = build_metric(cfg.metric, temperature=cfg.temperature, seed=cfg.seed)
     stack = wrap_judge(
@@ -88,9 +104,17 @@ async def _serve(
         max_context_tokens=cfg.max_context_tokens,
     )
     config = engine.identity() | {"mode": cfg.mode, "base_url": redact_url(cfg.base_url)}
-    store.start_run(RunRecord(run_id=run_id, started_at=utc_now(), config=config | {"serve": True}))
+    secret = os.environ.get(cfg.api_key_env, "")
+    store.start_run(
+        RunRecord(
+            run_id=run_id,
+            started_at=utc_now(),
+            config=config | {"serve": True},
+            argv=redact_argv(argv, (secret,)),
+        )
+    )
     emitter = events.build(directory)
-    scorer = LiveScorer(engine, store, emitter, concurrency=cfg.concurrency)
+    scorer = LiveScorer(engine, store, emitter, concurrency=cfg.concurrency, directory=directory)
     receiver = Receiver(scorer, limits, out_dir=directory)
     try:
         bound = await receiver.start(host, port)
@@ -146,7 +170,10 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     shutdown_timeout: Annotated[
         float, typer.Option(help="Seconds to finish scoring on shutdown before persisting.")
     ] = 30.0,
-    metric: Annotated[str | None, typer.Option(help="Metric name (default goal_accuracy).")] = None,
+    metric: Annotated[
+        str | None,
+        typer.Option(help="The one metric serve scores, NAME[@V] (default goal_accuracy)."),
+    ] = None,
     formatter: Annotated[
         str | None, typer.Option(help="Formatter NAME@V (default ragas-pretty@1).")
     ] = None,
@@ -197,7 +224,8 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     )
     events = EventOptions(otlp_endpoint=otlp_endpoint, events_file=events_file)
     try:
-        summary = asyncio.run(_serve(load_config(config, **overrides), limits, host, port, events))
+        cfg = load_config(config, **overrides)
+        summary = asyncio.run(_serve(cfg, limits, host, port, events, sys.argv))
     except AgentEvalError as exc:
         err_console.print(
             f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True

@@ -55,6 +55,13 @@ class FormatterSpec:
         return self.name if self.version is None else f"{self.name}@{self.version}"
 
 
+_EXAMPLES = {
+    "formatter": "transcript@1[max_tool_chars=2000]",
+    "metric": "faithfulness@1[per_statement=true]",
+}
+"""An example spec of each kind, for the error message."""
+
+
 def parse_identity(text: str, kind: str = "formatter") -> FormatterSpec:
     """Parse ``name@version[param=value,...]`` (of a ``kind``: formatter, metric).
 
@@ -66,7 +73,7 @@ def parse_identity(text: str, kind: str = "formatter") -> FormatterSpec:
     if match is None:
         raise ConfigError(
             f"bad {kind} {text!r}: write NAME@VERSION or NAME@VERSION[param=value,...], "
-            "e.g. 'transcript@1[max_tool_chars=2000]'"
+            f"e.g. {_EXAMPLES.get(kind, _EXAMPLES['formatter'])!r}"
         )
     version = match["version"]
     return FormatterSpec(

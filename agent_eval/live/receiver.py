@@ -40,6 +40,7 @@ from aiohttp import web
 from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.assemble import Assembler
 from agent_eval.ingest.containers.base import ContainerItem, Skipped
+from agent_eval.ingest.message_identity import MessageKey, message_key
 from agent_eval.ingest.pipeline import feed_items
 from agent_eval.ingest.spans import LogRecord, SpanRecord
 from agent_eval.live.buffer import HeldTrace, SpanBuffer
@@ -121,6 +122,8 @@ class Receiver:
         self._sweeper: asyncio.Task[None] | None = None
         self.port: int | None = None
         self.unscored: list[Job] = []
+        self._bare: dict[str, tuple[MessageKey, ...]] = {}
+        """Message keys of each retained bare-call conversation, as last scored."""
 
     # --- HTTP ----------------------------------------------------------------------------------
 
@@ -225,28 +228,74 @@ class Receiver:
     # --- closing and scoring -------------------------------------------------------------------
 
     def close_due(self, *, everything: bool = False) -> int:
-        """Assemble the due traces and submit their conversations; returns how many."""
+        """Assemble the due traces and submit their conversations; returns how many.
+
+        A conversation scored before (same conversation id, a trace of it re-opened, or a
+        bare-call conversation whose messages this one's input replays whole, as offline
+        :mod:`~agent_eval.ingest.folding` folds it) is read whole again and submitted as its
+        next revision, under its first conversation id.
+        """
         closing = self.buffer.due(everything=everything)
         if not closing:
             return 0
         by_trace = {held.trace_id: held for held in closing}
         submitted = 0
         for assembled in self._assemble(closing, self.report):
-            cid = assembled.conversation_id
             mine = [by_trace[t] for t in assembled.trace_ids if t in by_trace]
+            bare = _named_after_a_trace(assembled)
+            cid = self._conversation_of(assembled, mine) if bare else assembled.conversation_id
             earlier = self.buffer.retained_traces(cid)
             evicted = cid in self.buffer.evicted
             trace = assembled
             if earlier:  # scored before: read it whole again (accounted once, above)
                 whole = self._assemble([*earlier, *mine], IngestReport())
-                trace = next((t for t in whole if t.conversation_id == cid), assembled)
+                ids = {h.trace_id for h in mine}
+                trace = next(
+                    (
+                        t
+                        for t in whole
+                        if (ids & set(t.trace_ids) if bare else t.conversation_id == cid)
+                    ),
+                    assembled,
+                )
+            if trace.conversation_id != cid:  # a folded bare call keeps its first id
+                trace = trace.model_copy(update={"conversation_id": cid})
+            if bare:
+                self._bare[cid] = tuple(message_key(m) for m in trace.messages)
             new_spans = sum(h.new_spans for h in mine)
             revision = self.buffer.retain(cid, mine)
             note = _note(revision, new_spans, evicted) if revision else None
+            if note is not None and bare and cid != assembled.conversation_id:
+                note += (
+                    f"; trace {assembled.conversation_id} has no conversation id and its input "
+                    "replays this conversation whole, so it was read as its next turn"
+                )
             self.scorer.submit(Job(trace, revision, note))
             self.counters["conversations_closed"] += 1
             submitted += 1
         return submitted
+
+    def _conversation_of(self, assembled: AgentTrace, mine: list[HeldTrace]) -> str:
+        """The conversation id ``assembled`` is scored under (see :meth:`close_due`).
+
+        For a bare-call conversation (named after a trace: no conversation id to group by),
+        matched to an earlier one by the conversation its re-opened trace was scored in, or
+        else by the longest retained bare-call conversation whose messages are a prefix of its
+        own (the next ``Runner.run`` / chat call replaying the history).
+        """
+        cid = assembled.conversation_id
+        for held in mine:
+            if held.conversation_id is not None:
+                return held.conversation_id
+        keys = tuple(message_key(m) for m in assembled.messages)
+        best, best_len = cid, 0
+        for other, prefix in list(self._bare.items()):
+            if other not in self.buffer.retained:  # evicted: its spans are gone
+                del self._bare[other]
+                continue
+            if best_len < len(prefix) <= len(keys) and keys[: len(prefix)] == prefix:
+                best, best_len = other, len(prefix)
+        return best
 
     def _assemble(self, traces: list[HeldTrace], report: IngestReport) -> Iterator[AgentTrace]:
         assembler = Assembler(report)
@@ -322,6 +371,11 @@ class Receiver:
             "rescored": self.scorer.rescored,
             "unscored": len(self.unscored),
         }
+
+
+def _named_after_a_trace(trace: AgentTrace) -> bool:
+    """No conversation id grouped it: it is named after (the last of) its traces."""
+    return trace.conversation_id in trace.trace_ids
 
 
 def _note(revision: int, new_spans: int, evicted: bool) -> str:

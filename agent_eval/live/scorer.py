@@ -6,7 +6,8 @@ the :class:`~agent_eval.run.engine.Engine` (the same code path as ``agent-eval s
 metric, formatter, judge stack and failure rows), store each result as it completes (a
 conversation's rows are committed together before it counts as scored) and emit its
 ``gen_ai.evaluation.result`` event. A judge failure is an ``error`` row, never a lost
-conversation; the backlog (queued plus in flight) is what the receiver's 429 is about.
+conversation; with a ``directory`` it also keeps each conversation and its rendering there for
+``agent-eval report``; the backlog (queued plus in flight) is what the receiver's 429 is about.
 """
 
 from __future__ import annotations
@@ -16,9 +17,14 @@ import contextlib
 import logging
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 from agent_eval.otel.events import EvaluationEvents
 from agent_eval.otel.targets import conversation_target
+from agent_eval.rag.turns import write_turns
+from agent_eval.report.conversations import append_conversation
+from agent_eval.report.renderings import append_rendering
+from agent_eval.report.unit_contexts import write_units
 from agent_eval.result import MetricResult
 from agent_eval.run.engine import Engine
 from agent_eval.run.store import ResultStore
@@ -53,6 +59,10 @@ class LiveScorer:
         store: Where rows go; ``None`` keeps them in ``results`` only.
         events: Emits each row's evaluation event, when given.
         concurrency: Conversations scored at once (>= 1).
+        directory: When given, each scored conversation (every revision) is appended to
+            ``DIR/conversations.jsonl`` and the text the judge saw to ``DIR/renderings.jsonl``
+            (for a turn metric also to ``units.jsonl`` and ``turns.jsonl``), as
+            ``agent-eval score`` writes them, for ``agent-eval report`` and ``agent-eval rag``.
 
     """
 
@@ -62,8 +72,10 @@ class LiveScorer:
         store: ResultStore | None,
         events: EvaluationEvents | None = None,
         concurrency: int = 4,
+        directory: Path | None = None,
     ) -> None:
         self.engine, self.store, self.events = engine, store, events
+        self.directory = directory
         self.concurrency = max(1, concurrency)
         self.queue: asyncio.Queue[Job] = asyncio.Queue()
         self.in_flight = 0
@@ -97,7 +109,8 @@ class LiveScorer:
             except Exception:  # a store failure must not stop the other workers
                 _log.exception("scoring conversation %s failed", job.trace.conversation_id)
                 self.statuses["internal_error"] += 1
-            finally:
+            finally:  # the rendering is written: kept, it would grow with the process's life
+                self.engine.renderings.forget(job.trace, self.engine.formatter)
                 self._running.pop(id(job), None)
                 self.in_flight -= 1
                 self.queue.task_done()
@@ -105,6 +118,19 @@ class LiveScorer:
     async def _score(self, job: Job) -> None:
         for result in await self.engine.score_all(job.trace):  # one row per unit
             self._keep(job, result)
+        if self.directory is not None:  # what the report lays out (the formatter is pure)
+            append_conversation(self.directory, job.trace)
+            if self.engine.metric.unit_kind == "answer":  # as score: atoms' contexts, turns
+                write_units(self.directory, [job.trace], append=True)
+                write_turns(self.directory, [job.trace], append=True)
+            formatter = self.engine.formatter
+            text = None
+            if self.engine.metric.uses_formatter:
+                with contextlib.suppress(Exception):  # a formatter_error row says why
+                    text = self.engine.renderings.render(job.trace, formatter)
+            if text is not None:
+                cid = job.trace.conversation_id
+                append_rendering(self.directory, cid, formatter.identity, text)
         if self.store is not None:  # committed before the conversation counts as scored
             self.store.flush()
 

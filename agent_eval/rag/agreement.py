@@ -14,6 +14,10 @@ checked on this data. For each reviewer in a run (:func:`reviewer_agreement`):
   ordinal human ratings (``human_ratings``: MTRAG's 1-4 faithfulness for faithfulness;
   appropriateness and completeness for relevance; a ``correctness`` rating when the data has
   one), Spearman and Kendall over turns;
+- ``faithfulness``, ``groundedness``: also against a binary human label of the turn
+  (:data:`HUMAN_LABEL_FOR`: ``faithful``, as the RAG JSON Lines example writes it, or BEGIN's
+  ``attributable``), the turn counting 1 when every atom passed (score 1), as
+  ``agent-eval calibrate`` counts it; agreement and Cohen's kappa over turns;
 - ``context_precision`` / ``context_recall`` are computed from the human labels themselves:
   they are the ground truth, nothing to agree with.
 
@@ -30,11 +34,12 @@ from dataclasses import dataclass
 from scipy.stats import kendalltau, spearmanr
 
 from agent_eval.analysis.binary_stats import cohen_kappa
+from agent_eval.analysis.labels import parse_binary
 from agent_eval.metrics.refusal import expected_behaviour
 from agent_eval.rag.labels import HUMAN_RATINGS
 from agent_eval.rag.turns import TurnRow
 
-__all__ = ["HUMAN_RATING_FOR", "Agreement", "reviewer_agreement"]
+__all__ = ["HUMAN_LABEL_FOR", "HUMAN_RATING_FOR", "Agreement", "reviewer_agreement"]
 
 HUMAN_RATING_FOR: dict[str, tuple[str, ...]] = {
     "faithfulness": ("faithfulness",),
@@ -43,6 +48,12 @@ HUMAN_RATING_FOR: dict[str, tuple[str, ...]] = {
     "answer_correctness": ("correctness", "answer_correctness"),
 }
 """Which human ratings each judged quality is compared with."""
+
+HUMAN_LABEL_FOR: dict[str, tuple[str, ...]] = {
+    "faithfulness": ("faithful", "attributable"),
+    "groundedness": ("faithful", "attributable"),
+}
+"""Which binary human labels (0/1 per turn) each claim-level metric is compared with."""
 
 _GROUND_TRUTH = frozenset({"context_precision", "context_recall"})
 
@@ -140,6 +151,11 @@ def reviewer_agreement(rows: Iterable[TurnRow]) -> list[Agreement]:
                 if pairs:
                     out.append(_ordinal(name, f"human {rating}", pairs))
                     found = True
+            for label in HUMAN_LABEL_FOR.get(name, ()):
+                binary = _label_pairs(rows, name, label)
+                if binary:
+                    out.append(_binary(name, f"human {label}", binary))
+                    found = True
             if not found:
                 out.append(Agreement(name, "human ratings", "unchecked"))
         else:
@@ -193,4 +209,20 @@ def _rating_pairs(rows: list[TurnRow], name: str, rating: str) -> list[tuple[flo
         value = ratings.get(rating) if isinstance(ratings, dict) else None
         if score is not None and isinstance(value, int | float) and not isinstance(value, bool):
             pairs.append((score, float(value)))
+    return pairs
+
+
+def _label_pairs(rows: list[TurnRow], name: str, label: str) -> list[tuple[int, int]]:
+    """(every atom passed, the human 0/1 label) per turn with both; unparseable labels left out."""
+    pairs = []
+    for row in rows:
+        score = row.score(name)
+        value = row.turn.labels.get(label)
+        if score is None or value is None:
+            continue
+        try:
+            human = parse_binary(value)
+        except ValueError:
+            continue
+        pairs.append((int(score == 1.0), human))
     return pairs

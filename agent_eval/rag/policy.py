@@ -16,15 +16,18 @@ Declared in ``agent-eval.toml`` (or any TOML file) under ``[rag]``::
     answer_relevance = 0.5
     answer_correctness = 0.5
 
-A turn **passes** when it passes the filter and every quality threshold. The filter is applied
-first: a turn whose faithfulness is below the threshold fails every quality, so a very relevant,
-wholly invented answer can never pass on its relevance. A turn whose filter metric was skipped
-because there was nothing to check (``no_statements``: a refusal; ``no_context``) passes the
-filter; a turn with no filter result at all fails it (``not measured``: never passed unchecked).
-A quality's gate counts the turns that pass the filter and its threshold, of the turns where
-the quality was measured, and requires ``ceil(share x turns)`` of exactly ``turns`` (the
-semantics of :mod:`agent_eval.analysis.gates`: a run measured over a different number fails,
-saying so).
+A turn **passes** when it passes the filter and every quality threshold, each of them
+measured. The filter is applied first: a turn whose faithfulness is below the threshold fails
+every quality, so a very relevant, wholly invented answer can never pass on its relevance. A
+turn whose filter metric was skipped because there was nothing to check (``no_statements``: a
+refusal; ``no_context``) does not fail the filter, and a turn without a score for a declared
+quality (skipped, errored, or no row) does not fail that quality's threshold; but neither was
+measured, so such a turn never counts as passing: it is listed apart, as not measured, with
+the metric and reason (``groundedness skipped (no_context)``). A turn with no filter result at
+all fails the filter (``not measured``: never passed unchecked). A quality's gate counts the
+turns that pass the filter and its threshold, of the turns where the quality was measured, and
+requires ``ceil(share x turns)`` of exactly ``turns`` (the semantics of
+:mod:`agent_eval.analysis.gates`: a run measured over a different number fails, saying so).
 
 No weighted average exists unless ``[rag.weights]`` is configured; it is then reported as a
 **trend indicator** with its weights, never as a gate: a turn failing the filter contributes 0,
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import math
 import tomllib
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,11 +108,21 @@ class RagPolicy(BaseModel):
 
 @dataclass
 class TurnVerdict:
-    """A turn under the policy: passed or not, and every reason it failed."""
+    """A turn under the policy.
+
+    Attributes:
+        subject: ``conversation_id/turn:K``.
+        passed: Passed the filter and every threshold, each measured.
+        reasons: Every reason it failed.
+        unmeasured: The filter or qualities it was not measured by, with why
+            (``groundedness skipped (no_context)``); such a turn never passes.
+
+    """
 
     subject: str
     passed: bool
     reasons: list[str] = field(default_factory=list)
+    unmeasured: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -162,6 +176,14 @@ class PolicyOutcome:
             *(q.describe() for q in self.qualities),
             f"turns passing the filter and every threshold: {passing} of {len(self.turns)}",
         ]
+        unmeasured = [t for t in self.turns if t.unmeasured and not t.reasons]
+        if unmeasured:
+            why = Counter(u for t in unmeasured for u in t.unmeasured)
+            out.append(
+                f"turns not measured by the filter or a threshold (never counted as passing): "
+                f"{len(unmeasured)} of {len(self.turns)}: "
+                + ", ".join(f"{reason} {n}" for reason, n in sorted(why.items()))
+            )
         if self.policy.weights:
             weights = ", ".join(f"{k}={v:g}" for k, v in self.policy.weights.items())
             value = "n/a" if self.trend is None else f"{self.trend:.3f}"
@@ -202,11 +224,21 @@ def _filter(row: TurnRow, policy: RagPolicy) -> str | None:
     if result is None:
         return f"{name} not measured"
     if result.status == "skipped" and result.error_type in NOT_CHECKED:
-        return None
+        return None  # not failed; :func:`_unmeasured` lists it as not measured
     if result.status != "ok" or result.score is None:
         return f"{name} {result.status} ({result.error_type})"
     if result.score < policy.filter.threshold:
         return f"{name} {result.score:.3g} < {policy.filter.threshold:g} (filter)"
+    return None
+
+
+def _unmeasured(row: TurnRow, name: str) -> str | None:
+    """``name skipped (no_context)`` when the turn has no score for ``name``, else ``None``."""
+    result = row.results.get(name)
+    if result is None:
+        return f"{name} not measured"
+    if result.status != "ok" or result.score is None:
+        return f"{name} {result.status} ({result.error_type})"
     return None
 
 
@@ -218,11 +250,13 @@ def apply_policy(rows: Sequence[TurnRow], policy: RagPolicy) -> PolicyOutcome:
     filter_failures = 0
     trend_sum, trend_turns = 0.0, 0
     for row in rows:
-        reasons = []
+        reasons: list[str] = []
         filtered = _filter(row, policy)
         if filtered is not None:
             reasons.append(filtered)
             filter_failures += 1
+        names = dict.fromkeys([*([] if filtered else [policy.filter.metric]), *policy.thresholds])
+        unmeasured = [u for u in (_unmeasured(row, n) for n in names) if u is not None]
         for quality, declared in policy.thresholds.items():
             score = row.score(quality)
             if score is None:
@@ -241,7 +275,14 @@ def apply_policy(rows: Sequence[TurnRow], policy: RagPolicy) -> PolicyOutcome:
                 )
                 trend_sum += 0.0 if filtered is not None else value / total
                 trend_turns += 1
-        verdicts.append(TurnVerdict(row.turn.subject, passed=not reasons, reasons=reasons))
+        verdicts.append(
+            TurnVerdict(
+                row.turn.subject,
+                passed=not reasons and not unmeasured,
+                reasons=reasons,
+                unmeasured=unmeasured,
+            )
+        )
     qualities = [
         QualityOutcome(q, d, passing[q], measured[q]) for q, d in policy.thresholds.items()
     ]

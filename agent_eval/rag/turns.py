@@ -12,14 +12,15 @@ turn (every metric's score, verdict and details side by side) and classifies its
   (``context_recall`` below 1);
 - ``noisy_context`` (retrieval): relevant passages were retrieved but fewer than half of the
   passages are relevant (precision below :data:`NOISY_BELOW`);
-- ``hallucination`` (generation): the answer is unfaithful to its passages (faithfulness below
-  the policy's filter threshold, 1.0 without a policy), or it answered a turn labelled
-  UNANSWERABLE / UNDERSPECIFIED instead of declining or asking back (``refusal`` 0);
+- ``hallucination`` (generation): the answer is unfaithful to its passages (``faithfulness`` or
+  ``groundedness`` below the policy's filter threshold, 1.0 without a policy), or it answered a
+  turn labelled UNANSWERABLE / UNDERSPECIFIED instead of declining or asking back
+  (``refusal`` 0);
 - ``unanswered`` (generation): an answerable turn was refused (``refusal`` 1) or not answered
   at all (``answer_relevance`` rubric 1).
 
 Metrics compared by name, any version: ``context_precision`` (or ``llm_context_precision``),
-``context_recall`` (or ``llm_context_recall``), ``faithfulness``, ``refusal``,
+``context_recall`` (or ``llm_context_recall``), ``faithfulness``, ``groundedness``, ``refusal``,
 ``answer_relevance``, ``answer_correctness``.
 """
 
@@ -42,6 +43,7 @@ from agent_eval.result import MetricResult
 from agent_eval.trace import AgentTrace
 
 __all__ = [
+    "CLAIM_SUPPORT",
     "FAILURE_CLASSES",
     "NOISY_BELOW",
     "TURNS_NAME",
@@ -65,6 +67,8 @@ FAILURE_CLASSES: Final = {
     "unanswered": "generation",
 }
 """Each failure class and the stage it points at."""
+CLAIM_SUPPORT: Final = ("faithfulness", "groundedness")
+"""The claim-level metrics whose score is the share of the answer its passages support."""
 
 
 class PassageRecord(BaseModel):
@@ -131,11 +135,17 @@ def turn_records(traces: Iterable[AgentTrace]) -> list[TurnRecord]:
     return records
 
 
-def write_turns(directory: str | Path, traces: Iterable[AgentTrace]) -> Path:
-    """Write ``DIR/turns.jsonl`` for ``traces``; returns its path."""
+def write_turns(
+    directory: str | Path, traces: Iterable[AgentTrace], *, append: bool = False
+) -> Path:
+    """Write ``DIR/turns.jsonl`` for ``traces``; returns its path.
+
+    With ``append`` the records are added to the file (``agent-eval serve``, once per
+    revision); :func:`turn_rows` keeps the last record of each turn.
+    """
     path = Path(directory) / TURNS_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as handle:
+    with path.open("ab" if append else "wb") as handle:
         for record in turn_records(traces):
             handle.write(orjson.dumps(record.model_dump(mode="json")) + b"\n")
     return path
@@ -207,7 +217,8 @@ def turn_rows(
     Args:
         records: The run's turns (:func:`read_turns`).
         results: The run's result rows (any metrics; conversation rows are ignored).
-        faithfulness_threshold: Faithfulness below this is a hallucination (the policy's filter).
+        faithfulness_threshold: Faithfulness or groundedness (:data:`CLAIM_SUPPORT`) below this
+            is a hallucination (the policy's filter threshold).
 
     """
     rows = {record.subject: TurnRow(turn=record) for record in records}
@@ -230,10 +241,10 @@ def _failures(row: TurnRow, faithfulness_threshold: float) -> list[str]:
         found.append("retrieval_miss")
     elif precision is not None and 0.0 < precision < NOISY_BELOW:
         found.append("noisy_context")
-    faithfulness = row.score("faithfulness")
+    supported = [row.score(name) for name in CLAIM_SUPPORT]
     refused = row.results.get("refusal")
     refused_verdict = refused.verdict if refused is not None and refused.status == "ok" else None
-    if (faithfulness is not None and faithfulness < faithfulness_threshold) or (
+    if any(s is not None and s < faithfulness_threshold for s in supported) or (
         decline_expected and refused_verdict == "0"
     ):
         found.append("hallucination")

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from agent_eval.errors import StoreError
 from agent_eval.trace import AgentTrace
 
-__all__ = ["CONVERSATIONS_NAME", "read_conversations", "write_conversations"]
+__all__ = ["CONVERSATIONS_NAME", "append_conversation", "read_conversations", "write_conversations"]
 
 CONVERSATIONS_NAME = "conversations.jsonl"
 
@@ -40,10 +40,32 @@ def write_conversations(directory: str | Path, traces: Iterable[AgentTrace]) -> 
     return path
 
 
+def append_conversation(directory: str | Path, trace: AgentTrace) -> Path:
+    """Add ``trace`` as one more line of ``DIR/conversations.jsonl`` (``agent-eval serve``).
+
+    A conversation re-scored live is appended again at each revision; :func:`read_conversations`
+    keeps the last line of each id, its latest revision.
+
+    Raises:
+        StoreError: The file cannot be written.
+
+    """
+    path = Path(directory) / CONVERSATIONS_NAME
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(trace.model_dump_json() + "\n")
+    except OSError as exc:
+        raise StoreError(f"cannot write {path}: {exc}") from exc
+    return path
+
+
 def read_conversations(
     directory: str | Path, wanted: Iterable[str] | None = None
 ) -> dict[str, AgentTrace]:
     """Read ``DIR/conversations.jsonl`` as ``{conversation_id: AgentTrace}``; empty if absent.
+
+    An id on several lines (live revisions) keeps its last line.
 
     Args:
         directory: The run directory.

@@ -22,6 +22,7 @@ from agent_eval.trace import AgentTrace
 __all__ = [
     "RENDERINGS_NAME",
     "RenderingKey",
+    "append_rendering",
     "read_renderings",
     "render_all",
     "tokens_by_formatter",
@@ -68,8 +69,33 @@ def write_renderings(directory: str | Path, renderings: Mapping[RenderingKey, st
     return path
 
 
+def append_rendering(
+    directory: str | Path, conversation_id: str, formatter: str, text: str
+) -> Path:
+    """Add one rendering record to ``DIR/renderings.jsonl`` (``agent-eval serve``).
+
+    A conversation re-scored live is appended again at each revision; :func:`read_renderings`
+    keeps the last record of each key, the latest revision's text.
+
+    Raises:
+        OutputError: The file cannot be written.
+
+    """
+    path = Path(directory) / RENDERINGS_NAME
+    record = {"conversation_id": conversation_id, "formatter": formatter, "text": text}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("ab") as handle:
+            handle.write(orjson.dumps(record) + b"\n")
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc}") from exc
+    return path
+
+
 def read_renderings(directory: str | Path) -> dict[RenderingKey, str]:
     """Read ``DIR/renderings.jsonl``; empty when the file does not exist.
+
+    A key on several lines (live revisions) keeps its last line.
 
     Raises:
         StoreError: A line is not a rendering record (names file and line).

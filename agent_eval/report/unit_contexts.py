@@ -46,8 +46,13 @@ def _record(trace: AgentTrace) -> Iterable[dict[str, Any]]:
         }
 
 
-def write_units(directory: str | Path, traces: Iterable[AgentTrace]) -> Path:
+def write_units(
+    directory: str | Path, traces: Iterable[AgentTrace], *, append: bool = False
+) -> Path:
     """Write ``DIR/units.jsonl`` for ``traces`` (every answer unit, in order).
+
+    With ``append`` the records are added to the file (``agent-eval serve``, once per
+    revision); :func:`read_units` keeps the last record of each unit.
 
     Raises:
         StoreError: The file cannot be written.
@@ -56,7 +61,7 @@ def write_units(directory: str | Path, traces: Iterable[AgentTrace]) -> Path:
     path = Path(directory) / UNITS_NAME
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("wb") as handle:
+        with path.open("ab" if append else "wb") as handle:
             for trace in traces:
                 for record in _record(trace):
                     handle.write(orjson.dumps(record) + b"\n")

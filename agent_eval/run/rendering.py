@@ -52,6 +52,23 @@ class RenderCache:
         self._entries[key] = (trace, text)
         return text
 
+    def __len__(self) -> int:
+        """How many renderings the cache holds."""
+        return len(self._entries)
+
+    def forget(self, trace: AgentTrace, formatter: Formatter[Any]) -> None:
+        """Drop the rendering of this very ``trace`` with ``formatter``, if the cache holds it.
+
+        For a long-lived caller (``serve``): once a conversation's rows are written its
+        rendering is dead weight, and a later revision is a new trace, rendered anew anyway.
+        An entry for another trace of the same conversation (a newer revision being scored
+        meanwhile) is kept.
+        """
+        key = (trace.conversation_id, formatter.identity)
+        found = self._entries.get(key)
+        if found is not None and found[0] is trace:
+            del self._entries[key]
+
     def render_all(
         self, traces: Iterable[AgentTrace], formatters: Iterable[Formatter[Any]]
     ) -> dict[RenderingKey, str]:

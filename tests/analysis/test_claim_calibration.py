@@ -21,9 +21,12 @@ from agent_eval.analysis.ordinal import calibrate_ordinal, fisher_interval
 from agent_eval.cli.app import app
 from agent_eval.ingest.pipeline import ingest
 from agent_eval.metrics.units import answer_units
-from agent_eval.run.store import load_results
+from agent_eval.run.store import ResultStore, load_results
 from agent_eval.testing import FakeModelServer, RecordedRequest, Structured
 from agent_eval.testing.claims import first_user_text, numbered_items
+from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
+
+from .conftest import MakeResult
 
 ENV = {"OPENAI_API_KEY": "sk-test-not-a-real-key", "COLUMNS": "200"}
 _WORD = re.compile(r"[a-z0-9]{4,}")
@@ -223,3 +226,71 @@ def test_ordinal_and_claims_need_their_labels(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "--inputs" in result.stderr
     result = CliRunner().invoke(app, ["calibrate", str(run), "--kind", "nope"], env=ENV)
     assert result.exit_code == 2 and "binary, ordinal or claims" in result.stderr
+
+
+def _rated_run(tmp_path: Path, make_result: MakeResult) -> tuple[Path, Path, dict[str, float]]:
+    """A faithfulness run over 5 turns and the traces carrying MTRAG-style nested ratings
+    (``labels.turns.K.human_ratings.faithfulness``, as mtrag-human-eval is read)."""
+    scores = {"c1": 0.2, "c2": 0.9, "c3": 0.5, "c4": 1.0, "c5": 0.1}
+    human = {"c1": 2.0, "c2": 4.0, "c3": 2.0, "c4": 3.0, "c5": 1.0}
+    run = tmp_path / "run"
+    with ResultStore(run) as store:
+        for cid, score in scores.items():
+            verdict = "1" if score == 1.0 else "0"
+            store.add(
+                make_result(cid, verdict, unit_id="turn:1", score=score, metric="faithfulness@1")
+            )
+    inputs = tmp_path / "traces.jsonl"
+    traces = [
+        AgentTrace(
+            conversation_id=cid,
+            messages=(UserMessage(content="q"), AssistantMessage(content="a")),
+            labels={
+                "reference": "r",
+                "turns": {"1": {"answerability": "ANSWERABLE", "human_ratings": {
+                    "faithfulness": rating, "completeness": 3}}},
+            },
+        )
+        for cid, rating in human.items()
+    ]  # fmt: skip
+    inputs.write_text("".join(t.model_dump_json() + "\n" for t in traces))
+    return run, inputs, {f"{c}/turn:1": s for c, s in scores.items()}
+
+
+def test_ordinal_ratings_nested_in_trace_labels_by_dotted_path(
+    tmp_path: Path, make_result: MakeResult
+) -> None:
+    """trial7 #3: the ratings of mtrag-human-eval live at ``human_ratings.faithfulness`` of each
+    turn's labels; ``--label-field`` with that dotted path reads them."""
+    run, inputs, scores = _rated_run(tmp_path, make_result)
+    cal = _calibrate(str(run), "--kind", "ordinal", "--inputs", str(inputs),
+                     "--label-field", "human_ratings.faithfulness")  # fmt: skip
+    x = [scores[f"c{i}/turn:1"] for i in range(1, 6)]
+    y = [2.0, 4.0, 2.0, 3.0, 1.0]
+    assert cal["n"] == 5
+    assert cal["spearman"] == pytest.approx(stats.spearmanr(x, y).statistic)
+    assert cal["kendall"] == pytest.approx(stats.kendalltau(x, y).statistic)
+
+
+def test_a_label_no_trace_carries_is_named_with_the_labels_found(
+    tmp_path: Path, make_result: MakeResult
+) -> None:
+    run, inputs, _ = _rated_run(tmp_path, make_result)
+    result = CliRunner().invoke(
+        app, ["calibrate", str(run), "--kind", "ordinal", "--inputs", str(inputs),
+              "--label-field", "faithfulness"], env=ENV,
+    )  # fmt: skip
+    message = " ".join(result.stderr.split())
+    assert result.exit_code == 3, result.output
+    assert (
+        "no trace of --inputs carries label 'faithfulness' (labels found: reference, "
+        "answerability, human_ratings, human_ratings.faithfulness, human_ratings.completeness)"
+    ) in message
+    assert "rating ids:" not in message
+    # the binary kind says the same, not "carry no labels"
+    result = CliRunner().invoke(
+        app, ["calibrate", str(run), "--inputs", str(inputs), "--label-field", "faithful"],
+        env=ENV,
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "no trace of --inputs carries label 'faithful'" in " ".join(result.stderr.split())

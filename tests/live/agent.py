@@ -71,6 +71,30 @@ def run_agent(tracer: Tracer, conversation_id: str, turns: list[tuple[str, str]]
     return span_ids
 
 
+def run_chat_turn(tracer: Tracer, history: list[dict[str, Any]], user: str, answer: str) -> str:
+    """One turn as a trace of its own, with no conversation id (the OpenAI Agents SDK's trace
+    per ``Runner.run``): an ``invoke_agent`` root over a ``chat`` span whose input replays
+    ``history`` (extended in place with the turn); returns the trace id (32 hex)."""
+    history.append(text("user", user))
+    with tracer.start_as_current_span(
+        "invoke_agent helper",
+        attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "helper"},
+    ) as root:
+        with tracer.start_as_current_span(
+            "chat fake-model",
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": "fake-model",
+                "gen_ai.input.messages": json.dumps(history),
+                "gen_ai.output.messages": json.dumps([text("assistant", answer)]),
+            },
+        ):
+            pass
+        trace_id = format(root.get_span_context().trace_id, "032x")
+    history.append(text("assistant", answer))
+    return trace_id
+
+
 @dataclass
 class Live:
     receiver: Receiver
@@ -123,7 +147,8 @@ def live_receiver(
             run_id="live-run",
             store=store,
         )
-        receiver = Receiver(LiveScorer(engine, store, events, concurrency=4), limits, out)
+        scorer = LiveScorer(engine, store, events, concurrency=4, directory=out)
+        receiver = Receiver(scorer, limits, out)
         await receiver.start("127.0.0.1", 0)
         return receiver
 

@@ -21,17 +21,22 @@ from opentelemetry.exporter.otlp.json.http.trace_exporter import (
 )
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.trace.export import SpanExporter
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, set_span_in_context
+from typer.testing import CliRunner
 
+from agent_eval.cli.app import app
 from agent_eval.ingest import ingest
+from agent_eval.ingest.sdk import Collector
 from agent_eval.live.receiver import UNSCORED_NAME, ReceiverLimits
+from agent_eval.report.conversations import read_conversations
+from agent_eval.report.renderings import read_renderings
 from agent_eval.run.store import load_results
 from agent_eval.testing import FakeModelServer, Hang
 from agent_eval.trace import AgentTrace
 
 from ..run.goal_script import script_goal_judge
-from .agent import DONE, live_receiver, provider, run_agent
+from .agent import DONE, live_receiver, provider, run_agent, run_chat_turn, text
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures/otel"
 
@@ -59,6 +64,9 @@ def test_sdk_exporter_spans_become_scored_conversations(
         live.wait_idle()
         counters = dict(live.receiver.counters)
         report = live.receiver.report
+        held = live.receiver.scorer.engine.renderings
+        # a scored conversation's rendering is written and let go (a long serve stays bounded)
+        assert (len(held), held.renders) == (0, 2)
     rows = {r.conversation_id: r for r in load_results(tmp_path / "out")}
     assert {k: (r.status, r.verdict, r.revision) for k, r in rows.items()} == {
         "conv-done": ("ok", "1", 0),
@@ -211,6 +219,55 @@ def test_late_spans_are_rescored_as_a_new_row_with_a_note(
     assert "2 span(s) arrived after revision 0" in rows[1].note
     assert rows[2].note is not None and "1 span(s) arrived after revision 1" in rows[2].note
     assert len(rows[1].trace_ids) == 2
+
+
+def test_a_trace_per_turn_without_conversation_id_is_rescored_as_one_conversation(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """trial7 #1: a chat with a trace per ``Runner.run`` and no conversation id, its turns
+    seconds apart, is one conversation re-scored per turn (revision 0, 1, 2 under the first
+    trace's id), as offline ingest of the same spans folds it into one."""
+    script_goal_judge(fake_server)
+    offline = Collector()
+    with live_receiver(fake_server, tmp_path / "out") as live:
+        sdk = provider(OTLPSpanExporter(endpoint=f"{live.url}/v1/traces"))
+        sdk.add_span_processor(SimpleSpanProcessor(offline.span_exporter))
+        tracer = sdk.get_tracer("t")
+        history = [text("system", "You are a helpful agent.")]
+        trace_ids = []
+        for user, answer in [("hi", "hello"), ("book it", "booking"), ("done?", f"yes {DONE}")]:
+            trace_ids.append(run_chat_turn(tracer, history, user, answer))
+            live.wait_idle()  # each turn closes and is scored before the next one starts
+        sdk.shutdown()
+    rows = load_results(tmp_path / "out")
+    first = trace_ids[0]
+    assert [(r.conversation_id, r.revision, r.verdict) for r in rows] == [
+        (first, 0, "0"),
+        (first, 1, "0"),
+        (first, 2, "1"),  # the whole chat read: the goal is reached in turn 3
+    ]
+    assert rows[0].trace_ids == (first,)
+    assert rows[2].trace_ids == tuple(trace_ids)
+    assert rows[2].note is not None and "re-scored (revision 2)" in rows[2].note
+    assert f"trace {trace_ids[2]} has no conversation id and its input replays" in rows[2].note
+    [folded] = offline.traces().collect()
+    assert folded.trace_ids == tuple(trace_ids)
+    last = [r.text for r in fake_server.requests if "done?" in r.text][-1]
+    for message in folded.messages:  # the last revision's rendering holds the whole chat
+        assert message.content in last
+    # trial7 #2: the run keeps what the judge saw, so `report` needs no --inputs, and reports
+    # each conversation at its latest revision (revisions are not stability repeats)
+    stored = read_conversations(tmp_path / "out")
+    assert list(stored) == [first] and stored[first].messages == folded.messages
+    [(key, rendering)] = read_renderings(tmp_path / "out").items()
+    assert key == (first, "transcript@1") and "done?" in rendering and "book it" in rendering
+    html_path = tmp_path / "live.html"
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "out"), "--html", str(html_path)])
+    assert result.exit_code == 0, result.output
+    assert "wrote" in result.output and "1 results" in result.output
+    html = html_path.read_text()
+    assert "pass --inputs" not in html
+    assert 'Repeats per conversation and variant</th><td class="num" colspan="2">1<' in html
 
 
 def test_shutdown_scores_what_it_holds_and_persists_what_the_judge_cannot_finish(

@@ -13,11 +13,14 @@ import time
 from pathlib import Path
 
 import orjson
+import pytest
 import requests
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
 from agent_eval.otel.events import EVENTS_FILE_NAME
-from agent_eval.run.store import load_results
+from agent_eval.report.conversations import read_conversations
+from agent_eval.report.renderings import read_renderings
+from agent_eval.run.store import ResultStore, load_results
 from agent_eval.testing import FakeModelServer
 
 from ..run.goal_script import script_goal_judge
@@ -106,6 +109,16 @@ def test_serve_scores_sdk_spans_and_stops_cleanly_on_sigterm(
     assert summary["results"] == {"ok": 2} and summary["unscored"] == 0
     rows = {r.conversation_id: r.verdict for r in load_results(out)}
     assert rows == {"cli-done": "1", "cli-held": "0"}
+    # trial7 #2: what the judge saw is kept, as score keeps it, and the command line recorded
+    stored = read_conversations(out)
+    assert set(stored) == {"cli-done", "cli-held"}
+    assert stored["cli-done"].messages[-1].content == f"gone {DONE}"
+    renderings = read_renderings(out)
+    assert set(renderings) == {("cli-done", "ragas-pretty@1"), ("cli-held", "ragas-pretty@1")}
+    assert DONE in renderings[("cli-done", "ragas-pretty@1")]
+    with ResultStore(out) as store:
+        [run] = store.runs()
+    assert run.argv[1:4] == ("serve", "--port", "0") and "--judge" in run.argv
     events = [
         record
         for line in (out / EVENTS_FILE_NAME).read_bytes().splitlines()
@@ -135,3 +148,34 @@ def test_serve_without_a_judge_is_a_usage_error(tmp_path: Path) -> None:
     assert "--base-url http://localhost:11434/v1 --judge qwen2.5:7b-instruct" in done.stderr
     assert "--dry-run" not in done.stderr and "nothing was scored" not in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_serve_given_a_metric_list_says_it_scores_one_metric(tmp_path: Path) -> None:
+    """trial7 #15: the error said "bad metric" with a formatter spec as its example."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OTEL_"))}
+    done = subprocess.run(
+        [
+            *(sys.executable, "-c", CLI, "serve", "--port", "0"),
+            *("--metric", "goal_accuracy,tool_errors", "--judge", "fake-model"),
+            *("--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "out")),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    message = " ".join(done.stderr.split())
+    assert "serve scores one metric, not 2 (goal_accuracy, tool_errors)" in message
+    assert "--metric goal_accuracy" in message
+    assert "transcript@1" not in message and "listening" not in message
+
+
+def test_a_malformed_metric_spec_gets_a_metric_example() -> None:
+    from agent_eval.errors import ConfigError
+    from agent_eval.metrics.spec import build_metric
+
+    with pytest.raises(ConfigError, match=r"e\.g\. 'faithfulness@1\[per_statement=true\]'"):
+        build_metric("goal accuracy!")

@@ -268,3 +268,96 @@ def test_rag_and_formatters_list_fit_80_columns(tmp_path: Path) -> None:
     described = formatters.stdout.split("formatter: ragas-pretty@1", 1)[1]
     flat = " ".join(described.split())
     assert "Ragas MultiTurnSample.pretty_repr(), byte-identical (Ragas 0.2.15-0.4.3)" in flat
+
+
+def _stored_run(directory: Path, records: list[TurnRecord], results: list[MetricResult]) -> Path:
+    """A run directory as ``score`` leaves it for ``rag``: its turns and its result rows."""
+    from agent_eval.run.store import ResultStore, RunRecord
+
+    directory.mkdir(parents=True)
+    (directory / "turns.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in records))
+    with ResultStore(directory) as store:
+        store.start_run(RunRecord(run_id="r", started_at="2026-01-01T00:00:00Z", config={}))
+        for row in results:
+            store.add(row)
+    return directory
+
+
+def test_rag_shows_groundedness_per_turn_and_counts_its_failures(tmp_path: Path) -> None:
+    """trial7 #4: groundedness 0 on every turn was never shown, and the view said
+    "generation failures: none"."""
+    records = _records("c/turn:1", "c/turn:2")
+    results = [
+        _row("c/turn:1", "groundedness@1", 0.0),
+        _row("c/turn:2", "groundedness@1", 1.0),
+    ]
+    assert [r.failures for r in turn_rows(records, results)] == [["hallucination"], []]
+    run = _stored_run(tmp_path / "run", records, results)
+    result = runner.invoke(app, ["rag", str(run)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "groundedness 0.00" in result.output and "groundedness 1.00" in result.output
+    assert "generation failures: hallucination: 1" in result.output
+
+
+def test_policy_never_counts_a_turn_not_measured_as_passing() -> None:
+    """trial7 #11: a turn skipped by a quality (no_context, no_statements) passed its
+    threshold, so "0 of 3 turns pass" sat beside "turns passing ...: 2 of 6"."""
+    subjects = [f"c/turn:{i}" for i in range(1, 6)]
+    records = _records(*subjects)
+    results = [
+        _row("c/turn:1", "faithfulness@1", 1.0),
+        _row("c/turn:1", "groundedness@1", 1.0),
+        _row("c/turn:2", "faithfulness@1", 1.0),
+        _row("c/turn:2", "groundedness@1", 0.2),
+        _row("c/turn:3", "faithfulness@1", None, error_type="no_context"),
+        _row("c/turn:3", "groundedness@1", None, error_type="no_context"),
+        _row("c/turn:4", "faithfulness@1", None, error_type="no_statements"),
+        _row("c/turn:4", "groundedness@1", None, error_type="no_statements"),
+        _row("c/turn:5", "faithfulness@1", 1.0),  # groundedness has no row at all
+    ]
+    policy = RagPolicy.model_validate(
+        {
+            "filter": {"metric": "faithfulness", "threshold": 1.0},
+            "thresholds": {"groundedness": {"threshold": 0.5, "turns": 2, "share": 0.5}},
+        }
+    )
+    outcome = apply_policy(turn_rows(records, results), policy)
+    assert [t.passed for t in outcome.turns] == [True, False, False, False, False]
+    assert outcome.turns[2].unmeasured == [
+        "faithfulness skipped (no_context)",
+        "groundedness skipped (no_context)",
+    ]
+    assert outcome.turns[4].unmeasured == ["groundedness not measured"]
+    lines = outcome.lines()
+    assert "groundedness >= 0.5: 1 of 2 turns pass, needs 1 of 2: passed" in lines
+    assert "turns passing the filter and every threshold: 1 of 5" in lines
+    assert lines[-1] == (
+        "turns not measured by the filter or a threshold (never counted as passing): 3 of 5: "
+        "faithfulness skipped (no_context) 1, faithfulness skipped (no_statements) 1, "
+        "groundedness not measured 1, groundedness skipped (no_context) 1, "
+        "groundedness skipped (no_statements) 1"
+    )
+
+
+def test_claim_metrics_are_checked_against_binary_faithful_labels() -> None:
+    """trial7 #12: RAG JSON Lines labels ``{"faithful": 0/1}`` (the README's key) were
+    "never checked against human labels"; calibrate's convention: 1 when every atom passed."""
+    records = [
+        TurnRecord(
+            conversation_id="c", unit_id=f"turn:{i}", question="q", answer="a",
+            labels={"faithful": label},
+        )
+        for i, label in enumerate([0, 1, 1, 0], 1)
+    ]  # fmt: skip
+    results = [
+        _row(f"c/turn:{i}", "faithfulness@1", score)
+        for i, score in enumerate([0.5, 1.0, 0.0, 0.0], 1)
+    ]
+    (agreement,) = reviewer_agreement(turn_rows(records, results))
+    # judge [0, 1, 0, 0] vs human [0, 1, 1, 0]: 3 of 4 agree; kappa (0.75 - 0.5) / 0.5
+    assert (agreement.kind, agreement.against, agreement.n) == ("binary", "human faithful", 4)
+    assert agreement.agreement == 0.75
+    assert agreement.kappa == pytest.approx(0.5)
+    assert agreement.describe() == (
+        "faithfulness vs human faithful: agreement 0.750, Cohen's kappa 0.500 over 4"
+    )
