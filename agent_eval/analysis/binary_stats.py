@@ -27,7 +27,14 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.inter_rater import cohens_kappa
 from statsmodels.stats.proportion import proportion_confint
 
-__all__ = ["cohen_kappa", "kappa_interval", "mcnemar_p", "table_2x2", "wilson_interval"]
+__all__ = [
+    "cohen_kappa",
+    "kappa_interval",
+    "kappa_interval_undefined",
+    "mcnemar_p",
+    "table_2x2",
+    "wilson_interval",
+]
 
 
 def table_2x2(a: Sequence[int], b: Sequence[int]) -> list[list[int]]:
@@ -74,11 +81,14 @@ def kappa_interval(a: Sequence[int], b: Sequence[int]) -> tuple[float, float, fl
     """Large-sample standard error and 95% confidence interval of Cohen's kappa.
 
     Returns:
-        ``(se, low, high)``; ``None`` when kappa is undefined.
+        ``(se, low, high)``; ``None`` when kappa is undefined, or when its large-sample standard
+        error is 0 and the "interval" would be the point itself: every item agreed, or one
+        rater gave the same outcome to every item (:func:`kappa_interval_undefined` says
+        which).
 
     """
     table = np.asarray(table_2x2(a, b), dtype=float)
-    if cohen_kappa(a, b) is None:
+    if kappa_interval_undefined(a, b) is not None:
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -87,6 +97,50 @@ def kappa_interval(a: Sequence[int], b: Sequence[int]) -> tuple[float, float, fl
     if se is None or low is None or high is None:
         return None
     return se, max(low, -1.0), min(high, 1.0)
+
+
+def kappa_interval_undefined(
+    a: Sequence[int], b: Sequence[int], names: tuple[str, str] = ("rater A", "rater B")
+) -> str | None:
+    """Why Cohen's kappa or its 95% interval is undefined for these outcomes, else ``None``.
+
+    The large-sample variance of Fleiss, Cohen & Everitt (1969) is exactly 0 when every item
+    agrees (observed agreement 1) and when one rater gives the same outcome to every item
+    (kappa is then 0, or undefined when the other rater is constant too): the interval would be
+    the point estimate itself, whatever the number of items, so none is given.
+
+    Args:
+        a: The first rater's 0/1 outcomes.
+        b: The second rater's, paired with ``a`` by position.
+        names: How the reason names the raters (e.g. ``("the labels", "the verdicts")``).
+
+    Returns:
+        One sentence fragment, e.g. ``"the verdicts gave the same outcome (1) to all 12
+        items"``, or ``None`` when the interval is defined.
+
+    """
+    n = len(a)
+    table_2x2(a, b)  # validates
+    if n == 0:
+        return "no item has both ratings"
+    constant = [(name, values[0]) for name, values in zip(names, (a, b), strict=True)
+                if len(set(values)) == 1]  # fmt: skip
+    if len(constant) == 2:
+        why = (
+            "chance agreement is 1: kappa is undefined"
+            if constant[0][1] == constant[1][1]
+            else "the large-sample standard error is 0"
+        )
+        return f"both {names[0]} and {names[1]} gave one outcome to all {n} items ({why})"
+    if constant:
+        name, value = constant[0]
+        return (
+            f"{name} gave the same outcome ({value}) to all {n} items "
+            "(the large-sample standard error is 0)"
+        )
+    if all(x == y for x, y in zip(a, b, strict=True)):
+        return f"all {n} items agree (the large-sample standard error is 0)"
+    return None
 
 
 def mcnemar_p(a: Sequence[int], b: Sequence[int]) -> float:

@@ -15,7 +15,12 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from agent_eval.analysis.binary_stats import cohen_kappa, kappa_interval, table_2x2
+from agent_eval.analysis.binary_stats import (
+    cohen_kappa,
+    kappa_interval,
+    kappa_interval_undefined,
+    table_2x2,
+)
 from agent_eval.analysis.selection import ConfigurationIdentity, identity_of, verdicts
 from agent_eval.result import MetricResult
 
@@ -32,12 +37,18 @@ class Calibration(BaseModel):
         accuracy: ``n_agree / n`` (``None`` when ``n == 0``).
         kappa / kappa_se / kappa_ci_low / kappa_ci_high: Cohen's kappa, its large-sample
             standard error and 95% interval (``None`` where undefined).
+        kappa_undefined: Why the interval (or kappa) is undefined, e.g. ``"the verdicts gave
+            the same outcome (1) to all 12 items (the large-sample standard error is 0)"``;
+            ``None`` when it is defined.
         confusion: ``[[label 0 & pred 0, label 0 & pred 1], [label 1 & pred 0, label 1 & pred 1]]``.
         failure_precision: Of predicted failures, the share that are labelled failures.
         failure_recall: Of labelled failures, the share predicted as failures.
         disagreements: Conversation ids where prediction and label differ, sorted.
         unlabelled: Conversation ids with a prediction but no label, sorted.
         unpredicted: Conversation ids with a label but no (ok) prediction, sorted.
+        not_scored: Of ``unpredicted``, the units the run has but did not score ``ok``, each
+            with its status and reason (``"skipped: no_context"``); the others are ids the run
+            does not have.
 
     """
 
@@ -57,6 +68,8 @@ class Calibration(BaseModel):
     disagreements: list[str]
     unlabelled: list[str]
     unpredicted: list[str]
+    kappa_undefined: str | None = None
+    not_scored: dict[str, str] = {}
 
 
 def _ratio(num: int, den: int) -> float | None:
@@ -86,6 +99,9 @@ def calibrate(
         kappa_se=se,
         kappa_ci_low=low,
         kappa_ci_high=high,
+        kappa_undefined=None
+        if interval
+        else kappa_interval_undefined(truth, pred, ("the labels", "the verdicts")),
         confusion=confusion,
         failure_precision=_ratio(confusion[0][0], confusion[0][0] + confusion[1][0]),
         failure_recall=_ratio(confusion[0][0], confusion[0][0] + confusion[0][1]),
@@ -103,4 +119,11 @@ def calibrate_results(results: Sequence[MetricResult], labels: Mapping[str, int]
 
     """
     identity = identity_of(results)
-    return calibrate(verdicts(results), labels, identity=identity)
+    cal = calibrate(verdicts(results), labels, identity=identity)
+    missing = set(cal.unpredicted)
+    not_scored = {
+        r.subject: f"{r.status}: {r.error_type}"
+        for r in results
+        if r.repeat == 0 and r.status != "ok" and r.subject in missing
+    }
+    return cal.model_copy(update={"not_scored": dict(sorted(not_scored.items()))})

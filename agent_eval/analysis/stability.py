@@ -57,6 +57,8 @@ class ConversationStability(BaseModel):
         n_atoms / n_atoms_flipping: Atoms judged in at least two ``ok`` repeats, and those
             whose label differs (atom metrics; ``None`` otherwise).
         atoms_pinned: Every ``ok`` repeat judged the same atom list (atom metrics).
+        not_ok_reasons: The repeats that were not ``ok`` by status and reason
+            (``"skipped: no_context"``, ``"error: judge_unavailable"``), with their counts.
 
     """
 
@@ -74,6 +76,16 @@ class ConversationStability(BaseModel):
     n_atoms: int | None = None
     n_atoms_flipping: int | None = None
     atoms_pinned: bool | None = None
+    not_ok_reasons: dict[str, int] = {}
+
+    @property
+    def always_skipped(self) -> str | None:
+        """The reason, when every repeat of the unit was skipped for that one reason."""
+        reasons = list(self.not_ok_reasons)
+        if self.n_pass or self.n_fail or len(reasons) != 1:
+            return None
+        status, _, reason = reasons[0].partition(": ")
+        return reason if status == "skipped" else None
 
 
 class Stability(BaseModel):
@@ -97,6 +109,8 @@ class Stability(BaseModel):
             from the judge-call cache (such a repeat re-reads an earlier verdict rather than
             sampling the judge again).
         cached_rows: Rows (repeats) whose every judge call came from the cache.
+        skipped_units: Units skipped in every repeat, by their skip reason (``no_context``,
+            ``no_answer``...): they are in ``conversations`` but in no rate.
 
     """
 
@@ -119,6 +133,13 @@ class Stability(BaseModel):
     judge_calls: int = 0
     cached_calls: int = 0
     cached_rows: int = 0
+    skipped_units: dict[str, int] = {}
+
+
+def _not_ok_reasons(rows: Sequence[MetricResult]) -> dict[str, int]:
+    """The non-``ok`` rows by ``"status: reason"`` (the reason is ``error_type``), sorted."""
+    counts = Counter(f"{r.status}: {r.error_type}" for r in rows if r.status != "ok")
+    return dict(sorted(counts.items()))
 
 
 def _norm(text: str | None) -> str:
@@ -160,6 +181,7 @@ def _atom_unit(cid: str, rows: Sequence[MetricResult]) -> ConversationStability:
         n_atoms=len(judged),
         n_atoms_flipping=sum(len(set(v)) > 1 for v in judged),
         atoms_pinned=len(lists) <= 1,
+        not_ok_reasons=_not_ok_reasons(rows),
     )
 
 
@@ -203,6 +225,7 @@ def _conversation(cid: str, rows: Sequence[MetricResult]) -> ConversationStabili
         unanimous=unanimous,
         goal_varies=len(goals) > 1,
         varies_at=stage,
+        not_ok_reasons=_not_ok_reasons(rows),
     )
 
 
@@ -223,7 +246,7 @@ def measure_stability(results: Sequence[MetricResult]) -> Stability:
     repeats = max((len({r.repeat for r in rows}) for rows in by_conv.values()), default=0)
     base = [c for c in convs if c.n_pass + c.n_fail >= 2]
     flipping = [c for c in base if not c.unanimous]
-    binary = [c for c in convs if c.scores is None]
+    binary = [c for c in convs if c.scores is None and not c.always_skipped]
     kappa, n_fleiss = _fleiss(binary, repeats)
     stages = Counter(c.varies_at for c in flipping if c.varies_at)
     atom_units = [c for c in convs if c.scores is not None]
@@ -234,6 +257,7 @@ def measure_stability(results: Sequence[MetricResult]) -> Stability:
         names += ["decomposition", "verification"]
     n_atoms = sum(c.n_atoms or 0 for c in atom_units)
     n_atoms_flipping = sum(c.n_atoms_flipping or 0 for c in atom_units)
+    skipped = Counter(c.always_skipped for c in convs if c.always_skipped)
     atom_kappa, n_atom_fleiss = _atom_fleiss(
         [by_conv[c.conversation_id] for c in atom_units], repeats
     )
@@ -255,4 +279,5 @@ def measure_stability(results: Sequence[MetricResult]) -> Stability:
         judge_calls=sum(r.judge_calls for r in results),
         cached_calls=sum(r.cached_calls for r in results),
         cached_rows=sum(r.is_cached for r in results),
+        skipped_units=dict(sorted(skipped.items())),
     )

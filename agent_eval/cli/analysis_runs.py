@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
@@ -464,10 +465,19 @@ def _overlapping(cal: Calibration, verdicts_from: str) -> Calibration:
             "conversations by the conversation_id that the run's results use"
         )
     if cal.unlabelled or cal.unpredicted:
+        absent = [i for i in cal.unpredicted if i not in cal.not_scored]
+        reasons = Counter(cal.not_scored.values())
+        scored = (
+            f"{len(cal.not_scored)} of them the run did not score ("
+            + ", ".join(f"{r} {n}" for r, n in sorted(reasons.items()))
+            + f"), {len(absent)} the run does not have (e.g. {_some(absent) or 'none'})"
+            if cal.not_scored
+            else f"e.g. {_some(cal.unpredicted) or 'none'}"
+        )
         err_console.print(
             f"warning: {len(cal.unlabelled)} verdict(s) have no label (e.g. "
             f"{_some(cal.unlabelled) or 'none'}) and {len(cal.unpredicted)} label(s) have no "
-            f"verdict (e.g. {_some(cal.unpredicted) or 'none'}); calibrated on the {cal.n} "
+            f"verdict ({scored}); calibrated on the {cal.n} "
             "conversations with both",
             highlight=False,
             markup=False,

@@ -67,6 +67,7 @@ def phoenix(  # noqa: PLR0917  (a typer command: one parameter per flag)
             run_id=ref.run_id,
             written=report.written,
             not_written=report.not_written,
+            not_written_annotations=report.not_written_annotations,
             skipped=dict(report.skipped),
             errors=report.errors,
         )
@@ -76,6 +77,11 @@ def phoenix(  # noqa: PLR0917  (a typer command: one parameter per flag)
     if not report.ok:
         for error in report.errors:
             err_console.print(f"not written: {escape(error)}", highlight=False, soft_wrap=True)
+        err_console.print(
+            "not written: " + escape(report.not_written_line()),
+            highlight=False,
+            soft_wrap=True,
+        )
         err_console.print(
             f"{len(report.not_written)} annotation(s) not written; run the same command again "
             "to retry (annotations already written are updated, not duplicated)",

@@ -15,7 +15,7 @@ import typer
 from rich.markup import escape
 
 from agent_eval.cli.app import err_console
-from agent_eval.errors import ConfigError
+from agent_eval.errors import ConfigError, NoConversationError
 from agent_eval.formatting import load_formatters
 from agent_eval.terminal_text import escape_control
 from agent_eval.trace import AgentTrace
@@ -81,6 +81,8 @@ def read_traces(paths: list[str], fmt: str, conversation: str | None) -> Iterato
         ConfigError: ``conversation`` matched nothing; names the closest id (``did you mean``)
             and lists the first ids seen.
         InputError: no input could be read at all.
+        NoConversationError: the inputs were read but gave no conversation (the CLI exits 4,
+            as ``ingest`` does); the message gives the reasons.
 
     """
     from agent_eval.ingest.pipeline import ingest
@@ -97,7 +99,7 @@ def read_traces(paths: list[str], fmt: str, conversation: str | None) -> Iterato
         if conversation is None or trace.conversation_id == conversation:
             found = True
             yield trace
-    from agent_eval.cli.ingest_cmds import skipped_lines
+    from agent_eval.cli.ingest_cmds import no_conversation_reason, skipped_lines
 
     for file in run.report.files:
         if file.error is not None:
@@ -105,8 +107,15 @@ def read_traces(paths: list[str], fmt: str, conversation: str | None) -> Iterato
             err_console.print(
                 f"skipped {escape(where + file.error)}", highlight=False, soft_wrap=True
             )
+    for file in run.report.files:  # labels, references... beside the traces, as ingest says
+        if file.note is not None:
+            err_console.print(
+                f"skipped {escape(file.path)}: {escape(file.note)}", highlight=False, soft_wrap=True
+            )
     for line in skipped_lines(run.report):  # a bad line or span is not lost without a word
         err_console.print(escape(escape_control(line)), highlight=False, soft_wrap=True)
+    if not seen:  # read, but nothing to show: exit 4, as ingest does
+        raise NoConversationError(no_conversation_reason(run.report))
     if conversation is not None and not found:
         listed = ", ".join(seen[:20]) + (" ..." if len(seen) > 20 else "")
         hint = f"; did you mean {closest.best!r}?" if closest.best else ""

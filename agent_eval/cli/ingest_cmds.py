@@ -162,9 +162,14 @@ def no_conversation_reason(report: IngestReport) -> str:
         causes.append(
             f"all {report.spans_read} spans were ignored ({_reasons(report.spans_ignored)})"
         )
-    if report.logs_read:
+    if ignored_logs := sum(report.logs_ignored.values()):
+        share = "all" if ignored_logs == report.logs_read else f"{ignored_logs} of"
+        reasons = _reasons(report.logs_ignored)
+        causes.append(f"{share} {report.logs_read} log records were ignored ({reasons})")
+    if report.logs_used:  # joined to spans that still gave no conversation
         causes.append(
-            f"all {report.logs_read} log records were ignored ({_reasons(report.logs_ignored)})"
+            f"the {report.logs_used} log record(s) joined to those spans did not make a "
+            "conversation either"
         )
     if report.records_ignored:
         total = sum(report.records_ignored.values())

@@ -291,13 +291,16 @@ def plan_summary(plan: RunPlan) -> PlanSummary:
 class ExportPayload(_Payload):
     """``export phoenix --json``: where, which run, and what was written.
 
-    ``not_written`` lists the conversation ids whose annotation failed (exit 5 when any).
+    ``not_written`` lists the conversation ids whose annotation failed (exit 5 when any), one
+    entry per annotation; ``not_written_annotations`` names each of them by
+    ``conversation_id``, ``unit_id`` and ``metric`` (added within schema version 1).
     """
 
     endpoint: str
     run_id: str
     written: int
     not_written: list[str]
+    not_written_annotations: list[dict[str, str]] = []
     skipped: dict[str, int]
     errors: list[str]
 

@@ -23,13 +23,13 @@ counted as not written with the error, and the export carries on with the next b
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent_eval.errors import MissingDependencyError
 from agent_eval.otel import semconv as sc
-from agent_eval.result import MetricResult
+from agent_eval.result import CONVERSATION_UNIT, MetricResult
 
 __all__ = ["ANNOTATOR_KIND", "BATCH_SIZE", "ExportReport", "annotation", "export_annotations"]
 
@@ -44,7 +44,10 @@ class ExportReport:
 
     Attributes:
         written: Annotations Phoenix accepted.
-        not_written: Annotations whose request failed, by conversation id.
+        not_written: Annotations whose request failed, by conversation id (one entry per
+            annotation: a conversation appears once per metric and unit).
+        not_written_annotations: The same annotations, each named by its conversation id,
+            unit id and metric (``{"conversation_id", "unit_id", "metric"}``).
         skipped: Rows not exported, by reason (``skipped_row``, ``no_span``).
         errors: The distinct request errors.
 
@@ -52,6 +55,7 @@ class ExportReport:
 
     written: int = 0
     not_written: list[str] = field(default_factory=list)
+    not_written_annotations: list[dict[str, str]] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
 
@@ -59,6 +63,17 @@ class ExportReport:
     def ok(self) -> bool:
         """Whether every exportable annotation was written."""
         return not self.not_written
+
+    def not_written_line(self, shown: int = 10) -> str:
+        """``c1 goal_accuracy@1, c1/turn:2 faithfulness@1, ... (12 in all)``."""
+        texts = [
+            a["conversation_id"]
+            + ("" if a["unit_id"] == CONVERSATION_UNIT else f"/{a['unit_id']}")
+            + f" {a['metric']}"
+            for a in self.not_written_annotations
+        ]
+        more = f", ... ({len(texts)} in all)" if len(texts) > shown else ""
+        return ", ".join(texts[:shown]) + more
 
     def line(self) -> str:
         """``written 4, not written 1, skipped 2 (skipped_row: 2)``."""
@@ -168,5 +183,12 @@ def _send(client: Any, batch: Sequence[tuple[str, dict[str, Any]]], report: Expo
         if message not in report.errors:
             report.errors.append(message)
         report.not_written += [conversation for conversation, _ in batch]
+        report.not_written_annotations += [_named(a) for _, a in batch]
         return
     report.written += len(batch)
+
+
+def _named(annotation: Mapping[str, Any]) -> dict[str, str]:
+    """The conversation id, unit id and metric an annotation is about."""
+    metadata = annotation["metadata"]
+    return {k: str(metadata[k]) for k in ("conversation_id", "unit_id", "metric")}

@@ -393,6 +393,8 @@ class Assembler:
                     self.report.ignore_log("log_span_not_found", len(records))
                     continue
                 self._join(entry, genai, records)
+                if entry.logs:  # joined: the files they came from gave this span's messages
+                    entry.log_files = tuple(dict.fromkeys(p for p, _ in arrived if p not in copies))
         if logs is None or logs is self._logs:
             self._logs = {}
 

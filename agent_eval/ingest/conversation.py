@@ -27,6 +27,7 @@ from collections import Counter
 
 from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.containers.base import Skipped
+from agent_eval.ingest.conventions import openinference_keys as oi_keys
 from agent_eval.ingest.grouping import Conversation
 from agent_eval.ingest.pairing import pair_tool_results
 from agent_eval.ingest.reference_keys import REFERENCE_TOOL_CALLS
@@ -39,6 +40,7 @@ from agent_eval.trace import (
     ModelUsage,
     Retrieval,
     SourceInfo,
+    SpanErrorInfo,
     ToolCall,
 )
 
@@ -50,6 +52,20 @@ CAPTURE_HINT = (
     "TRACELOOP_TRACE_CONTENT=true; OpenInference: OPENINFERENCE_HIDE_INPUTS/OUTPUTS unset)"
 )
 """How to record message content, for conversations that arrive without any."""
+LOGS_HINT = (
+    "; if capture is already on, the instrumentation may write the message text as GenAI "
+    "event log records (gen_ai.user.message, gen_ai.choice, ...; opentelemetry-instrumentation-"
+    "openai-v2 does) through the SDK's LoggerProvider, and no log record was joined to these "
+    "spans: give the logs export too (agent-eval ingest SPANS.jsonl LOGS.jsonl)"
+)
+"""Added to :data:`CAPTURE_HINT` for GenAI-convention spans that no log record was joined to."""
+HIDDEN_HINT = (
+    f"the text was hidden by OpenInference: the spans hold its redaction marker "
+    f"{oi_keys.REDACTED_VALUE!r} instead (OPENINFERENCE_HIDE_INPUTS / OPENINFERENCE_HIDE_OUTPUTS, "
+    "or OPENINFERENCE_HIDE_INPUT_MESSAGES / _OUTPUT_MESSAGES / _INPUT_TEXT / _OUTPUT_TEXT, set "
+    "to true in the agent's environment or its TraceConfig); unset them and record again"
+)
+"""How to unhide content that OpenInference's ``OPENINFERENCE_HIDE_*`` settings redacted."""
 MAYBE_AGENT = "agent"
 """Internal verdict: the span is used only if its agent name labels a message."""
 
@@ -80,6 +96,9 @@ class ConversationBuilder:
         """LLM spans read instead from the span above them, which recorded more of the call."""
         self.overlapped: list[tuple[SpanEntry, SpanEntry]] = []
         """(parent, child) LLM spans of one call that came from two different files."""
+        self.ran_calls: dict[str, str] = {}
+        """Span id -> the call id its tool run was paired to, for failed tool spans that did
+        not record the call id themselves (OpenInference TOOL spans)."""
 
     def build(self) -> AgentTrace | None:
         """The conversation's AgentTrace, or ``None`` when it has no message (spans counted)."""
@@ -126,25 +145,52 @@ class ConversationBuilder:
             return None
         if not messages:
             return "no message content at all"
-        return "no user message" if not has_user else "no assistant message"
+        return (
+            "no user message with content" if not has_user else "no assistant message with content"
+        )
 
     def _skip_without_content(self, missing: str) -> None:
-        """Count the conversation's spans ``no_message_content``, with a located reason."""
+        """Count the conversation's spans ``no_message_content``, with a located reason.
+
+        The reason says how to get the text: :data:`HIDDEN_HINT` when OpenInference redacted
+        it, else :data:`CAPTURE_HINT` when no message has text (with :data:`LOGS_HINT` for
+        GenAI-convention spans no log record was joined to).
+        """
         spans = len(self.used)
         self.counted += spans
         if not spans:
             return
         first = self.used[0]
-        textless = not any(s.message.content for s in self.transcript.slots)
+        texts = [s.message.content for s in self.transcript.slots if s.message.content]
+        hint = ""
+        if self._redacted():
+            hint = f"; {HIDDEN_HINT}"
+        elif not texts:
+            genai = any(e.extraction and e.extraction.convention == "genai" for e in self.used)
+            logs = any(e.logs for e in self.conversation.entries)
+            hint = f"; {CAPTURE_HINT}" + (LOGS_HINT if genai and not logs else "")
         detail = (
-            f"conversation {self.conversation.id!r} has {missing} with content, so it is not "
-            "sent to a judge" + (f"; {CAPTURE_HINT}" if textless else "")
+            f"conversation {self.conversation.id!r} has {missing}, so it is not sent to a judge"
+            + hint
         )
         skipped = Skipped(
             reason="no_message_content", detail=detail, trace_id=first.trace_id,
             span_id=first.span_id, source=first.location, spans=spans,
         )  # fmt: skip
         self.report.note_skipped(skipped)
+
+    def _redacted(self) -> int:
+        """How many messages hold OpenInference's redaction marker as text or tool arguments."""
+        marker = oi_keys.REDACTED_VALUE
+        return sum(
+            1
+            for slot in self.transcript.slots
+            if slot.message.content == marker
+            or (
+                isinstance(slot.message, AssistantMessage)
+                and any(c.raw_arguments == marker for c in slot.message.tool_calls or ())
+            )
+        )
 
     def _place_retrievals(self, position: int) -> None:
         self.retrievals.extend(
@@ -198,7 +244,9 @@ class ConversationBuilder:
                 return None
             self._place_retrievals(self.transcript.inputs_end)
         elif ex.tool is not None:
-            self.transcript.add_tool_run(ex.tool, entry.span_id, self._agent_name(entry))
+            call = self.transcript.add_tool_run(ex.tool, entry.span_id, self._agent_name(entry))
+            if entry.errors and ex.tool.call_id is None and call.id is not None:
+                self.ran_calls[entry.span_id] = call.id
         elif ex.documents:
             self.pending.append(
                 Retrieval(
@@ -261,8 +309,12 @@ class ConversationBuilder:
 
     def _count_used(self) -> None:
         files: dict[str, FileReport] = {}
+        by_path: dict[str, FileReport] | None = None  # only needed for joined log records
         for entry in self.used:
             files.setdefault(entry.file.path, entry.file)
+            if entry.log_files:
+                by_path = by_path or {f.path: f for f in self.report.files}
+                files.update((p, by_path[p]) for p in entry.log_files if p in by_path)
             if entry.extraction is not None:
                 entry.file.conventions.add(entry.extraction.convention)
         for file in files.values():
@@ -299,7 +351,7 @@ class ConversationBuilder:
                 for r in self.retrievals
             ),
             usage=tuple(self.usage.values()),
-            errors=tuple(err for e in self.conversation.entries for err in e.errors),
+            errors=self._errors(),
             source=SourceInfo(
                 container=container or "unknown",
                 conventions=tuple(used_conventions),
@@ -317,6 +369,25 @@ class ConversationBuilder:
             ),
             reference_tool_calls=reference_calls,
         )
+
+    def _errors(self) -> tuple[SpanErrorInfo, ...]:
+        """The span errors, a failed tool run's with the id of the call it was paired to.
+
+        A tool span that recorded no call id (an OpenInference TOOL span whose tool raised has
+        no ``output.value`` to read one from) ran the call the transcript paired it to by name
+        and arguments; without that id the error could only be matched through the result's
+        span ids, which a replayed result does not carry.
+        """
+        out: list[SpanErrorInfo] = []
+        for entry in self.conversation.entries:
+            call_id = self.ran_calls.get(entry.span_id)
+            out += (
+                e.model_copy(update={"tool_call_id": call_id})
+                if call_id is not None and e.tool_call_id is None
+                else e
+                for e in entry.errors
+            )
+        return tuple(out)
 
     def _agent_usage(self, notes: list[str]) -> None:
         """Usage recorded only on agent spans (none per LLM call), counted once.

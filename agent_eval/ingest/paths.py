@@ -50,6 +50,9 @@ _FLAT_COMPANIONS = (
     (LABEL_FIELDS, "labels (use --labels)"),
 )
 """(a column the first record has, what the file is), checked in order."""
+_TURN_CONTENT = frozenset({"messages", "question", "turns", "contexts", "answer", "input"})
+"""Keys of a RAG turn record (rag-jsonl, MTRAG-UN): a ``{conversation_id, turn}`` record without
+any of them is a row of a turn-labels file (``score --turn-labels``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +109,8 @@ def companion_note(path: Path) -> str | None:
     ``conversation_id``, ``run_id`` and ``metric``; the others are flat records with a
     ``conversation_id`` and a ``reference`` (references), a verdict column (verdicts) or a
     label column (labels); tool-call references have ``conversation_id`` and ``tool_calls``
-    (and no ``messages``).
+    (and no ``messages``); turn labels have ``conversation_id`` and ``turn`` (and no question,
+    answer, contexts or messages).
 
     Returns:
         E.g. ``"not a trace file: labels (use --labels)"``.
@@ -119,6 +123,8 @@ def companion_note(path: Path) -> str | None:
         return "not a trace file: result rows of a run (use agent-eval report or calibrate)"
     if "tool_calls" in record and "messages" not in record:
         return "not a trace file: tool-call references (use --tool-references)"
+    if "turn" in record and not _TURN_CONTENT & record.keys():
+        return "not a trace file: turn labels (use --turn-labels)"
     if any(isinstance(value, dict | list) for value in record.values()):
         return None  # e.g. an AgentTrace line: it has messages
     kind = next((what for keys, what in _FLAT_COMPANIONS if keys & record.keys()), None)

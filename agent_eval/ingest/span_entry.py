@@ -67,6 +67,8 @@ class SpanEntry:
             (JSON text), when it has one.
         copies: Other files the same span (same trace and span id), or the same log records of
             it, were read from again (one export given twice); each is used once.
+        log_files: The files the log records joined to the span came from (a logs export
+            given beside the spans), so that they count as giving its conversation.
 
     """
 
@@ -87,6 +89,7 @@ class SpanEntry:
     source: SourceLocation | None = None
     reference_tool_calls: str | None = None
     copies: tuple[str, ...] = ()
+    log_files: tuple[str, ...] = ()
 
     @property
     def location(self) -> SourceLocation:

@@ -336,8 +336,9 @@ class Transcript:
         while last >= 0 and not isinstance(inputs[last], AssistantMessage):
             last -= 1
         size = len(self._slots)
+        instructions: list[Message] = []
         if last >= 0:
-            cursor = self._add_history(inputs[: last + 1], keys, span_id)
+            cursor = self._add_history(inputs[: last + 1], keys, span_id, instructions)
         else:
             cursor = self._last_assistant() + 1
         for message, key in zip(inputs[last + 1 :], keys[last + 1 :], strict=True):
@@ -351,13 +352,23 @@ class Transcript:
             else:
                 self._link(found, message, span_id, replay=True)
                 cursor = max(cursor, found + 1)
+        for message in instructions:  # an agent's own, never seen: where it first speaks
+            self._insert(cursor, message, span_id)
+            cursor += 1
         return cursor, len(self._slots) > size
 
     def _add_history(
-        self, history: tuple[Message, ...], keys: tuple[MessageKey, ...], span_id: str
+        self,
+        history: tuple[Message, ...],
+        keys: tuple[MessageKey, ...],
+        span_id: str,
+        instructions: list[Message],
     ) -> int:
         """Match replayed history in order; insert what was never seen before its successor.
 
+        System messages never seen that no later new message follows (an agent's own
+        instructions, e.g. the agent a handoff moved to) are left in ``instructions`` for the
+        caller, which places them after the input's new turn: where that agent first speaks.
         The start that replays the last call's run is done in one pass (:meth:`_replay_run`);
         matching resumes after it, and the run is extended while each message only adds its
         span id to the slot it matched.
@@ -401,9 +412,7 @@ class Transcript:
                 run.add(message, slots[found], found, cursor, again if fresh else None)
             else:
                 recording = False
-        for extra in pending:
-            self._insert(cursor, extra, span_id)
-            cursor += 1
+        instructions.extend(pending)
         return cursor
 
     def _match(
@@ -620,8 +629,12 @@ class Transcript:
 
     # Tool runs recorded on their own spans -------------------------------------------------
 
-    def add_tool_run(self, tool: ToolExecution, span_id: str, agent_name: str | None) -> None:
-        """Add a tool run: its call (when no assistant message requested it) and its result."""
+    def add_tool_run(self, tool: ToolExecution, span_id: str, agent_name: str | None) -> ToolCall:
+        """Add a tool run: its call (when no assistant message requested it) and its result.
+
+        Returns the call the run was paired to (by call id, else by name), whose ``id`` names the
+        run's call when the run's span did not record one.
+        """
         self._span_ids.add(span_id)
         self._touched = []
         located = self._find_call(tool)
@@ -641,13 +654,13 @@ class Transcript:
             self._fill_arguments(*located, tool)
             call = self._call_at(*located)
         if tool.result is None:
-            return
+            return call
         call_id = tool.call_id or call.id
         if call_id is not None and (found := self._find(tool_result_key(call_id), 0)) is not None:
             self._link(
                 found, ToolMessage(content=tool.result, tool_name=call.name or None), span_id
             )
-            return
+            return call
         if tool.call_id is None and call.id is not None:
             note = f"tool span {span_id} ({call.name}) paired to call {call.id} by order"
             self.notes.append(note)
@@ -660,6 +673,7 @@ class Transcript:
         )
         self._slots[-1].from_tool_span = True
         self._changed(len(self._slots) - 1)
+        return call
 
     def _find_call(self, tool: ToolExecution) -> tuple[int, int] | None:
         """The call a tool run answers, by call id, else by name.

@@ -45,6 +45,7 @@ __all__ = [
     "DECLINE_EXPECTED",
     "DOCUMENT_RELEVANT",
     "HUMAN_RATINGS",
+    "NO_RETRIEVAL_NEEDED",
     "REFERENCE",
     "RELEVANCE",
     "RELEVANT_PASSAGES",
@@ -67,6 +68,9 @@ ANSWERABILITY_VALUES: Final = frozenset(
 )
 DECLINE_EXPECTED: Final = frozenset({"UNANSWERABLE", "UNDERSPECIFIED"})
 """Answerability tags whose right answer declines (UNANSWERABLE) or asks back (UNDERSPECIFIED)."""
+NO_RETRIEVAL_NEEDED: Final = frozenset({"CONVERSATIONAL"})
+"""Answerability tags of turns that need no passage at all (MTRAG's CONVERSATIONAL: "thanks",
+small talk): retrieving nothing relevant for them is no retrieval miss."""
 
 _YES = frozenset({"1", "yes", "true", "relevant"})
 _NO = frozenset({"0", "no", "false", "not_relevant", "irrelevant"})

@@ -9,7 +9,8 @@ turn (every metric's score, verdict and details side by side) and classifies its
 
 - ``retrieval_miss`` (retrieval): nothing relevant was retrieved for an answerable turn
   (``context_precision`` found no relevant passage) or a needed passage is missing
-  (``context_recall`` below 1);
+  (``context_recall`` below 1); a turn labelled UNANSWERABLE / UNDERSPECIFIED, or
+  CONVERSATIONAL (it needs no passage), is never one;
 - ``noisy_context`` (retrieval): relevant passages were retrieved but fewer than half of the
   passages are relevant (precision below :data:`NOISY_BELOW`);
 - ``hallucination`` (generation): the answer is unfaithful to its passages (``faithfulness`` or
@@ -37,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from agent_eval.errors import StoreError
 from agent_eval.metrics.units import answer_units
-from agent_eval.rag.labels import DECLINE_EXPECTED, answerability
+from agent_eval.rag.labels import DECLINE_EXPECTED, NO_RETRIEVAL_NEEDED, answerability
 from agent_eval.rag.passages import LabelError, turn_passages
 from agent_eval.result import MetricResult
 from agent_eval.trace import AgentTrace
@@ -237,7 +238,8 @@ def _failures(row: TurnRow, faithfulness_threshold: float) -> list[str]:
     found: list[str] = []
     precision = row.score("context_precision", "llm_context_precision")
     recall = row.score("context_recall", "llm_context_recall")
-    if not decline_expected and (precision == 0.0 or (recall is not None and recall < 1.0)):
+    needs_passages = not decline_expected and tag not in NO_RETRIEVAL_NEEDED
+    if needs_passages and (precision == 0.0 or (recall is not None and recall < 1.0)):
         found.append("retrieval_miss")
     elif precision is not None and 0.0 < precision < NOISY_BELOW:
         found.append("noisy_context")

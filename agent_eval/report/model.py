@@ -78,8 +78,12 @@ class RunSummary(BaseModel):
         n_rows: All rows, every repeat.
         status_counts_all: All rows by status.
         mean_score: Mean score (in [0, 1]) of the ``ok`` rows of repeat 0; ``None`` when the
-            rows are of several metrics (their scores answer different questions).
+            rows are of several metrics (their scores answer different questions) or of several
+            variants (a compare run: pooled, each conversation would count once per variant).
         metric_means: Mean score of the ``ok`` rows of repeat 0 per metric.
+        variant_means: Mean score of the ``ok`` rows of repeat 0 per variant, in the
+            comparison's order (set when the rows hold more than one variant; the page shows
+            them instead of ``metric_means`` when there are more variants than metrics).
         ci_low / ci_high: Its 95% Wilson interval (Wilson 1927) when every verdict is binary
             (``"0"``/``"1"``); ``None`` for fractional scores (from atoms).
         input_tokens / output_tokens: Judge tokens over all rows, retries included, and over
@@ -111,6 +115,7 @@ class RunSummary(BaseModel):
     status_counts_all: dict[str, int]
     mean_score: float | None
     metric_means: dict[str, float] = {}
+    variant_means: dict[str, float] = {}
     ci_low: float | None
     ci_high: float | None
     input_tokens: int
@@ -364,7 +369,11 @@ def _summary(
     for r in first:
         if r.score is not None:
             by_metric.setdefault(r.metric, []).append(r.score)
-    single = len({r.metric for r in first}) <= 1
+    by_variant: dict[str, list[float]] = {}
+    for r in first:
+        if r.score is not None:
+            by_variant.setdefault(key(r), []).append(r.score)
+    single = len({r.metric for r in first}) <= 1 and len({key(r) for r in first}) <= 1
     ci = _wilson(int(sum(scores)), len(scores)) if binary and single else None
     spent = [*rows, *superseded]  # every row whose judge calls were made
     by_model: dict[str, list[MetricResult]] = {}
@@ -383,6 +392,9 @@ def _summary(
         status_counts_all=dict(Counter(r.status for r in rows)),
         mean_score=sum(scores) / len(scores) if scores and single else None,
         metric_means={m: sum(v) / len(v) for m, v in sorted(by_metric.items())},
+        variant_means={v: sum(x) / len(x) for v, x in by_variant.items()}
+        if len(by_variant) > 1
+        else {},
         ci_low=ci[0] if ci else None,
         ci_high=ci[1] if ci else None,
         input_tokens=sum(r.best_tokens[0] for r in spent),
@@ -570,6 +582,8 @@ def build_report(
 
     """
     key = variant_key(results)
+    order = _formatter_order(runs)
+    results = sorted(results, key=lambda r: order.get(r.formatter, len(order)))  # stable
     groups: dict[str, list[MetricResult]] = {}
     for r in results:
         groups.setdefault(key(r), []).append(r)
@@ -666,6 +680,27 @@ def _with_replaced(
         }
         variants.append(v.model_copy(update=update))
     return comparison.model_copy(update={"variants": variants})
+
+
+def _formatter_order(runs: Sequence[RunInfo]) -> dict[str, int]:
+    """Each formatter's position in the ``--formatters`` list a compare run was given.
+
+    The run record keeps it (``request.formatters[i]``); variants follow it, so the report
+    pairs A and B as ``compare`` printed them. Empty for runs without such a list.
+    """
+    order: dict[str, int] = {}
+    for run in runs:
+        listed = sorted(
+            (int(k[len(_FORMATTERS) : -1]), v)
+            for k, v in run.record.items()
+            if k.startswith(_FORMATTERS) and k.endswith("]") and k[len(_FORMATTERS) : -1].isdigit()
+        )
+        for _, formatter in listed:
+            order.setdefault(formatter, len(order))
+    return order
+
+
+_FORMATTERS = "request.formatters["
 
 
 def _shown_lengths(rows: Sequence[ConversationRow], texts: Mapping[RenderingKey, str]) -> list[int]:

@@ -6,6 +6,7 @@ them as console markup.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
@@ -19,7 +20,7 @@ if TYPE_CHECKING:  # annotations only: the statistics libraries load when the an
     from agent_eval.analysis.claim_calibration import ClaimCalibration
     from agent_eval.analysis.ordinal import OrdinalCalibration
     from agent_eval.analysis.paired import PairComparison, VariantComparison, VariantSummary
-    from agent_eval.analysis.stability import Stability
+    from agent_eval.analysis.stability import ConversationStability, Stability
 
 __all__ = [
     "cache_caption",
@@ -63,7 +64,9 @@ def calibration_table(cal: Calibration) -> Table:
     table.add_row("agreement", f"{cal.n_agree} of {cal.n} (accuracy {fixed(cal.accuracy)})")
     table.add_row(
         "Cohen's kappa [95% CI]",
-        f"{fixed(cal.kappa)} [{fixed(cal.kappa_ci_low)}, {fixed(cal.kappa_ci_high)}]",
+        f"{fixed(cal.kappa)} [{fixed(cal.kappa_ci_low)}, {fixed(cal.kappa_ci_high)}]"
+        if cal.kappa_undefined is None
+        else escape(f"{fixed(cal.kappa)} [interval undefined: {cal.kappa_undefined}]"),
     )
     (tn, fp), (fn, tp) = cal.confusion
     table.add_row("confusion (label\\verdict)", f"0: [{tn} {fp}]   1: [{fn} {tp}]")
@@ -76,9 +79,18 @@ def calibration_table(cal: Calibration) -> Table:
         table.add_row(
             "unmatched",
             f"{len(cal.unlabelled)} verdict(s) without a label, "
-            f"{len(cal.unpredicted)} label(s) without a verdict",
+            f"{len(cal.unpredicted)} label(s) without a verdict" + escape(_not_scored(cal)),
         )
     return table
+
+
+def _not_scored(cal: Calibration) -> str:
+    """``" (3 the run skipped: no_answer 1, no_context 2)"``: labelled units not scored ok."""
+    if not cal.not_scored:
+        return ""
+    reasons = Counter(cal.not_scored.values())
+    text = ", ".join(f"{reason} {n}" for reason, n in sorted(reasons.items()))
+    return f" ({len(cal.not_scored)} the run did not score: {text})"
 
 
 def comparison_tables(cmp: VariantComparison) -> RenderableType:
@@ -171,7 +183,7 @@ def stability_tables(st: Stability) -> RenderableType:
             f"Stability over {st.repeats} repeats: flip rate {fixed(st.flip_rate)} "
             f"({st.n_flipping} of {st.n_conversations}), Fleiss' kappa {fixed(st.fleiss_kappa)} "
             f"(n={st.n_fleiss}); starts at goal inference {st.stage_counts['goal_inference']}, "
-            f"at comparison {st.stage_counts['comparison']}"
+            f"at comparison {st.stage_counts['comparison']}{_skipped_units(st)}"
         ),
         title_justify="left",
         caption=cache_caption(st),
@@ -183,11 +195,27 @@ def stability_tables(st: Stability) -> RenderableType:
             escape(c.conversation_id),
             str(c.n_pass),
             str(c.n_fail),
-            str(c.n_not_ok),
+            _not_ok(c),
             c.majority or "tie",
             c.varies_at or "",
         )
     return table
+
+
+def _skipped_units(st: Stability) -> str:
+    """``"; 3 unit(s) skipped in every repeat (no_answer 1, no_context 2)"``, or ``""``."""
+    if not st.skipped_units:
+        return ""
+    reasons = ", ".join(f"{reason} {n}" for reason, n in st.skipped_units.items())
+    return f"; {sum(st.skipped_units.values())} unit(s) skipped in every repeat ({reasons})"
+
+
+def _not_ok(c: ConversationStability) -> str:
+    """``"3 (skipped: no_context 3)"``: the repeats that were not ``ok``, with their reasons."""
+    if not c.not_ok_reasons:
+        return str(c.n_not_ok)
+    reasons = ", ".join(f"{reason} {n}" for reason, n in c.not_ok_reasons.items())
+    return f"{c.n_not_ok} ({escape(reasons)})"
 
 
 def cache_caption(st: Stability) -> str | None:
@@ -209,13 +237,14 @@ def cache_caption(st: Stability) -> str | None:
 
 def _atom_stability_table(st: Stability) -> RenderableType:
     """Stability of an atom metric: per-score and per-atom flip rates, one row per unit."""
+    atom_units = sum(c.scores is not None for c in st.conversations)
     table = Table(
         title=(
             f"Stability over {st.repeats} repeats: score flip rate {fixed(st.flip_rate)} "
-            f"({st.n_flipping} of {st.n_conversations} units); atom flip rate "
+            f"({st.n_flipping} of {st.n_conversations} units{_skipped_units(st)}); atom flip rate "
             f"{fixed(st.atom_flip_rate)} ({st.n_atoms_flipping} of {st.n_atoms} atoms), "
             f"Fleiss' kappa over atoms {fixed(st.atom_fleiss_kappa)} (n={st.n_atom_fleiss}); "
-            f"units with pinned atoms {st.units_pinned} of {len(st.conversations)}; starts at "
+            f"units with pinned atoms {st.units_pinned} of {atom_units}; starts at "
             f"decomposition {st.stage_counts.get('decomposition', 0)}, at verification "
             f"{st.stage_counts.get('verification', 0)}"
         ),
@@ -229,8 +258,8 @@ def _atom_stability_table(st: Stability) -> RenderableType:
             escape(c.conversation_id),
             " ".join(f"{s:.2f}" for s in c.scores or ()),
             f"{c.n_atoms_flipping} of {c.n_atoms}" if c.n_atoms is not None else "",
-            "yes" if c.atoms_pinned else "no",
-            str(c.n_not_ok),
+            "yes" if c.atoms_pinned else "no" if c.scores is not None else "",
+            _not_ok(c),
             c.varies_at or "",
         )
     return table

@@ -9,6 +9,7 @@ import pytest
 from agent_eval.analysis.binary_stats import (
     cohen_kappa,
     kappa_interval,
+    kappa_interval_undefined,
     mcnemar_p,
     table_2x2,
     wilson_interval,
@@ -64,6 +65,27 @@ def test_kappa_perfect_and_undefined() -> None:
     assert cohen_kappa([1, 1, 1], [1, 1, 1]) is None
     assert cohen_kappa([], []) is None
     assert kappa_interval([1, 1], [1, 1]) is None
+
+
+def test_a_zero_width_kappa_interval_is_undefined_with_its_reason() -> None:
+    """trial7 #16: perfect agreement at n=3 printed [1.000, 1.000], a constant rater
+    [0.000, 0.000]: the large-sample standard error is 0 there, so no interval is given."""
+    assert cohen_kappa([0, 1, 1], [0, 1, 1]) == pytest.approx(1.0)
+    assert kappa_interval([0, 1, 1], [0, 1, 1]) is None
+    assert kappa_interval_undefined([0, 1, 1], [0, 1, 1]) == (
+        "all 3 items agree (the large-sample standard error is 0)"
+    )
+    labels, verdicts = [1, 0, 0, 1, 1], [1, 1, 1, 1, 1]
+    assert cohen_kappa(labels, verdicts) == pytest.approx(0.0)
+    assert kappa_interval(labels, verdicts) is None
+    assert kappa_interval_undefined(labels, verdicts, ("the labels", "the verdicts")) == (
+        "the verdicts gave the same outcome (1) to all 5 items "
+        "(the large-sample standard error is 0)"
+    )
+    assert kappa_interval_undefined([1, 1], [1, 1]).startswith("both rater A and rater B")
+    assert kappa_interval_undefined([], []) == "no item has both ratings"
+    a, b = _vectors([[20, 5], [10, 15]])
+    assert kappa_interval_undefined(a, b) is None and kappa_interval(a, b) is not None
 
 
 def test_kappa_interval_matches_fleiss_cohen_everitt_formula() -> None:

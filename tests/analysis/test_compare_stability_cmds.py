@@ -117,6 +117,14 @@ def test_compare_then_report_shows_both_variants(
     # the labels the compare run used (from the traces)
     assert text.count('<table class="calibration">') == 2
     assert "<th>Command</th>" in text  # the run's record from the store
+    # trial7 #13: pairs as compare printed them (A = the first of --formatters, not the first
+    # by name), and no mean pooled over the variants: one per variant (4 of 6, 2 of 6)
+    pairs = text[text.index('<table class="pairs">') :]
+    assert pairs.index("<td>transcript@1</td><td>json@1</td>") < pairs.index("</table>")
+    assert '<td class="num">2</td><td class="num">0</td>' in pairs  # flips 1→0, 0→1
+    assert "Mean score [95% Wilson CI]" not in text
+    assert '<tr><th>Mean score: transcript@1</th><td colspan="2">0.667' in text
+    assert '<tr><th>Mean score: json@1</th><td colspan="2">0.333' in text
 
 
 def test_stability_counts_stages_and_bypasses_cache(

@@ -100,3 +100,39 @@ def test_the_table_shows_both_flip_rates(fake_server: FakeModelServer, tmp_path:
     text = " ".join(result.stdout.split())
     assert "atom flip rate 0.333 (1 of 3 atoms)" in text
     assert "score flip rate 0.500 (1 of 2 units)" in text
+
+
+def test_units_skipped_in_every_repeat_are_named_with_their_reason(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """trial7 #20: a unit skipped in all repeats said only "not ok 3", and the headline's
+    "1 of 2 units" of 4 did not say that 2 were skipped."""
+    _script(fake_server)
+    path = _inputs(tmp_path)
+    extra = [
+        {"id": "bare", "question": "Can I return it?", "contexts": [], "answer": ANSWER},
+        {"id": "silent", "question": "Gift cards?", "contexts": [POLICY], "answer": ""},
+    ]
+    path.write_text(path.read_text() + "".join(json.dumps(r) + "\n" for r in extra))
+    base = [
+        "stability", str(path), "--repeats", "3", "--metric", "faithfulness",
+        "--judge", "fake-model", "--base-url", fake_server.base_url,
+    ]  # fmt: skip
+    result = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "j"), "--json"], env=ENV)
+    assert result.exit_code == 0, result.output
+    st = json.loads(result.stdout)["stability"]
+    assert st["skipped_units"] == {"no_answer": 1, "no_context": 1}
+    by = {c["conversation_id"]: c for c in st["conversations"]}
+    assert by["bare/turn:1"]["not_ok_reasons"] == {"skipped: no_context": 3}
+    assert by["silent/turn:1"]["not_ok_reasons"] == {"skipped: no_answer": 3}
+    assert by["wobbly/turn:1"]["not_ok_reasons"] == {}
+    assert st["stage_counts"] == {"decomposition": 0, "verification": 1}
+    result = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "t")], env=ENV)
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    assert (
+        "score flip rate 0.500 (1 of 2 units; 2 unit(s) skipped in every repeat "
+        "(no_answer 1, no_context 1))" in text
+    )
+    assert "units with pinned atoms 2 of 2" in text
+    assert "3 (skipped: no_context 3)" in text

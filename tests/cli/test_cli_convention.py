@@ -224,6 +224,11 @@ def test_export_phoenix_unreachable_exits_5(fake_server: FakeModelServer, tmp_pa
     assert as_json.exit_code == 5
     document = _envelope(as_json.stdout, "export phoenix")
     assert (document["written"], len(document["not_written"])) == (0, 1)
+    cid = document["not_written"][0]
+    assert document["not_written_annotations"] == [
+        {"conversation_id": cid, "unit_id": "conversation", "metric": "goal_accuracy@1"}
+    ]  # trial7 #21: each unwritten annotation names its metric, not only the conversation
+    assert f"not written: {cid} goal_accuracy@1" in " ".join(result.stderr.split())
     missing = runner.invoke(app, ["export", "phoenix", str(tmp_path / "no-run")])
     same = runner.invoke(app, ["runs", "show", str(tmp_path / "no-run")])
     assert missing.exit_code == same.exit_code != 0  # no such run: as every command says it

@@ -271,11 +271,13 @@ def test_multi_agent_names_per_assistant_message() -> None:
     assistants = [m for m in trace.messages if isinstance(m, AssistantMessage)]
     assert [a.agent_name for a in assistants] == ["triage", "refunds"]
     assert trace.agent_names == ("triage", "refunds")
+    # the refunds agent's instructions stand where it takes over: after the handoff's result,
+    # not between the handoff call and its result (trial7 #2)
     assert transcript(trace) == [
         ("user", "refund please"),
         ("assistant", "|handoff:h1"),
-        ("system", "You do refunds."),
         ("tool", "ok|h1:handoff"),
+        ("system", "You do refunds."),
         ("assistant", "Refund issued."),
     ]
     assert run.report.spans_used == 4

@@ -61,6 +61,7 @@ FIXTURE_FOLDERS = (
     "fixtures/js",
     "fixtures/langfuse",
     "fixtures/cassettes",
+    "fixtures/handoff",
 )
 FIXTURE_FILES = sorted(
     str(p.relative_to(REPO_ROOT))

@@ -27,8 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from agent_eval.cli.app import app
 from agent_eval.ingest.pipeline import ingest
+from agent_eval.run.store import load_results
 from agent_eval.trace import AgentTrace, AssistantMessage, Message, ToolMessage
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -198,3 +201,41 @@ def test_a_directory_walk_passes_over_the_node_script_beside_it() -> None:
 
     found = [Path(i.path).name for i in expand_paths([FIXTURES / "js"])]
     assert found == ["console-spans.jsonl"]
+
+
+HANDOFFS: list[dict[str, Any]] = EXPECTED["handoffs"]
+
+
+@pytest.mark.parametrize("handoff", HANDOFFS, ids=lambda h: h["library"])
+def test_a_handoff_is_the_call_the_model_made_with_its_one_result(
+    handoff: dict[str, Any], tmp_path: Path
+) -> None:
+    """trial7 #2: the OpenAI Agents SDK's ``handoff to booking_agent`` TOOL span (openinference,
+    no ``tool.name``) became a phantom nameless call with a second result, and the booking
+    agent's instructions landed before the transfer's result. The conversation is what the
+    models were sent: the transfer call, its one result, then the next agent's instructions."""
+    trace, report = only([FIXTURES / handoff["file"]])
+    assert trace.conversation_id == handoff["conversation_id"]
+    assert [normalized(m) for m in trace.messages] == handoff["messages"]
+    assert report.spans_ignored["agent_handoff"] == 1
+    assert report.balanced and not report.skipped
+    assert trace.agent_names == ("triage_agent", "booking_agent")
+    # the tool metrics count the two calls the models made, and nothing else
+    references = tmp_path / "tool-references.jsonl"
+    references.write_text(json.dumps({"conversation_id": trace.conversation_id,
+                                      "tool_calls": handoff["tool_calls"]}) + "\n")  # fmt: skip
+    out = tmp_path / "run"
+    args = [
+        "score", str(FIXTURES / handoff["file"]), "--metric", "tool_errors,tool_call_accuracy",
+        "--tool-references", str(references), "--out", str(out),
+    ]  # fmt: skip
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    rows = {r.metric: r for r in load_results(out)}
+    errors, accuracy = rows["tool_errors@1"], rows["tool_call_accuracy@1"]
+    assert errors.reason == "0 of 2 tool call(s) returned an error"
+    assert [a.text for a in errors.atoms or ()] == [
+        "transfer_to_booking_agent({})",
+        'book_flight({"city":"Oslo"})',
+    ]
+    assert (accuracy.status, accuracy.score) == ("ok", 1.0)

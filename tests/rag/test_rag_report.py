@@ -219,6 +219,20 @@ def test_failure_classes_split_retrieval_from_generation() -> None:
     assert "never checked" in agreement["answer_relevance"].describe()
 
 
+def test_a_conversational_turn_needs_no_retrieval_so_it_is_no_retrieval_miss() -> None:
+    """trial7 #18: MTRAG's CONVERSATIONAL turns ("thanks") with precision 0 were counted as
+    retrieval_miss; an answerable turn with the same scores still is one."""
+    records = _records("m/turn:1", tag="CONVERSATIONAL") + _records("m/turn:2")
+    results = [
+        _row("m/turn:1", "context_precision@1", 0.0),
+        _row("m/turn:1", "context_recall@1", 0.0),
+        _row("m/turn:2", "context_precision@1", 0.0),
+    ]
+    rows = turn_rows(records, results)
+    assert [r.failures for r in rows] == [[], ["retrieval_miss"]]
+    assert failure_counts(rows)["retrieval"] == {"retrieval_miss": 1}
+
+
 def test_rag_fixture_ingests_to_exactly_the_scripted_conversations() -> None:
     import sys
 

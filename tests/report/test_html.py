@@ -342,7 +342,9 @@ def test_html_never_prints_negative_zero(make_result: Callable[..., MetricResult
     rows = [make_result(c, "1") for c in "abcde"]
     labels = {"a": 1, "b": 0, "c": 0, "d": 1, "e": 1}  # kappa 0, CI low end about -1.6e-8
     text = render_html(build_report(rows, labels=labels))
-    assert "[0.000, 0.000]" in text and "-0.000" not in text
+    # a constant verdict: the zero-width "[0.000, 0.000]" is no interval (trial7 #16)
+    assert "0.000 [interval undefined: the verdicts gave the same outcome (1) to all 5" in text
+    assert "-0.000" not in text
 
 
 def test_atoms_per_unit_failing_first_with_quotes_found_in_the_context(

@@ -49,13 +49,18 @@ def test_negative_zero_prints_as_zero() -> None:
         "-0.001",
     ]
     assert (fixed(None), usd(-0.0), fixed(0.5, 2)) == ("n/a", "$0.0000", "0.50")
-    # kappa 0 with a tiny standard error: statsmodels gives a low end of about -1.6e-8
+    # a constant verdict: kappa 0, and statsmodels' standard error a rounding error away from
+    # its exact 0 (a low end of about -1.6e-8): no interval, the reason instead (trial7 #16)
     cal = calibrate(dict.fromkeys("abcde", 1), {"a": 1, "b": 0, "c": 0, "d": 1, "e": 1})
-    assert cal.kappa_ci_low is not None and cal.kappa_ci_low < 0
+    assert cal.kappa_ci_low is None and cal.kappa == 0.0
     console = Console(record=True, width=200)
     console.print(calibration_table(cal))
     text = console.export_text()
-    assert "0.000 [0.000, 0.000]" in text and "-0.000" not in text
+    assert (
+        "0.000 [interval undefined: the verdicts gave the same outcome (1) to all 5 items "
+        "(the large-sample standard error is 0)]" in text
+    )
+    assert "-0.000" not in text
 
 
 def test_the_variants_add_up_to_the_totals_with_replaced_rows(

@@ -41,6 +41,7 @@ from agent_eval.trace import AgentTrace, RetrievedDocument
 
 __all__ = ["MtragContainer"]
 
+_SETTINGS_OBJECT = re.compile(rb'"(retriever|generator)"\s*:\s*\{')
 _START = re.compile(rb'\A\s*\{\s*"(author|retriever|generator|messages|domain|status)"')
 
 
@@ -55,11 +56,16 @@ class MtragContainer(Container):
     json_keys: ClassVar[frozenset[str]] = frozenset({"retriever", "enrichments"})
 
     def sniff(self, path: str, head: bytes) -> bool:
-        """An object with MTRAG's ``retriever``/``generator`` keys and ``enrichments``."""
+        """An object with ``messages`` and MTRAG's ``retriever``/``generator`` objects.
+
+        Both are objects in MTRAG (``{"collection": ...}``, ``{"id": ..., "prompt": ...}``):
+        a file whose ``generator`` is a string (``fixtures/expected.json``, a tool's own
+        provenance record) is not taken for a conversation.
+        """
         return (
             _START.match(head) is not None
             and b'"messages"' in head
-            and (b'"retriever"' in head or b'"generator"' in head)
+            and _SETTINGS_OBJECT.search(head) is not None
         )
 
     def read(self, path: str) -> Iterator[ContainerItem]:

@@ -6,11 +6,14 @@ Reads the flattened message lists ``llm.input_messages.{i}.message.*`` and
 ``message.tool_calls.{j}.tool_call.{id,function.name,function.arguments}``; ``message.tool_call_id``
 and ``message.name`` on tool results), ``openinference.span.kind`` (LLM, TOOL, AGENT, CHAIN,
 RETRIEVER...), ``session.id``, TOOL spans (``tool.name``, ``tool_call.*``, arguments from
-``input.value``, the result from ``output.value``), RETRIEVER spans
+``input.value``, the result from ``output.value``; an OpenAI Agents SDK handoff's TOOL span,
+``handoff to <agent>``, is no tool run: ignored as ``agent_handoff``), RETRIEVER spans
 (``retrieval.documents.{i}.document.{content,id,score,metadata}``), ``llm.model_name``,
 ``llm.token_count.{prompt,completion}``, ``agent.name`` and ``graph.node.name``. When an LLM span
 has no flattened messages, a JSON ``input.value`` request body with ``messages`` and an
-``output.value`` chat completion (``choices[0].message``) are read instead. Keys are in
+``output.value`` chat completion (``choices[0].message``) are read instead; a flattened tool
+call without arguments takes them from the span's Responses API ``function_call`` items of the
+same call id (openai-agents writes none for ``{}``). Keys are in
 :mod:`~agent_eval.ingest.conventions.openinference_keys`.
 """
 
@@ -78,6 +81,15 @@ class OpenInferenceConvention(Convention):
             inputs, outputs = smolagents.answer_turns(inputs), smolagents.answer_turns(outputs)
         if kind == "other" and (inputs or outputs):
             kind = "llm"
+        if kind == "tool" and _is_handoff(span):
+            # not a tool run: the transfer call the model made and its result (what the next
+            # agent's model was sent) are in the LLM spans; this span only names the agents
+            return SpanExtraction(
+                convention=self.name,
+                kind=kind,
+                conversation_id=_str(attrs.get(k.SESSION_ID)),
+                ignored_reason="agent_handoff",
+            )
         tool = _tool(attrs, smol) if kind == "tool" else None
         if smol and tool is not None and tool.name == smolagents.FINAL_ANSWER_TOOL:
             tool = None  # the answer is the LLM output's final_answer call, read as its text
@@ -118,7 +130,56 @@ def _messages(attrs: Mapping[str, Any], notes: list[str]) -> tuple[list[Message]
             inputs = messages_from_value(value["messages"], "user")
     if not outputs and _is_json(attrs, k.OUTPUT_MIME_TYPE):
         outputs = _choice_messages(decode_json(attrs.get(k.OUTPUT_VALUE)))
+    if any(_unrecorded_arguments(m) for m in (*inputs, *outputs)):
+        found = _function_call_arguments(attrs)
+        inputs, outputs = (
+            [_with_arguments(m, found) for m in inputs],
+            [_with_arguments(m, found) for m in outputs],
+        )
     return inputs, outputs
+
+
+def _unrecorded_arguments(message: Message) -> bool:
+    calls = getattr(message, "tool_calls", None) or ()
+    return any(c.arguments is None and c.raw_arguments is None and c.id for c in calls)
+
+
+def _function_call_arguments(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """``{call_id: arguments}`` of the Responses API ``function_call`` items of the span.
+
+    Read from the JSON ``input.value`` (the input list) and ``output.value`` (the response's
+    ``output``). openinference-instrumentation-openai-agents 2.6 writes no flattened
+    ``tool_call.function.arguments`` for an empty argument object (a handoff's ``{}``); the
+    request and response bodies still hold what the model sent.
+    """
+    items: list[Any] = []
+    for key, mime in ((k.INPUT_VALUE, k.INPUT_MIME_TYPE), (k.OUTPUT_VALUE, k.OUTPUT_MIME_TYPE)):
+        value = decode_json(attrs.get(key)) if _is_json(attrs, mime) else None
+        if isinstance(value, Mapping):
+            value = value.get("output")
+        if isinstance(value, list):
+            items += value
+    return {
+        str(item["call_id"]): item["arguments"]
+        for item in items
+        if isinstance(item, Mapping)
+        and item.get("type") == "function_call"
+        and item.get("call_id")
+        and isinstance(item.get("arguments"), str)
+    }
+
+
+def _with_arguments(message: Message, found: Mapping[str, Any]) -> Message:
+    calls = getattr(message, "tool_calls", None)
+    if not calls or not _unrecorded_arguments(message):
+        return message
+    filled = tuple(
+        tool_call(c.name, found[c.id], c.id)
+        if c.arguments is None and c.raw_arguments is None and c.id in found
+        else c
+        for c in calls
+    )
+    return message.model_copy(update={"tool_calls": filled})
 
 
 def _is_json(attrs: Mapping[str, Any], mime_key: str) -> bool:
@@ -190,6 +251,19 @@ def _tool_calls(flat: Mapping[str, Any]) -> list[ToolCall] | None:
         name = flat[k.MESSAGE_FUNCTION_CALL_NAME]
         calls.append(tool_call(name, flat.get(k.MESSAGE_FUNCTION_CALL_ARGUMENTS)))
     return calls or None
+
+
+def _is_handoff(span: SpanRecord) -> bool:
+    """An OpenAI Agents SDK handoff's TOOL span (openinference ``handoff to <agent>``)."""
+    attrs = span.attributes
+    return (
+        span.name.startswith(k.HANDOFF_SPAN_PREFIX)
+        and k.TOOL_NAME not in attrs
+        and k.TOOL_CALL_FUNCTION_NAME not in attrs
+        and k.TOOL_CALL_ID not in attrs
+        and attrs.get(k.OUTPUT_VALUE, span.name.removeprefix(k.HANDOFF_SPAN_PREFIX))
+        == span.name.removeprefix(k.HANDOFF_SPAN_PREFIX)
+    )
 
 
 def _tool(attrs: Mapping[str, Any], smol: bool = False) -> ToolExecution:

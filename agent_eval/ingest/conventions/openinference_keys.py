@@ -19,6 +19,9 @@ INPUT_MIME_TYPE: Final = "input.mime_type"
 OUTPUT_VALUE: Final = "output.value"
 OUTPUT_MIME_TYPE: Final = "output.mime_type"
 JSON_MIME_TYPE: Final = "application/json"
+REDACTED_VALUE: Final = "__REDACTED__"
+"""What openinference-instrumentation writes in place of a value its ``OPENINFERENCE_HIDE_*``
+settings hide (``openinference.instrumentation.config.REDACTED_VALUE``)."""
 
 LLM_PREFIX: Final = "llm."
 LLM_MODEL_NAME: Final = "llm.model_name"
@@ -47,6 +50,12 @@ TOOL_CALL_FUNCTION_ARGUMENTS: Final = "tool_call.function.arguments"
 TOOL_NAME: Final = "tool.name"
 TOOL_PARAMETERS: Final = "tool.parameters"
 """The tool's parameter schema (not the call's arguments)."""
+
+HANDOFF_SPAN_PREFIX: Final = "handoff to "
+"""openinference-instrumentation-openai-agents names the TOOL span of an Agents SDK handoff
+``handoff to <agent>`` (``input.value`` the agent handing off, ``output.value`` the one taking
+over, no ``tool.name``): the SDK records no tool run there, the model's transfer call and its
+result are in the LLM spans."""
 
 # RETRIEVER spans
 RETRIEVAL_DOCUMENTS: Final = "retrieval.documents"
