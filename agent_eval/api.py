@@ -20,7 +20,6 @@ Example::
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric
 from agent_eval.metrics.spec import build_metric
 from agent_eval.references import load_references
+from agent_eval.run import event_loop
 from agent_eval.run.budget import Budget
 from agent_eval.run.engine import DEFAULT_CONCURRENCY, Engine, new_run_id, utc_now
 from agent_eval.run.store import ResultStore, RunRecord
@@ -154,4 +154,4 @@ def score(traces: Iterable[AgentTrace], **options: Any) -> RunSummary:
             if isinstance(judge, Judge):
                 await judge.aclose()
 
-    return asyncio.run(run_and_close())
+    return event_loop.run(run_and_close())

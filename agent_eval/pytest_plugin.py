@@ -187,15 +187,17 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` to completion, in a thread when this thread already runs an event loop."""
+    from agent_eval.run import event_loop
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        return event_loop.run(coro)
     box: dict[str, Any] = {}
 
     def target() -> None:
         try:
-            box["value"] = asyncio.run(coro)
+            box["value"] = event_loop.run(coro)
         except BaseException as exc:  # re-raised in the caller's thread
             box["error"] = exc
 

@@ -7,10 +7,15 @@ each in a fresh process (best of ``--repeats``; the pipeline ``--pipeline-repeat
 time so that other load on the machine does not skew the ratios:
 
 - baseline: ``orjson.loads`` of every line (the floor for any Python JSON ingest);
+- python floor: ``orjson.loads`` of every line plus one Python pass that visits every span and
+  builds one plain dict of its attributes, key -> the AnyValue's inner value (no models, no
+  checks): the least work any pure-Python ingest of these lines must do, so its ratio says how
+  far below it a pure-Python pipeline could get at all;
 - decode: the ``otlp-json`` container, bytes -> SpanRecords;
 - pipeline: ``ingest()`` end to end, bytes -> AgentTraces (decode + conventions + assembly);
 
-and prints spans/s, each ratio to the baseline, and the peak RSS of each process.
+and prints spans/s, each ratio to the baseline and to the python floor, and the peak RSS of
+each process.
 
     python bench/ingest.py [--spans 200000] [--turns 6] [--inflight 40] [--repeats 3]
         [--pipeline-repeats 1] [--profile]
@@ -188,6 +193,20 @@ def _measure(kind: str, path: str, repeats: int) -> dict[str, Any]:
         with open(path, "rb") as stream:
             return sum(len(orjson.loads(line)["resourceSpans"]) for line in stream)
 
+    def python_floor() -> int:
+        spans = 0
+        with open(path, "rb") as stream:
+            for line in stream:
+                for resource_spans in orjson.loads(line)["resourceSpans"]:
+                    for scope_spans in resource_spans["scopeSpans"]:
+                        for one in scope_spans["spans"]:
+                            attributes: dict[str, Any] = {}
+                            for item in one.get("attributes", ()):
+                                for inner in item["value"].values():  # the one value kind
+                                    attributes[item["key"]] = inner
+                            spans += 1
+        return spans
+
     def decode() -> int:
         return sum(1 for _ in OtlpJsonContainer().read(path))
 
@@ -197,7 +216,12 @@ def _measure(kind: str, path: str, repeats: int) -> dict[str, Any]:
         assert run.report.balanced
         return conversations
 
-    fn = {"baseline": baseline, "decode": decode, "pipeline": pipeline}[kind]
+    fn = {
+        "baseline": baseline,
+        "pyfloor": python_floor,
+        "decode": decode,
+        "pipeline": pipeline,
+    }[kind]
     best_cpu = best_wall = float("inf")
     for _ in range(repeats):
         wall, cpu = time.perf_counter(), time.process_time()
@@ -260,15 +284,15 @@ def main() -> None:
         )
         results = {
             kind: _child(kind, path, args.repeats if kind != "pipeline" else args.pipeline_repeats)
-            for kind in ("baseline", "decode", "pipeline")
+            for kind in ("baseline", "pyfloor", "decode", "pipeline")
         }
-        base = results["baseline"]["cpu"]
+        base, floor = results["baseline"]["cpu"], results["pyfloor"]["cpu"]
         print("best of repeats; CPU time (process_time), wall time in brackets")
         for kind, r in results.items():
             print(
                 f"{kind:9} {r['cpu']:7.2f} s CPU ({r['wall']:7.2f} s wall)  "
                 f"{n / r['cpu']:>9,.0f} spans/s  {r['cpu'] / base:5.2f}x orjson.loads  "
-                f"peak RSS {r['peak_mib']:6.0f} MiB"
+                f"{r['cpu'] / floor:5.2f}x python floor  peak RSS {r['peak_mib']:6.0f} MiB"
             )
         print(f"pipeline conversations: {results['pipeline']['count']}")
         if args.profile:

@@ -24,6 +24,12 @@ separate processes with a fixed latency, and each measured client in a process o
 5. the results store's cost per row: ``ResultStore.add`` of ``--store-rows`` goal-accuracy rows
    plus ``close`` (CPU and wall per row, in a fresh process; for ``--baseline`` too).
 
+Every client row is measured on each event loop of ``--loops`` (default ``asyncio,uvloop``;
+uvloop rows only when it is installed), named ``[asyncio]`` / ``[uvloop]``; each wall row's
+floor is bare aiohttp on the same loop, and CPU rows are compared with the default loop's
+aiohttp floor. The fake server runs on agent-eval's own default loop
+(:mod:`agent_eval.run.event_loop`).
+
 With ``--baseline REV`` (e.g. ``--baseline main``) the engine rows are also measured for the
 code at git revision ``REV`` (``git archive`` into ``.bench/``, imported first on the path),
 alternating with this checkout's, so before/after come from the same run. The machine may be
@@ -33,7 +39,7 @@ Usage::
 
     .venv/bin/python bench/judge_throughput.py [--n 1000] [--latency-ms 100]
         [--concurrency 16,64] [--cpu-concurrency 256] [--reps 3] [--baseline REV]
-        [--store-rows 20000] [--server-processes 2] [--skip-ragas]
+        [--store-rows 20000] [--server-processes 2] [--loops asyncio,uvloop] [--skip-ragas]
 """
 
 from __future__ import annotations
@@ -104,6 +110,25 @@ def fake_server(latency_ms: float, processes: int = 1) -> Iterator[str]:
         yield base_url
 
 
+# -- the event loop ---------------------------------------------------------------------------
+
+CHOSEN = {"loop": "asyncio"}
+"""The event loop this process runs its clients on (``--worker ... LOOP``; the main process:
+the last of ``--loops``)."""
+
+
+def run_loop(coro: Any) -> Any:
+    """Run ``coro`` on ``CHOSEN["loop"]``: asyncio's default loop or uvloop (public API, as
+    ``agent_eval.run.event_loop`` does), whatever the checkout measured (a baseline has none)."""
+    factory = None
+    if CHOSEN["loop"] == "uvloop":
+        import uvloop
+
+        factory = uvloop.new_event_loop
+    with asyncio.Runner(loop_factory=factory) as runner:
+        return runner.run(coro)
+
+
 # -- agent-eval -------------------------------------------------------------------------------
 
 
@@ -155,7 +180,7 @@ def run_ours(
     """Score ``traces`` once; wall seconds, CPU seconds, requests made and rows scored."""
     with tempfile.TemporaryDirectory(dir=BENCH_DIR) as out:
         wall, cpu = time.perf_counter(), time.process_time()
-        scored, requests = asyncio.run(_score(base_url, traces, concurrency, Path(out), cache))
+        scored, requests = run_loop(_score(base_url, traces, concurrency, Path(out), cache))
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     return {"wall": wall, "cpu": cpu, "requests": requests, "scored": scored}
 
@@ -280,14 +305,17 @@ def _store_rows(n: int) -> dict[str, float]:
     return {"wall": wall, "cpu": cpu, "requests": n, "scored": n}
 
 
-def worker(kind: str, base_url: str, n: int, concurrency: int, cache: str | None) -> None:
+def worker(
+    kind: str, base_url: str, n: int, concurrency: int, cache: str | None, loop: str = "asyncio"
+) -> None:
     """Measure one client in this process and print ``{"wall", "cpu", "requests", ...}``.
 
     ``engine``: agent-eval's engine, judge and store (and the judge-call cache when ``cache``
     names a file); ``judge``: ``OpenAIJudge.ask`` alone on the stage-1 requests;
     ``aiohttp`` / ``openai``: the floors, stage-1 bodies only; ``aiohttp-pairs``: the wall
-    floor, two sequential posts per conversation.
+    floor, two sequential posts per conversation. ``loop``: ``asyncio`` or ``uvloop``.
     """
+    CHOSEN["loop"] = loop
     import agent_eval
 
     if kind == "store":
@@ -300,24 +328,24 @@ def worker(kind: str, base_url: str, n: int, concurrency: int, cache: str | None
         run_ours(base_url, warm, concurrency)
         result = run_ours(base_url, traces, concurrency, Path(cache) if cache else None)
     elif kind == "judge":
-        asyncio.run(_judge_calls(base_url, warm, concurrency))
+        run_loop(_judge_calls(base_url, warm, concurrency))
         wall, cpu = time.perf_counter(), time.process_time()
-        requests = asyncio.run(_judge_calls(base_url, traces, concurrency))
+        requests = run_loop(_judge_calls(base_url, traces, concurrency))
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         result = {"wall": wall, "cpu": cpu, "requests": requests, "scored": requests}
     elif kind == "aiohttp-pairs":
         bodies = _bodies(traces)
-        asyncio.run(_aiohttp_calls(base_url, _bodies(warm), concurrency, 2))
+        run_loop(_aiohttp_calls(base_url, _bodies(warm), concurrency, 2))
         wall, cpu = time.perf_counter(), time.process_time()
-        requests = asyncio.run(_aiohttp_calls(base_url, bodies, concurrency, 2))
+        requests = run_loop(_aiohttp_calls(base_url, bodies, concurrency, 2))
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         result = {"wall": wall, "cpu": cpu, "requests": requests, "scored": n}
     else:
         calls = _aiohttp_calls if kind == "aiohttp" else _openai_calls
         bodies = _bodies(traces)
-        asyncio.run(calls(base_url, _bodies(warm), concurrency))
+        run_loop(calls(base_url, _bodies(warm), concurrency))
         wall, cpu = time.perf_counter(), time.process_time()
-        requests = asyncio.run(calls(base_url, bodies, concurrency))
+        requests = run_loop(calls(base_url, bodies, concurrency))
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         result = {"wall": wall, "cpu": cpu, "requests": requests, "scored": requests}
     print(json.dumps({**result, "agent_eval": str(Path(agent_eval.__file__).parent)}))
@@ -330,13 +358,14 @@ def measure(
     concurrency: int,
     tree: Path | None = None,
     cache: Path | None = None,
+    loop: str = "asyncio",
 ) -> dict[str, Any]:
     """Run :func:`worker` in a fresh interpreter (importing agent-eval from ``tree`` if given)."""
     env = dict(os.environ)
     if tree is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(tree), str(tree / "formatters")])
     command = [sys.executable, str(Path(__file__).resolve()), "--worker", kind, base_url,
-               str(n), str(concurrency), str(cache or "")]  # fmt: skip
+               str(n), str(concurrency), str(cache or ""), loop]  # fmt: skip
     done = subprocess.run(command, check=False, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise RuntimeError(f"{kind} worker failed:\n{done.stderr[-3000:]}")
@@ -500,6 +529,24 @@ def _walls(ragas: dict[str, float], ours: dict[str, float], limit: float) -> str
 
 FLOOR = "floor: bare aiohttp"
 ONE_SERVER = "floor, 1 server process"
+AIOHTTP_FLOOR = "floor: bare aiohttp post + orjson + pydantic"
+OPENAI_FLOOR = "floor: openai 3 AsyncOpenAI.post on its aiohttp client"
+
+
+def available_loops(wanted: list[str]) -> list[str]:
+    """The loops of ``wanted`` that can run here (uvloop only when it is installed)."""
+    chosen = []
+    for loop in wanted:
+        if loop == "uvloop":
+            try:
+                import uvloop  # noqa: F401
+            except ImportError:
+                print("  (uvloop is not installed: its rows are left out)")
+                continue
+        elif loop != "asyncio":
+            raise SystemExit(f"unknown event loop {loop!r}: asyncio or uvloop")
+        chosen.append(loop)
+    return chosen or ["asyncio"]
 
 
 def _ms(result: dict[str, Any]) -> float:
@@ -508,8 +555,8 @@ def _ms(result: dict[str, Any]) -> float:
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        kind, url, n, concurrency, cache = sys.argv[2:7]
-        worker(kind, url, int(n), int(concurrency), cache or None)
+        kind, url, n, concurrency, cache, loop = sys.argv[2:8]
+        worker(kind, url, int(n), int(concurrency), cache or None, loop)
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1000)
@@ -523,17 +570,24 @@ def main() -> int:
     parser.add_argument("--store-rows", type=int, default=20000, help="rows for [5]")
     parser.add_argument("--server-processes", type=int, default=2,
                         help="fake-server processes on one port, for [1]")  # fmt: skip
+    parser.add_argument("--loops", default="asyncio,uvloop",
+                        help="event loops the clients run on, comma-separated")  # fmt: skip
     parser.add_argument("--skip-ragas", action="store_true")
     args = parser.parse_args()
     BENCH_DIR.mkdir(exist_ok=True)
+    loops = available_loops(args.loops.split(","))
+    CHOSEN["loop"] = LOOP = loops[
+        -1
+    ]  # the cached re-run, the profile and Ragas' comparison use the last
     n, latency = args.n, args.latency_ms / 1000
     levels = [int(c) for c in args.concurrency.split(",")]
     trees: dict[str, Path | None] = {"this checkout": None}
     if args.baseline:
         trees[f"baseline {args.baseline}"] = baseline_tree(args.baseline)
-    width = max(len(name) for name in [*trees, FLOOR, ONE_SERVER])
+    width = max(len(name) for name in [*trees, FLOOR, ONE_SERVER]) + len(" [uvloop]")
     print(f"N={n} conversations x 2 judge calls, latency {args.latency_ms:g} ms; "
-          f"best of {args.reps} repetitions, each client in its own process")  # fmt: skip
+          f"best of {args.reps} repetitions, each client in its own process; event loops "
+          f"{', '.join(loops)} (the fake server runs on agent-eval's default loop)")  # fmt: skip
     servers = args.server_processes
     with (
         fake_server(args.latency_ms, servers) as slow_url,
@@ -546,28 +600,34 @@ def main() -> int:
         first: dict[str, Any] = {}
         for concurrency in levels:
             limit = 2 * latency * math.ceil(n / concurrency)
-            names = [*trees, FLOOR] + ([ONE_SERVER] if servers > 1 else [])
-            runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+            # (row name, kind, url, tree, loop); the floor of a row is the same loop's floor
+            rows = [(f"{name} [{loop}]", "engine", slow_url, tree, loop)
+                    for loop in loops for name, tree in trees.items()]  # fmt: skip
+            rows += [(f"{FLOOR} [{loop}]", "aiohttp-pairs", slow_url, None, loop) for loop in loops]
+            if servers > 1:
+                rows.append(
+                    (f"{ONE_SERVER} [asyncio]", "aiohttp-pairs", single_url, None, "asyncio")
+                )
+            runs: dict[str, list[dict[str, Any]]] = {row[0]: [] for row in rows}
             for _ in range(args.reps):
-                for name, tree in trees.items():
-                    runs[name].append(measure("engine", slow_url, n, concurrency, tree))
-                runs[FLOOR].append(measure("aiohttp-pairs", slow_url, n, concurrency))
-                if servers > 1:
-                    runs[ONE_SERVER].append(measure("aiohttp-pairs", single_url, n, concurrency))
-            floor_wall = min(r["wall"] for r in runs[FLOOR])
-            for name, results in runs.items():
+                for name, kind, url, tree, loop in rows:
+                    runs[name].append(measure(kind, url, n, concurrency, tree, loop=loop))
+            for name, _kind, _url, _tree, loop in rows:
+                results = runs[name]
+                floor_wall = min(r["wall"] for r in runs[f"{FLOOR} [{loop}]"])
                 wall = min(r["wall"] for r in results)
                 print(f"    C={concurrency:<3} {name:<{width}}  wall {wall:.3f} s = "
                       f"{wall / limit:.3f} x the limit {limit:.3f} s, "
-                      f"{wall / floor_wall:.3f} x the floor "
+                      f"{wall / floor_wall:.3f} x the {loop} floor "
                       f"({results[0]['scored']:.0f} scored, {results[0]['requests']:.0f} "
                       f"requests)")  # fmt: skip
-            first = {"wall": min(r["wall"] for r in runs["this checkout"]), "limit": limit}
+            ours = runs[f"this checkout [{LOOP}]"]
+            first = {"wall": min(r["wall"] for r in ours), "limit": limit}
         concurrency = levels[-1]
         cache = Path(tempfile.mkdtemp(dir=BENCH_DIR)) / "judge-cache.db"
-        filled = measure("engine", slow_url, n, concurrency, cache=cache)
-        again = measure("engine", slow_url, n, concurrency, cache=cache)
-        print(f"[4] cached re-run at C={concurrency}: wall {again['wall']:.3f} s = "
+        filled = measure("engine", slow_url, n, concurrency, cache=cache, loop=LOOP)
+        again = measure("engine", slow_url, n, concurrency, cache=cache, loop=LOOP)
+        print(f"[4] cached re-run at C={concurrency} [{LOOP}]: wall {again['wall']:.3f} s = "
               f"{again['wall'] / filled['wall']:.4f} x the first run "
               f"({again['requests']:.0f} requests)")  # fmt: skip
         store_runs: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
@@ -584,22 +644,29 @@ def main() -> int:
         cpu_c, cpu_n = args.cpu_concurrency, args.cpu_n
         print(f"\n[2] client CPU per judge call at latency 0, C={cpu_c}, "
               f"{cpu_n} conversations:")  # fmt: skip
-        kinds = {f"agent-eval, {name}": ("engine", tree) for name, tree in trees.items()}
-        kinds["OpenAIJudge.ask alone, this checkout"] = ("judge", None)
-        kinds["floor: bare aiohttp post + orjson + pydantic"] = ("aiohttp", None)
-        kinds["floor: openai 3 AsyncOpenAI.post on its aiohttp client"] = ("openai", None)
+        kinds: dict[str, tuple[str, Path | None, str]] = {}
+        for loop in loops:
+            for name, tree in trees.items():
+                kinds[f"agent-eval, {name} [{loop}]"] = ("engine", tree, loop)
+            kinds[f"OpenAIJudge.ask alone, this checkout [{loop}]"] = ("judge", None, loop)
+            kinds[f"{AIOHTTP_FLOOR} [{loop}]"] = ("aiohttp", None, loop)
+        kinds[f"{OPENAI_FLOOR} [asyncio]"] = ("openai", None, "asyncio")
         cpu_runs: dict[str, list[dict[str, Any]]] = {label: [] for label in kinds}
         for _ in range(args.reps):
-            for label, (kind, tree) in kinds.items():
-                cpu_runs[label].append(measure(kind, fast_url, cpu_n, cpu_c, tree))
+            for label, (kind, tree, loop) in kinds.items():
+                cpu_runs[label].append(measure(kind, fast_url, cpu_n, cpu_c, tree, loop=loop))
         cpu = {label: best(results) for label, results in cpu_runs.items()}
-        ours_ms = _ms(cpu["agent-eval, this checkout"])
-        floor_ms = _ms(cpu["floor: bare aiohttp post + orjson + pydantic"])
+        ours_ms = _ms(cpu[f"agent-eval, this checkout [{LOOP}]"])
+        floor_ms = _ms(cpu[f"{AIOHTTP_FLOOR} [asyncio]"])  # the default loop's: one yardstick
         label_width = max(len(label) for label in kinds)
         for label, result in cpu.items():
             ms = _ms(result)
             print(f"    {label:<{label_width}}  {ms:.3f} ms = {1000 / ms:,.0f} calls/s of one "
-                  f"core, {ms / floor_ms:.2f} x the aiohttp floor")  # fmt: skip
+                  f"core, {ms / floor_ms:.2f} x the aiohttp floor [asyncio]")  # fmt: skip
+        # asyncio's loop: its idle wait is a Python frame (select) that the profile can leave
+        # out; uvloop waits inside C, where it cannot be told apart from the loop's work
+        print("  profile of agent-eval, this checkout [asyncio]:")
+        CHOSEN["loop"] = "asyncio"
         profile_ours(fast_url, conversations(cpu_n), cpu_c)
         if args.skip_ragas:
             print("\n[3] Ragas: skipped (--skip-ragas)")
@@ -625,7 +692,7 @@ def main() -> int:
               f"{ours_ms / ragas_cpu_ms:.3f} x Ragas")  # fmt: skip
         for name in trees:
             if name != "this checkout":
-                base_ms = _ms(cpu[f"agent-eval, {name}"])
+                base_ms = _ms(cpu[f"agent-eval, {name} [{LOOP}]"])
                 print(f"    agent-eval {name}: {base_ms:.3f} ms = "
                       f"{base_ms / ragas_cpu_ms:.3f} x Ragas")  # fmt: skip
     return 0

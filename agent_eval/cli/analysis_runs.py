@@ -10,7 +10,6 @@ Settings come from the ``[score]`` table of ``agent-eval.toml`` and the flags, e
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
@@ -77,6 +76,7 @@ from agent_eval.report.terminal import (
     stability_tables,
 )
 from agent_eval.result import MetricResult
+from agent_eval.run import event_loop
 from agent_eval.run.budget import BUDGET_SKIP, Budget, budget_line
 from agent_eval.run.cache import JudgeCache
 from agent_eval.run.engine import new_run_id
@@ -258,7 +258,7 @@ def run_compare(
         record=run_record(cfg, inner.model, {"formatters": formatters}),
     )  # fmt: skip
     try:
-        rows = asyncio.run(_closing(inner, work))
+        rows = event_loop.run(_closing(inner, work))
     finally:
         if stack.cache is not None:
             stack.cache.close()
@@ -296,7 +296,7 @@ def run_repeats(
         cache_parameters={"mode": cfg.mode},
     )  # fmt: skip
     try:
-        rows = asyncio.run(_closing(inner, work))
+        rows = event_loop.run(_closing(inner, work))
     finally:
         if cache is not None:
             cache.close()

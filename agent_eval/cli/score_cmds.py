@@ -18,7 +18,6 @@ Every setting can come from ``agent-eval.toml`` (see :mod:`agent_eval.config`).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import io
 import os
@@ -119,6 +118,7 @@ from agent_eval.report.conversations import write_conversations
 from agent_eval.report.renderings import write_renderings
 from agent_eval.report.unit_contexts import write_units
 from agent_eval.result import MetricResult
+from agent_eval.run import event_loop
 from agent_eval.run.budget import BUDGET_SKIP, Budget, budget_line
 from agent_eval.run.cache import CachedPrices
 from agent_eval.run.engine import Engine, new_run_id, utc_now
@@ -453,7 +453,7 @@ def _run_score(
     progress.started_at = utc_now()
     try:
         record = run_record(cfg, setup.model)
-        summaries = asyncio.run(
+        summaries = event_loop.run(
             _score(
                 engines,
                 setup.traces,
@@ -681,7 +681,7 @@ def _key_missing(cfg: ScoreConfig) -> bool:
 
 def close_unused(judge: Judge) -> None:
     """Close a judge built only to check it (a dry run): its clients, without a call."""
-    asyncio.run(judge.aclose())
+    event_loop.run(judge.aclose())
 
 
 def _judge_for(chosen: list[Metric], model: str | None, cfg: ScoreConfig) -> Judge | None:

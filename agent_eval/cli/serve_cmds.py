@@ -32,6 +32,7 @@ from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.judge_setup import build_judge, judge_model, missing_judge
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
 from agent_eval.errors import AgentEvalError, ConfigError
+from agent_eval.run import event_loop
 
 if TYPE_CHECKING:  # imported where used: aiohttp and the engine cost every command ~0.3 s
     from agent_eval.live.receiver import ReceiverLimits
@@ -225,7 +226,7 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     events = EventOptions(otlp_endpoint=otlp_endpoint, events_file=events_file)
     try:
         cfg = load_config(config, **overrides)
-        summary = asyncio.run(_serve(cfg, limits, host, port, events, sys.argv))
+        summary = event_loop.run(_serve(cfg, limits, host, port, events, sys.argv))
     except AgentEvalError as exc:
         err_console.print(
             f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True

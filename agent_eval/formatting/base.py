@@ -82,10 +82,18 @@ class Formatter(ABC, Generic[P]):
 
     @property
     def identity(self) -> str:
-        """The canonical identity, e.g. ``transcript@1[max_tool_chars=2000]``."""
+        """The canonical identity, e.g. ``transcript@1[max_tool_chars=2000]``.
+
+        Computed once per parameters object (they are frozen; every rendering of a run asks).
+        """
+        kept = self.__dict__.get("_identity")
+        if kept is not None and kept[0] is self.params:
+            return str(kept[1])
         from agent_eval.formatting.identity import format_identity
 
-        return format_identity(self.name, self.version, self.changed_params())
+        identity = format_identity(self.name, self.version, self.changed_params())
+        self.__dict__["_identity"] = (self.params, identity)
+        return identity
 
     def changed_params(self) -> dict[str, Any]:
         """Parameters that differ from their defaults, by name (the identity's parameter part)."""

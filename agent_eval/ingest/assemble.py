@@ -62,6 +62,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import fields, replace
+from operator import attrgetter
 from typing import Any
 
 from agent_eval.ingest.accounting import FileReport, IngestReport
@@ -221,10 +222,11 @@ class Assembler:
         if keep is None:
             keep = int(self.limits.max_spans_in_memory * self.limits.spill_to)
         files = _FileIndex(self.report)
+        batch: list[tuple[str, list[str], Any]] = []
         while self._in_memory > keep and self._traces:
             trace_id, part = self._traces.popitem(last=False)
             logs = self._logs.pop(trace_id, {})
-            self._spill.add_part(trace_id, list(part), (files.pack(part.values()), logs))
+            batch.append((trace_id, list(part), (files.pack(part.values()), logs)))
             self._in_memory -= len(part)
             if trace_id in self._spilled:
                 self._keys.pop(trace_id, None)  # a second part: read whole at the end
@@ -232,6 +234,7 @@ class Assembler:
                 self._spilled.add(trace_id)
                 if not logs:
                     self._keys[trace_id] = conversation_keys(list(part.values()))
+        self._spill.add_parts(batch)
 
     def _finish_spilled(self) -> Iterator[AgentTrace]:
         """Pass 1: each trace whole, logs joined, conversation ids found; pass 2: assemble.
@@ -466,7 +469,7 @@ class _FileIndex:
     def pack(self, entries: Iterable[SpanEntry]) -> list[tuple[Any, ...]]:
         out = []
         for entry in entries:
-            values = [getattr(entry, name) for name in _ENTRY_FIELDS]
+            values = list(_ENTRY_VALUES(entry))
             file = values[_FILE_FIELD]
             if id(file) not in self._index:  # a file added to the report since
                 self._index = {id(f): n for n, f in enumerate(self._files)}
@@ -484,6 +487,7 @@ class _FileIndex:
 
 
 _ENTRY_FIELDS = tuple(f.name for f in fields(SpanEntry))
+_ENTRY_VALUES = attrgetter(*_ENTRY_FIELDS)
 _FILE_FIELD = _ENTRY_FIELDS.index("file")
 
 

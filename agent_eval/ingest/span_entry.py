@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from itertools import repeat
 from typing import Any
 
 from agent_eval.errors import InputError
@@ -112,20 +113,25 @@ def read_span(
     extraction, ``reason`` ``"invalid_span"`` (an ``InputError``) or ``"convention_error"`` (any
     other exception from a plugin) and the message in ``detail``.
     """
-    entry = SpanEntry(
-        trace_id=span.trace_id,
-        span_id=span.span_id,
-        parent_id=span.parent_span_id or None,
-        name=span.name,
-        start=span.start_time_unix_nano,
-        end=span.end_time_unix_nano,
-        seq=seq,
-        file=file,
-        errors=span_errors(span),
-        source=span.source,
+    entry = SpanEntry(  # positional (the fields in order): one per span, cheaper than keywords
+        span.trace_id,
+        span.span_id,
+        span.parent_span_id or None,
+        span.name,
+        span.start_time_unix_nano,
+        span.end_time_unix_nano,
+        seq,
+        file,
+        None,  # extraction
+        (),  # shadowed
+        span_errors(span),
+        None,  # reason
+        None,  # detail
+        0,  # logs
+        span.source,
     )
     reference = span.attributes.get(REFERENCE_TOOL_CALLS)
-    if isinstance(reference, str):
+    if reference is not None and isinstance(reference, str):
         entry.reference_tool_calls = reference
     extractions: list[SpanExtraction] = []
     for convention in matched:
@@ -140,10 +146,11 @@ def read_span(
         entry.reason = entry.reason or unmatched_reason(span)
         return entry
     if len(extractions) == 1:
-        entry.extraction = extractions[0]  # nothing to choose between, nothing to fill from
+        extraction = extractions[0]  # nothing to choose between, nothing to fill from
     else:
-        entry.extraction = choose(extractions, {c.name: c.priority for c in matched})
-    if entry.extraction.is_empty:
+        extraction = choose(extractions, {c.name: c.priority for c in matched})
+    entry.extraction = extraction
+    if extraction.is_empty:
         transport = transport_reason(span)
         if transport is not None:
             # e.g. an HTTP span carrying only a propagated gen_ai.conversation.id
@@ -193,10 +200,11 @@ def transport_reason(span: SpanRecord) -> str | None:
     for reason, names in TRANSPORT_NAME_PREFIXES.items():
         if span.name.startswith(names):
             return reason
-    if not any(key.startswith(_ANY_TRANSPORT_PREFIX) for key in span.attributes):
-        return None  # the common case, in one pass over the keys
+    keys = span.attributes
+    if not any(map(str.startswith, keys, repeat(_ANY_TRANSPORT_PREFIX))):
+        return None  # the common case, in one C-level pass over the keys
     for reason, prefixes in TRANSPORT_PREFIXES.items():
-        if any(key.startswith(prefixes) for key in span.attributes):
+        if any(map(str.startswith, keys, repeat(prefixes))):
             return reason
     return None
 

@@ -19,6 +19,13 @@ With ``keep_interrupted`` (``score``), a unit whose judge calls are cut short by
 reason ``interrupted``, carrying what they spent (:mod:`agent_eval.judges.inflight`), so that
 the run's totals count every request the endpoint received; ``--resume`` scores it again.
 
+While runs are in flight, the objects that existed before the first one began (imported
+modules, the traces, the caller's data) are left out of Python's cyclic garbage collection
+(:func:`gc.freeze`, undone with :func:`gc.unfreeze` when the last run ends): at high
+concurrency the client is CPU-bound, and full collections walking that heap over and over
+cost it a share of every judge call (issue 15). Nothing is lost: they are collected again
+once the runs are over.
+
 Hooks for resuming and for wrappers: ``done`` holds results finished by an earlier run (their
 units are counted, not re-judged, not re-written); ``on_result`` callbacks see every new result
 after it is handed to the store (committed with its batch). Judge wrappers (cache, rate limits)
@@ -28,10 +35,13 @@ wrap the ``judge`` itself.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
+import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -214,7 +224,7 @@ class Engine:
             out_dir=self.store.directory if self.store else None,
         )
         start = time.perf_counter()
-        with self._progress(total) as bar:
+        with _older_objects_frozen(), self._progress(total) as bar:
             advance = _no_progress
             if self.progress:  # a disabled rich bar still costs a lock and a lookup per advance
                 task = bar.add_task("scoring", total=total)
@@ -465,6 +475,32 @@ class Engine:
 
 def _no_progress() -> None:
     """The progress callback of a run without a progress bar."""
+
+
+_RUNS_LOCK = threading.Lock()
+_RUNS = {"in_flight": 0, "froze": 0}
+
+
+@contextmanager
+def _older_objects_frozen() -> Iterator[None]:
+    """:func:`gc.freeze` when the first run starts, :func:`gc.unfreeze` when the last ends.
+
+    A process that froze objects itself (``gc.freeze()`` before forking workers) is left as
+    it is: nothing is frozen or unfrozen then.
+    """
+    with _RUNS_LOCK:
+        if _RUNS["in_flight"] == 0:
+            _RUNS["froze"] = int(gc.get_freeze_count() == 0)
+            if _RUNS["froze"]:
+                gc.freeze()
+        _RUNS["in_flight"] += 1
+    try:
+        yield
+    finally:
+        with _RUNS_LOCK:
+            _RUNS["in_flight"] -= 1
+            if _RUNS["in_flight"] == 0 and _RUNS["froze"]:
+                gc.unfreeze()
 
 
 def _known_fields(fields: dict[str, Any]) -> dict[str, Any]:

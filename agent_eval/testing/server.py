@@ -12,7 +12,8 @@ whole client stack runs, retries and parsing included::
 Endpoints: ``POST /v1/chat/completions`` (plain, or server-sent events for ``"stream": true``),
 ``POST /v1/responses`` (the OpenAI Responses API, plain or streamed; the same rules answer it,
 see :mod:`~agent_eval.testing.responses_api`) and ``GET /v1/models``. The aiohttp server runs
-its own event loop in a background thread, so sync and async clients both work.
+its own event loop in a background thread, so sync and async clients both work (uvloop when
+it is installed, like agent-eval's commands: :mod:`agent_eval.run.event_loop`).
 A request no rule answers gets a 400 error saying so (or the ``default`` reply when set).
 
 Run it as a process with ``python -m agent_eval.testing.fake_server`` (see that module).
@@ -29,6 +30,7 @@ from typing import Any
 
 from aiohttp import web
 
+from agent_eval.run.event_loop import loop_factory
 from agent_eval.testing.handlers import ChatHandlers
 from agent_eval.testing.recording import RecordedRequest, RequestLog
 from agent_eval.testing.replies import DEFAULT_FAULTS, Fault, ReplySpec
@@ -161,7 +163,8 @@ class FakeModelServer:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind(("127.0.0.1", self._port))
         self._port = sock.getsockname()[1]
-        self._loop = asyncio.new_event_loop()
+        factory = loop_factory()  # the loop agent-eval's commands run on (uvloop when installed)
+        self._loop = factory() if factory is not None else asyncio.new_event_loop()
         ready = threading.Event()
         self._thread = threading.Thread(
             target=self._serve, args=(sock, ready), name="fake-model-server", daemon=True

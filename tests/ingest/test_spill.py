@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -40,13 +41,14 @@ def test_spilled_run_gives_the_in_memory_run(
 ) -> None:
     expected = [t.model_dump_json() for t in ingest(traffic)]
     parts: list[str] = []
-    original = SpillStore.add_part
+    original = SpillStore.add_parts
 
-    def counting(self: SpillStore, trace_id: str, span_ids: list[str], part: object) -> None:
-        parts.append(trace_id)
-        original(self, trace_id, span_ids, part)
+    def counting(self: SpillStore, batch: Iterable[tuple[str, list[str], object]]) -> None:
+        batch = list(batch)
+        parts.extend(trace_id for trace_id, _, _ in batch)
+        original(self, batch)
 
-    monkeypatch.setattr(SpillStore, "add_part", counting)
+    monkeypatch.setattr(SpillStore, "add_parts", counting)
     monkeypatch.setattr(assemble, "STREAM_LIMITS", StreamLimits(max_spans_in_memory=2, spill_to=0))
     run = ingest(traffic)
     assert [t.model_dump_json() for t in run] == expected
@@ -91,3 +93,61 @@ def test_the_spill_directory_is_removed_when_done_or_abandoned(
     assert len(_spill_dirs() - before) == 1  # in use while conversations are still coming
     run.close()  # type: ignore[attr-defined]
     assert _spill_dirs() == before
+
+
+def test_a_spilled_part_reads_back_equal_with_shared_messages_shared() -> None:
+    """The compact pickled form rebuilds every field (and keeps shared objects shared)."""
+    from dataclasses import fields
+
+    from agent_eval.ingest.extraction import SpanExtraction, ToolExecution
+    from agent_eval.ingest.spans import SourceLocation
+    from agent_eval.trace import (
+        AssistantMessage,
+        RetrievedDocument,
+        SystemMessage,
+        ToolCall,
+        UserMessage,
+    )
+
+    system = SystemMessage(content="be brief")
+    user = UserMessage(content="rebook me")
+    call = AssistantMessage(
+        tool_calls=(ToolCall(id="c1", name="lookup", arguments={"a": [1, 2.5, None]}),),
+        agent_name="support",
+    )
+    values = {
+        "convention": "genai",
+        "kind": "llm",
+        "input_messages": (system, user),
+        "output_messages": (call,),
+        "tool": ToolExecution(name="lookup", call_id="c1", raw_arguments="{bad", result="ok"),
+        "agent_name": "support",
+        "conversation_id": "conv-1",
+        "model": "gpt-4o",
+        "input_tokens": 12,
+        "output_tokens": 3,
+        "retrieval_query": "paris",
+        "documents": (RetrievedDocument(content="doc", id="d1", score=0.5),),
+        "ignored_reason": "why",
+        "notes": ("a note",),
+    }
+    assert set(values) == {f.name for f in fields(SpanExtraction)}  # every field non-default
+    first = SpanExtraction(**values)  # type: ignore[arg-type]
+    second = SpanExtraction(convention="genai", kind="llm", input_messages=(system, user, call))
+    part: tuple[list[tuple[SpanExtraction, SourceLocation]], dict[str, object]] = (
+        [(first, SourceLocation("a.jsonl", 3)), (second, SourceLocation("a.jsonl"))],
+        {},
+    )
+    store = SpillStore()
+    try:
+        store.add_parts([("t1", ["s1", "s2"], part)])
+        store.put_joined("t1", part)
+        for back in (store.parts("t1")[0], store.joined("t1")):
+            assert back == part
+            (one, _), (two, _) = back[0]
+            assert one.input_messages[0] is two.input_messages[0]  # stored once per row
+            assert one.output_messages[0] is two.input_messages[2]
+            assert one.input_messages[1].model_fields_set == {"content"}
+        assert store.has_span("t1", "s2") and not store.has_span("t1", "s3")
+    finally:
+        store.close()

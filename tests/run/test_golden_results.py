@@ -22,6 +22,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
+from agent_eval.run.event_loop import LOOP_ENV
 from agent_eval.run.store import load_results
 from agent_eval.testing import FakeModelServer
 from agent_eval.testing.script import load_script
@@ -120,14 +121,18 @@ def scripted_server() -> Iterator[FakeModelServer]:
         yield server
 
 
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
 def test_results_identical_to_before(
     scenario: Scenario,
+    loop: str,
     scripted_server: FakeModelServer,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """The same results on either event loop (``AGENT_EVAL_EVENT_LOOP``) as before."""
     monkeypatch.setenv("COLUMNS", COLUMNS)  # the plan table's width
+    monkeypatch.setenv(LOOP_ENV, loop)
     if scenario.shared and not SHARED_DATA.is_dir():
         pytest.skip(f"shared data not found at {SHARED_DATA}")
     expected = orjson.loads((GOLDEN / f"{scenario.name}.json").read_bytes())

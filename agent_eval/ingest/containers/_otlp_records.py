@@ -122,6 +122,44 @@ def _time(value: object, what: str) -> int:
     return decode_uint64(value, what)
 
 
+_TRACE_IDS: dict[str, str] = {}
+_PARENT_IDS: dict[str, str] = {}
+"""Recently decoded trace ids / parent span ids (as written -> lowercase hex): every span of a
+trace repeats its trace id, and siblings their parent's id, so a lookup beats checking 32 hex
+digits again. Only canonical hex of the right length is remembered (one dict per size, so a
+trace id is never taken for a span id); each is emptied when it reaches :data:`_IDS_MAX`."""
+_IDS_MAX = 4096
+
+
+def _repeated_id(value: object, seen: dict[str, str], size: int, what: str) -> str:
+    """``decode_id(value, size, what)`` (required), remembered in ``seen``."""
+    if type(value) is str:
+        found = seen.get(value)
+        if found is not None:
+            return found
+        hex_id = decode_id(value, size, what) or ""
+        if len(value) == 2 * size:  # canonical hex (base64 is shorter): worth remembering
+            if len(seen) >= _IDS_MAX:
+                seen.clear()
+            seen[value] = hex_id
+        return hex_id
+    return decode_id(value, size, what) or ""
+
+
+def _parent_id(value: object) -> str | None:
+    """``decode_id(value, 8, "parent_span_id", optional=True)``, remembered."""
+    if type(value) is str:
+        found = _PARENT_IDS.get(value)
+        if found is not None:
+            return found
+    hex_id = decode_id(value, SPAN_ID_BYTES, "parent_span_id", optional=True)
+    if hex_id is not None and type(value) is str and len(value) == 2 * SPAN_ID_BYTES:
+        if len(_PARENT_IDS) >= _IDS_MAX:
+            _PARENT_IDS.clear()
+        _PARENT_IDS[value] = hex_id
+    return hex_id
+
+
 _CAMEL = ("traceId", "spanId", "parentSpanId", "startTimeUnixNano", "endTimeUnixNano")
 _SNAKE = ("trace_id", "span_id", "parent_span_id", "start_time_unix_nano", "end_time_unix_nano")
 
@@ -146,12 +184,12 @@ def decode_span(
     status_code, status_message = ("UNSET", "") if status is None else decode_status(status)
     parent = span.get(parent_key)
     name = span.get("name", "")
+    trace_id = _repeated_id(span.get(trace_key), _TRACE_IDS, TRACE_ID_BYTES, "trace_id")
+    span_id = decode_id(span.get(span_key), SPAN_ID_BYTES, "span_id") or ""
     return new_span_record(
-        decode_id(span.get(trace_key), TRACE_ID_BYTES, "trace_id") or "",
-        decode_id(span.get(span_key), SPAN_ID_BYTES, "span_id") or "",
-        None
-        if parent is None or parent == ""
-        else decode_id(parent, SPAN_ID_BYTES, "parent_span_id", optional=True),
+        trace_id,
+        span_id,
+        None if parent is None or parent == "" else _parent_id(parent),
         name if type(name) is str else _string(span, "name", "span_name"),
         _kind(span.get("kind")),
         _time(span.get(start_key), "start time"),

@@ -22,7 +22,7 @@ kept as :class:`~agent_eval.trace.OpaquePart`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from itertools import repeat
 from typing import Any, ClassVar
 
 import orjson
@@ -70,7 +70,7 @@ class GenAIConvention(Convention):
 
     def detect(self, span: SpanRecord) -> bool:
         """Whether any attribute or event name is in the ``gen_ai.`` namespace."""
-        if any(key.startswith(k.PREFIX) for key in span.attributes):
+        if any(map(str.startswith, span.attributes, repeat(k.PREFIX))):  # one C-level pass
             return True
         return any(event.name.startswith(k.PREFIX) for event in span.events)
 
@@ -99,7 +99,14 @@ class GenAIConvention(Convention):
             events = event_bodies(span.events, logs) if span.events or logs else ()
             tool = tool_execution(attrs, inputs, outputs, events)
             inputs, outputs = [], []
-        extraction = new_span_extraction(
+        model = _str(attrs.get(k.RESPONSE_MODEL)) or _str(attrs.get(k.REQUEST_MODEL))
+        input_tokens = _tokens(span, k.USAGE_INPUT_TOKENS, k.USAGE_PROMPT_TOKENS)
+        output_tokens = _tokens(span, k.USAGE_OUTPUT_TOKENS, k.USAGE_COMPLETION_TOKENS)
+        empty = not (inputs or outputs or tool)  # SpanExtraction.is_empty of what is built
+        if empty and notes:
+            # nothing but unreadable messages: the span is invalid, with what was wrong
+            raise InvalidSpanError("; ".join(notes), trace_id=span.trace_id, span_id=span.span_id)
+        return new_span_extraction(
             self.name,
             kind,
             tuple(inputs),
@@ -107,20 +114,14 @@ class GenAIConvention(Convention):
             tool,
             _str(attrs.get(k.AGENT_NAME)),
             conversation_id(attrs),
-            _str(attrs.get(k.RESPONSE_MODEL)) or _str(attrs.get(k.REQUEST_MODEL)),
-            _tokens(span, k.USAGE_INPUT_TOKENS, k.USAGE_PROMPT_TOKENS),
-            _tokens(span, k.USAGE_OUTPUT_TOKENS, k.USAGE_COMPLETION_TOKENS),
+            model,
+            input_tokens,
+            output_tokens,
             None,  # retrieval_query
             (),  # documents
-            None,  # ignored_reason (set below when nothing usable was found)
+            "no_genai_content" if empty else None,  # ignored_reason
             tuple(f"span {span.span_id}: {note}" for note in notes) if notes else (),
         )
-        if extraction.is_empty and notes:
-            # nothing but unreadable messages: the span is invalid, with what was wrong
-            raise InvalidSpanError("; ".join(notes), trace_id=span.trace_id, span_id=span.span_id)
-        if extraction.is_empty:
-            return _with_reason(extraction, "no_genai_content")
-        return extraction
 
 
 def conversation_id(attrs: Mapping[str, Any]) -> str | None:
@@ -263,9 +264,12 @@ def _unquoted(text: str) -> str:
 
 
 def _tokens(span: SpanRecord, key: str, old_key: str) -> int | None:
-    value = span.attributes.get(key, span.attributes.get(old_key))
-    if value is None:
-        return None
+    attrs = span.attributes
+    value = attrs.get(key, _ABSENT)
+    if value is _ABSENT:
+        value = attrs.get(old_key)
+    if value is None or type(value) is int:  # absent, or the usual exact int
+        return value
     try:
         if isinstance(value, bool | bytes):
             raise TypeError(type(value).__name__)
@@ -278,9 +282,10 @@ def _tokens(span: SpanRecord, key: str, old_key: str) -> int | None:
         ) from None
 
 
+_ABSENT: Any = object()
+
+
 def _str(value: Any) -> str | None:
+    if type(value) is str:  # the usual case: str(value) is value, "" is the only empty one
+        return value or None
     return None if value in (None, "") else str(value)
-
-
-def _with_reason(extraction: SpanExtraction, reason: str) -> SpanExtraction:
-    return replace(extraction, ignored_reason=reason)

@@ -28,10 +28,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass
+from collections.abc import Callable
+from contextvars import ContextVar, Token
 from typing import Any
 
 import orjson
@@ -68,14 +66,20 @@ ReadItems = Callable[[list[Any], str | None], list[Message]]
 """Reads the messages of a parsed JSON array (element by element)."""
 
 
-@dataclass(frozen=True, slots=True, eq=False)  # compared by identity
 class _Entry:
-    body: str
-    """The array text up to (not including) its closing bracket and trailing whitespace."""
-    tail: str
-    """The closing bracket and trailing whitespace."""
-    default_role: str | None
-    messages: tuple[Message, ...]
+    """A remembered array (compared by identity; a plain slotted class, one is built per call)."""
+
+    __slots__ = ("body", "default_role", "messages", "tail")
+
+    def __init__(
+        self, body: str, tail: str, default_role: str | None, messages: tuple[Message, ...]
+    ) -> None:
+        self.body = body
+        """The array text up to (not including) its closing bracket and trailing whitespace."""
+        self.tail = tail
+        """The closing bracket and trailing whitespace."""
+        self.default_role = default_role
+        self.messages = messages
 
 
 _entries: list[_Entry] = []
@@ -88,14 +92,27 @@ _lock = threading.Lock()
 _scope: ContextVar[str | None] = ContextVar("agent_eval_history_scope", default=None)
 
 
-@contextmanager
-def history_scope(scope: str | None) -> Iterator[None]:
-    """Read the histories of the block as part of ``scope`` (a conversation or trace id)."""
-    token = _scope.set(scope)
-    try:
-        yield
-    finally:
-        _scope.reset(token)
+class history_scope:  # lower case: used like the function it replaced
+    """Read the histories of the block as part of ``scope`` (a conversation or trace id).
+
+    A context manager (nested scopes restore the outer one on exit; safe across threads and
+    tasks, a :class:`ContextVar`), a plain class rather than ``@contextmanager`` because assembly
+    enters one per span.
+    """
+
+    __slots__ = ("_scope", "_token")
+
+    def __init__(self, scope: str | None) -> None:
+        self._scope = scope
+        self._token: Token[str | None] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _scope.set(self._scope)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _scope.reset(self._token)
+            self._token = None
 
 
 def read_history(
@@ -138,13 +155,14 @@ def read_history(
 
 
 def _find(text: str, default_role: str | None) -> _Entry | None:
+    """The remembered array ``text`` extends: its scope's first, then the most recent ones."""
     scope = _scope.get()
     with _lock:
         own = _scoped.get(scope) if scope is not None else None
-        entries = [*own, *_entries] if own else list(_entries)
-    for entry in entries:
-        if entry.default_role == default_role and text.startswith(entry.body):
-            return entry
+        for entries in (own, _entries) if own else (_entries,):
+            for entry in entries:
+                if entry.default_role == default_role and text.startswith(entry.body):
+                    return entry
     return None
 
 

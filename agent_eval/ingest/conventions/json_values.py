@@ -26,10 +26,11 @@ def decode_json(value: Any) -> Any:
         object/array, or does not parse.
 
     """
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
-    if not isinstance(value, str):
-        return value
+    if type(value) is not str:  # (exact str, the usual case, without two isinstance calls)
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", "replace")
+        elif not isinstance(value, str):
+            return value
     stripped = value.lstrip()
     if not stripped or stripped[0] not in "[{":
         return value

@@ -289,21 +289,23 @@ def messages_from_value(
     """
     if value is None:
         return []  # the attribute is absent: nothing to decode
-
-    def read_items(items: list[Any], role: str | None) -> list[Message]:
-        return _read_items(items, role, notes, where)
-
     if type(value) is str and len(value) >= HISTORY_MIN_CHARS:
+
+        def read_items(items: list[Any], role: str | None) -> list[Message]:
+            return _read_items(items, role, notes, where)
+
         history = read_history(value, default_role, read_items)
         if history is not None:  # a replayed history: only its new messages are read
             return history
     value = decode_json(value)
+    if type(value) is list:  # parsed JSON: the usual case, without the ABC checks
+        return _read_items(value, default_role, notes, where)
     if isinstance(value, Mapping) and isinstance(value.get("messages"), list):
         value = value["messages"]
     if isinstance(value, Mapping):
         value = [value]
     if isinstance(value, list):
-        return read_items(value, default_role)
+        return _read_items(value, default_role, notes, where)
     if isinstance(value, str) and value and default_role:
         return [build_message(default_role, value)]
     return []

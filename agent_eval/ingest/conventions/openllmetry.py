@@ -28,6 +28,7 @@ predate OTel GenAI semantic conventions v1.28 and flatten each message into inde
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 from typing import Any, ClassVar
 
 from agent_eval.ingest.conventions._values import (
@@ -98,9 +99,12 @@ class OpenLLMetryConvention(Convention):
 
     def detect(self, span: SpanRecord) -> bool:
         """Any flattened prompt/completion/function key, a Traceloop span kind or session id."""
-        if SPAN_KIND in span.attributes or SESSION_ID in span.attributes:
+        attributes = span.attributes
+        if SPAN_KIND in attributes or SESSION_ID in attributes:
             return True
-        return any(_is_indexed(key) for key in span.attributes)
+        if not any(map(str.startswith, attributes, repeat(_INDEXED_PREFIXES))):
+            return False  # the common miss (a GenAI span of another convention): one C pass
+        return any(_is_indexed(key) for key in attributes)
 
     def extract(self, span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanExtraction:
         """Messages of an LLM span, or the tool run / agent of a Traceloop entity span."""
