@@ -291,6 +291,9 @@ class UsageLine:
         cached_calls: Of those, calls answered from the judge-call cache (free in this run).
         estimated_rows: Rows whose usage was not reported, so that the tokens and cost
             include an estimate (:attr:`MetricResult.usage_known`).
+        replaced_rows: Of ``rows``, rows a later invocation of the run replaced (``--resume``
+            of budget skips or interrupted units, ``--retry-errors``): their calls were made,
+            so they count.
 
     """
 
@@ -304,6 +307,7 @@ class UsageLine:
     judge_calls: int = 0
     cached_calls: int = 0
     estimated_rows: int = 0
+    replaced_rows: int = 0
 
     def add(self, calls: int, input_tokens: int, output_tokens: int) -> None:
         """Count one more row."""
@@ -353,13 +357,19 @@ def _priced(lines: Iterable[UsageLine], prices: PriceTable) -> list[UsageLine]:
     return out
 
 
-def judge_usage(results: Iterable[MetricResult], prices: PriceTable) -> list[UsageLine]:
+def judge_usage(
+    results: Iterable[MetricResult],
+    prices: PriceTable,
+    replaced: Iterable[MetricResult] = (),
+) -> list[UsageLine]:
     """Judge tokens and cost by (metric, formatter, judge model), from result rows.
 
     Rows carry the requests (``attempts``, retries included) and tokens their judge calls
     spent in the run that wrote them; calls answered from the judge-call cache count zero and
     are counted in ``cached_calls``. A row without a usage report adds its estimate
-    (``estimated_rows``).
+    (``estimated_rows``). ``replaced`` rows (those later rows of the same key replaced,
+    :func:`~agent_eval.run.store.load_superseded`) count like the others and in
+    ``replaced_rows``, so the lines add up to the run's whole spend.
 
     Returns:
         One line per group, sorted by key.
@@ -369,10 +379,19 @@ def judge_usage(results: Iterable[MetricResult], prices: PriceTable) -> list[Usa
     for row in results:
         key = (row.metric, row.formatter, row.judge_model)
         groups.setdefault(key, UsageLine(key, row.judge_model)).add_row(row)
+    for row in replaced:
+        key = (row.metric, row.formatter, row.judge_model)
+        line = groups.setdefault(key, UsageLine(key, row.judge_model))
+        line.add_row(row)
+        line.replaced_rows += 1
     return _priced(groups.values(), prices)
 
 
-def stage_usage(results: Iterable[MetricResult], prices: PriceTable) -> list[UsageLine]:
+def stage_usage(
+    results: Iterable[MetricResult],
+    prices: PriceTable,
+    replaced: Iterable[MetricResult] = (),
+) -> list[UsageLine]:
     """Judge tokens and cost by (metric, stage, judge model), for metrics that name stages.
 
     Read from each row's ``details["stages"]`` (``{stage: {calls, input_tokens, output_tokens,
@@ -383,12 +402,15 @@ def stage_usage(results: Iterable[MetricResult], prices: PriceTable) -> list[Usa
     to its :attr:`MetricResult.best_tokens <agent_eval.result.MetricResult.best_tokens>`
     (:func:`stage_tokens`).
 
+    ``replaced`` rows count as in :func:`judge_usage` (and in ``replaced_rows``).
+
     Returns:
         One line per group, sorted by key; empty when no row names stages.
 
     """
     groups: dict[tuple[str, ...], UsageLine] = {}
-    for row in results:
+    superseded = list(replaced)
+    for row in [*results, *superseded]:
         stages = row.details.get("stages")
         if not isinstance(stages, dict):
             continue
@@ -402,6 +424,12 @@ def stage_usage(results: Iterable[MetricResult], prices: PriceTable) -> list[Usa
             line.judge_calls += _int(usage.get("calls"))
             line.cached_calls += _int(usage.get("cached_calls"))
             line.estimated_rows += int(estimated)
+    for row in superseded:
+        stages = row.details.get("stages")
+        for stage in stages if isinstance(stages, dict) else ():
+            found = groups.get((row.metric, stage, row.judge_model))
+            if found is not None:
+                found.replaced_rows += 1
     return _priced(groups.values(), prices)
 
 
@@ -503,18 +531,26 @@ def calls_cell(requests: int, judge_calls: int, cached_calls: int) -> str:
     return f"{requests} ({cached_calls} of {judge_calls} calls cached)"
 
 
+def rows_cell(line: UsageLine) -> str:
+    """``"27"``, or ``"54 (27 replaced)"`` when a later invocation replaced some of the rows."""
+    if not line.replaced_rows:
+        return str(line.rows)
+    return f"{line.rows} ({line.replaced_rows} replaced)"
+
+
 def _numbers(line: UsageLine) -> tuple[str, ...]:
     requests = calls_cell(line.calls, line.judge_calls, line.cached_calls)
+    rows = rows_cell(line)
     if line.judge_free:
-        return (str(line.rows), requests, "0", "0", "no judge")
+        return (rows, requests, "0", "0", "no judge")
     if line.all_cached:
-        return (str(line.rows), requests, "cached", "cached", "$0 (cached)")
+        return (rows, requests, "cached", "cached", "$0 (cached)")
     mark = "~" if line.estimated_rows else ""
     cost = _usd(line.cost_usd)
     if mark and line.cost_usd is not None:
         cost = f"~{cost} est."
     return (
-        str(line.rows),
+        rows,
         requests,
         f"{mark}{line.input_tokens}",
         f"{mark}{line.output_tokens}",
@@ -532,6 +568,12 @@ def _legend(lines: list[UsageLine]) -> str:
         )
     if any(line.cached_calls for line in lines):
         notes.append("cached calls cost nothing in this run")
+    replaced = sum(line.replaced_rows for line in lines)
+    if replaced:
+        notes.append(
+            f"rows include {replaced} a later invocation replaced (--resume, --retry-errors): "
+            "their calls were made, so they count"
+        )
     return "".join(f"; {note}" for note in notes)
 
 

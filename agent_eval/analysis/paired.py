@@ -46,6 +46,9 @@ class VariantSummary(BaseModel):
     those answered from the cache; ``usage_unknown`` counts rows whose usage the endpoint did
     not report, whose tokens (and so the cost) are then the estimate of
     :attr:`MetricResult.best_tokens <agent_eval.result.MetricResult.best_tokens>`.
+    ``n_replaced`` counts rows a later invocation of the run replaced (``--resume``,
+    ``--retry-errors``) whose calls the tokens, calls and cost include (the report adds them,
+    so that its variants add up to its totals).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -68,6 +71,7 @@ class VariantSummary(BaseModel):
     judge_calls: int = 0
     cached_calls: int = 0
     usage_unknown: int = 0
+    n_replaced: int = 0
     n_labelled: int = 0
     label_agree: int = 0
     label_accuracy: float | None = None

@@ -30,7 +30,15 @@ if TYPE_CHECKING:
     err_console: Console
     """The stderr console every command prints its messages on (made on first use)."""
 
-__all__ = ["EXIT_GATE", "EXIT_USAGE", "app", "err_console", "main"]
+__all__ = [
+    "EXIT_GATE",
+    "EXIT_USAGE",
+    "app",
+    "err_console",
+    "interrupt_exit_code",
+    "interrupt_message",
+    "main",
+]
 
 app = typer.Typer(
     name="agent-eval",
@@ -156,6 +164,7 @@ class _Terminate:
 
 def _handle_sigterm() -> _Terminate | None:
     """Install :class:`_Terminate` unless something else already handles SIGTERM."""
+    global _sigterm  # noqa: PLW0603  (one handler per process, asked by interrupt_exit_code)
     try:
         if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
             return None
@@ -163,7 +172,29 @@ def _handle_sigterm() -> _Terminate | None:
         signal.signal(signal.SIGTERM, terminate)
     except ValueError:  # not the main thread: leave signals to whoever embeds the CLI
         return None
+    _sigterm = terminate
     return terminate
+
+
+_sigterm: _Terminate | None = None
+
+
+def _terminated() -> bool:
+    return _sigterm is not None and _sigterm.received
+
+
+def interrupt_exit_code() -> int:
+    """The exit code of a command stopped by an interrupt: 143 after SIGTERM, else 130."""
+    return EXIT_TERMINATED if _terminated() else EXIT_INTERRUPTED
+
+
+def interrupt_message() -> str:
+    """What stopped the command, in words: SIGTERM or Ctrl-C (SIGINT)."""
+    return "stopped by SIGTERM" if _terminated() else "interrupted by Ctrl-C (SIGINT)"
+
+
+INTERRUPTED_TYPE = "Interrupted"
+"""``error.type`` of the ``--json`` document of a command stopped by Ctrl-C or SIGTERM."""
 
 
 _JSON_FAILURES = range(EXIT_USAGE, EXIT_OUTPUT + 1)
@@ -241,6 +272,20 @@ def _json_failure(args: list[str], code: object, exc: BaseException, before: int
         emit_error(command, code, message, kind)
 
 
+def _json_interrupted(args: list[str], before: int) -> None:
+    """With ``--json``, the error document of a command an interrupt stopped (none printed).
+
+    ``score`` prints its own (the counts so far); any other command gets this one.
+    """
+    command = _json_command(args)
+    if command is None or _documents_written() > before:
+        return
+    from agent_eval.cli.json_output import emit_error
+
+    with contextlib.suppress(OSError):
+        emit_error(command, interrupt_exit_code(), interrupt_message(), INTERRUPTED_TYPE)
+
+
 def main() -> None:
     """Run the CLI; turn agent-eval errors into a one-line message and their exit code.
 
@@ -249,7 +294,8 @@ def main() -> None:
     message and type), the message on stderr as well. When the reader of stdout goes away
     (``| head``) any command stops quietly with exit 0, instead of the 1 that rich and typer
     give (1 is "a gate failed"). Ctrl-C exits 130 and SIGTERM 143, both after the same clean
-    stop (a run's finished results are committed).
+    stop (a run's finished results are committed); with ``--json`` the document then says so
+    (``error.type`` :data:`INTERRUPTED_TYPE`; ``score``'s carries the counts so far).
     """
     if os.environ.get(DEBUG_ENV):
         _debug_logging()
@@ -267,11 +313,11 @@ def main() -> None:
     except SystemExit as exc:
         if exc.code == EXIT_GATE and _stdout_reader_gone(before):
             sys.exit(EXIT_OK)
-        if terminate is not None and terminate.received:
-            sys.exit(EXIT_TERMINATED)
+        if exc.code == EXIT_INTERRUPTED or (terminate is not None and terminate.received):
+            _json_interrupted(args, documents)
+            sys.exit(interrupt_exit_code())
         _json_failure(args, exc.code, exc, documents)
         raise
     except KeyboardInterrupt:  # raised past typer (standalone mode turns it into exit 130)
-        sys.exit(
-            EXIT_TERMINATED if terminate is not None and terminate.received else EXIT_INTERRUPTED
-        )
+        _json_interrupted(args, documents)
+        sys.exit(interrupt_exit_code())

@@ -11,19 +11,32 @@ name their value (``--references FILE``). :class:`HelpCommand`, given as ``cls=`
 - each option's own metavar, else one from :data:`OPTION_METAVARS` (by option name), else one
   from the type typer would show: ``N`` (integer), ``X`` (number), ``PATH`` (path), ``TEXT``.
 
+Names are never broken at their hyphens (``openai-messages``, ``ragas-pretty@1``,
+``--max-judge-tokens``): click wraps help text with :class:`textwrap.TextWrapper`, which breaks
+a word after a hyphen, so a name split over two lines could not be copied. Every hyphen
+between two word characters is written as U+2011 (non-breaking hyphen, which the wrapper
+does not break at, and of the same width) and turned back into ``-`` in the finished text.
+
+An unknown option is suggested only names that look like it once the ``--`` both share is set
+aside (click's fuzzy match counts it, and offered ``--out`` for ``--bogus``).
+
 Only click's public ``Command`` hooks are overridden (``collect_usage_pieces``,
-``format_options``), and only public parameter attributes and methods used (``metavar``,
-``nargs``, ``required``, ``get_help_record``).
+``format_help``, ``format_options``, ``get_help``, ``parse_args``) and the formatter used
+through its public methods (``write_text``, ``write_dl``, ``section``); only public
+parameter attributes and methods are used (``metavar``, ``nargs``, ``required``,
+``get_help_record``).
 """
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from typer.core import TyperCommand
 
-__all__ = ["OPTION_METAVARS", "HelpCommand", "option_metavar"]
+__all__ = ["NON_BREAKING_HYPHEN", "OPTION_METAVARS", "HelpCommand", "option_metavar"]
 
 OPTION_METAVARS: dict[str, str] = {
     "resume": "RUN",
@@ -69,6 +82,14 @@ OPTION_METAVARS: dict[str, str] = {
 }
 """Metavars of options that give none, by parameter name (the value a person types)."""
 
+NON_BREAKING_HYPHEN = "\u2011"
+"""What a hyphen inside a word is while help text is wrapped (never a line break)."""
+_WORD_HYPHEN = re.compile(r"(?<=\w)-(?=\w)")
+
+SUGGESTION_CUTOFF = 0.6
+"""Least :class:`difflib.SequenceMatcher` ratio, of the names without their dashes, for an
+option to be suggested for an unknown one (difflib's own default cutoff)."""
+
 _BY_TYPE = {"int": "N", "int range": "N", "float": "X", "float range": "X", "path": "PATH"}
 _TYPE_SHOWN = re.compile(r" <([^>]*)>")
 
@@ -90,6 +111,44 @@ def option_metavar(param: Any, shown: str) -> str:
     return _BY_TYPE.get(label, "TEXT")
 
 
+def _unbreakable(text: str) -> str:
+    """``text`` with each hyphen inside a word made non-breaking (for the wrapper)."""
+    return _WORD_HYPHEN.sub(NON_BREAKING_HYPHEN, text)
+
+
+class _KeepWords:
+    """A click help formatter that wraps text without breaking a word at its hyphens.
+
+    Delegates to the formatter it wraps; only ``write_text`` and ``write_dl`` (the wrapped
+    parts: the command's description, each option's help) change what they are given.
+    """
+
+    def __init__(self, formatter: Any) -> None:
+        self._formatter = formatter
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._formatter, name)
+
+    def write_text(self, text: str) -> None:
+        """The formatter's ``write_text``, hyphens inside words non-breaking."""
+        self._formatter.write_text(_unbreakable(text))
+
+    def write_dl(self, rows: Iterable[Sequence[str]], *args: Any, **kwargs: Any) -> None:
+        """The formatter's ``write_dl``, hyphens inside the help column's words non-breaking."""
+        kept = [(first, _unbreakable(second)) for first, second in rows]
+        self._formatter.write_dl(kept, *args, **kwargs)
+
+
+def _like(unknown: str, possibilities: Iterable[str]) -> list[str]:
+    """The ``possibilities`` that look like option ``unknown``, compared without dashes."""
+    bare = unknown.lstrip("-")
+    return [
+        name
+        for name in possibilities
+        if difflib.SequenceMatcher(None, bare, name.lstrip("-")).ratio() >= SUGGESTION_CUTOFF
+    ]
+
+
 def _argument_name(param: Any) -> str:
     name = str(param.metavar or param.name.upper())
     return name + "..." if param.nargs != 1 and not name.endswith("...") else name
@@ -106,6 +165,29 @@ class HelpCommand(TyperCommand):
                 name = _argument_name(param)
                 pieces.append(name if param.required else f"[{name}]")
         return pieces
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """Click's parsing; an unknown option's suggestions kept to names that look like it.
+
+        Click's ``NoSuchOption`` is told by its public ``option_name`` and ``possibilities``.
+        """
+        try:
+            return list(super().parse_args(ctx, args))
+        except Exception as exc:
+            unknown = getattr(exc, "option_name", None)
+            possibilities = getattr(exc, "possibilities", None)
+            if isinstance(unknown, str) and possibilities:
+                exc.possibilities = _like(unknown, possibilities)  # type: ignore[attr-defined]
+            raise
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        """Click's help sections, written so that no word breaks at a hyphen."""
+        keeping: Any = _KeepWords(formatter)  # a stand-in for click's HelpFormatter
+        super().format_help(ctx, keeping)
+
+    def get_help(self, ctx: Any) -> str:
+        """The help text, its non-breaking hyphens written as ``-`` again."""
+        return str(super().get_help(ctx)).replace(NON_BREAKING_HYPHEN, "-")
 
     def format_options(self, ctx: Any, formatter: Any) -> None:
         """The ``Arguments`` and ``Options`` sections, each value named in upper case."""

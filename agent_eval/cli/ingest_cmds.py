@@ -29,7 +29,7 @@ from rich.markup import escape
 from agent_eval.cli.app import app, err_console
 from agent_eval.cli.exit_codes import EXIT_NOTHING, EXIT_USAGE, exit_code
 from agent_eval.cli.help_format import HelpCommand
-from agent_eval.errors import AgentEvalError, OutputError
+from agent_eval.errors import AgentEvalError, ConfigError, OutputError
 from agent_eval.ingest import IngestReport, ingest
 from agent_eval.ingest.accounting import FileReport
 from agent_eval.ingest.containers.base import containers
@@ -273,14 +273,15 @@ def ingest_command(
     with the reasons); 5 when --out cannot be written (it is written atomically).
     """
     if out is not None and str(out) == STDOUT:
-        if as_json:
-            err_console.print(
-                "[bold red]error:[/] --out - writes the traces to stdout, where --json prints "
-                "the summary; give --out a file name with --json",
-                highlight=False,
-                soft_wrap=True,
+        if as_json:  # the error document carries this message and its type (ConfigError)
+            refusal = ConfigError(
+                "--out - writes the traces to stdout, where --json prints the summary; give "
+                "--out a file name with --json"
             )
-            raise typer.Exit(EXIT_USAGE)
+            err_console.print(
+                f"[bold red]error:[/] {escape(str(refusal))}", highlight=False, soft_wrap=True
+            )
+            raise typer.Exit(EXIT_USAGE) from refusal
         out = None  # '-' is stdout, as when --out is not given
     try:
         if out is not None:

@@ -64,6 +64,7 @@ __all__ = [
     "ErrorPayload",
     "ErrorsPayload",
     "ExportPayload",
+    "InterruptedPayload",
     "JudgeEntry",
     "JudgesPayload",
     "MetricSummary",
@@ -74,6 +75,7 @@ __all__ = [
     "StabilityPayload",
     "documents_written",
     "emit_error",
+    "emit_interrupted",
     "emit_json",
     "plan_summary",
 ]
@@ -96,11 +98,18 @@ class MetricSummary(_Payload):
     ``estimated_output_tokens`` put those rows' request-based estimates in place of their
     lower bounds.
 
+    The usage counts (tokens, requests, calls) are this invocation's: after ``--resume``, the
+    rows finished earlier (``resumed``) count in ``run_total`` only, which sums the run's
+    whole spend over every invocation, its rows and the rows they replaced
+    (:meth:`agent_eval.run.usage.RunUsage.to_json`; ``None`` when the results were not
+    stored).
+
     ``cost_usd`` is the judge cost the terminal's usage table and the HTML report show for
-    the metric (:func:`agent_eval.costs.shown_cost`): USD at the ``[prices]`` table, then
-    genai-prices, over the estimated token sums; ``0.0`` when every call was answered from the
-    cache; ``None`` when the judge model has no price (the table's ``n/a``) or no judge was
-    called (``judge_free``: the table's ``no judge``). ``cost_estimated`` says it includes the
+    the metric, over the run (every invocation, replaced rows included;
+    :func:`agent_eval.costs.shown_cost`): USD at the ``[prices]`` table, then genai-prices,
+    over the estimated token sums; ``0.0`` when every call was answered from the cache;
+    ``None`` when the judge model has no price (the table's ``n/a``) or no judge was called
+    (``judge_free``: the table's ``no judge``). ``cost_estimated`` says it includes the
     estimate of rows without a usage report (the table's ``~ est.``).
     """
 
@@ -130,6 +139,7 @@ class MetricSummary(_Payload):
     cost_usd: float | None = None
     cost_estimated: bool = False
     judge_free: bool = False
+    run_total: dict[str, Any] | None = None
 
 
 class PlanSummary(_Payload):
@@ -256,6 +266,21 @@ class ErrorPayload(_Payload):
     error: ErrorDetail
 
 
+class InterruptedPayload(ErrorPayload):
+    """``score --json`` stopped by Ctrl-C (exit 130) or SIGTERM (143): the counts so far.
+
+    The error document's keys (``error.type`` ``Interrupted``, ``error.message`` the line
+    stderr shows: results kept, and ``--resume DIR``), and the run, its directory and one
+    :class:`MetricSummary` per metric counting the rows the store kept (``units`` is the rows
+    so far, units cut short by the interrupt among them as skipped ``interrupted``;
+    ``None`` / empty when scoring had not started).
+    """
+
+    run_id: str | None
+    out: str | None
+    metrics: list[MetricSummary]
+
+
 def plan_summary(plan: RunPlan) -> PlanSummary:
     """A :class:`~agent_eval.run.plan.RunPlan` as its JSON payload."""
     # not dataclasses.asdict: it rebuilds the skip Counter from (reason, n) pairs, counting them
@@ -351,3 +376,20 @@ def emit_error(command: str, exit_code: int, message: str, error_type: str) -> N
     """Write the :class:`ErrorPayload` document of ``command``, failed with ``exit_code``."""
     detail = ErrorDetail(message=message, type=error_type)
     emit_json(command, ErrorPayload(exit_code=exit_code, error=detail))
+
+
+def emit_interrupted(
+    command: str,
+    exit_code: int,
+    message: str,
+    *,
+    run_id: str | None,
+    out: str | None,
+    metrics: list[MetricSummary],
+) -> None:
+    """Write the :class:`InterruptedPayload` document of ``command`` (exit 130 or 143)."""
+    detail = ErrorDetail(message=message, type="Interrupted")
+    payload = InterruptedPayload(
+        exit_code=exit_code, error=detail, run_id=run_id, out=out, metrics=metrics
+    )
+    emit_json(command, payload)

@@ -110,7 +110,9 @@ def show_cmd(run: RunArg, out: OutOpt = None, as_json: JsonOpt = False) -> None:
     """A run's configuration identity, reproducibility record and judge usage, a key per line.
 
     The usage counts the run's rows and the rows a later invocation replaced (--resume of
-    units skipped on the budget, --retry-errors): their judge calls were made and paid for.
+    units skipped on the budget or cut short by an interrupt, --retry-errors): their judge
+    calls were made and paid for. usage.interrupted counts the units an interrupt cut short,
+    their requests and the requests whose reply was never read (tokens estimated).
     """
     with usage_errors():
         ref = find_run(run, out)
@@ -132,24 +134,21 @@ def run_usage(ref: RunRef) -> dict[str, Any]:
         ``judge_requests`` (requests sent, retries included), ``judge_input_tokens`` /
         ``judge_output_tokens`` (a row without a usage report counts its estimate,
         :attr:`~agent_eval.result.MetricResult.best_tokens`) and ``estimated_rows`` (those
-        rows), each summed over current and replaced rows alike.
+        rows), each summed over current and replaced rows alike; ``interrupted``: the rows
+        cut short by an interrupt (``rows``), their ``requests`` and, of them, those whose
+        reply was never read (``unanswered``: tokens unknown, counted at the estimate)
+        (:class:`~agent_eval.run.usage.RunUsage`).
 
     Raises:
         StoreError: the run's store cannot be read.
 
     """
+    from agent_eval.run.usage import usage_of
+
     rows = load_results(ref.directory, run_id=ref.run_id)
-    replaced = load_superseded(ref.directory, run_id=ref.run_id)
-    spent = [*rows, *replaced]
-    return {
-        "rows": len(rows),
-        "status": dict(sorted(Counter(r.status for r in rows).items())),
-        "replaced_rows": len(replaced),
-        "judge_requests": sum(r.attempts for r in spent),
-        "judge_input_tokens": sum(r.best_tokens[0] for r in spent),
-        "judge_output_tokens": sum(r.best_tokens[1] for r in spent),
-        "estimated_rows": sum(not r.usage_known for r in spent),
-    }
+    usage = usage_of(rows, load_superseded(ref.directory, run_id=ref.run_id)).to_json()
+    status = dict(sorted(Counter(r.status for r in rows).items()))
+    return {"rows": usage.pop("rows"), "status": status, **usage}
 
 
 def _record_table(record: RunRecord) -> Table:

@@ -18,6 +18,7 @@ Every setting can come from ``agent-eval.toml`` (see :mod:`agent_eval.config`).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
@@ -32,7 +33,14 @@ from rich.markup import escape
 
 from agent_eval.analysis.gates import Gate, GateCount
 from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
-from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
+from agent_eval.cli.app import (
+    EXIT_GATE,
+    EXIT_USAGE,
+    app,
+    err_console,
+    interrupt_exit_code,
+    interrupt_message,
+)
 from agent_eval.cli.event_options import EventOptions, EventsFile, OtlpEndpoint
 from agent_eval.cli.exit_codes import EXIT_NOTHING, exit_code
 from agent_eval.cli.help_format import HelpCommand
@@ -120,12 +128,20 @@ from agent_eval.run.judge_stack import (
     default_cache_path,
     wrap_judge,
 )
+from agent_eval.run.outcomes import INTERRUPTED_SKIP
 from agent_eval.run.plan import RunPlan, plan_run
 from agent_eval.run.record import run_record
 from agent_eval.run.rendering import RenderCache
 from agent_eval.run.runs import RunRef, check_identity, find_run, finished_results
-from agent_eval.run.store import ResultStore, RunRecord, load_results
+from agent_eval.run.store import (
+    ResultStore,
+    RunRecord,
+    load_results,
+    load_superseded,
+    result_key,
+)
 from agent_eval.run.summary import RunSummary
+from agent_eval.run.usage import usage_of
 from agent_eval.trace import AgentTrace
 
 if TYPE_CHECKING:  # the --json payload models are imported for --json only (start-up)
@@ -216,13 +232,116 @@ def run_score(
     """
     report = _JsonReport() if as_json else None
     out = Console(file=io.StringIO()) if as_json else console or Console()
-    with remembered_prices(_price_memo(cfg)):
-        code = _run_score(cfg, argv, out, gates=gates, events=events, report=report)
+    progress = _Progress()
+    try:
+        with remembered_prices(_price_memo(cfg)):
+            code = _run_score(
+                cfg, argv, out, gates=gates, events=events, report=report, progress=progress
+            )
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: say what was kept, then stop as asked
+        _report_interrupt(progress, report)
+        raise
     if report is not None:
         from agent_eval.cli.json_output import emit_json
 
         emit_json("score", report.payload(code, dry_run=cfg.dry_run))
     return code
+
+
+@dataclass
+class _Progress:
+    """How far a score run got: its engines and output directory once scoring started."""
+
+    engines: list[Engine] = field(default_factory=list)
+    directory: Path | None = None
+    started_at: str = ""
+    """When this invocation started scoring (rows started before are an earlier one's)."""
+
+
+def _kept(progress: _Progress) -> list[RunSummary]:
+    """Per metric, the counts of the rows the run's store holds (an interrupted run's)."""
+    if progress.directory is None or not progress.engines:
+        return []
+    run_id = progress.engines[0].run_id
+    rows, replaced = (
+        load_results(progress.directory, run_id),
+        load_superseded(progress.directory, run_id),
+    )
+    summaries = []
+    for engine in progress.engines:
+        summary = RunSummary(
+            run_id=run_id,
+            metric=engine.metric_id,
+            formatter=engine.formatter_identity,
+            judge_model=engine.judge_model,
+            out_dir=progress.directory,
+        )
+        mine = _of_metric(rows, engine.metric_id)
+        for row in mine:  # an earlier invocation's row (finished or cut short) is not ours
+            earlier = result_key(row) in engine.done or row.started_at < progress.started_at
+            summary.add(row, keep=False, resumed=earlier)
+        summary.run_total = usage_of(mine, _of_metric(replaced, engine.metric_id))
+        summaries.append(summary)
+    return summaries
+
+
+def _report_interrupt(progress: _Progress, report: _JsonReport | None) -> None:
+    """After an interrupt: what the store kept and how to continue (stderr); ``--json``'s doc.
+
+    Never raises: the interrupt on its way out must stay the error.
+    """
+    try:
+        kept = _kept(progress)
+    except AgentEvalError as exc:  # the store cannot be read: say so, keep the interrupt
+        err_console.print(f"could not read what the run kept: {escape(str(exc))}")
+        kept = []
+    line = interrupt_line(kept, progress.directory)
+    err_console.print(line, highlight=False, markup=False, soft_wrap=True)
+    if report is not None:
+        from agent_eval.cli.json_output import emit_interrupted
+
+        report.summaries = kept
+        with contextlib.suppress(OSError):  # stdout gone (| head): stderr has the line
+            emit_interrupted(
+                "score",
+                interrupt_exit_code(),
+                line,
+                run_id=kept[0].run_id if kept else None,
+                out=str(progress.directory) if progress.directory and kept else None,
+                metrics=[_metric_summary(summary) for summary in kept],
+            )
+
+
+def interrupt_line(kept: Sequence[RunSummary], directory: Path | None) -> str:
+    """The line an interrupted ``score`` ends with: what was kept and ``--resume DIR``.
+
+    E.g. ``interrupted by Ctrl-C (SIGINT): 6 results kept in runs/x (3 scored, ...), and 4
+    units cut short kept as skipped (interrupted; their 8 judge requests are counted);
+    continue with --resume runs/x``.
+    """
+    stopped = interrupt_message()
+    if directory is None or not kept:
+        return f"{stopped} before scoring started: nothing was written"
+    cut = sum(summary.skip_reasons[INTERRUPTED_SKIP] for summary in kept)
+    rows = sum(summary.input for summary in kept)
+    counts = ", ".join(
+        f"{n} {what}"
+        for n, what in (
+            (sum(s.scored for s in kept), "scored"),
+            (sum(s.skipped for s in kept) - cut, "skipped"),
+            (sum(s.errored for s in kept), "errored"),
+        )
+        if n
+    )
+    line = f"{stopped}: {rows - cut} result(s) kept in {directory}"
+    line += f" ({counts})" if counts else ""
+    if cut:
+        requests = sum(s.run_total.interrupted_requests for s in kept if s.run_total)
+        line += (
+            f", and {cut} unit(s) cut short kept as skipped ({INTERRUPTED_SKIP}; the "
+            f"{requests} judge request(s) they sent are counted)"
+        )
+    return f"{line}; continue with --resume {directory}"
 
 
 @dataclass
@@ -283,6 +402,7 @@ def _metric_summary(summary: RunSummary, usage: Sequence[UsageLine] = ()) -> Met
         atoms_passed=summary.atoms_passed,
         atom_units=summary.atom_units,
         wall_seconds=summary.wall_seconds,
+        run_total=summary.run_total.to_json() if summary.run_total is not None else None,
     )
 
 
@@ -301,6 +421,7 @@ def _run_score(
     gates: Sequence[Gate],
     events: EventOptions | None,
     report: _JsonReport | None,
+    progress: _Progress,
 ) -> int:
     setup = _setup(cfg)
     if report is not None:
@@ -328,6 +449,8 @@ def _run_score(
         for engine in engines:
             check_identity(earlier, engine.identity())
             engine.done = done
+    progress.engines, progress.directory = engines, output_directory(cfg, engines[0].run_id)
+    progress.started_at = utc_now()
     try:
         record = run_record(cfg, setup.model)
         summaries = event_loop.run(
@@ -452,6 +575,7 @@ def _engines(
             keep_results=False,
             budget=setup.budget,
             renderings=setup.renderings,
+            keep_interrupted=True,  # --resume scores the units an interrupt cut short again
         )
         for metric in chosen
     ]
@@ -473,10 +597,13 @@ def _finish(
     2 (``not_configured``) when judged metrics could not run, said once more, last; else 1
     when nothing was scored, else the gates' code.
     """
+    spent = _spent_rows(summaries[0])
     for summary in summaries:
+        if spent is not None:  # the run's whole spend, beside this invocation's
+            summary.run_total = usage_of(*(_of_metric(part, summary.metric) for part in spent))
         print_table(out, summary.table())
         out.print(summary.accounting_line, highlight=False)
-    usage = _print_usage(out, summaries, setup.traces, stack, cfg)
+    usage = _print_usage(out, spent, setup.traces, stack, cfg)
     if report is not None:
         report.usage = usage
     skipped = sum(summary.skip_reasons[BUDGET_SKIP] for summary in summaries)
@@ -603,28 +730,45 @@ def _wrap(judge: Judge, cfg: ScoreConfig, budget: Budget | None = None) -> Judge
     )
 
 
+_Spent = tuple[list[MetricResult], list[MetricResult]]
+"""A run's current rows and the rows they replaced."""
+
+
+def _spent_rows(summary: RunSummary) -> _Spent | None:
+    """The run's rows and the rows they replaced, from the store (``None``: not stored)."""
+    if summary.out_dir is None:
+        return None
+    run_id = summary.run_id
+    return load_results(summary.out_dir, run_id=run_id), load_superseded(summary.out_dir, run_id)
+
+
+def _of_metric(rows: list[MetricResult], metric: str) -> list[MetricResult]:
+    return [row for row in rows if row.metric == metric]
+
+
 def _print_usage(
     out: Console,
-    summaries: list[RunSummary],
+    spent: _Spent | None,
     traces: list[AgentTrace],
     stack: JudgeStack | None,
     cfg: ScoreConfig,
 ) -> list[UsageLine]:
     """Cache hits, then judge tokens and cost by metric/formatter/model, and agent usage.
 
+    The judge lines count the run's rows and the rows they replaced (``spent``), so they add
+    up to the run's total (the summary's "run total" after a ``--resume``).
     Returns the judge lines of the usage table (empty when the results were not stored).
     """
     line = stack.cache_line() if stack is not None else None
     if line is not None:
         out.print(line, highlight=False)
-    summary = summaries[0]
-    if summary.out_dir is None:
+    if spent is None:
         return []
-    rows = load_results(summary.out_dir, run_id=summary.run_id)  # this run's rows only
+    rows, replaced = spent  # this run's rows only
     prices = PriceTable.from_config(cfg.prices)
-    judge = judge_usage(rows, prices)
+    judge = judge_usage(rows, prices, replaced)
     print_table(out, usage_table(judge, agent_usage(traces, prices)))
-    stages = stage_usage(rows, prices)
+    stages = stage_usage(rows, prices, replaced)
     if stages:
         print_table(out, stage_table(stages))
     failing = unit_lines(rows)
@@ -684,7 +828,7 @@ async def _score(
     renderings: RenderCache,
 ) -> list[RunSummary]:
     run_id = engines[0].run_id
-    directory = cfg.out or Path("runs") / run_id
+    directory = output_directory(cfg, run_id)
     secret = os.environ.get(cfg.api_key_env, "")
     judges = {id(e.judge): e.judge for e in engines if e.judge is not None}
     pinned = _pin_decompositions(engines, cfg)
@@ -722,6 +866,11 @@ async def _score(
             if emitter is not None:  # export failures are counted and shown, never fatal
                 err_console.print(emitter.close().line(), highlight=False, soft_wrap=True)
         return summaries
+
+
+def output_directory(cfg: ScoreConfig, run_id: str) -> Path:
+    """Where a score run writes: ``--out``, else ``runs/RUN_ID``."""
+    return cfg.out or Path("runs") / run_id
 
 
 def decompositions_path(out: Path | None) -> Path:
@@ -867,7 +1016,9 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     failed; 2 a usage or configuration error (no judge configured for a judged metric, even
     when judge-free ones were scored; the variable named by --api-key-env unset); 3 no input
     readable; 4 nothing scored (every conversation errored or was skipped; see agent-eval
-    errors DIR); 5 the output cannot be written, or another run holds its lock.
+    errors DIR); 5 the output cannot be written, or another run holds its lock; 130 Ctrl-C
+    and 143 SIGTERM, after keeping every finished result and what the units cut short spent
+    (continue with --resume DIR).
 
     Cost: prices from the [prices] config table, then genai-prices (bundled, never fetched);
     n/a for an unknown model. Usage the endpoint did not report is estimated and marked ~;

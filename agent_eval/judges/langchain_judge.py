@@ -13,6 +13,7 @@ judge does for a reply without ``usage``: it is estimated, never taken as 0 toke
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -138,6 +139,9 @@ class LangChainJudge(Judge):
         usage.attempts += 1
         try:
             answer = await runnable.ainvoke(messages)
+        except asyncio.CancelledError:  # an interrupted run: the request was sent, no reply
+            usage.unanswered += 1
+            raise
         except Exception as exc:  # the chat model's own retries are spent
             raise JudgeTransportError(
                 f"judge endpoint failed after {usage.attempts} request(s): {type(exc).__name__}",

@@ -102,8 +102,12 @@ class LlamaCppJudge(Judge):
         self, request: JudgeRequest, messages: list[dict[str, str]], usage: AttemptUsage
     ) -> tuple[Any, str]:
         usage.attempts += 1
-        async with self._lock:
-            completion = await asyncio.to_thread(self._generate, request, messages)
+        try:
+            async with self._lock:
+                completion = await asyncio.to_thread(self._generate, request, messages)
+        except asyncio.CancelledError:  # an interrupted run: the generation's reply is lost
+            usage.unanswered += 1
+            raise
         tokens = completion.get("usage") or {}
         usage.input_tokens += int(tokens.get("prompt_tokens", 0))
         usage.output_tokens += int(tokens.get("completion_tokens", 0))

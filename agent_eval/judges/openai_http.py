@@ -79,11 +79,14 @@ class SendCounts:
     Attributes:
         sent: Requests written to an open connection (what a server can have seen).
         connect_failures: Attempts that failed before any connection was open (never sent).
+        cancelled: Of ``sent``, requests cancelled (an interrupted run) before their reply
+            was read: counted as sent, since the server can have received them.
 
     """
 
     sent: int = 0
     connect_failures: int = 0
+    cancelled: int = 0
 
 
 class EndpointError(Exception):
@@ -235,6 +238,10 @@ class ChatTransport:
             counts.sent += 1
             message = f"connection error: {type(exc).__name__}: {exc}"
             raise _Retryable(EndpointError("connection", message)) from None
+        except asyncio.CancelledError:  # in flight when the run was interrupted
+            counts.sent += 1
+            counts.cancelled += 1
+            raise
         counts.sent += 1
         if _log.isEnabledFor(logging.DEBUG):  # the URL carries no credentials (see the judge)
             _log.debug("POST %s -> HTTP %d (%d bytes)", self.url, status, len(content))

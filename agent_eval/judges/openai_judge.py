@@ -192,6 +192,9 @@ class OpenAIJudge(Judge):
         except EndpointError as error:
             usage.attempts = counts.sent
             raise self._transport_error(error, counts, usage) from None
+        except BaseException:  # cancelled (an interrupted run): what was sent is still counted
+            usage.attempts, usage.unanswered = counts.sent, counts.cancelled
+            raise
         usage.attempts = counts.sent
         _add_usage(usage, data.get("usage"))
         choice = _first_choice(data)

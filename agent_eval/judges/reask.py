@@ -10,6 +10,7 @@ fails they append the reply and the validation error to the conversation
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_af
 
 from agent_eval.errors import JudgeOutputError
 from agent_eval.judges.base import JudgeReply
+from agent_eval.judges.inflight import CancelledUsage, note_cancelled
 
 __all__ = ["AttemptUsage", "InvalidReply", "ask_with_reasks", "reask_messages"]
 
@@ -49,6 +51,8 @@ class AttemptUsage:
         known: False once a reply came without a usage report: the sums are then a lower
             bound, and results mark the usage as unknown.
         model: The model the endpoint said answered, when it said.
+        unanswered: Of ``attempts``, those cancelled before their reply was read (counted as
+            made: the endpoint can have received them; their tokens are unknown).
 
     """
 
@@ -57,6 +61,7 @@ class AttemptUsage:
     attempts: int = 0
     known: bool = True
     model: str | None = None
+    unanswered: int = 0
 
 
 def reask_messages(messages: list[dict[str, str]], raw_reply: str, error: object) -> None:
@@ -85,7 +90,9 @@ async def ask_with_reasks(
 
     Raises:
         JudgeOutputError: every attempt was invalid; carries the attempts, the last raw reply
-            and the tokens used. Any other exception from ``attempt`` propagates unchanged.
+            and the tokens used. Any other exception from ``attempt`` propagates unchanged; a
+            cancellation after reporting the usage so far
+            (:func:`~agent_eval.judges.inflight.note_cancelled`).
 
     """
     usage = AttemptUsage()
@@ -104,6 +111,12 @@ async def ask_with_reasks(
                     output, raw = await attempt(usage)
         except RetryError as exc:
             raise _invalid(exc.last_attempt.exception(), usage, unit) from None
+        except asyncio.CancelledError:
+            _note_cancelled(usage)
+            raise
+    except asyncio.CancelledError:
+        _note_cancelled(usage)
+        raise
     return JudgeReply(
         output=output,
         model=usage.model or model,
@@ -113,6 +126,13 @@ async def ask_with_reasks(
         attempts=usage.attempts,
         raw_reply=raw,
         usage_known=usage.known,
+    )
+
+
+def _note_cancelled(usage: AttemptUsage) -> None:
+    """Report the usage so far of a call being cancelled (:mod:`agent_eval.judges.inflight`)."""
+    note_cancelled(
+        CancelledUsage(usage.attempts, usage.input_tokens, usage.output_tokens, usage.unanswered)
     )
 
 

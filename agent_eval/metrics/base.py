@@ -19,6 +19,7 @@ id: ``faithfulness@1[per_statement=true]``.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -29,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from agent_eval.errors import JudgeError
 from agent_eval.formatting.identity import format_identity
+from agent_eval.judges import inflight
 from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
 from agent_eval.metrics.units import Unit, UnitKind, answer_units, conversation_unit
 from agent_eval.plugins import Registry
@@ -211,6 +213,10 @@ class CallTally:
     request's messages and of the reply text, each times the call's attempts (the same
     tokenizer the dry-run plan and the budget use; :func:`estimate_call`). A call answered from
     the judge-call cache costs nothing in this run and never makes the usage unknown.
+
+    A call cancelled on the way (an interrupted run) is counted too, from what the judge had
+    sent (:mod:`agent_eval.judges.inflight`): its requests, the tokens of the replies read,
+    and in :attr:`unanswered` the requests whose reply was never read (usage unknown).
     """
 
     input_tokens: int = 0
@@ -226,6 +232,8 @@ class CallTally:
     """Intermediate outputs of the stages that succeeded (kept on an error row)."""
     stages: dict[str, StageUsage] = field(default_factory=dict)
     """Usage by stage name, in the order the stages first ran."""
+    unanswered: int = 0
+    """Requests of cancelled calls whose reply was never read (their tokens are estimated)."""
 
     def _count(
         self,
@@ -297,16 +305,49 @@ class CallTally:
             usage.attempts += error.attempts
             usage.count(estimate, error.usage_known)
 
+    def add_cancelled(
+        self,
+        usage: inflight.CancelledUsage,
+        latency_ms: float,
+        stage: str | None = None,
+        request: JudgeRequest | None = None,
+    ) -> None:
+        """Count a call cancelled after it sent ``usage.requests`` request(s).
+
+        Its usage is unknown when a reply was never read (``usage.unanswered``): the estimate
+        then counts the request's prompt for every request (:func:`estimate_call`).
+        """
+        known = not usage.unanswered
+        reported = (usage.input_tokens, usage.output_tokens)
+        estimate = self._count(request, reported, usage.requests, known, "")
+        self.latency_ms += latency_ms
+        self.unanswered += usage.unanswered
+        if stage is not None:
+            counts = self.stages.setdefault(stage, StageUsage())
+            counts.calls += 1
+            counts.input_tokens += usage.input_tokens
+            counts.output_tokens += usage.output_tokens
+            counts.attempts += usage.requests
+            counts.count(estimate, known)
+
     async def ask(
         self, judge: Judge, request: JudgeRequest, stage: str | None = None
     ) -> JudgeReply[Any]:
-        """``judge.ask(request)``, counted here (and under ``stage``) whether it succeeds or not."""
+        """``judge.ask(request)``, counted here (and under ``stage``) whether it succeeds or not.
+
+        Also when it is cancelled: what it had sent is counted (:meth:`add_cancelled`).
+        """
         start = time.perf_counter()
-        try:
-            reply = await judge.ask(request)
-        except JudgeError as exc:
-            self.add_error(exc, (time.perf_counter() - start) * 1000, stage, request)
-            raise
+        with inflight.watch() as cancelled:
+            try:
+                reply = await judge.ask(request)
+            except JudgeError as exc:
+                self.add_error(exc, (time.perf_counter() - start) * 1000, stage, request)
+                raise
+            except asyncio.CancelledError:
+                for usage in cancelled:
+                    self.add_cancelled(usage, (time.perf_counter() - start) * 1000, stage, request)
+                raise
         self.add_reply(reply, stage, request)
         return reply
 

@@ -616,6 +616,7 @@ def build_report(
             pricing=pricing,
             rendered_tokens=_rendered_tokens(texts, rows),
         )
+        comparison = _with_replaced(comparison, comparable, superseded, key, pricing)
     calibration: dict[str, Calibration] = {}
     if labels:
         from agent_eval.analysis.calibration import calibrate_results
@@ -637,6 +638,48 @@ def build_report(
         units=any(r.unit_id != CONVERSATION_UNIT for r in results),
         rendering_limit=limit,
     )
+
+
+def _with_replaced(
+    comparison: VariantComparison,
+    groups: Mapping[str, Sequence[MetricResult]],
+    superseded: Sequence[MetricResult],
+    key: Callable[[MetricResult], str],
+    pricing: Pricing | None,
+) -> VariantComparison:
+    """``comparison`` with each variant's replaced rows in its tokens, calls and cost.
+
+    The summary's totals count the rows later rows replaced; so does each variant's line
+    (repeat 0, as the comparison counts), so that the variants add up to them.
+    """
+    replaced: dict[str, list[MetricResult]] = {}
+    for r in superseded:
+        if r.repeat == 0:
+            replaced.setdefault(key(r), []).append(r)
+    if not replaced:
+        return comparison
+    variants = []
+    for v in comparison.variants:
+        extra = replaced.get(v.variant, [])
+        if not extra:
+            variants.append(v)
+            continue
+        spent = [r for r in groups.get(v.variant, ()) if r.repeat == 0] + extra
+        by_model: dict[str, list[MetricResult]] = {}
+        for r in spent:
+            by_model.setdefault(r.judge_model, []).append(r)
+        costs = [_model_cost(m, g, pricing) for m, g in by_model.items() if not _judge_free(m, g)]
+        update = {
+            "input_tokens": v.input_tokens + sum(r.best_tokens[0] for r in extra),
+            "output_tokens": v.output_tokens + sum(r.best_tokens[1] for r in extra),
+            "judge_calls": v.judge_calls + sum(r.judge_calls for r in extra),
+            "cached_calls": v.cached_calls + sum(r.cached_calls for r in extra),
+            "usage_unknown": v.usage_unknown + sum(not r.usage_known for r in extra),
+            "n_replaced": len(extra),
+            "cost_usd": None if None in costs or pricing is None else sum(c or 0.0 for c in costs),
+        }
+        variants.append(v.model_copy(update=update))
+    return comparison.model_copy(update={"variants": variants})
 
 
 def _formatter_order(runs: Sequence[RunInfo]) -> dict[str, int]:

@@ -138,7 +138,8 @@ def _usage_cells(v: VariantSummary) -> tuple[str, str]:
     """``tokens in/out`` and ``cost`` of a variant, saying ``cached`` and ``~`` (estimated).
 
     All calls cached: ``cached (12 of 12 calls)`` and ``$0 (cached)``; some: the tokens with
-    ``, 988 of 1000 cached``; a row without a usage report marks both cells ``~`` / ``est.``.
+    ``, 988 of 1000 cached``; a row without a usage report marks both cells ``~`` / ``est.``;
+    rows a later invocation replaced (counted in) are named: ``, incl. 4 replaced rows``.
     """
     if v.judge_calls and v.cached_calls == v.judge_calls:
         return f"cached ({v.cached_calls} of {v.judge_calls} calls)", "$0 (cached)"
@@ -146,6 +147,8 @@ def _usage_cells(v: VariantSummary) -> tuple[str, str]:
     tokens = f"{mark}{v.input_tokens}/{mark}{v.output_tokens}"
     if v.cached_calls:
         tokens += f", {v.cached_calls} of {v.judge_calls} cached"
+    if v.n_replaced:
+        tokens += f", incl. {v.n_replaced} replaced rows"
     cost = usd(v.cost_usd)
     if mark and v.cost_usd is not None:
         cost = f"~{cost} est."

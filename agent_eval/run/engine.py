@@ -14,6 +14,11 @@ Each result is handed to the store as it completes; the store commits them in ba
 ``store.flush_seconds`` while calls are in flight and when the run ends, also when it is
 interrupted or fails. Judge-free metrics run with no judge.
 
+With ``keep_interrupted`` (``score``), a unit whose judge calls are cut short by an interrupt
+(Ctrl-C, SIGTERM: its task is cancelled) and had sent requests is kept as a row skipped with
+reason ``interrupted``, carrying what they spent (:mod:`agent_eval.judges.inflight`), so that
+the run's totals count every request the endpoint received; ``--resume`` scores it again.
+
 While runs are in flight, the objects that existed before the first one began (imported
 modules, the traces, the caller's data) are left out of Python's cyclic garbage collection
 (:func:`gc.freeze`, undone with :func:`gc.unfreeze` when the last run ends): at high
@@ -58,6 +63,7 @@ from agent_eval.run.outcomes import (
     build_sample,
     build_samples,
     failure,
+    interrupted_skip,
     judge_failure,
     ok,
     skip_fields,
@@ -119,6 +125,10 @@ class Engine:
         renderings: Where renderings are kept, shared with whatever else renders the same
             traces in the run (the plan, ``renderings.jsonl``, other metrics' engines), so each
             conversation is rendered once; a cache of its own when ``None``.
+        keep_interrupted: Keep a unit an interrupt cut short, once its calls had sent a
+            request, as a row skipped ``interrupted`` with their usage (for a run that
+            ``--resume`` scores again); off, such a unit leaves no row (``serve`` writes its
+            conversation to ``unscored.jsonl`` instead).
 
     Raises:
         ValueError: ``concurrency`` is below 1, or a judged metric was given no judge.
@@ -145,6 +155,7 @@ class Engine:
         formatter_fingerprint: str | None = None,
         budget: Budget | None = None,
         renderings: RenderCache | None = None,
+        keep_interrupted: bool = False,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -162,6 +173,7 @@ class Engine:
         self.console = console or Console(stderr=True)
         self.budget = budget
         self.renderings = renderings if renderings is not None else RenderCache()
+        self.keep_interrupted = keep_interrupted
         if metric.uses_formatter:
             self.fingerprint = formatter_fingerprint or fingerprint(formatter)
             self.formatter_identity = formatter.identity
@@ -303,14 +315,18 @@ class Engine:
     ) -> None:
         try:
             async for result in self._score_units(trace, units):
-                if self.store is not None:
-                    self.store.add(result)
+                self._hand_over(result)
                 summary.add(result, keep=self.keep_results)
-                for callback in self.on_result:
-                    callback(result)
             advance()
         finally:
             slots.release()
+
+    def _hand_over(self, result: MetricResult) -> None:
+        """Give a new result to the store and to the ``on_result`` callbacks."""
+        if self.store is not None:
+            self.store.add(result)
+        for callback in self.on_result:
+            callback(result)
 
     async def score(self, trace: AgentTrace) -> MetricResult:
         """Score the first unit of one conversation (for conversation metrics, the only one).
@@ -388,11 +404,40 @@ class Engine:
         except JudgeError as exc:
             failed = {**fields, **tally.details, **tally.stage_details(), **judge_failure(exc)}
             return self._row(trace, sample.unit, started_at, tally, failed)
+        except asyncio.CancelledError:  # interrupted: what its calls sent is kept, then stop
+            self._keep_interrupted(trace, sample.unit, started_at, tally, fields)
+            raise
         except Exception as exc:  # recorded as a row with its type, never lost
             # InputError: the unit's own data is unusable (labels naming unknown passages...)
             kind = "invalid_input" if isinstance(exc, InputError) else "internal_error"
             failed = {**fields, **failure(kind, exc)}
             return self._row(trace, sample.unit, started_at, tally, failed)
+
+    def _keep_interrupted(
+        self,
+        trace: AgentTrace,
+        unit: Unit,
+        started_at: str,
+        tally: CallTally,
+        fields: dict[str, Any],
+    ) -> None:
+        """Hand over the ``interrupted`` row of a unit whose calls had sent requests.
+
+        A unit that sent nothing leaves no row (``--resume`` scores it). Never raises: the
+        interrupt on its way out must not be replaced by another error.
+        """
+        if not (self.keep_interrupted and tally.attempts):
+            return
+        try:
+            skipped = {
+                **fields,
+                **tally.details,
+                **tally.stage_details(),
+                **interrupted_skip(tally.attempts, tally.unanswered),
+            }
+            self._hand_over(self._row(trace, unit, started_at, tally, skipped))
+        except Exception:
+            _log.warning("could not keep the interrupted row of %s", unit.id, exc_info=True)
 
     def _over_budget(self) -> bool:
         return self.budget is not None and self.budget.exhausted and self.metric.requires_judge

@@ -22,11 +22,13 @@ from agent_eval.result import CONVERSATION_UNIT, MetricResult
 from agent_eval.trace import AgentTrace
 
 __all__ = [
+    "INTERRUPTED_SKIP",
     "NO_FORMATTER",
     "budget_skip",
     "build_sample",
     "build_samples",
     "failure",
+    "interrupted_skip",
     "judge_failure",
     "ok",
     "reference_key",
@@ -80,6 +82,32 @@ def budget_skip(message: str) -> dict[str, Any]:
         "status": "skipped",
         "error_type": "budget",
         "error_message": f"{message}; not judged: raise the budget and continue the run",
+    }
+
+
+INTERRUPTED_SKIP = "interrupted"
+"""``error_type`` of rows skipped because the run was interrupted (Ctrl-C, SIGTERM) while the
+unit's judge calls were in flight: they carry what those calls had sent, and ``--resume``
+scores the unit again (the row then counts among the replaced rows, its spend kept)."""
+
+
+def interrupted_skip(requests: int, unanswered: int) -> dict[str, Any]:
+    """Fields of a row whose judge calls were cut short by an interrupt (``interrupted``).
+
+    ``requests`` were sent; of them ``unanswered`` had no reply read (tokens estimated).
+    """
+    unknown = (
+        f", {unanswered} of them cut off before the reply was read (their tokens are unknown: "
+        "estimated)"
+        if unanswered
+        else ""
+    )
+    return {
+        "status": "skipped",
+        "error_type": INTERRUPTED_SKIP,
+        "error_message": f"the run was interrupted (Ctrl-C or SIGTERM) while this unit's judge "
+        f"calls were in flight: {requests} request(s) sent{unknown}; --resume scores it again",
+        "details": {INTERRUPTED_SKIP: {"requests": requests, "unanswered": unanswered}},
     }
 
 

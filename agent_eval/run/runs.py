@@ -15,6 +15,8 @@ from typing import Any
 
 from agent_eval.errors import ConfigError, StoreError
 from agent_eval.result import MetricResult
+from agent_eval.run.budget import BUDGET_SKIP
+from agent_eval.run.outcomes import INTERRUPTED_SKIP
 from agent_eval.run.store import DB_NAME, ResultKey, ResultStore, RunRecord, result_key
 
 __all__ = [
@@ -138,7 +140,8 @@ def finished_results(ref: RunRef, *, retry_errors: bool = False) -> dict[ResultK
         ref: The run.
         retry_errors: Leave ``error`` rows out, so their conversations are scored again.
 
-    Rows skipped for ``budget`` are always left out: a continued run scores them.
+    Rows skipped for ``budget`` or ``interrupted`` are always left out: a continued run
+    scores them.
 
     """
     with ResultStore(ref.directory) as store:
@@ -146,11 +149,15 @@ def finished_results(ref: RunRef, *, retry_errors: bool = False) -> dict[ResultK
     return {result_key(r): r for r in rows if not _again(r, retry_errors)}
 
 
+_SCORED_AGAIN = frozenset({BUDGET_SKIP, INTERRUPTED_SKIP})
+"""Skip reasons of units a continued run scores again: they were never judged to the end."""
+
+
 def _again(result: MetricResult, retry_errors: bool) -> bool:
     """Whether a continued run scores ``result``'s unit again.
 
-    Budget skips always; errors with ``retry_errors``.
+    Budget and interrupt skips always; errors with ``retry_errors``.
     """
-    if result.status == "skipped" and result.error_type == "budget":
+    if result.status == "skipped" and result.error_type in _SCORED_AGAIN:
         return True
     return retry_errors and result.status == "error"

@@ -10,12 +10,16 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.table import Table
 
 from agent_eval.costs import stage_tokens
 from agent_eval.result import CONVERSATION_UNIT, MetricResult
+
+if TYPE_CHECKING:
+    from agent_eval.run.usage import RunUsage
 
 __all__ = ["RunSummary"]
 
@@ -32,7 +36,9 @@ class RunSummary:
         scored / skipped / errored: Rows by status (``ok``, ``skipped``, ``error``).
         resumed: Of these, rows already finished by an earlier, interrupted run (not re-judged).
         score_sum: Sum of the scores of the ``ok`` rows.
-        input_tokens / output_tokens: Judge tokens over every call, retries included.
+        input_tokens / output_tokens: Judge tokens over every call, retries included. These
+            and the other usage counts below are this invocation's: a resumed row's calls
+            were made by an earlier one, and count in :attr:`run_total` only.
         attempts: Judge requests made, retries included (0 for cached replies).
         judge_calls / cached_calls: Judge calls asked, and of them those answered from the
             judge-call cache (free in this run).
@@ -53,6 +59,9 @@ class RunSummary:
             a stage without a usage report counts its estimate (and one estimated row), so
             the stages add up to the best token sums.
         results: The result rows, in completion order (when the run keeps them).
+        run_total: What the run's judge calls spent over every invocation (its rows and the
+            rows they replaced), when known (set from the store at the end of ``score``);
+            the table shows it, labelled, beside this invocation's figures when they differ.
 
     """
 
@@ -86,22 +95,15 @@ class RunSummary:
     """Left out of ``repr``: ``asyncio.run`` formats the main task's result (a list of
     summaries) with ``%r`` as it ends on Python 3.11, ~33 us per row twice per run."""
     conversation_units: bool = True
+    run_total: RunUsage | None = None
 
     def add(self, result: MetricResult, *, keep: bool = True, resumed: bool = False) -> None:
-        """Count ``result`` (one unit)."""
+        """Count ``result`` (one unit); a ``resumed`` one's usage is not this invocation's."""
         self.input += 1
         self.conversation_units &= result.unit_id == CONVERSATION_UNIT
         self.resumed += int(resumed)
-        self.input_tokens += result.input_tokens
-        self.output_tokens += result.output_tokens
-        self.attempts += result.attempts
-        self.judge_calls += result.judge_calls
-        self.cached_calls += result.cached_calls
-        self.usage_unknown += int(not result.usage_known)
-        best_in, best_out = result.best_tokens
-        self.best_input_tokens += best_in
-        self.best_output_tokens += best_out
-        self._add_stages(result)
+        if not resumed:
+            self._add_usage(result)
         if result.status == "ok":
             self.scored += 1
             self.score_sum += result.score or 0.0
@@ -117,6 +119,18 @@ class RunSummary:
             self.error_types[result.error_type or "?"] += 1
         if keep:
             self.results.append(result)
+
+    def _add_usage(self, result: MetricResult) -> None:
+        self.input_tokens += result.input_tokens
+        self.output_tokens += result.output_tokens
+        self.attempts += result.attempts
+        self.judge_calls += result.judge_calls
+        self.cached_calls += result.cached_calls
+        self.usage_unknown += int(not result.usage_known)
+        best_in, best_out = result.best_tokens
+        self.best_input_tokens += best_in
+        self.best_output_tokens += best_out
+        self._add_stages(result)
 
     def _add_stages(self, result: MetricResult) -> None:
         stages = result.details.get("stages")
@@ -145,8 +159,8 @@ class RunSummary:
             return f"{self.input_tokens} in, {self.output_tokens} out"
         return (
             f"~{self.best_input_tokens} in, ~{self.best_output_tokens} out (estimated: "
-            f"{self.usage_unknown} of {self.input} rows had no usage report; o200k count of "
-            "their requests and replies)"
+            f"{self.usage_unknown} of {self.input - self.resumed} rows had no usage report; "
+            "o200k count of their requests and replies)"
         )
 
     def requests_text(self) -> str:
@@ -163,6 +177,14 @@ class RunSummary:
             else f"{self.cached_calls} of {self.judge_calls} calls"
         )
         return f"{self.attempts} ({share} cached: 0 tokens, $0 in this run)"
+
+    @property
+    def _scope(self) -> str:
+        """`` (this invocation)`` when the run's total differs from it (shown apart), or ``""``."""
+        total = self.run_total
+        if total is None or not (self.resumed or total.replaced_rows):
+            return ""
+        return " (this invocation)"
 
     @property
     def mean_score(self) -> float | None:
@@ -222,8 +244,8 @@ class RunSummary:
             ("skipped", _with_reasons(self.skipped, self.skip_reasons)),
             ("error", _with_reasons(self.errored, self.error_types)),
             ("mean score", f"{mean} over {self.scored} scored"),
-            ("judge tokens", self.tokens_text()),
-            ("judge requests", self.requests_text()),
+            (f"judge tokens{self._scope}", self.tokens_text()),
+            (f"judge requests{self._scope}", self.requests_text()),
         ]
         if self.atom_units:
             rows.insert(
@@ -241,6 +263,8 @@ class RunSummary:
         ]
         if self.resumed:
             rows.append(("resumed", f"{self.resumed} already finished, not re-judged"))
+        if self._scope and self.run_total is not None:
+            rows.append(("run total (all invocations)", self.run_total.text()))
         if self.out_dir is not None:
             rows.append(("results", str(self.out_dir)))
         for what, value in rows:

@@ -81,6 +81,19 @@ def test_other_failures_print_the_error_document(
     assert said in error["message"] and said in stderr
 
 
+def test_a_refusal_carries_its_message_and_type(tmp_path: Path) -> None:
+    """trial6 #6: ``ingest --out - --json`` said "exit 2; the reason is on stderr", type Exit."""
+    code, document, stderr = _run("ingest", str(FIXTURES), "--out", "-", "--json", cwd=tmp_path)
+    assert code == 2
+    error = _error(document, "ingest", 2)
+    assert error == {
+        "message": "--out - writes the traces to stdout, where --json prints the summary; "
+        "give --out a file name with --json",
+        "type": "ConfigError",
+    }
+    assert error["message"] in " ".join(stderr.split())
+
+
 def test_a_command_that_printed_its_document_prints_no_second_one(tmp_path: Path) -> None:
     """``score`` of a judged metric with no judge exits 2 after its own document (one only)."""
     args = ["score", str(FIXTURES), "--metric", "loops,goal_accuracy", "--json", "--out", "o"]

@@ -61,3 +61,29 @@ def test_negative_zero_prints_as_zero() -> None:
         "(the large-sample standard error is 0)]" in text
     )
     assert "-0.000" not in text
+
+
+def test_the_variants_add_up_to_the_totals_with_replaced_rows(
+    make_result: Callable[..., MetricResult],
+) -> None:
+    """s4 "not done": the per-variant table counted only current rows, the totals replaced too."""
+    from agent_eval.costs import PriceTable
+    from agent_eval.report.model import build_report
+
+    rows = [make_result(c, "1") for c in "ab"] + [
+        make_result(c, "0", formatter="json@1") for c in "ab"
+    ]
+    budget_skip = {"status": "skipped", "error_type": "budget", "error_message": "budget"}
+    replaced = [make_result("a", None, input_tokens=400, output_tokens=20, **budget_skip)]
+    report = build_report(rows, superseded=replaced, pricing=PriceTable().cost)
+    assert report.comparison is not None
+    variants = {v.variant: v for v in report.comparison.variants}
+    first = variants["transcript@1"]
+    assert (first.input_tokens, first.output_tokens, first.n_replaced) == (2400, 120, 1)
+    assert sum(v.input_tokens for v in variants.values()) == report.summary.input_tokens == 4400
+    assert sum(v.output_tokens for v in variants.values()) == report.summary.output_tokens == 220
+    costs = [v.cost_usd for v in variants.values()]
+    assert report.summary.cost_usd is not None and None not in costs
+    assert abs(sum(c or 0.0 for c in costs) - report.summary.cost_usd) < 1e-12
+    text = _text(comparison_tables(report.comparison))
+    assert "2400/120, incl. 1 replaced rows" in text

@@ -101,6 +101,7 @@ def test_resume_after_a_budget_stop_keeps_the_first_invocations_spend(
         "judge_input_tokens": spent_in,
         "judge_output_tokens": spent_out,
         "estimated_rows": 0,
+        "interrupted": {"rows": 0, "requests": 0, "unanswered": 0},  # none here
     }
     table = runner.invoke(app, ["runs", "show", str(out)])
     assert f"usage.judge_input_tokens: {spent_in}\n" in table.stdout
