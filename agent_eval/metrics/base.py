@@ -199,6 +199,23 @@ class StageUsage:
         self.estimated_input_tokens += estimate[0]
         self.estimated_output_tokens += estimate[1]
 
+    def add_call(
+        self,
+        tokens: tuple[int, int],
+        attempts: int,
+        estimate: tuple[int, int],
+        known: bool,
+        *,
+        cached: bool = False,
+    ) -> None:
+        """Add one call: its reported ``(input, output)`` tokens, requests sent and estimate."""
+        self.calls += 1
+        self.input_tokens += tokens[0]
+        self.output_tokens += tokens[1]
+        self.attempts += attempts
+        self.cached_calls += int(cached)
+        self.count(estimate, known)
+
 
 @dataclass
 class CallTally:
@@ -276,13 +293,10 @@ class CallTally:
         self.latency_ms += reply.latency_ms
         self.cached_calls += int(reply.cached)
         if stage is not None:
-            usage = self.stages.setdefault(stage, StageUsage())
-            usage.calls += 1
-            usage.input_tokens += reply.input_tokens
-            usage.output_tokens += reply.output_tokens
-            usage.attempts += reply.attempts
-            usage.cached_calls += int(reply.cached)
-            usage.count(estimate, known)
+            self.stages.setdefault(stage, StageUsage()).add_call(
+                (reply.input_tokens, reply.output_tokens), reply.attempts, estimate, known,
+                cached=reply.cached,
+            )  # fmt: skip
 
     def add_error(
         self,
@@ -298,12 +312,10 @@ class CallTally:
         )  # fmt: skip
         self.latency_ms += latency_ms
         if stage is not None:
-            usage = self.stages.setdefault(stage, StageUsage())
-            usage.calls += 1
-            usage.input_tokens += error.input_tokens
-            usage.output_tokens += error.output_tokens
-            usage.attempts += error.attempts
-            usage.count(estimate, error.usage_known)
+            self.stages.setdefault(stage, StageUsage()).add_call(
+                (error.input_tokens, error.output_tokens), error.attempts, estimate,
+                error.usage_known,
+            )  # fmt: skip
 
     def add_cancelled(
         self,
@@ -323,12 +335,9 @@ class CallTally:
         self.latency_ms += latency_ms
         self.unanswered += usage.unanswered
         if stage is not None:
-            counts = self.stages.setdefault(stage, StageUsage())
-            counts.calls += 1
-            counts.input_tokens += usage.input_tokens
-            counts.output_tokens += usage.output_tokens
-            counts.attempts += usage.requests
-            counts.count(estimate, known)
+            self.stages.setdefault(stage, StageUsage()).add_call(
+                reported, usage.requests, estimate, known
+            )
 
     async def ask(
         self, judge: Judge, request: JudgeRequest, stage: str | None = None
