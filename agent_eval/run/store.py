@@ -50,7 +50,7 @@ import operator
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -776,18 +776,12 @@ def load_results(path: str | Path, run_id: str | None = None) -> list[MetricResu
     if target.suffix == ".jsonl":
         rows_in_file = _read_jsonl(target)
         return [r for r in rows_in_file if run_id is None or r.run_id == run_id]
-    try:
-        with closing(_connect_to_read(target)) as db:
-            columns = [name for name in _FIELDS if name in _table_columns(db)]
-            order = ", ".join(name for name in RESULT_KEY if name in columns)
-            where = "" if run_id is None else " WHERE run_id = ?"
-            rows = db.execute(
-                f"SELECT {', '.join(columns)} FROM results{where} ORDER BY {order}",
-                () if run_id is None else (run_id,),
-            ).fetchall()
-    except sqlite3.Error as exc:
-        raise StoreError(f"{target}: not a results database: {exc}") from exc
-    return sorted((_from_row(row, columns) for row in rows), key=result_key)
+    return sorted(_select_rows(target, "results", run_id, _key_order), key=result_key)
+
+
+def _key_order(columns: list[str]) -> str:
+    """The ``ORDER BY`` of the results table: the :data:`RESULT_KEY` columns it has."""
+    return ", ".join(name for name in RESULT_KEY if name in columns)
 
 
 def _results_file(path: str | Path) -> Path:
@@ -824,15 +818,36 @@ def load_superseded(path: str | Path, run_id: str | None = None) -> list[MetricR
     if target.suffix == ".jsonl":
         replaced = _read_jsonl_log(target)[1]
         return [r for r in replaced if run_id is None or r.run_id == run_id]
+    return _select_rows(target, SUPERSEDED_TABLE, run_id, lambda _: "rowid", missing_ok=True)
+
+
+def _select_rows(
+    target: Path,
+    table: str,
+    run_id: str | None,
+    order: Callable[[list[str]], str],
+    *,
+    missing_ok: bool = False,
+) -> list[MetricResult]:
+    """The rows of ``table`` in database ``target`` (of ``run_id`` only, unless ``None``).
+
+    Only the result fields the table has are read; ``order(columns)`` gives the ``ORDER BY``.
+    A table that is not there gives no rows when ``missing_ok``.
+
+    Raises:
+        StoreError: ``target`` cannot be read as a results database (or ``table`` is missing
+            and not ``missing_ok``).
+
+    """
     try:
         with closing(_connect_to_read(target)) as db:
-            present = _table_columns(db, SUPERSEDED_TABLE)
-            if not present:
+            present = _table_columns(db, table)
+            if not present and missing_ok:
                 return []
             columns = [name for name in _FIELDS if name in present]
             where = "" if run_id is None else " WHERE run_id = ?"
             rows = db.execute(
-                f"SELECT {', '.join(columns)} FROM {SUPERSEDED_TABLE}{where} ORDER BY rowid",
+                f"SELECT {', '.join(columns)} FROM {table}{where} ORDER BY {order(columns)}",
                 () if run_id is None else (run_id,),
             ).fetchall()
     except sqlite3.Error as exc:
