@@ -79,6 +79,7 @@ async def ascore(
     run_id: str | None = None,
     progress: bool = False,
     budget: Budget | None = None,
+    keep_interrupted: bool = False,
 ) -> RunSummary:
     """Score ``traces`` and return the run summary (its ``results`` hold every row).
 
@@ -98,6 +99,9 @@ async def ascore(
             :class:`~agent_eval.run.budget.BudgetedJudge` (see
             :func:`~agent_eval.run.judge_stack.wrap_judge`). Units left when it is reached are
             skipped with reason ``budget``.
+        keep_interrupted: Keep each unit an interrupt (Ctrl-C, task cancelled) cut short after
+            its judge calls had sent a request as a row skipped ``interrupted``, carrying what
+            they spent (see :class:`~agent_eval.run.engine.Engine`); off, it leaves no row.
 
     Raises:
         ConfigError: an unknown metric/formatter name, or no judge endpoint configured.
@@ -120,6 +124,7 @@ async def ascore(
         references=references,
         progress=progress,
         budget=budget,
+        keep_interrupted=keep_interrupted,
     )
     try:
         if store is not None:

@@ -6,7 +6,10 @@ one judge, so a judge-call cache wrapped around it is shared by the variants.
 :func:`score_repeats` scores every trace K times with one formatter (result ``repeat`` 0..K-1):
 repeat 0 may answer from the cache, repeats 1..K-1 always bypass it, so each is a fresh judge
 call at the configured temperature. Both also store the renderings the judge saw
-(:mod:`agent_eval.report.renderings`) for the HTML report.
+(:mod:`agent_eval.report.renderings`) for the HTML report, and keep a unit an interrupt cut
+short after its judge calls had sent a request as a row skipped ``interrupted`` with what they
+spent (``Engine(keep_interrupted=True)``, as ``score`` does), so that the run's usage counts
+every request the endpoint received.
 """
 
 from __future__ import annotations
@@ -91,6 +94,7 @@ async def score_variants(
             run_id=run_id,
             progress=True,
             budget=budget,
+            keep_interrupted=True,  # the spend of units cut short stays in the run's usage
         )
     order = {f.identity: i for i, f in enumerate(built)}
     rows = [r for r in load_results(out) if r.run_id == run_id]
@@ -166,6 +170,7 @@ async def score_repeats(
                 progress=True,
                 budget=budget,
                 renderings=renderings,
+                keep_interrupted=True,  # the spend of units cut short stays in the run's usage
             )
             if k == 0:
                 store.start_run(

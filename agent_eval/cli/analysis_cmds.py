@@ -250,7 +250,11 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     gate: GateOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Score the same conversations under each formatter and compare the verdicts pairwise."""
+    """Score the same conversations under each formatter and compare the verdicts pairwise.
+
+    Ctrl-C or SIGTERM (exit 130 / 143) keeps the results finished and each unit cut short
+    (skipped: interrupted, with the requests it sent), and says what the run spent.
+    """
     with usage_errors():
         from agent_eval.metrics.spec import split_metrics
 
@@ -266,7 +270,7 @@ def compare_cmd(  # noqa: PLR0917  (one parameter per CLI option)
             return
 
         run_id, directory, cmp = runs.compare_for(
-            cfg, names, labels=labels, label_field=label_field, argv=sys.argv
+            cfg, names, labels=labels, label_field=label_field, argv=sys.argv, as_json=as_json
         )
         runs.emit(as_json, run_id, directory, name="comparison", model=cmp)
         counts = runs.variant_counts(cmp)
@@ -334,6 +338,8 @@ def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     calls fresh).
     Claim-level metrics (faithfulness, groundedness) judge the same pinned atoms in every
     repeat and report the flip rate per atom as well as per score.
+    Ctrl-C or SIGTERM (exit 130 / 143) keeps the results finished and each unit cut short
+    (skipped: interrupted, with the requests it sent), and says what the run spent.
     """
     with usage_errors():
         cfg, gates = _scoring_setup(
@@ -345,7 +351,7 @@ def stability_cmd(  # noqa: PLR0917  (one parameter per CLI option)
             runs.print_plans(cfg, [cfg.formatter], repeats=repeats, as_json=as_json)
             return
 
-        run_id, directory, st = runs.stability_for(cfg, repeats, sys.argv)
+        run_id, directory, st = runs.stability_for(cfg, repeats, sys.argv, as_json=as_json)
         runs.emit(as_json, run_id, directory, name="stability", model=st)
         unanimous = st.n_conversations - st.n_flipping
         count = GateCount(subject="repeats", successes=unanimous, n=st.n_conversations)

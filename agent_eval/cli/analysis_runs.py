@@ -10,6 +10,7 @@ Settings come from the ``[score]`` table of ``agent-eval.toml`` and the flags, e
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
@@ -40,7 +41,7 @@ from agent_eval.analysis.paired import VariantComparison, compare_formatters
 from agent_eval.analysis.scoring import score_repeats, score_variants
 from agent_eval.analysis.stability import Stability, measure_stability
 from agent_eval.cli.analysis_options import load_run_results, out_console
-from agent_eval.cli.app import err_console
+from agent_eval.cli.app import INTERRUPTED_TYPE, err_console, interrupt_exit_code, interrupt_message
 from agent_eval.cli.json_output import (
     ComparePayload,
     StabilityPayload,
@@ -89,6 +90,7 @@ __all__ = [
     "check_metric",
     "compare_for",
     "emit",
+    "interrupted_line",
     "labels_for",
     "print_plans",
     "run_compare",
@@ -228,15 +230,68 @@ def _redacted(cfg: ScoreConfig, argv: Sequence[str]) -> tuple[str, ...]:
     return redact_argv(list(argv), (os.environ.get(cfg.api_key_env, ""),))
 
 
+def interrupted_line(directory: Path, run_id: str) -> str:
+    """What an interrupted ``compare`` / ``stability`` kept in ``directory`` and spent.
+
+    E.g. ``interrupted by Ctrl-C (SIGINT): 3 result(s) kept in runs/x (3 scored), and 1 unit(s)
+    cut short kept as skipped (interrupted; the 2 judge request(s) they sent are counted);
+    judge usage: 8 requests, 900 in, 80 out over 4 rows (...); agent-eval runs show runs/x``.
+    The usage is :class:`~agent_eval.run.usage.RunUsage` over the rows kept. Never raises: the
+    interrupt on its way out must stay the error.
+    """
+    from agent_eval.run.outcomes import INTERRUPTED_SKIP
+    from agent_eval.run.store import load_results
+    from agent_eval.run.usage import usage_of
+
+    stopped = interrupt_message()
+    try:
+        rows = load_results(directory, run_id=run_id)
+    except AgentEvalError as exc:
+        return f"{stopped}; what the run kept in {directory} cannot be read: {exc}"
+    if not rows:
+        return f"{stopped} before a result was kept in {directory}"
+    usage = usage_of(rows)
+    cut = usage.interrupted_rows
+    statuses: Counter[str] = Counter(r.status for r in rows if r.error_type != INTERRUPTED_SKIP)
+    counts = ", ".join(
+        f"{statuses[s]} {w}" for s, w in (("ok", "scored"), ("skipped", "skipped"),
+                                           ("error", "errored")) if statuses[s]
+    )  # fmt: skip
+    line = f"{stopped}: {len(rows) - cut} result(s) kept in {directory}"
+    line += f" ({counts})" if counts else ""
+    if cut:
+        line += (
+            f", and {cut} unit(s) cut short kept as skipped ({INTERRUPTED_SKIP}; the "
+            f"{usage.interrupted_requests} judge request(s) they sent are counted)"
+        )
+    return f"{line}; judge usage: {usage.text()}; agent-eval runs show {directory}"
+
+
+def _say_interrupted(command: str, directory: Path, run_id: str, as_json: bool) -> None:
+    """Print :func:`interrupted_line` on stderr and, with ``--json``, as the error document."""
+    line = interrupted_line(directory, run_id)
+    err_console.print(line, highlight=False, markup=False, soft_wrap=True)
+    if as_json:
+        from agent_eval.cli.json_output import emit_error
+
+        with contextlib.suppress(OSError):  # stdout gone (| head): stderr has the line
+            emit_error(command, interrupt_exit_code(), line, INTERRUPTED_TYPE)
+
+
 def run_compare(
-    cfg: ScoreConfig, formatters: list[str], argv: Sequence[str] = ()
+    cfg: ScoreConfig, formatters: list[str], argv: Sequence[str] = (), *, as_json: bool = False
 ) -> tuple[str, Path, list[AgentTrace], list[MetricResult]]:
     """Score ``cfg.paths`` under each formatter, sharing one cached judge.
+
+    Interrupted (Ctrl-C, SIGTERM), it says what the run kept and what its judge calls spent,
+    the units cut short included (:func:`interrupted_line`; with ``as_json`` also as the
+    ``Interrupted`` error document), and re-raises.
 
     Args:
         cfg: The scoring settings.
         formatters: Formatter identities, in report order.
         argv: The command line, recorded with the run (secrets removed here).
+        as_json: ``--json`` was given.
 
     Returns:
         ``(run_id, output directory, traces, result rows)``.
@@ -259,6 +314,9 @@ def run_compare(
     )  # fmt: skip
     try:
         rows = event_loop.run(_closing(inner, work))
+    except KeyboardInterrupt:
+        _say_interrupted("compare", out, run_id, as_json)
+        raise
     finally:
         if stack.cache is not None:
             stack.cache.close()
@@ -267,11 +325,12 @@ def run_compare(
 
 
 def run_repeats(
-    cfg: ScoreConfig, repeats: int, argv: Sequence[str] = ()
+    cfg: ScoreConfig, repeats: int, argv: Sequence[str] = (), *, as_json: bool = False
 ) -> tuple[str, Path, list[MetricResult]]:
     """Score ``cfg.paths`` ``repeats`` times with ``cfg.formatter`` (repeats 1.. uncached).
 
-    ``argv`` is the command line, recorded with the run (secrets removed here).
+    ``argv`` is the command line, recorded with the run (secrets removed here). Interrupted,
+    it says what was kept and spent, as :func:`run_compare` does (``as_json``: ``--json``).
 
     Returns:
         ``(run_id, output directory, result rows)``.
@@ -297,6 +356,9 @@ def run_repeats(
     )  # fmt: skip
     try:
         rows = event_loop.run(_closing(inner, work))
+    except KeyboardInterrupt:
+        _say_interrupted("stability", out, run_id, as_json)
+        raise
     finally:
         if cache is not None:
             cache.close()
@@ -493,6 +555,7 @@ def compare_for(
     labels: Path | None,
     label_field: str | None,
     argv: Sequence[str] = (),
+    as_json: bool = False,
 ) -> tuple[str, Path, VariantComparison]:
     """Score under each formatter and compare; writes ``OUT/comparison.json``.
 
@@ -503,7 +566,7 @@ def compare_for(
 
     """
     truth = read_binary_file(labels, field=label_field) if labels else None
-    run_id, directory, traces, results = run_compare(cfg, names, argv)
+    run_id, directory, traces, results = run_compare(cfg, names, argv, as_json=as_json)
     used = labels_for(truth, traces)
     if used:
         write_labels(directory / LABELS_NAME, used)
@@ -518,7 +581,7 @@ def compare_for(
 
 
 def stability_for(
-    cfg: ScoreConfig, repeats: int, argv: Sequence[str] = ()
+    cfg: ScoreConfig, repeats: int, argv: Sequence[str] = (), *, as_json: bool = False
 ) -> tuple[str, Path, Stability]:
     """Score K times and measure stability; writes ``OUT/stability.json``.
 
@@ -526,7 +589,7 @@ def stability_for(
         ``(run_id, output directory, stability)``.
 
     """
-    run_id, directory, results = run_repeats(cfg, repeats, argv)
+    run_id, directory, results = run_repeats(cfg, repeats, argv, as_json=as_json)
     st = measure_stability(results)
     (directory / "stability.json").write_text(st.model_dump_json(indent=2), "utf-8")
     return run_id, directory, st

@@ -2,9 +2,11 @@
 
 Writes one AgentTrace JSON per line (to ``--out``, else stdout; ``--out -`` is stdout too) as
 conversations are produced, then a summary on stderr: files, spans, log records, conversations
-and the span accounting, ``used + ignored = read``, with the reasons. ``--json`` prints the
-machine summary (:meth:`IngestReport.to_json`) on stdout instead; the traces then go only to
-``--out`` (a file).
+and the span accounting, ``used + ignored = read``, with the reasons; for files of whole
+conversations (chat logs, datasets) the record accounting, ``records: used + skipped = read``.
+``--json`` prints the machine summary (:meth:`IngestReport.to_json`, and ``records``:
+:meth:`IngestReport.records_json`) on stdout instead; the traces then go only to ``--out`` (a
+file).
 A file that cannot be read is listed as an error and the others are still ingested. ``--out``
 is written atomically (a temporary file beside it, renamed when complete), so a full disk or a
 kill never leaves a half line. Exit codes (:mod:`agent_eval.cli.exit_codes`): 0 when at least
@@ -64,6 +66,28 @@ def _accounting(what: str, used: int, ignored: dict[str, int], read: int) -> lis
     return [line] + ([f"  ignored: {_reasons(ignored)}"] if any(ignored.values()) else [])
 
 
+def _records_lines(report: IngestReport) -> list[str]:
+    """The record accounting lines of the summary.
+
+    ``records: U used + S skipped = R read`` and the skip reasons, for files of whole
+    conversations (chat logs, datasets); ``records skipped: ...`` for records of span files
+    that held no span to count (an OTLP JSON Lines line that does not parse).
+    """
+    lines = []
+    if any(f.whole_conversations for f in report.files):
+        skips = report.record_skips
+        lines.append(
+            f"records: {report.records_used} used + {sum(skips.values())} skipped = "
+            f"{report.records_read} read"
+        )
+        if skips:
+            lines.append(f"  skipped: {_reasons(skips)}")
+    others = report.records_ignored - report.record_skips
+    if others:
+        lines.append(f"records skipped: {_reasons(others)}")
+    return lines
+
+
 def unrecognised_files(report: IngestReport) -> list[FileReport]:
     """The files no container recognises (listed as ``not recognised``; they are not errors)."""
     return [f for f in report.files if f.error and f.error.endswith(NOT_RECOGNISED)]
@@ -109,8 +133,7 @@ def summary_lines(report: IngestReport) -> list[str]:
     lines += _accounting("spans", report.spans_used, report.spans_ignored, report.spans_read)
     if report.logs_read:
         lines += _accounting("logs", report.logs_used, report.logs_ignored, report.logs_read)
-    if report.records_ignored:
-        lines.append(f"records skipped: {_reasons(report.records_ignored)}")
+    lines += _records_lines(report)
     if not report.balanced:
         lines.append("warning: the accounting does not add up (a bug; please report it)")
     if report.text_replaced:
@@ -268,6 +291,9 @@ def ingest_command(
 ) -> None:
     """Read traces and write one AgentTrace JSON per line, with the span accounting.
 
+    The summary on stderr accounts for every span (used + ignored = read) and, for chat logs
+    and datasets, every record (used + skipped = read), with the reasons.
+
     Exit code 0 when at least one conversation was written; 3 when no input could be read at
     all; 4 when the inputs were read but gave no conversation (every span or record ignored,
     with the reasons); 5 when --out cannot be written (it is written atomically).
@@ -296,7 +322,7 @@ def ingest_command(
     if as_json:
         from agent_eval.cli.json_output import emit_json  # its payload models cost 30 ms
 
-        emit_json("ingest", report.to_json())
+        emit_json("ingest", {**report.to_json(), "records": report.records_json()})
     else:
         print_summary(report)
     if not report.conversations:

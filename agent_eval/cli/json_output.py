@@ -35,7 +35,8 @@ cache info      :class:`CacheInfoPayload`
 errors          :class:`ErrorsPayload`
 judges list     :class:`JudgesPayload`
 export phoenix  :class:`ExportPayload`
-ingest          the fields of ``IngestReport.to_json()`` (files, spans, conversations)
+ingest          the fields of ``IngestReport.to_json()`` (files, spans, conversations) and
+                ``records`` (``IngestReport.records_json()``: read, used, skipped)
 formatters list ``formatters``: one object per registered formatter release
 ==============  ================================================================================
 """
@@ -334,7 +335,7 @@ PAYLOADS: Mapping[str, type[BaseModel] | None] = {
     "calibrate": None,  # the calibration model of --kind, plus "kind"
     "runs show": None,  # RunRecord's fields
     "runs diff": None,  # RunDiff's fields
-    "ingest": None,  # IngestReport.to_json()
+    "ingest": None,  # IngestReport.to_json(), records
     "formatters list": None,
 }
 """The payload model of each command's ``--json`` document (``None``: see the table above)."""

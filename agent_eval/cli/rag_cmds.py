@@ -4,8 +4,9 @@ Shows every turn, its failure classes, each reviewer's agreement with the human 
 the ``[rag]`` policy (gates, not weighted means).
 
 Reads ``RUN/turns.jsonl`` (written by ``score`` for turn metrics) and the run's results. Exit
-codes: 0 shown (and every policy gate passed); 1 a policy gate failed; 2 no such run, no turns
-recorded, or an invalid policy.
+codes (:mod:`agent_eval.cli.exit_codes`, as for every command): 0 shown (and every policy gate
+passed); 1 a policy gate failed; 2 a missing or invalid policy file; 3 no such run, or a run that
+recorded no turns or cannot be read.
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from agent_eval.cli.app import EXIT_GATE, EXIT_USAGE, app, err_console
+from agent_eval.cli.app import EXIT_GATE, app, err_console
+from agent_eval.cli.exit_codes import exit_code
 from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.json_output import RagPayload, emit_json
 from agent_eval.cli.tables import print_table
-from agent_eval.errors import AgentEvalError
+from agent_eval.errors import AgentEvalError, ConfigError, StoreError
 from agent_eval.rag.policy import PolicyOutcome, RagPolicy, apply_policy, load_policy
 from agent_eval.rag.turns import TurnRow, failure_counts, passages_shown, read_turns, turn_rows
 from agent_eval.run.runs import find_run
@@ -134,7 +136,7 @@ def rag_cmd(
         found = find_run(run, out)
         records = read_turns(found.directory)
         if not records:
-            raise AgentEvalError(
+            raise StoreError(
                 f"{found.directory} has no turns.jsonl: score turn metrics (context_precision, "
                 "answer_relevance, ...) with this version first"
             )
@@ -146,7 +148,7 @@ def rag_cmd(
         err_console.print(
             f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
         )
-        raise typer.Exit(EXIT_USAGE) from None
+        raise typer.Exit(exit_code(exc)) from exc
     outcome = apply_policy(rows, chosen) if chosen is not None else None
     if as_json:
         emit_json("rag", RagPayload.model_validate(_payload(rows, outcome)))
@@ -178,8 +180,8 @@ def _policy(path: Path | None) -> RagPolicy | None:
         default = Path("agent-eval.toml")
         return load_policy(default) if default.is_file() else None
     if not path.is_file():
-        raise AgentEvalError(f"policy file {path} not found")
+        raise ConfigError(f"policy file {path} not found; fix the --policy path")
     chosen = load_policy(path)
     if chosen is None:
-        raise AgentEvalError(f"{path} has no [rag] table")
+        raise ConfigError(f"{path} has no [rag] table; add one or give another --policy file")
     return chosen

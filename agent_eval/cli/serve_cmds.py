@@ -9,7 +9,10 @@ spans, or ``--after-root`` seconds after their root span arrived
 conversation (every revision) and the text the judge saw go to ``OUT/conversations.jsonl`` and
 ``OUT/renderings.jsonl``, as ``score`` writes them, so ``agent-eval report OUT`` lays them out.
 Ctrl-C (SIGINT) or SIGTERM stops it cleanly: what it holds is scored, or written to
-``OUT/unscored.jsonl`` when the judge does not finish within ``--shutdown-timeout``.
+``OUT/unscored.jsonl`` when the judge does not finish within ``--shutdown-timeout`` (with what
+its judge calls cut short had spent, ``metadata["agent_eval.unscored_spend"]``). The summary
+printed on stdout at the end counts every judge request sent, those included
+(``judge_usage``).
 Exit codes: 0 stopped cleanly; 2 usage or configuration error (no judge configured, port in use).
 """
 
@@ -36,6 +39,7 @@ from agent_eval.run import event_loop
 
 if TYPE_CHECKING:  # imported where used: aiohttp and the engine cost every command ~0.3 s
     from agent_eval.live.receiver import ReceiverLimits
+    from agent_eval.live.scorer import LiveScorer
 
 __all__ = ["serve"]
 
@@ -144,7 +148,20 @@ async def _serve(  # noqa: PLR0917  (the command's parts, passed through once)
         if emitter is not None:
             err_console.print(emitter.close().line(), highlight=False, soft_wrap=True)
         store.close()
-    return receiver.summary()
+    return receiver.summary() | {"judge_usage": _judge_usage(directory, run_id, scorer)}
+
+
+def _judge_usage(directory: Path, run_id: str, scorer: LiveScorer) -> dict[str, Any]:
+    """What this serve's judge calls spent: its rows, and the units the shutdown cut short.
+
+    :class:`~agent_eval.run.usage.RunUsage` over the run's stored rows and the ``interrupted``
+    rows (never stored) of the conversations written to ``unscored.jsonl``, so that it counts
+    every request the endpoint received; ``interrupted`` counts those units.
+    """
+    from agent_eval.run.store import load_results
+    from agent_eval.run.usage import usage_of
+
+    return usage_of([*load_results(directory, run_id=run_id), *scorer.cut_short]).to_json()
 
 
 @app.command(cls=HelpCommand)
@@ -199,6 +216,10 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     events_file: EventsFile = False,
 ) -> None:
     """Receive OTLP/HTTP spans (protobuf or JSON, gzip) and score conversations as they close.
+
+    On Ctrl-C or SIGTERM what is held is scored; what the judge cannot finish within
+    --shutdown-timeout goes to OUT/unscored.jsonl, with what its cut-short judge calls spent.
+    The JSON summary on stdout counts every judge request sent (judge_usage).
 
     Exit codes: 0 stopped cleanly (Ctrl-C or SIGTERM); 2 a usage or configuration error (no
     judge configured, the port in use).

@@ -8,7 +8,13 @@ Containers (file formats) are plugins: subclass :class:`Container` and register 
 """
 
 from agent_eval.ingest.accounting import FileReport, IngestReport
-from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped, containers
+from agent_eval.ingest.containers.base import (
+    Container,
+    ContainerItem,
+    RecordsUsed,
+    Skipped,
+    containers,
+)
 from agent_eval.ingest.pipeline import IngestRun, detect_container, ingest
 from agent_eval.ingest.spans import LogRecord, SourceLocation, SpanEvent, SpanRecord
 
@@ -19,6 +25,7 @@ __all__ = [
     "IngestReport",
     "IngestRun",
     "LogRecord",
+    "RecordsUsed",
     "Skipped",
     "SourceLocation",
     "SpanEvent",

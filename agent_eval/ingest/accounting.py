@@ -1,8 +1,10 @@
 """Span accounting: every span and log record read is either used or ignored with a reason.
 
 The ingest contract is that nothing is dropped silently: ``spans_read == spans_used +
-sum(spans_ignored.values())`` (and likewise for log records), per file and overall. The CLI
-prints this; ``--json`` emits :meth:`IngestReport.to_json`.
+sum(spans_ignored.values())`` (and likewise for log records), per file and overall. Files of
+whole conversations (chat logs, datasets: no spans) have their records accounted the same way,
+``records_read == records_used + sum(record_skips.values())``. The CLI prints this; ``--json``
+emits :meth:`IngestReport.to_json` and :meth:`IngestReport.records_json`.
 """
 
 from __future__ import annotations
@@ -33,6 +35,11 @@ class FileReport:
         note: Why the file was passed over although it exists (a labels, verdicts, references
             or results file next to the traces; see :func:`agent_eval.ingest.paths.companion_note`).
         text_replaced: Code points UTF-8 cannot encode (lone surrogates) replaced by U+FFFD.
+        whole_conversations: Read by a container of whole conversations (its records are
+            accounted: :attr:`records_used`, :attr:`records_skipped`).
+        records_declared: Records the container said it used (:class:`~agent_eval.ingest.
+            containers.base.RecordsUsed`), ``None`` when it said nothing (one per conversation).
+        records_skipped: Reason -> count for the records of this file skipped whole.
     """
 
     path: str
@@ -44,6 +51,23 @@ class FileReport:
     error: str | None = None
     note: str | None = None
     text_replaced: int = 0
+    whole_conversations: bool = False
+    records_declared: int | None = None
+    records_skipped: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def records_used(self) -> int:
+        """Records that went into a conversation (0 for a span file)."""
+        if not self.whole_conversations:
+            return 0
+        return self.conversations if self.records_declared is None else self.records_declared
+
+    @property
+    def records_read(self) -> int:
+        """Records decoded, used or skipped (0 for a span file)."""
+        if not self.whole_conversations:
+            return 0
+        return self.records_used + sum(self.records_skipped.values())
 
 
 @dataclass
@@ -88,11 +112,36 @@ class IngestReport:
         return sum(f.logs_read for f in self.files)
 
     @property
+    def records_read(self) -> int:
+        """Records decoded from files of whole conversations (chat logs, datasets)."""
+        return sum(f.records_read for f in self.files)
+
+    @property
+    def records_used(self) -> int:
+        """Records of those files that went into a conversation."""
+        return sum(f.records_used for f in self.files)
+
+    @property
+    def record_skips(self) -> Counter[str]:
+        """Reason -> count for the records of those files skipped whole.
+
+        The part of :attr:`records_ignored` read from files of whole conversations; the rest
+        is records of span files that held no span that could be counted (an OTLP JSON Lines
+        line that does not parse).
+        """
+        total: Counter[str] = Counter()
+        for f in self.files:
+            if f.whole_conversations:
+                total.update(f.records_skipped)
+        return total
+
+    @property
     def balanced(self) -> bool:
-        """Whether used + ignored equals read, for spans and for log records."""
+        """Whether used + ignored equals read, for spans, log records and records."""
         spans_ok = self.spans_used + sum(self.spans_ignored.values()) == self.spans_read
         logs_ok = self.logs_used + sum(self.logs_ignored.values()) == self.logs_read
-        return spans_ok and logs_ok
+        records_ok = self.records_used + sum(self.record_skips.values()) == self.records_read
+        return spans_ok and logs_ok and records_ok
 
     def ignore_span(self, reason: str, count: int = 1) -> None:
         """Count ``count`` spans as ignored for ``reason`` (nothing when ``count`` is 0)."""
@@ -119,8 +168,24 @@ class IngestReport:
         if len(self.skipped) < MAX_DETAILS:
             self.skipped.append(item)
 
+    def records_json(self) -> dict[str, Any]:
+        """The record accounting, JSON-ready: ``{"read", "used", "skipped": {reason: n}}``.
+
+        Counts the records of files of whole conversations (chat logs, datasets); all 0 when
+        only span files were read. ``agent-eval ingest --json`` prints it as ``records``,
+        beside :meth:`to_json`'s keys.
+        """
+        return {
+            "read": self.records_read,
+            "used": self.records_used,
+            "skipped": dict(sorted(self.record_skips.items())),
+        }
+
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready summary (the shape of ``agent-eval ingest --json``)."""
+        """A JSON-ready summary: files, spans, logs, conversations, skips.
+
+        ``agent-eval ingest --json`` prints these keys and ``records`` (:meth:`records_json`).
+        """
         return {
             "files": [
                 {

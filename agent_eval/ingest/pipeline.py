@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any
 from agent_eval.errors import DecodeError, InputError, UnknownFormatError
 from agent_eval.ingest import safe_text
 from agent_eval.ingest.accounting import FileReport, IngestReport
-from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped, containers
+from agent_eval.ingest.containers.base import (
+    Container,
+    ContainerItem,
+    RecordsUsed,
+    Skipped,
+    containers,
+)
 from agent_eval.ingest.paths import InputPath, expand_paths
 from agent_eval.ingest.spans import LogRecord, SpanRecord
 from agent_eval.trace import AgentTrace
@@ -146,6 +152,7 @@ def _run(
                 raise InputError(item.error, path=item.path)
             container = forced or detect_container(item.path)
             file.container = container.name
+            file.whole_conversations = container.whole_conversations
             yield from feed_items(read_items(container, item.path), file, report, assembler)
         except InputError as exc:
             file.error = str(exc)
@@ -176,7 +183,9 @@ def feed_items(
     """Count each container item in ``file`` and route it.
 
     Spans and log records go to the assembler, skipped items to the report, and whole
-    conversations are yielded.
+    conversations are yielded; a conversation, or :class:`RecordsUsed`, marks ``file`` as one
+    of whole conversations, whose records are accounted (a skipped item that held no span or
+    log record is one record skipped).
     """
     for item in items:
         if isinstance(item, SpanRecord):
@@ -188,11 +197,17 @@ def feed_items(
         elif isinstance(item, Skipped):
             file.spans_read += item.spans
             file.logs_read += item.logs
+            if not (item.spans or item.logs):
+                file.records_skipped[item.reason] += 1
             report.note_skipped(item)
         elif isinstance(item, AgentTrace):
             file.conversations += 1
+            file.whole_conversations = True
             report.conversations += 1
             yield item
+        elif isinstance(item, RecordsUsed):
+            file.records_declared = (file.records_declared or 0) + item.count
+            file.whole_conversations = True
         else:
             raise TypeError(f"container {file.container!r} yielded {type(item).__name__}")
 

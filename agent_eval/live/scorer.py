@@ -8,6 +8,11 @@ conversation's rows are committed together before it counts as scored) and emit 
 ``gen_ai.evaluation.result`` event. A judge failure is an ``error`` row, never a lost
 conversation; with a ``directory`` it also keeps each conversation and its rendering there for
 ``agent-eval report``; the backlog (queued plus in flight) is what the receiver's 429 is about.
+
+A conversation whose judge calls a shutdown cuts short leaves no row (the receiver writes it to
+``unscored.jsonl``), but what those calls sent is kept: the engine's ``interrupted`` rows
+(:attr:`~agent_eval.run.engine.Engine.on_interrupted`) are in :attr:`LiveScorer.cut_short`,
+and by job in :meth:`LiveScorer.spent`.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +39,8 @@ from agent_eval.trace import AgentTrace
 __all__ = ["Job", "LiveScorer"]
 
 _log = logging.getLogger(__name__)
+_JOB: ContextVar[int | None] = ContextVar("agent_eval_live_job", default=None)
+"""``id`` of the job the current worker task is scoring (whose calls an interrupt may cut)."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,8 @@ class Job:
 
 class LiveScorer:
     """Scores submitted conversations with ``concurrency`` workers.
+
+    The scorer takes the engine's ``on_interrupted`` hook (for :attr:`cut_short`).
 
     Args:
         engine: Metric, formatter, judge and run id (its ``score`` makes each row).
@@ -85,6 +95,11 @@ class LiveScorer:
         self.keep_results = store is None
         self._workers: list[asyncio.Task[None]] = []
         self._running: dict[int, Job] = {}
+        self.cut_short: list[MetricResult] = []
+        """The ``interrupted`` rows (never stored) of units a shutdown cut short after their
+        judge calls had sent a request: requests, tokens read, unanswered requests."""
+        self._spent: dict[int, list[MetricResult]] = {}
+        engine.on_interrupted = self._interrupted
 
     @property
     def backlog(self) -> int:
@@ -99,11 +114,22 @@ class LiveScorer:
         """Queue ``job`` (never blocks; the receiver bounds the backlog)."""
         self.queue.put_nowait(job)
 
+    def spent(self, job: Job) -> list[MetricResult]:
+        """The ``interrupted`` rows of ``job``'s units cut short (empty when none was)."""
+        return list(self._spent.get(id(job), ()))
+
+    def _interrupted(self, row: MetricResult) -> None:
+        self.cut_short.append(row)
+        job = _JOB.get()
+        if job is not None:
+            self._spent.setdefault(job, []).append(row)
+
     async def _work(self) -> None:
         while True:
             job = await self.queue.get()
             self.in_flight += 1
             self._running[id(job)] = job
+            _JOB.set(id(job))
             try:
                 await self._score(job)
             except Exception:  # a store failure must not stop the other workers

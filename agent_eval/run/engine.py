@@ -129,6 +129,9 @@ class Engine:
             request, as a row skipped ``interrupted`` with their usage (for a run that
             ``--resume`` scores again); off, such a unit leaves no row (``serve`` writes its
             conversation to ``unscored.jsonl`` instead).
+        on_interrupted: Called with that ``interrupted`` row (stored or not), so that a
+            caller keeping no row still has the spend (``serve``: written with the conversation
+            to ``unscored.jsonl``). Set after construction too (the attribute of that name).
 
     Raises:
         ValueError: ``concurrency`` is below 1, or a judged metric was given no judge.
@@ -156,6 +159,7 @@ class Engine:
         budget: Budget | None = None,
         renderings: RenderCache | None = None,
         keep_interrupted: bool = False,
+        on_interrupted: Callable[[MetricResult], None] | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -174,6 +178,7 @@ class Engine:
         self.budget = budget
         self.renderings = renderings if renderings is not None else RenderCache()
         self.keep_interrupted = keep_interrupted
+        self.on_interrupted = on_interrupted
         if metric.uses_formatter:
             self.fingerprint = formatter_fingerprint or fingerprint(formatter)
             self.formatter_identity = formatter.identity
@@ -423,10 +428,11 @@ class Engine:
     ) -> None:
         """Hand over the ``interrupted`` row of a unit whose calls had sent requests.
 
-        A unit that sent nothing leaves no row (``--resume`` scores it). Never raises: the
-        interrupt on its way out must not be replaced by another error.
+        A unit that sent nothing leaves no row (``--resume`` scores it). The row also goes to
+        ``on_interrupted``. Never raises: the interrupt on its way out must not be replaced by
+        another error.
         """
-        if not (self.keep_interrupted and tally.attempts):
+        if not (tally.attempts and (self.keep_interrupted or self.on_interrupted)):
             return
         try:
             skipped = {
@@ -435,7 +441,11 @@ class Engine:
                 **tally.stage_details(),
                 **interrupted_skip(tally.attempts, tally.unanswered),
             }
-            self._hand_over(self._row(trace, unit, started_at, tally, skipped))
+            row = self._row(trace, unit, started_at, tally, skipped)
+            if self.keep_interrupted:
+                self._hand_over(row)
+            if self.on_interrupted is not None:
+                self.on_interrupted(row)
         except Exception:
             _log.warning("could not keep the interrupted row of %s", unit.id, exc_info=True)
 

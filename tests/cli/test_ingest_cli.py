@@ -197,3 +197,63 @@ def test_print_summary_writes_to_the_given_console(tmp_path: Path) -> None:
     console = Console(record=True, width=200)
     print_summary(run.report, console)
     assert "spans: 1 used + 2 ignored = 3 read" in console.export_text()
+
+
+CHAT = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+
+
+def _ingest(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from agent_eval.cli import main; main()", "ingest", *args],
+        capture_output=True, text=True, cwd=cwd, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def test_a_chat_log_accounts_for_every_record_used_or_skipped(tmp_path: Path) -> None:
+    """trial6 #9: 5 lines, line 3 bad and line 5 cut off: 3 used + 2 skipped = 5 read."""
+    good = [json.dumps({"conversation_id": c, "messages": CHAT}) for c in "abc"]
+    lines = [good[0], good[1], '{"conversation_id": "x" "messages": []}', good[2], good[0][:40]]
+    (tmp_path / "chat.jsonl").write_text("\n".join(lines) + "\n")
+    text = _ingest("chat.jsonl", "--out", "t.jsonl", cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    assert "records: 3 used + 2 skipped = 5 read\n  skipped: invalid_json 2\n" in text.stderr
+    assert "chat.jsonl:3: invalid_json" in text.stderr
+    assert "chat.jsonl:5: invalid_json" in text.stderr
+    assert len((tmp_path / "t.jsonl").read_text().splitlines()) == 3
+    done = _ingest("chat.jsonl", "--out", "t.jsonl", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    records = document["records"]
+    assert records == {"read": 5, "used": 3, "skipped": {"invalid_json": 2}}
+    assert records["used"] + sum(records["skipped"].values()) == records["read"]
+    assert records["used"] == document["conversations"] and document["balanced"] is True
+    assert sorted(s["source"] for s in document["skipped"]) == ["chat.jsonl:3", "chat.jsonl:5"]
+
+
+def test_a_cassette_counts_its_interactions_as_records(tmp_path: Path) -> None:
+    """Several interactions make one conversation: records are interactions, not conversations."""
+    import yaml
+
+    fixture = Path(__file__).parents[2] / "fixtures" / "cassettes" / "openai-vcr-gzip.yaml"
+    cassette = yaml.safe_load(fixture.read_text())
+    refused = {**cassette["interactions"][0]}
+    refused["response"] = {**refused["response"], "status": {"code": 500, "message": "error"}}
+    cassette["interactions"].append(refused)
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cassette))
+    done = _ingest("c.yaml", "--json", "--out", "t.jsonl", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["conversations"] == 1
+    assert document["records"] == {"read": 5, "used": 4, "skipped": {"http_error_response": 1}}
+
+
+def test_a_bad_line_of_a_span_file_is_no_conversation_record(tmp_path: Path) -> None:
+    """An OTLP JSON Lines line that does not parse held spans of unknown number: it is listed as
+    ``records skipped``, and no ``records:`` line claims the file's records were counted."""
+    fixture = Path(__file__).parents[2] / "fixtures" / "otel" / "openai-v2-events.otlp.jsonl"
+    lines = fixture.read_text().splitlines()
+    (tmp_path / "s.otlp.jsonl").write_text("\n".join([*lines, "{bad json"]) + "\n")
+    done = _ingest("s.otlp.jsonl", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "records skipped: invalid_json 1\n" in done.stderr
+    assert "records:" not in done.stderr

@@ -171,9 +171,61 @@ def test_any_other_json_command_stopped_by_a_signal_prints_the_interrupted_docum
         process.send_signal(signal.SIGINT)
         stdout, stderr = process.communicate(timeout=90)
     assert process.returncode == 130, stderr
-    assert _json(stdout) == {
+    assert len(server.requests) == 2  # stage 1, then stage 2 hanging in repeat 0
+    out = tmp_path / "st"
+    said = (
+        f"interrupted by Ctrl-C (SIGINT): 0 result(s) kept in {out}, and 1 unit(s) cut short "
+        "kept as skipped (interrupted; the 2 judge request(s) they sent are counted); judge "
+        "usage: 2 requests, "
+    )
+    document = _json(stdout)
+    message = document["error"]["message"]  # what was kept and spent, as on stderr
+    assert document == {
         "schema_version": SCHEMA_VERSION,
         "command": "stability",
         "exit_code": 130,
-        "error": {"message": "interrupted by Ctrl-C (SIGINT)", "type": "Interrupted"},
+        "error": {"message": message, "type": "Interrupted"},
     }
+    assert message.startswith(said) and message.endswith(f"; agent-eval runs show {out}")
+    assert message in " ".join(stderr.split())
+    usage = _runs_show(out)  # s5-fixes gap: the cut-short unit's spend is in the run record
+    assert usage["judge_requests"] == 2
+    assert usage["interrupted"] == {"rows": 1, "requests": 2, "unanswered": 1}
+
+
+def test_an_interrupted_compare_counts_the_requests_of_the_units_cut_short(
+    tmp_path: Path,
+) -> None:
+    """s5-fixes gap: ``compare`` stopped by SIGTERM kept no trace of the calls in flight; the
+    run's usage (``runs show``) and the closing line now add up to the server's count."""
+    inputs = tmp_path / "traces.jsonl"
+    traces = [trace(f"fast{i}", done=True) for i in range(3)]
+    traces += [trace(f"slow{i}", done=True, extra=SLOW) for i in range(2)]
+    inputs.write_text("".join(t.model_dump_json() + "\n" for t in traces))
+    env = {**os.environ, "INTERRUPT_TEST_KEY": "sk-interrupt"}
+    out = tmp_path / "cmp"
+    args = ["compare", str(inputs), "--formatters", "ragas-pretty@1,json@1", "--out", str(out)]
+    with FakeModelServer() as server:
+        _hang_stage_2_once(server)
+        process = subprocess.Popen(
+            _agent_eval(server, *args),
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 90
+        while _hanging(server) < 2 and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=90)
+        received = len(server.requests)
+    assert process.returncode == 143, stderr
+    assert received == 3 * 2 + 2 * 2  # the first formatter's: the 2 hanging ones included
+    usage = _runs_show(out)
+    assert usage["judge_requests"] == received
+    assert usage["interrupted"] == {"rows": 2, "requests": 4, "unanswered": 2}
+    said = (
+        f"stopped by SIGTERM: 3 result(s) kept in {out} (3 scored), and 2 unit(s) cut short "
+        "kept as skipped (interrupted; the 4 judge request(s) they sent are counted); judge "
+        f"usage: {received} requests, "
+    )
+    assert said in " ".join(stderr.split())
+    assert f"agent-eval runs show {out}" in " ".join(stderr.split())

@@ -81,6 +81,20 @@ def test_other_failures_print_the_error_document(
     assert said in error["message"] and said in stderr
 
 
+@pytest.mark.parametrize(
+    "command",
+    ["rag", "errors", "export phoenix", "runs show"],
+)
+def test_a_missing_run_exits_3_whatever_command_reads_it(tmp_path: Path, command: str) -> None:
+    """s5-fixes: ``rag MISSING --json`` exited 2 (usage), every other command 3 (input)."""
+    code, document, stderr = _run(*command.split(), "nope", "--out", "missing", "--json",
+                                  cwd=tmp_path)  # fmt: skip
+    assert code == 3, stderr
+    error = _error(document, command, 3)
+    assert error["type"] == "StoreError"
+    assert "missing" in error["message"] and error["message"] in " ".join(stderr.split())
+
+
 def test_a_refusal_carries_its_message_and_type(tmp_path: Path) -> None:
     """trial6 #6: ``ingest --out - --json`` said "exit 2; the reason is on stderr", type Exit."""
     code, document, stderr = _run("ingest", str(FIXTURES), "--out", "-", "--json", cwd=tmp_path)

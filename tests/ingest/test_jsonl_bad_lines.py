@@ -132,6 +132,9 @@ KINDS: dict[str, tuple[Callable[[], list[str]], str]] = {
     "otlp-json": (fixture_lines("otel/openai-v2-events.otlp.jsonl"), "records"),
 }
 
+WHOLE = {"openai-messages", "tau-bench", "mtrag-un", "rag-jsonl", "expertqa", "agent-trace-jsonl"}
+"""The containers of whole conversations (one record per line): the others yield spans."""
+
 
 def run(path: Path, fmt: str) -> tuple[list[AgentTrace], IngestReport]:
     result = ingest([str(path)], format=fmt)
@@ -189,6 +192,10 @@ def test_a_bad_line_is_skipped_naming_it_and_the_rest_is_kept(
     assert report.spans_read - clean_report.spans_read == extra["spans"]
     assert report.logs_read - clean_report.logs_read == extra["logs"]
     assert report.conversations == clean_report.conversations
+    # a file of whole conversations accounts for its records: 1 per line, used or skipped
+    records = len(values) + 1 if counted_as == "records" and kind in WHOLE else 0
+    assert (report.records_read, report.records_used) == (records, records and len(values))
+    assert report.record_skips == (report.records_ignored if records else {})
 
 
 @pytest.mark.parametrize(
@@ -264,7 +271,7 @@ def test_cli_ingest_score_and_show_keep_the_good_chat_records(tmp_path: Path) ->
     assert result.exit_code == 0, result.output
     ids = [AgentTrace.model_validate_json(line).conversation_id for line in out.open()]
     assert ids == ["a", "c"]
-    assert "records skipped: invalid_json 1" in result.stderr
+    assert "records: 2 used + 1 skipped = 3 read\n  skipped: invalid_json 1\n" in result.stderr
     assert f"{path}:2: invalid_json: line 2 is not valid JSON" in result.stderr
     shown = runner.invoke(app, ["show", str(path), "--conversation", "c"])
     assert shown.exit_code == 0, shown.output
@@ -290,4 +297,4 @@ def test_rag_jsonl_bad_line_is_a_skipped_record_not_a_span(tmp_path: Path) -> No
     result = runner.invoke(app, ["ingest", str(path)])
     assert result.exit_code == 0, result.output
     assert "spans: 0 used + 0 ignored = 0 read" in result.stderr
-    assert "records skipped: invalid_json 1" in result.stderr
+    assert "records: 2 used + 1 skipped = 3 read\n  skipped: invalid_json 1\n" in result.stderr

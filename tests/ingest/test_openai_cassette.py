@@ -11,7 +11,7 @@ import yaml
 
 from agent_eval.errors import DecodeError
 from agent_eval.ingest import ingest
-from agent_eval.ingest.containers.base import Skipped
+from agent_eval.ingest.containers.base import RecordsUsed, Skipped
 from agent_eval.ingest.containers.openai_cassette import OpenAICassetteContainer
 from agent_eval.trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage
 
@@ -70,6 +70,8 @@ def test_successive_calls_are_one_conversation_and_a_new_history_another(tmp_pat
     skipped = [i for i in items if isinstance(i, Skipped)]
     traces = [i for i in items if isinstance(i, AgentTrace)]
     assert [s.reason for s in skipped] == ["not_chat_completion", "http_error_response"]
+    # the records are interactions: 3 used (in 2 conversations) + 2 skipped = 5
+    assert [i.count for i in items if isinstance(i, RecordsUsed)] == [3]
     assert [[m.content for m in t.messages] for t in traces] == [
         ["hi", "hello", "bye", "ciao"],
         ["unrelated", "ok"],
@@ -116,8 +118,7 @@ def test_streamed_responses_are_folded(tmp_path: Path) -> None:
     ]
     body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
     path = write(tmp_path, [interaction([{"role": "user", "content": "weather?"}], body)])
-    (trace,) = OpenAICassetteContainer().read(str(path))
-    assert isinstance(trace, AgentTrace)
+    (trace,) = [i for i in OpenAICassetteContainer().read(str(path)) if isinstance(i, AgentTrace)]
     assert trace.messages[-1] == AssistantMessage(
         tool_calls=(ToolCall(id="c1", name="get_weather", arguments={"location": "SF"}),)
     )

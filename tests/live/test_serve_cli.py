@@ -17,11 +17,13 @@ import pytest
 import requests
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
+from agent_eval.live.receiver import UNSCORED_NAME, UNSCORED_SPEND_KEY
 from agent_eval.otel.events import EVENTS_FILE_NAME
 from agent_eval.report.conversations import read_conversations
 from agent_eval.report.renderings import read_renderings
 from agent_eval.run.store import ResultStore, load_results
-from agent_eval.testing import FakeModelServer
+from agent_eval.testing import FakeModelServer, Hang
+from agent_eval.trace import AgentTrace
 
 from ..run.goal_script import script_goal_judge
 from .agent import DONE, provider, run_agent
@@ -179,3 +181,60 @@ def test_a_malformed_metric_spec_gets_a_metric_example() -> None:
 
     with pytest.raises(ConfigError, match=r"e\.g\. 'faithfulness@1\[per_statement=true\]'"):
         build_metric("goal accuracy!")
+
+
+def test_a_shutdown_keeps_the_spend_of_the_judge_calls_it_cuts_short(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """s5-fixes gap: a conversation whose judge call the shutdown cut short went to
+    ``unscored.jsonl`` and its request was in no total. The entry now carries it, and the
+    closing summary's ``judge_usage`` adds up to the requests the endpoint received."""
+    fake_server.add_rule(Hang(60), contains="STUCK")  # tried first: stage 1 never answers
+    script_goal_judge(fake_server)
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OTEL_"))}
+    process = subprocess.Popen(
+        [sys.executable, "-c", CLI, "serve", "--port", "0", "--idle", "0.3", "--after-root",
+         "0.1", "--shutdown-timeout", "0.5", "--judge", "fake-model", "--base-url",
+         fake_server.base_url, "--out", str(out), "--no-cache"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    try:
+        port = _banner_port(process)
+        sdk = provider(OTLPSpanExporter(endpoint=f"http://127.0.0.1:{port}/v1/traces"))
+        run_agent(sdk.get_tracer("agent"), "done", [("go", f"gone {DONE}")])
+        run_agent(sdk.get_tracer("agent"), "stuck", [("STUCK here", "hm")])
+        sdk.shutdown()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # "done" scored (2 requests), "stuck" hanging (1)
+            health = requests.get(f"http://127.0.0.1:{port}/healthz", timeout=10).json()
+            if health["results"].get("ok") and len(fake_server.requests) == 3:
+                break
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, stderr
+    received = len(fake_server.requests)
+    assert received == 3
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    assert summary["results"] == {"ok": 1} and summary["unscored"] == 1
+    usage = summary["judge_usage"]
+    assert usage["judge_requests"] == received
+    assert usage["rows"] == 2  # done's row and stuck's cut-short unit (never stored)
+    assert usage["interrupted"] == {"rows": 1, "requests": 1, "unanswered": 1}
+    assert {r.conversation_id for r in load_results(out)} == {"done"}  # no row for stuck
+    (line,) = (out / UNSCORED_NAME).read_bytes().splitlines()
+    stuck = AgentTrace.model_validate_json(line)  # still an AgentTrace line score reads
+    assert stuck.conversation_id == "stuck"
+    spend = stuck.metadata[UNSCORED_SPEND_KEY]
+    assert isinstance(spend, dict)
+    assert {k: spend[k] for k in ("units", "judge_requests", "unanswered_requests")} == {
+        "units": 1,
+        "judge_requests": 1,
+        "unanswered_requests": 1,
+    }
+    assert spend["metric"] == "goal_accuracy@1" and spend["tokens_estimated"] is True
+    assert spend["judge_input_tokens"] > 0  # the unread reply's request, at its estimate

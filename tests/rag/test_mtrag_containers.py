@@ -168,3 +168,11 @@ def test_bad_mtrag_records_are_skipped_with_a_reason(tmp_path: Path) -> None:
     text = json.dumps(skipped)
     assert "invalid_mtrag_conversation" in text and "speaker 'bot'" in text
     assert "invalid_mtrag_un_task" in text and "t.jsonl:2" in text
+
+
+def test_mtrag_human_eval_records_are_its_evaluations(shared_data: Path) -> None:
+    """24 conversations from 177 evaluations (PROVENANCE): the record accounting counts the
+    evaluations, not the conversations they were grouped into."""
+    run = ingest([str(shared_data / "mtrag-human-eval")])
+    assert len(list(run)) == 24
+    assert run.report.records_json() == {"read": 177, "used": 177, "skipped": {}}

@@ -101,6 +101,31 @@ def test_unknown_passage_in_turn_labels_is_an_input_error_naming_file_and_line(
     assert "labels.jsonl:1" in result.output and "'warranty-terms'" in result.output
 
 
+def test_rag_exit_codes_are_those_of_every_command(tmp_path: Path) -> None:
+    """A run without turns is an unusable run (3), a missing or table-less policy a usage error
+    (2); ``rag`` mapped all three to 2 (s5-fixes, "looks wrong")."""
+    score = runner.invoke(
+        app, ["score", str(REPO / "fixtures" / "otel"), "--metric", "loops", "--out", "runs/l"]
+    )
+    assert score.exit_code == 0, score.output
+    no_turns = runner.invoke(app, ["rag", "runs/l", "--json"])
+    assert no_turns.exit_code == 3
+    assert "has no turns.jsonl" in no_turns.output
+    rag = runner.invoke(
+        app, ["score", str(REPO / "fixtures" / "rag"), "--metric", "context_precision",
+              "--turn-labels", str(REPO / "fixtures" / "rag-turn-labels.jsonl"),
+              "--out", "runs/rag"],
+    )  # fmt: skip
+    assert rag.exit_code == 0, rag.output
+    missing = runner.invoke(app, ["rag", "runs/rag", "--policy", "none.toml"])
+    assert missing.exit_code == 2
+    assert "policy file none.toml not found" in missing.output
+    (tmp_path / "empty.toml").write_text("[gates]\n")
+    empty = runner.invoke(app, ["rag", "runs/rag", "--policy", "empty.toml"])
+    assert empty.exit_code == 2
+    assert "empty.toml has no [rag] table" in empty.output
+
+
 def _row(subject: str, metric: str, score: float | None, **extra: Any) -> MetricResult:
     conversation, unit = subject.split("/", 1)
     fields: dict[str, Any] = {

@@ -13,7 +13,14 @@ from agent_eval.ingest.spans import LogRecord, SourceLocation, SpanRecord
 from agent_eval.plugins import Registry
 from agent_eval.trace import AgentTrace
 
-__all__ = ["Container", "ContainerItem", "DeferredContainer", "Skipped", "containers"]
+__all__ = [
+    "Container",
+    "ContainerItem",
+    "DeferredContainer",
+    "RecordsUsed",
+    "Skipped",
+    "containers",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,9 +46,28 @@ class Skipped:
     logs: int = 0
 
 
-ContainerItem: TypeAlias = SpanRecord | LogRecord | AgentTrace | Skipped
+@dataclass(frozen=True, slots=True)
+class RecordsUsed:
+    """How many records of the file went into the conversations a container yields.
+
+    For a container of whole conversations (:attr:`Container.whole_conversations`) that does
+    not read one record per conversation: the interactions of a recorded HTTP cassette merged
+    into one conversation, the evaluations of an analytics file grouped by conversation and
+    model. Yielded once or more per file, in any order with the conversations; the counts add
+    up. A container that never yields it has each conversation counted as one record.
+
+    Attributes:
+        count: Records used (not skipped), >= 0.
+
+    """
+
+    count: int
+
+
+ContainerItem: TypeAlias = SpanRecord | LogRecord | AgentTrace | Skipped | RecordsUsed
 """What a container yields: spans and log records (span formats), whole conversations (chat
-logs, AgentTrace JSONL), or a :class:`Skipped` note for something it could not use."""
+logs, AgentTrace JSONL), a :class:`Skipped` note for something it could not use, or (a
+container merging records) :class:`RecordsUsed`."""
 
 
 class Container(ABC):
@@ -54,7 +80,11 @@ class Container(ABC):
     mistaken for (plain message lists). JSON formats may list ``json_keys``, object keys that
     mark them (``resourceSpans``): they only name the likely format of a JSON file that no
     ``sniff`` recognised because it is cut short or invalid
-    (:mod:`~agent_eval.ingest.json_diagnosis`).
+    (:mod:`~agent_eval.ingest.json_diagnosis`). A container that reads whole conversations from
+    records (chat logs, datasets, AgentTrace JSON Lines) sets ``whole_conversations``: its
+    records are accounted as ``records: used + skipped = read`` (a conversation is one record
+    used, unless it yields :class:`RecordsUsed`; a :class:`Skipped` holding no span or log
+    record is one record skipped), as spans are for span formats.
 
     Ordering needs every container's ``priority`` before any is asked, so every entry point of
     the group is loaded; a container whose module is costly to import declares itself with a
@@ -65,6 +95,7 @@ class Container(ABC):
     description: ClassVar[str]
     priority: ClassVar[int] = 100
     json_keys: ClassVar[frozenset[str]] = frozenset()
+    whole_conversations: ClassVar[bool] = False
 
     @abstractmethod
     def sniff(self, path: str, head: bytes) -> bool:

@@ -83,6 +83,7 @@ class TraceJsonl(DeferredContainer):
     priority: ClassVar[int] = 10
     json_keys: ClassVar[frozenset[str]] = frozenset({"schema_version"})
     implementation: ClassVar[str] = "agent_eval.ingest.containers.trace_jsonl:TraceJsonlContainer"
+    whole_conversations: ClassVar[bool] = True
 
 
 class SpanAttributes(DeferredContainer):
@@ -107,6 +108,7 @@ class OpenAIMessages(DeferredContainer):
     implementation: ClassVar[str] = (
         "agent_eval.ingest.containers.chat_messages:OpenAIMessagesContainer"
     )
+    whole_conversations: ClassVar[bool] = True
 
 
 class TauBench(DeferredContainer):
@@ -117,6 +119,7 @@ class TauBench(DeferredContainer):
     priority: ClassVar[int] = 30
     json_keys: ClassVar[frozenset[str]] = frozenset({"task_id", "traj", "reward", "trial"})
     implementation: ClassVar[str] = "agent_eval.ingest.containers.tau_bench:TauBenchContainer"
+    whole_conversations: ClassVar[bool] = True
 
 
 class Tau2Bench(DeferredContainer):
@@ -129,6 +132,7 @@ class Tau2Bench(DeferredContainer):
         {"agent_info", "user_info", "simulations", "tasks"}
     )
     implementation: ClassVar[str] = "agent_eval.ingest.containers.tau2_bench:Tau2BenchContainer"
+    whole_conversations: ClassVar[bool] = True
 
 
 class Jaeger(DeferredContainer):
@@ -222,6 +226,7 @@ class OpenAICassette(DeferredContainer):
     implementation: ClassVar[str] = (
         "agent_eval.ingest.containers.openai_cassette:OpenAICassetteContainer"
     )
+    whole_conversations: ClassVar[bool] = True
 
 
 class Mtrag(DeferredContainer):
@@ -234,6 +239,7 @@ class Mtrag(DeferredContainer):
     priority: ClassVar[int] = 25
     json_keys: ClassVar[frozenset[str]] = frozenset({"retriever", "enrichments"})
     implementation: ClassVar[str] = "agent_eval.ingest.containers.mtrag:MtragContainer"
+    whole_conversations: ClassVar[bool] = True
 
 
 class MtragUn(DeferredContainer):
@@ -244,6 +250,7 @@ class MtragUn(DeferredContainer):
     priority: ClassVar[int] = 25
     json_keys: ClassVar[frozenset[str]] = frozenset({"targets"})
     implementation: ClassVar[str] = "agent_eval.ingest.containers.mtrag_un:MtragUnContainer"
+    whole_conversations: ClassVar[bool] = True
 
 
 class MtragHumanEval(DeferredContainer):
@@ -260,6 +267,7 @@ class MtragHumanEval(DeferredContainer):
     implementation: ClassVar[str] = (
         "agent_eval.ingest.containers.mtrag_human_eval:MtragHumanEvalContainer"
     )
+    whole_conversations: ClassVar[bool] = True
 
 
 class RagJsonl(DeferredContainer):
@@ -269,6 +277,7 @@ class RagJsonl(DeferredContainer):
     description: ClassVar[str] = "RAG JSON Lines (question, contexts, answer, reference, turns)"
     priority: ClassVar[int] = 40
     implementation: ClassVar[str] = "agent_eval.ingest.containers.rag_jsonl:RagJsonlContainer"
+    whole_conversations: ClassVar[bool] = True
 
 
 class ExpertQA(DeferredContainer):
@@ -278,6 +287,7 @@ class ExpertQA(DeferredContainer):
     description: ClassVar[str] = "ExpertQA records (question, answers with claims and evidence)"
     priority: ClassVar[int] = 35
     implementation: ClassVar[str] = "agent_eval.ingest.containers.expertqa:ExpertQAContainer"
+    whole_conversations: ClassVar[bool] = True
 
 
 class Begin(DeferredContainer):
@@ -287,6 +297,7 @@ class Begin(DeferredContainer):
     description: ClassVar[str] = "BEGIN benchmark TSV (knowledge, message, response, begin_label)"
     priority: ClassVar[int] = 35
     implementation: ClassVar[str] = "agent_eval.ingest.containers.begin:BeginContainer"
+    whole_conversations: ClassVar[bool] = True
 
 
 class FaithDialAudit(DeferredContainer):
@@ -298,3 +309,4 @@ class FaithDialAudit(DeferredContainer):
     implementation: ClassVar[str] = (
         "agent_eval.ingest.containers.faithdial_audit:FaithDialAuditContainer"
     )
+    whole_conversations: ClassVar[bool] = True

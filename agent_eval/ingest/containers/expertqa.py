@@ -20,6 +20,9 @@ Missing / N/A) and ``correctness``. Mapped, one conversation per line and answer
 The labels judge each claim against *its own* evidence; the unit's context is all the answer's
 evidence, so a claim labelled unsupported by its citation may still be supported by another
 passage (worth knowing when reading agreement numbers).
+
+In the ingest accounting (``records: used + skipped = read``) a record is one answer (the
+published files hold one per line); a line that is no record at all counts as one skipped.
 """
 
 from __future__ import annotations

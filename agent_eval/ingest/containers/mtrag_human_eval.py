@@ -22,7 +22,9 @@ ratings. Mapped as **one AgentTrace per (conversation, model)**, conversation id
 Every response was generated with the **reference** conversation as its history, while the
 trace shows the same model's earlier answers before it (``metadata.history`` says so); metrics
 that score one turn at a time (question, passages, answer) are unaffected.
-A task or evaluation that does not have this shape is skipped with a reason naming it.
+A task or evaluation that does not have this shape is skipped with a reason naming it. Each
+evaluation used, and each task or evaluation skipped, is one record of the ingest accounting
+(``records: used + skipped = read``).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from pydantic import JsonValue
 from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._mtrag import MtragTurn, first_label, mtrag_trace, split_task_id
 from agent_eval.ingest.containers._records import load_json
-from agent_eval.ingest.containers.base import ContainerItem, Skipped
+from agent_eval.ingest.containers.base import ContainerItem, RecordsUsed, Skipped
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.rag.labels import ANSWERABILITY, HUMAN_RATINGS, REFERENCE, RELEVANCE
 from agent_eval.trace import RetrievedDocument
@@ -94,6 +96,7 @@ class MtragHumanEvalContainer(builtin.MtragHumanEval):
                 yield _skip(path, f"evaluations[{index}]: {exc}")
                 continue
             by_trace[key[:2]].append((key[2], turn))
+        yield RecordsUsed(sum(len(numbered) for numbered in by_trace.values()))
         for (conversation, model), numbered in by_trace.items():
             numbered.sort(key=lambda item: item[0])
             yield mtrag_trace(

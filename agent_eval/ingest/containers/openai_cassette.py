@@ -12,7 +12,8 @@ server sent them, gzip-compressed (``!!binary`` bytes beginning with the gzip ma
 1952), are decompressed; a body that claims gzip but does not decompress makes that interaction
 a skip (``undecodable_response``/``undecodable_request``). Conversations are yielded as
 whole :class:`~agent_eval.trace.AgentTrace` objects (there are no spans), with the agent's token
-usage from the responses' ``usage``. Headers are never read, so recorded credentials cannot leak
+usage from the responses' ``usage``; each interaction is one record of the ingest accounting
+(``records: used + skipped = read``). Headers are never read, so recorded credentials cannot leak
 into results. Other interactions (other endpoints, non-2xx responses) are reported as skipped.
 """
 
@@ -28,7 +29,7 @@ import orjson
 
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers import builtin
-from agent_eval.ingest.containers.base import ContainerItem, Skipped
+from agent_eval.ingest.containers.base import ContainerItem, RecordsUsed, Skipped
 from agent_eval.ingest.conventions._values import as_int, as_str, text_of, tool_call
 from agent_eval.ingest.safe_text import MAX_NESTING, NestingTooDeep, clean
 from agent_eval.ingest.safe_text import loads as safe_json_loads
@@ -80,6 +81,7 @@ class OpenAICassetteContainer(builtin.OpenAICassette):
                 )
             else:
                 calls.append(call)
+        yield RecordsUsed(len(calls))  # the records are interactions: several per conversation
         for number, group in enumerate(_conversations(calls), start=1):
             yield _trace(path, number, group)
 
