@@ -6,7 +6,10 @@ When a later call's input replays an earlier call's whole transcript, the earlie
 prefix of the later: scoring both would score the same conversation several times, cut short.
 :class:`PrefixFolder` holds such single-trace, id-less conversations until the input ends and
 folds every one whose messages are a prefix of a later one's into that later one (its trace ids,
-usage and errors kept, with a note), so each conversation is emitted once, whole. Only
+usage and errors kept, with a note), so each conversation is emitted once, whole. The messages
+the earlier ones share keep what the earlier traces saw of them: their span ids first (the LLM
+span that produced a message comes first), and an assistant message its agent when the later
+replay names none. Only
 conversations read from the same file are folded: two files recording the same calls (two
 instrumentations, or two exports) stay two conversations.
 """
@@ -16,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agent_eval.ingest.message_identity import MessageKey, message_key
-from agent_eval.trace import AgentTrace, ModelUsage
+from agent_eval.trace import AgentTrace, AssistantMessage, Message, ModelUsage
 
 __all__ = ["PrefixFolder", "is_bare_call_trace"]
 
@@ -92,9 +95,38 @@ def _merged(trace: AgentTrace, folded: list[AgentTrace]) -> AgentTrace:
     )
     return trace.model_copy(
         update={
+            "messages": _with_earlier_sightings(trace.messages, folded),
             "trace_ids": trace_ids,
             "usage": tuple(usage.values()),
             "errors": tuple(e for one in (*folded, trace) for e in one.errors),
             "notes": (*trace.notes, note),
         }
     )
+
+
+def _with_earlier_sightings(
+    messages: tuple[Message, ...], folded: list[AgentTrace]
+) -> tuple[Message, ...]:
+    """``messages`` with the sightings of the folded traces (in arrival order) merged in.
+
+    Each folded trace's messages are a prefix of ``messages`` (that is why it was folded), so
+    its message ``i`` is ``messages[i]``: the span ids it was seen on come first, in the order
+    the traces arrived, and an assistant message without an agent takes the first one named.
+    """
+    out: list[Message] = []
+    for i, message in enumerate(messages):
+        earlier = [one.messages[i] for one in folded if i < len(one.messages)]
+        if not earlier:
+            out.extend(messages[i:])
+            break
+        update: dict[str, object] = {}
+        span_ids = tuple(dict.fromkeys(s for m in (*earlier, message) for s in m.span_ids))
+        if span_ids != message.span_ids:
+            update["span_ids"] = span_ids
+        if isinstance(message, AssistantMessage) and message.agent_name is None:
+            agent = next((m.agent_name for m in earlier
+                          if isinstance(m, AssistantMessage) and m.agent_name), None)  # fmt: skip
+            if agent is not None:
+                update["agent_name"] = agent
+        out.append(message.model_copy(update=update) if update else message)
+    return tuple(out)

@@ -9,7 +9,8 @@ output. Two input shapes are recognised:
   truncated window, aligns too); a message never seen is inserted before the next matched one;
   system messages match anywhere (a sub-agent's own instructions appear once, where that agent
   first speaks), and so do tool results with a call id (parallel results replayed in another
-  order than they ran are each kept once);
+  order than they ran are each kept once; results read from tool spans take the order of the
+  first input that replays them, the order the model was sent them);
 - the **new turn** after it (user message, tool results) is matched only after the position of
   that assistant message, so a repeated "yes" is a new message. An input without any assistant
   message (first call, or a **stateful server** such as the Responses API with
@@ -232,6 +233,8 @@ class Transcript:
             tuple[Message, ...], tuple[Message, ...], tuple[MessageKey, ...]
         ] = ((), (), ())
         """The last call's input as given, coalesced, and its keys (see ``_prepared``)."""
+        self._replayed: list[_Slot] = []
+        """Tool results read from tool spans that the input being added replays, in its order."""
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -352,6 +355,7 @@ class Transcript:
             else:
                 self._link(found, message, span_id, replay=True)
                 cursor = max(cursor, found + 1)
+        self._follow_replayed_order()
         for message in instructions:  # an agent's own, never seen: where it first speaks
             self._insert(cursor, message, span_id)
             cursor += 1
@@ -619,7 +623,37 @@ class Transcript:
         slot = self._slots[index]
         if replay and slot.from_tool_span and isinstance(message, ToolMessage):
             self._confirm(message.tool_call_id)
+            self._replayed.append(slot)
         self._link_slot(slot, message, span_id, replay=replay)
+
+    def _follow_replayed_order(self) -> None:
+        """Put tool results the input replays for the first time in the input's order.
+
+        Results read from tool spans sit in the order the tools ran (parallel calls finish in any
+        order); the first LLM input that replays them shows the order the model was sent them.
+        Each block of such results that are adjacent in the transcript is reordered in place, as
+        that input has them; nothing else moves.
+        """
+        replayed, self._replayed = self._replayed, []
+        if len(replayed) < 2:
+            return
+        self._renumber()
+        order = {id(slot): n for n, slot in enumerate(replayed)}
+        positions = sorted(slot.pos for slot in replayed)
+        first = 0
+        for n in range(1, len(positions) + 1):
+            if n < len(positions) and positions[n] == positions[n - 1] + 1:
+                continue
+            start, stop = positions[first], positions[n - 1] + 1
+            first = n
+            block = self._slots[start:stop]
+            wanted = sorted(block, key=lambda slot: order[id(slot)])
+            if all(map(is_, block, wanted)):
+                continue
+            self._slots[start:stop] = wanted
+            for pos, slot in enumerate(wanted, start):
+                slot.pos = pos
+            self._changed(start)
 
     def _confirm(self, call_id: str | None) -> None:
         """An LLM input replayed the result of ``call_id``: its pairing is no longer a guess."""
