@@ -9,7 +9,12 @@ separate processes with a fixed latency, and each measured client in a process o
    to the same-run floor: bare aiohttp making the same two sequential posts per conversation
    (on a shared machine the fake server's own delay shows in both). The fake server runs as
    ``--server-processes`` processes on one port (``SO_REUSEPORT``, default 2), and the floor is
-   also measured against a single server process, which shows the server's share;
+   also measured against a single server process, which shows the server's share. Then
+   where the time beyond the limit goes, from one timed run of each engine and of the floor
+   at the last concurrency (:func:`excess_parts`). With more than one ``--latency-ms``, the
+   later latencies are a sweep (realistic judge latencies are 0.5-5 s): N = ``--sweep-waves``
+   x C conversations, so each wall is that many waves, on the last loop of ``--loops``, for
+   each tree and the floor;
 2. client CPU time per judge call at latency 0 and concurrency 256 (``time.process_time`` of
    the client process; the server runs elsewhere) and the calls per second of one core that
    makes (for the whole engine, and for ``OpenAIJudge.ask`` alone), beside two same-run
@@ -37,7 +42,8 @@ shared: each figure is the best (least CPU, least wall) of ``--reps`` repetition
 
 Usage::
 
-    .venv/bin/python bench/judge_throughput.py [--n 1000] [--latency-ms 100]
+    .venv/bin/python bench/judge_throughput.py [--n 1000] [--latency-ms 100[,500,1000]]
+        [--sweep-waves 4]
         [--concurrency 16,64] [--cpu-concurrency 256] [--reps 3] [--baseline REV]
         [--store-rows 20000] [--server-processes 2] [--loops asyncio,uvloop] [--skip-ragas]
 """
@@ -206,9 +212,10 @@ def run_ours(
 
 def _timed_judge(judge: Any, timeline: list[list[float]]) -> Any:
     """``judge`` wrapped to append ``perf_counter()`` before and after each ``ask`` to the
-    list of the asking conversation, one list in ``timeline`` per conversation (the engine runs
-    each conversation in a task of its own, with its own copy of the context, so a
-    conversation's list is ``[start 1, end 1, start 2, end 2]``)."""
+    list of the asking task, one list in ``timeline`` per task (each task has its own copy of
+    the context). The engine scores a conversation's calls in order in one task (a task per
+    conversation before session 6, a worker per slot since), so a list is ``[start 1, end 1,
+    start 2, end 2]`` per conversation, one conversation after another."""
     from agent_eval.judges.base import Judge
 
     mine: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar("times")
@@ -246,7 +253,7 @@ def excess_parts(timeline: list[list[float]], concurrency: int, latency: float) 
     engine's semaphore is first come, first served), and the spread of the first
     ``concurrency`` starts.
     """
-    convs = [times for times in timeline if len(times) == 4]
+    convs = [times[i : i + 4] for times in timeline for i in range(0, len(times) - 3, 4)]
     starts = sorted(times[0] for times in convs)
     ends = sorted(times[3] for times in convs)
     handovers = [start - end for start, end in zip(starts[concurrency:], ends, strict=False)]
@@ -399,7 +406,9 @@ def worker(
     ``engine``: agent-eval's engine, judge and store (and the judge-call cache when ``cache``
     names a file); ``judge``: ``OpenAIJudge.ask`` alone on the stage-1 requests;
     ``aiohttp`` / ``openai``: the floors, stage-1 bodies only; ``aiohttp-pairs``: the wall
-    floor, two sequential posts per conversation. ``loop``: ``asyncio`` or ``uvloop``.
+    floor, two sequential posts per conversation; ``engine-timeline`` / ``aiohttp-timeline``:
+    the engine / the wall floor with each call timed, the timeline written to the file
+    ``cache`` names (see :func:`excess_parts`). ``loop``: ``asyncio`` or ``uvloop``.
     """
     CHOSEN["loop"] = loop
     import agent_eval
@@ -416,8 +425,8 @@ def worker(
     elif kind == "engine-timeline":
         timeline: list[list[float]] = []
         run_ours(base_url, warm, concurrency)
-        result = {**run_ours(base_url, traces, concurrency, None, timeline),
-                  "timeline": timeline}  # fmt: skip
+        result = run_ours(base_url, traces, concurrency, None, timeline)
+        Path(cache or "timeline.json").write_bytes(json.dumps(timeline).encode())
     elif kind == "aiohttp-timeline":
         timeline = []
         bodies = _bodies(traces)
@@ -425,8 +434,8 @@ def worker(
         wall = time.perf_counter()
         requests = run_loop(_aiohttp_calls(base_url, bodies, concurrency, 2, timeline))
         wall = time.perf_counter() - wall
-        result = {"wall": wall, "cpu": 0.0, "requests": requests, "scored": n,
-                  "timeline": timeline}  # fmt: skip
+        result = {"wall": wall, "cpu": 0.0, "requests": requests, "scored": n}
+        Path(cache or "timeline.json").write_bytes(json.dumps(timeline).encode())
     elif kind == "judge":
         run_loop(_judge_calls(base_url, warm, concurrency))
         wall, cpu = time.perf_counter(), time.process_time()
@@ -658,17 +667,22 @@ def wall_rows(
     return walls
 
 
-def where_the_excess_goes(url: str, n: int, concurrency: int, latency_ms: float, loop: str) -> None:
-    """Print :func:`excess_parts` of one timed run of the engine and of the bare floor."""
+def where_the_excess_goes(
+    url: str, n: int, concurrency: int, latency_ms: float, loop: str, trees: dict[str, Path | None]
+) -> None:
+    """Print :func:`excess_parts` of one timed run of the engine (of each tree) and the floor."""
     latency = latency_ms / 1000
     waves = math.ceil(n / concurrency)
     limit = 2 * latency * waves
     print(f"  where the excess goes, C={concurrency}, L={latency_ms:g} ms, [{loop}], one timed "
           f"run each; per conversation, ms, and x the times it adds up on one slot's "
           f"chain ({waves} waves):")  # fmt: skip
-    for name, kind in (("agent-eval", "engine-timeline"), (FLOOR, "aiohttp-timeline")):
-        result = measure(kind, url, n, concurrency, loop=loop)
-        parts = excess_parts(result["timeline"], concurrency, latency)
+    clients = [(f"agent-eval, {name}", "engine-timeline", tree) for name, tree in trees.items()]
+    for name, kind, tree in [*clients, (FLOOR, "aiohttp-timeline", None)]:
+        with tempfile.TemporaryDirectory(dir=BENCH_DIR) as out:  # the timeline, as JSON
+            timeline = Path(out) / "timeline.json"
+            result = measure(kind, url, n, concurrency, tree, cache=timeline, loop=loop)
+            parts = excess_parts(json.loads(timeline.read_bytes()), concurrency, latency)
         count = parts.pop("conversations")
         print(f"    {name}: wall {result['wall']:.3f} s = {result['wall'] / limit:.3f} x the "
               f"limit, excess {(result['wall'] - limit) * 1000:.0f} ms; "
@@ -763,7 +777,7 @@ def main() -> int:
             walls = wall_rows(rows, n, concurrency, first_ms / 1000, args.reps, width)
             first = {"wall": walls[f"this checkout [{LOOP}]"],
                      "limit": 2 * first_ms / 1000 * math.ceil(n / concurrency)}  # fmt: skip
-        where_the_excess_goes(slow_url, n, levels[-1], first_ms, LOOP)
+        where_the_excess_goes(slow_url, n, levels[-1], first_ms, LOOP, trees)
         for ms in sweep:
             with fake_server(ms, servers) as url:
                 print(f"\n[1] latency sweep, L={ms:g} ms, N={args.sweep_waves} x C "
