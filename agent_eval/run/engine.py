@@ -36,6 +36,7 @@ wrap the ``judge`` itself.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import gc
 import logging
 import threading
@@ -255,10 +256,14 @@ class Engine:
         semaphore, then a new task, cost two turns of the event loop's queue per hand-over).
         """
         scorable = self._scorable(iter(traces), summary, advance)
+        # the input is advanced in one context, whichever worker asks: a generator that holds
+        # a context variable across its yields (an OpenTelemetry span around them) resets it
+        # in the context that set it
+        take = partial(contextvars.copy_context().run, next, scorable, None)
         async with asyncio.TaskGroup() as group:
             flusher = group.create_task(self._flush_on_time()) if self.store else None
             workers = [
-                group.create_task(self._work(scorable, summary, advance))
+                group.create_task(self._work(take, summary, advance))
                 for _ in range(self.concurrency)
             ]
             if flusher is not None:
@@ -278,12 +283,13 @@ class Engine:
 
     async def _work(
         self,
-        scorable: Iterator[tuple[AgentTrace, list[Unit] | None]],
+        take: Callable[[], tuple[AgentTrace, list[Unit] | None] | None],
         summary: RunSummary,
         advance: Callable[[], None],
     ) -> None:
-        """One worker: score the next conversation of ``scorable`` until there is none."""
-        for trace, units in scorable:
+        """One worker: score the conversation ``take`` gives next until it gives ``None``."""
+        while (scorable := take()) is not None:
+            trace, units = scorable
             async for result in self._score_units(trace, units):
                 self._hand_over(result)
                 summary.add(result, keep=self.keep_results)

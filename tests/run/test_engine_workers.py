@@ -10,6 +10,7 @@ releases, so the order of the loop's callbacks is exact.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,8 +31,8 @@ class GatedJudge(Judge):
 
     model = "gated-model"
 
-    def __init__(self, gated: str, log: list[str]) -> None:
-        self.gated, self.log = gated, log
+    def __init__(self, gated: str, log: list[str], *, pause: bool = False) -> None:
+        self.gated, self.log, self.pause = gated, log, pause
         self.gate: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.waiting = asyncio.Event()
 
@@ -41,6 +42,8 @@ class GatedJudge(Judge):
         if self.gated in text:
             self.waiting.set()
             await self.gate
+        elif self.pause:  # let the other workers run: they interleave
+            await asyncio.sleep(0)
         output = request.response_model.model_validate(ANSWER)
         return JudgeReply(output=output, model=self.model, input_tokens=1, output_tokens=1,
                           latency_ms=0.0, attempts=1, raw_reply="{}")  # fmt: skip
@@ -102,3 +105,28 @@ async def test_an_input_error_ends_the_run_as_itself_with_finished_rows_kept() -
     with pytest.raises(ValueError, match="bad record at line 2"):
         await engine.run(traces())
     assert kept in ([], ["c0"])  # c0 may have finished before the error cancelled it
+
+
+held: contextvars.ContextVar[str] = contextvars.ContextVar("held", default="outside")
+
+
+async def test_an_input_holding_a_context_variable_over_its_yields_is_advanced_in_one_context() -> (
+    None
+):
+    # as an OpenTelemetry span around a generator's yields does: the token made before a
+    # yield is reset after it, which fails in any other context than the one that set it
+    log: list[str] = []
+    judge = GatedJudge("never", log, pause=True)
+    seen: list[str] = []
+
+    def traces() -> Iterator[Any]:
+        for i in range(12):
+            token = held.set(f"c{i}")
+            yield trace(f"c{i}", done=True, extra=f"marker-c{i}")
+            seen.append(held.get())
+            held.reset(token)
+
+    summary = await _engine(judge, concurrency=4).run(traces())
+    assert summary.scored == 12
+    assert seen == [f"c{i}" for i in range(12)]
+    assert held.get() == "outside"
