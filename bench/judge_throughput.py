@@ -9,7 +9,12 @@ separate processes with a fixed latency, and each measured client in a process o
    to the same-run floor: bare aiohttp making the same two sequential posts per conversation
    (on a shared machine the fake server's own delay shows in both). The fake server runs as
    ``--server-processes`` processes on one port (``SO_REUSEPORT``, default 2), and the floor is
-   also measured against a single server process, which shows the server's share;
+   also measured against a single server process, which shows the server's share. Then
+   where the time beyond the limit goes, from one timed run of each engine and of the floor
+   at the last concurrency (:func:`excess_parts`). With more than one ``--latency-ms``, the
+   later latencies are a sweep (realistic judge latencies are 0.5-5 s): N = ``--sweep-waves``
+   x C conversations, so each wall is that many waves, on the last loop of ``--loops``, for
+   each tree and the floor;
 2. client CPU time per judge call at latency 0 and concurrency 256 (``time.process_time`` of
    the client process; the server runs elsewhere) and the calls per second of one core that
    makes (for the whole engine, and for ``OpenAIJudge.ask`` alone), beside two same-run
@@ -37,7 +42,8 @@ shared: each figure is the best (least CPU, least wall) of ``--reps`` repetition
 
 Usage::
 
-    .venv/bin/python bench/judge_throughput.py [--n 1000] [--latency-ms 100]
+    .venv/bin/python bench/judge_throughput.py [--n 1000] [--latency-ms 100[,500,1000]]
+        [--sweep-waves 4]
         [--concurrency 16,64] [--cpu-concurrency 256] [--reps 3] [--baseline REV]
         [--store-rows 20000] [--server-processes 2] [--loops asyncio,uvloop] [--skip-ragas]
 """
@@ -46,9 +52,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextvars
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -151,7 +159,12 @@ def conversations(n: int) -> list[Any]:
 
 
 async def _score(
-    base_url: str, traces: list[Any], concurrency: int, out: Path, cache: Path | None
+    base_url: str,
+    traces: list[Any],
+    concurrency: int,
+    out: Path,
+    cache: Path | None,
+    timeline: list[list[float]] | None = None,
 ) -> tuple[int, int]:
     from agent_eval.formatting import get_formatter
     from agent_eval.judges.openai_judge import OpenAIJudge
@@ -164,6 +177,8 @@ async def _score(
     judge_cache = JudgeCache(cache) if cache is not None else None
     if judge_cache is not None:
         judge = CachedJudge(judge, judge_cache, parameters={"mode": "tools"})
+    if timeline is not None:
+        judge = _timed_judge(judge, timeline)
     with ResultStore(out) as store:
         engine = Engine(metric=GoalAccuracy(), formatter=get_formatter("ragas-pretty@1"),
                         judge=judge, store=store, concurrency=concurrency)  # fmt: skip
@@ -175,14 +190,81 @@ async def _score(
 
 
 def run_ours(
-    base_url: str, traces: list[Any], concurrency: int, cache: Path | None = None
+    base_url: str,
+    traces: list[Any],
+    concurrency: int,
+    cache: Path | None = None,
+    timeline: list[list[float]] | None = None,
 ) -> dict[str, float]:
-    """Score ``traces`` once; wall seconds, CPU seconds, requests made and rows scored."""
+    """Score ``traces`` once; wall seconds, CPU seconds, requests made and rows scored.
+
+    With ``timeline``, each conversation's judge calls are timed into it (see
+    :func:`_timed_judge`).
+    """
     with tempfile.TemporaryDirectory(dir=BENCH_DIR) as out:
         wall, cpu = time.perf_counter(), time.process_time()
-        scored, requests = run_loop(_score(base_url, traces, concurrency, Path(out), cache))
+        scored, requests = run_loop(
+            _score(base_url, traces, concurrency, Path(out), cache, timeline)
+        )
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     return {"wall": wall, "cpu": cpu, "requests": requests, "scored": scored}
+
+
+def _timed_judge(judge: Any, timeline: list[list[float]]) -> Any:
+    """``judge`` wrapped to append ``perf_counter()`` before and after each ``ask`` to the
+    list of the asking task, one list in ``timeline`` per task (each task has its own copy of
+    the context). The engine scores a conversation's calls in order in one task (a task per
+    conversation before session 6, a worker per slot since), so a list is ``[start 1, end 1,
+    start 2, end 2]`` per conversation, one conversation after another."""
+    from agent_eval.judges.base import Judge
+
+    mine: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar("times")
+
+    class Timed(Judge):
+        model = judge.model
+
+        async def ask(self, request: Any) -> Any:
+            times = mine.get(None)
+            if times is None:
+                times = []
+                mine.set(times)
+                timeline.append(times)
+            times.append(time.perf_counter())
+            try:
+                return await judge.ask(request)
+            finally:
+                times.append(time.perf_counter())
+
+        async def aclose(self) -> None:
+            await judge.aclose()
+
+    return Timed()
+
+
+def excess_parts(timeline: list[list[float]], concurrency: int, latency: float) -> dict[str, float]:
+    """Where a run's wall time beyond ``2 x latency`` per conversation went, in seconds.
+
+    From each conversation's ``[start 1, end 1, start 2, end 2]``: the mean of each judge call's
+    time beyond ``latency`` (client CPU of the call, the server, the network, waiting for
+    the loop), the mean gap between a conversation's two calls (stage 1's reply handled, stage
+    2's request built), the mean hand-over (a conversation's end to the first request of the
+    one that took its slot: its row and store work, the feeder, the next rendering; the
+    ``k``-th start after the first ``concurrency`` is paired with the ``k``-th end, as the
+    engine's semaphore is first come, first served), and the spread of the first
+    ``concurrency`` starts.
+    """
+    convs = [times[i : i + 4] for times in timeline for i in range(0, len(times) - 3, 4)]
+    starts = sorted(times[0] for times in convs)
+    ends = sorted(times[3] for times in convs)
+    handovers = [start - end for start, end in zip(starts[concurrency:], ends, strict=False)]
+    mean = statistics.fmean
+    return {
+        "call beyond L": mean(t - latency for c in convs for t in (c[1] - c[0], c[3] - c[2])),
+        "between the two calls": mean(c[2] - c[1] for c in convs),
+        "hand-over to the next conversation": mean(handovers) if handovers else 0.0,
+        "spread of the first starts": starts[min(concurrency, len(starts)) - 1] - starts[0],
+        "conversations": float(len(convs)),
+    }
 
 
 # -- measured clients, each in a fresh process ---------------------------------------------
@@ -219,7 +301,11 @@ def _check(reply: bytes) -> None:
 
 
 async def _aiohttp_calls(
-    base_url: str, bodies: list[bytes], concurrency: int, sequential: int = 1
+    base_url: str,
+    bodies: list[bytes],
+    concurrency: int,
+    sequential: int = 1,
+    timeline: list[list[float]] | None = None,
 ) -> int:
     import aiohttp
 
@@ -232,10 +318,17 @@ async def _aiohttp_calls(
 
         async def one(body: bytes) -> None:
             async with slots:
+                times: list[float] = []
+                if timeline is not None:
+                    timeline.append(times)
                 for _ in range(sequential):  # a conversation's calls, one after the other
+                    if timeline is not None:
+                        times.append(time.perf_counter())
                     async with session.post(url, data=body) as response:
                         reply = await response.read()
                     _check(reply)
+                    if timeline is not None:
+                        times.append(time.perf_counter())
 
         await asyncio.gather(*(one(body) for body in bodies))
     return len(bodies) * sequential
@@ -313,7 +406,9 @@ def worker(
     ``engine``: agent-eval's engine, judge and store (and the judge-call cache when ``cache``
     names a file); ``judge``: ``OpenAIJudge.ask`` alone on the stage-1 requests;
     ``aiohttp`` / ``openai``: the floors, stage-1 bodies only; ``aiohttp-pairs``: the wall
-    floor, two sequential posts per conversation. ``loop``: ``asyncio`` or ``uvloop``.
+    floor, two sequential posts per conversation; ``engine-timeline`` / ``aiohttp-timeline``:
+    the engine / the wall floor with each call timed, the timeline written to the file
+    ``cache`` names (see :func:`excess_parts`). ``loop``: ``asyncio`` or ``uvloop``.
     """
     CHOSEN["loop"] = loop
     import agent_eval
@@ -327,6 +422,20 @@ def worker(
     if kind == "engine":
         run_ours(base_url, warm, concurrency)
         result = run_ours(base_url, traces, concurrency, Path(cache) if cache else None)
+    elif kind == "engine-timeline":
+        timeline: list[list[float]] = []
+        run_ours(base_url, warm, concurrency)
+        result = run_ours(base_url, traces, concurrency, None, timeline)
+        Path(cache or "timeline.json").write_bytes(json.dumps(timeline).encode())
+    elif kind == "aiohttp-timeline":
+        timeline = []
+        bodies = _bodies(traces)
+        run_loop(_aiohttp_calls(base_url, _bodies(warm), concurrency, 2))
+        wall = time.perf_counter()
+        requests = run_loop(_aiohttp_calls(base_url, bodies, concurrency, 2, timeline))
+        wall = time.perf_counter() - wall
+        result = {"wall": wall, "cpu": 0.0, "requests": requests, "scored": n}
+        Path(cache or "timeline.json").write_bytes(json.dumps(timeline).encode())
     elif kind == "judge":
         run_loop(_judge_calls(base_url, warm, concurrency))
         wall, cpu = time.perf_counter(), time.process_time()
@@ -533,6 +642,60 @@ AIOHTTP_FLOOR = "floor: bare aiohttp post + orjson + pydantic"
 OPENAI_FLOOR = "floor: openai 3 AsyncOpenAI.post on its aiohttp client"
 
 
+Row = tuple[str, str, str, Path | None, str]
+"""A wall row: (name, worker kind, server URL, tree, loop)."""
+
+
+def wall_rows(
+    rows: list[Row], n: int, concurrency: int, latency: float, reps: int, width: int
+) -> dict[str, float]:
+    """Measure and print each row's best wall of ``reps`` (repetitions alternate the rows),
+    against the limit and against the same loop's bare-aiohttp floor; the best walls by name."""
+    limit = 2 * latency * math.ceil(n / concurrency)
+    runs: dict[str, list[dict[str, Any]]] = {row[0]: [] for row in rows}
+    for _ in range(reps):
+        for name, kind, url, tree, loop in rows:
+            runs[name].append(measure(kind, url, n, concurrency, tree, loop=loop))
+    walls = {name: min(r["wall"] for r in results) for name, results in runs.items()}
+    for name, _kind, _url, _tree, loop in rows:
+        wall, floor_wall = walls[name], walls[f"{FLOOR} [{loop}]"]
+        print(f"    C={concurrency:<3} {name:<{width}}  wall {wall:.3f} s = "
+              f"{wall / limit:.3f} x the limit {limit:.3f} s, "
+              f"{wall / floor_wall:.3f} x the {loop} floor "
+              f"({runs[name][0]['scored']:.0f} scored, {runs[name][0]['requests']:.0f} "
+              f"requests)")  # fmt: skip
+    return walls
+
+
+def where_the_excess_goes(
+    url: str, n: int, concurrency: int, latency_ms: float, loop: str, trees: dict[str, Path | None]
+) -> None:
+    """Print :func:`excess_parts` of one timed run of the engine (of each tree) and the floor."""
+    latency = latency_ms / 1000
+    waves = math.ceil(n / concurrency)
+    limit = 2 * latency * waves
+    print(f"  where the excess goes, C={concurrency}, L={latency_ms:g} ms, [{loop}], one timed "
+          f"run each; per conversation, ms, and x the times it adds up on one slot's "
+          f"chain ({waves} waves):")  # fmt: skip
+    clients = [(f"agent-eval, {name}", "engine-timeline", tree) for name, tree in trees.items()]
+    for name, kind, tree in [*clients, (FLOOR, "aiohttp-timeline", None)]:
+        with tempfile.TemporaryDirectory(dir=BENCH_DIR) as out:  # the timeline, as JSON
+            timeline = Path(out) / "timeline.json"
+            result = measure(kind, url, n, concurrency, tree, cache=timeline, loop=loop)
+            parts = excess_parts(json.loads(timeline.read_bytes()), concurrency, latency)
+        count = parts.pop("conversations")
+        print(f"    {name}: wall {result['wall']:.3f} s = {result['wall'] / limit:.3f} x the "
+              f"limit, excess {(result['wall'] - limit) * 1000:.0f} ms; "
+              f"{count:.0f} conversations timed")  # fmt: skip
+        explained = 0.0
+        for part, seconds in parts.items():
+            times = {"call beyond L": 2 * waves, "spread of the first starts": 1}.get(part, waves)
+            explained += seconds * times
+            print(f"      {part:<36} {seconds * 1000:7.2f} ms x {times:<3} = "
+                  f"{seconds * times * 1000:6.0f} ms")  # fmt: skip
+        print(f"      {'sum':<36} {'':>16} {explained * 1000:6.0f} ms")
+
+
 def available_loops(wanted: list[str]) -> list[str]:
     """The loops of ``wanted`` that can run here (uvloop only when it is installed)."""
     chosen = []
@@ -560,7 +723,11 @@ def main() -> int:
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1000)
-    parser.add_argument("--latency-ms", type=float, default=100.0)
+    parser.add_argument("--latency-ms", default="100",
+                        help="comma-separated; the first with --n and every row, the others "
+                        "(a sweep) with --sweep-waves waves per concurrency")  # fmt: skip
+    parser.add_argument("--sweep-waves", type=int, default=4,
+                        help="N = this x C for the sweep's latencies after the first")  # fmt: skip
     parser.add_argument("--concurrency", default="16,64", help="comma-separated, for walls")
     parser.add_argument("--cpu-n", type=int, default=1000, help="conversations for CPU runs")
     parser.add_argument("--cpu-concurrency", type=int, default=256)
@@ -579,19 +746,21 @@ def main() -> int:
     CHOSEN["loop"] = LOOP = loops[
         -1
     ]  # the cached re-run, the profile and Ragas' comparison use the last
-    n, latency = args.n, args.latency_ms / 1000
+    n = args.n
+    latencies = [float(ms) for ms in args.latency_ms.split(",")]
+    first_ms, sweep = latencies[0], latencies[1:]
     levels = [int(c) for c in args.concurrency.split(",")]
     trees: dict[str, Path | None] = {"this checkout": None}
     if args.baseline:
         trees[f"baseline {args.baseline}"] = baseline_tree(args.baseline)
     width = max(len(name) for name in [*trees, FLOOR, ONE_SERVER]) + len(" [uvloop]")
-    print(f"N={n} conversations x 2 judge calls, latency {args.latency_ms:g} ms; "
+    print(f"N={n} conversations x 2 judge calls, latency {first_ms:g} ms; "
           f"best of {args.reps} repetitions, each client in its own process; event loops "
           f"{', '.join(loops)} (the fake server runs on agent-eval's default loop)")  # fmt: skip
     servers = args.server_processes
     with (
-        fake_server(args.latency_ms, servers) as slow_url,
-        fake_server(args.latency_ms) as single_url,
+        fake_server(first_ms, servers) as slow_url,
+        fake_server(first_ms) as single_url,
         fake_server(0) as fast_url,
     ):
         print(f"\n[1] wall against the limit 2 x L x ceil(N/C), {servers} fake-server "
@@ -599,30 +768,27 @@ def main() -> int:
               "server process (the server's own share of the excess):")  # fmt: skip
         first: dict[str, Any] = {}
         for concurrency in levels:
-            limit = 2 * latency * math.ceil(n / concurrency)
-            # (row name, kind, url, tree, loop); the floor of a row is the same loop's floor
             rows = [(f"{name} [{loop}]", "engine", slow_url, tree, loop)
                     for loop in loops for name, tree in trees.items()]  # fmt: skip
             rows += [(f"{FLOOR} [{loop}]", "aiohttp-pairs", slow_url, None, loop) for loop in loops]
             if servers > 1:
-                rows.append(
-                    (f"{ONE_SERVER} [asyncio]", "aiohttp-pairs", single_url, None, "asyncio")
-                )
-            runs: dict[str, list[dict[str, Any]]] = {row[0]: [] for row in rows}
-            for _ in range(args.reps):
-                for name, kind, url, tree, loop in rows:
-                    runs[name].append(measure(kind, url, n, concurrency, tree, loop=loop))
-            for name, _kind, _url, _tree, loop in rows:
-                results = runs[name]
-                floor_wall = min(r["wall"] for r in runs[f"{FLOOR} [{loop}]"])
-                wall = min(r["wall"] for r in results)
-                print(f"    C={concurrency:<3} {name:<{width}}  wall {wall:.3f} s = "
-                      f"{wall / limit:.3f} x the limit {limit:.3f} s, "
-                      f"{wall / floor_wall:.3f} x the {loop} floor "
-                      f"({results[0]['scored']:.0f} scored, {results[0]['requests']:.0f} "
-                      f"requests)")  # fmt: skip
-            ours = runs[f"this checkout [{LOOP}]"]
-            first = {"wall": min(r["wall"] for r in ours), "limit": limit}
+                one = loops[0]  # asyncio, unless --loops leaves it out
+                rows.append((f"{ONE_SERVER} [{one}]", "aiohttp-pairs", single_url, None, one))
+            walls = wall_rows(rows, n, concurrency, first_ms / 1000, args.reps, width)
+            first = {"wall": walls[f"this checkout [{LOOP}]"],
+                     "limit": 2 * first_ms / 1000 * math.ceil(n / concurrency)}  # fmt: skip
+        where_the_excess_goes(slow_url, n, levels[-1], first_ms, LOOP, trees)
+        for ms in sweep:
+            with fake_server(ms, servers) as url:
+                print(f"\n[1] latency sweep, L={ms:g} ms, N={args.sweep_waves} x C "
+                      f"(--sweep-waves; ceil(N/C) = {args.sweep_waves} waves), {LOOP} loop, "
+                      f"best of {args.reps}:")  # fmt: skip
+                for concurrency in levels:
+                    rows = [(f"{name} [{LOOP}]", "engine", url, tree, LOOP)
+                            for name, tree in trees.items()]  # fmt: skip
+                    rows.append((f"{FLOOR} [{LOOP}]", "aiohttp-pairs", url, None, LOOP))
+                    wall_rows(rows, args.sweep_waves * concurrency, concurrency, ms / 1000,
+                              args.reps, width)  # fmt: skip
         concurrency = levels[-1]
         cache = Path(tempfile.mkdtemp(dir=BENCH_DIR)) / "judge-cache.db"
         filled = measure("engine", slow_url, n, concurrency, cache=cache, loop=LOOP)
@@ -657,12 +823,12 @@ def main() -> int:
                 cpu_runs[label].append(measure(kind, fast_url, cpu_n, cpu_c, tree, loop=loop))
         cpu = {label: best(results) for label, results in cpu_runs.items()}
         ours_ms = _ms(cpu[f"agent-eval, this checkout [{LOOP}]"])
-        floor_ms = _ms(cpu[f"{AIOHTTP_FLOOR} [asyncio]"])  # the default loop's: one yardstick
+        floor_ms = _ms(cpu[f"{AIOHTTP_FLOOR} [{loops[0]}]"])  # asyncio's: one yardstick
         label_width = max(len(label) for label in kinds)
         for label, result in cpu.items():
             ms = _ms(result)
             print(f"    {label:<{label_width}}  {ms:.3f} ms = {1000 / ms:,.0f} calls/s of one "
-                  f"core, {ms / floor_ms:.2f} x the aiohttp floor [asyncio]")  # fmt: skip
+                  f"core, {ms / floor_ms:.2f} x the aiohttp floor [{loops[0]}]")  # fmt: skip
         # asyncio's loop: its idle wait is a Python frame (select) that the profile can leave
         # out; uvloop waits inside C, where it cannot be told apart from the loop's work
         print("  profile of agent-eval, this checkout [asyncio]:")

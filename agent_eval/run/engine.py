@@ -1,9 +1,10 @@
 """The scoring engine: one metric, formatter and judge over a stream of AgentTraces.
 
-Conversations are scored concurrently (an ``asyncio.Semaphore`` bounds how many are in
-flight, default 16); the units of one conversation (the conversation itself, or each turn's
-answer: :meth:`Metric.units <agent_eval.metrics.base.Metric.units>`) and their judge calls run
-in order inside its task, from one rendering. Input is consumed lazily, at most
+Conversations are scored concurrently by ``concurrency`` worker tasks (default 16), each
+taking the next conversation from the input as soon as it has finished one; the units of one
+conversation (the conversation itself, or each turn's answer:
+:meth:`Metric.units <agent_eval.metrics.base.Metric.units>`) and their judge calls run in order
+inside its worker, from one rendering. Input is consumed lazily, at most
 ``concurrency`` conversations ahead, so memory stays bounded.
 
 Whatever happens, every unit ends as exactly one :class:`~agent_eval.result.MetricResult`:
@@ -35,6 +36,7 @@ wrap the ``judge`` itself.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import gc
 import logging
 import threading
@@ -250,20 +252,53 @@ class Engine:
     async def _feed(
         self, traces: Iterable[AgentTrace], summary: RunSummary, advance: Callable[[], None]
     ) -> None:
-        slots = asyncio.Semaphore(self.concurrency)
+        """Score ``traces`` with ``concurrency`` workers sharing one iterator over them.
+
+        Each worker takes the next conversation (in input order) as soon as it has finished
+        one. A worker starts its next conversation in the same step as it hands over the last
+        one's rows, so the next conversation's first request goes out at once, not after
+        the other replies that arrived in the same burst (issue 15: a feeder task woken by a
+        semaphore, then a new task, cost two turns of the event loop's queue per hand-over).
+        """
+        scorable = self._scorable(iter(traces), summary, advance)
+        # the input is advanced in one context, whichever worker asks: a generator that holds
+        # a context variable across its yields (an OpenTelemetry span around them) resets it
+        # in the context that set it
+        take = partial(contextvars.copy_context().run, next, scorable, None)
         async with asyncio.TaskGroup() as group:
             flusher = group.create_task(self._flush_on_time()) if self.store else None
-            for trace in traces:
-                units = self._pending(trace, summary)
-                if units == []:
-                    advance()
-                    continue
-                await slots.acquire()
-                group.create_task(self._one(trace, units, slots, summary, advance))
+            workers = [
+                group.create_task(self._work(take, summary, advance))
+                for _ in range(self.concurrency)
+            ]
             if flusher is not None:
-                for _ in range(self.concurrency):  # every conversation task has finished
-                    await slots.acquire()
+                await asyncio.wait(workers)  # a worker's error is the group's to raise
                 flusher.cancel()
+
+    def _scorable(
+        self, traces: Iterator[AgentTrace], summary: RunSummary, advance: Callable[[], None]
+    ) -> Iterator[tuple[AgentTrace, list[Unit] | None]]:
+        """Each trace of ``traces`` with its pending units; those with none are counted here."""
+        for trace in traces:
+            units = self._pending(trace, summary)
+            if units == []:
+                advance()
+                continue
+            yield trace, units
+
+    async def _work(
+        self,
+        take: Callable[[], tuple[AgentTrace, list[Unit] | None] | None],
+        summary: RunSummary,
+        advance: Callable[[], None],
+    ) -> None:
+        """One worker: score the conversation ``take`` gives next until it gives ``None``."""
+        while (scorable := take()) is not None:
+            trace, units = scorable
+            async for result in self._score_units(trace, units):
+                self._hand_over(result)
+                summary.add(result, keep=self.keep_results)
+            advance()
 
     def _keep_finished(self) -> None:
         """Commit the finished results of a run that is ending with an error (never raises)."""
@@ -309,22 +344,6 @@ class Engine:
             disable=not self.progress,
             transient=False,
         )
-
-    async def _one(
-        self,
-        trace: AgentTrace,
-        units: list[Unit] | None,
-        slots: asyncio.Semaphore,
-        summary: RunSummary,
-        advance: Callable[[], None],
-    ) -> None:
-        try:
-            async for result in self._score_units(trace, units):
-                self._hand_over(result)
-                summary.add(result, keep=self.keep_results)
-            advance()
-        finally:
-            slots.release()
 
     def _hand_over(self, result: MetricResult) -> None:
         """Give a new result to the store and to the ``on_result`` callbacks."""
