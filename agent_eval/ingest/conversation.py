@@ -87,6 +87,10 @@ class ConversationBuilder:
         self.pending: list[Retrieval] = []
         """Retrievals waiting for the LLM call they feed (placed after that call's input)."""
         self.usage: dict[str, ModelUsage] = {}
+        self._tallies: dict[str, list[int]] = {}
+        """Per model, [input tokens, output tokens, calls] of the LLM calls so far: plain ints
+        while spans are added, made :class:`ModelUsage` once in :meth:`_trace` (one model object
+        per model, not one per call)."""
         self.used: list[SpanEntry] = []
         self.agent_sources: set[str] = set()
         self.shadowed: Counter[tuple[str, str]] = Counter()
@@ -263,15 +267,17 @@ class ConversationBuilder:
         return None
 
     def _note_shadowed(self, entry: SpanEntry) -> None:
-        if entry.extraction is not None:
+        if entry.shadowed and entry.extraction is not None:  # (most spans match one convention)
             self.shadowed.update((entry.extraction.convention, s) for s in entry.shadowed)
 
     def _agent_name(self, entry: SpanEntry) -> str | None:
-        for candidate in (entry, *self.conversation.ancestors(entry)):
+        ex = entry.extraction
+        if ex is not None and ex.agent_name:
+            return ex.agent_name
+        for candidate in self.conversation.ancestors(entry):
             ex = candidate.extraction
             if ex is not None and ex.agent_name:
-                if candidate is not entry:
-                    self.agent_sources.add(candidate.span_id)
+                self.agent_sources.add(candidate.span_id)
                 return ex.agent_name
         return None
 
@@ -281,14 +287,12 @@ class ConversationBuilder:
             return
         if ex.model is None and ex.input_tokens is None and ex.output_tokens is None:
             return  # nothing recorded about the call's model or tokens
-        model = ex.model or "unknown"
-        old = self.usage.get(model, ModelUsage(model=model))
-        self.usage[model] = ModelUsage(
-            model=model,
-            input_tokens=old.input_tokens + (ex.input_tokens or 0),
-            output_tokens=old.output_tokens + (ex.output_tokens or 0),
-            calls=old.calls + 1,
-        )
+        tally = self._tallies.get(ex.model or "unknown")
+        if tally is None:
+            tally = self._tallies[ex.model or "unknown"] = [0, 0, 0]
+        tally[0] += ex.input_tokens or 0
+        tally[1] += ex.output_tokens or 0
+        tally[2] += 1
 
     def _ignore(self, entry: SpanEntry, reason: str | None) -> None:
         self.counted += 1
@@ -333,6 +337,10 @@ class ConversationBuilder:
         return None
 
     def _trace(self) -> AgentTrace:
+        for model, (input_tokens, output_tokens, calls) in self._tallies.items():
+            self.usage[model] = ModelUsage(
+                model=model, input_tokens=input_tokens, output_tokens=output_tokens, calls=calls
+            )
         messages, pairing_notes = pair_tool_results(self.transcript.messages())
         reference_notes: list[str] = []
         reference_calls = self._reference_calls(reference_notes)
