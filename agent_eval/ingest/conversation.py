@@ -24,6 +24,7 @@ and records every span as used or ignored:
 from __future__ import annotations
 
 from collections import Counter
+from operator import attrgetter
 
 from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.containers.base import Skipped
@@ -66,6 +67,7 @@ HIDDEN_HINT = (
     "to true in the agent's environment or its TraceConfig); unset them and record again"
 )
 """How to unhide content that OpenInference's ``OPENINFERENCE_HIDE_*`` settings redacted."""
+_SPAN_ID = attrgetter("span_id")
 MAYBE_AGENT = "agent"
 """Internal verdict: the span is used only if its agent name labels a message."""
 
@@ -209,7 +211,7 @@ class ConversationBuilder:
             if is_llm_call(entry):
                 # an "ancestor" that is also a descendant (a parent cycle, A->B->A) covers nothing
                 for a in self.conversation.ancestors(entry):
-                    if all(d.span_id != entry.span_id for d in self.conversation.ancestors(a)):
+                    if entry.span_id not in map(_SPAN_ID, self.conversation.ancestors(a)):
                         below.setdefault(a.span_id, []).append(entry)
                         ancestors[a.span_id] = a
         covered = set(below)
@@ -388,6 +390,8 @@ class ConversationBuilder:
         """
         out: list[SpanErrorInfo] = []
         for entry in self.conversation.entries:
+            if not entry.errors:  # (most spans)
+                continue
             call_id = self.ran_calls.get(entry.span_id)
             out += (
                 e.model_copy(update={"tool_call_id": call_id})
