@@ -199,6 +199,8 @@ class ConversationBuilder:
         )
 
     def _place_retrievals(self, position: int) -> None:
+        if not self.pending:  # (after most LLM calls)
+            return
         self.retrievals.extend(
             r.model_copy(update={"after_message": position}) for r in self.pending
         )
