@@ -88,6 +88,8 @@ GENAI_CONVENTION = "genai"
 
 Key = tuple[str, str]
 _SCOPE_KEYS = (CONVERSATION_ID, *CONVERSATION_ID_FALLBACKS)
+_ASKED_MAX = 1024
+"""Marker sets :meth:`Assembler._detecting` remembers at most (then it starts again)."""
 STREAM_LIMITS = StreamLimits()
 """The memory bounds an :class:`Assembler` gets when none are given (tests may swap it)."""
 
@@ -109,6 +111,8 @@ class Assembler:
         """Indexes (in priority order) of the conventions asked on every span (no triggers)."""
         self._by_marker: dict[str, list[int]] = {}
         """Span marker -> indexes of the conventions it triggers."""
+        self._asked: dict[frozenset[str], list[Convention]] = {}
+        """A span's markers -> the conventions asked on it, in priority order (memoised)."""
         self._traces: OrderedDict[str, dict[str, SpanEntry]] = OrderedDict()
         """In-memory trace parts: trace id -> span id -> entry; least recently touched first."""
         self._first_seq: dict[str, int] = {}
@@ -348,6 +352,7 @@ class Assembler:
             self._conventions = sorted((c for _, c in conventions), key=lambda c: c.priority)
             self._always = []
             self._by_marker = {}
+            self._asked = {}
             for n, convention in enumerate(self._conventions):
                 triggers = _triggers(convention)
                 if not triggers:
@@ -363,13 +368,19 @@ class Assembler:
         markers (looked up per marker, not per convention).
         """
         registered = self._registered()
-        by_marker = self._by_marker
-        asked = set(self._always)
-        for marker in span_markers(span):
-            triggered = by_marker.get(marker)
-            if triggered is not None:
-                asked.update(triggered)
-        return [registered[n] for n in sorted(asked) if _detects(registered[n], span)]
+        markers = frozenset(span_markers(span))
+        asked = self._asked.get(markers)
+        if asked is None:  # spans repeat a few marker sets: each is resolved once
+            by_marker = self._by_marker
+            found = set(self._always)
+            for marker in markers:
+                triggered = by_marker.get(marker)
+                if triggered is not None:
+                    found.update(triggered)
+            if len(self._asked) >= _ASKED_MAX:
+                self._asked.clear()
+            asked = self._asked[markers] = [registered[n] for n in sorted(found)]
+        return [c for c in asked if _detects(c, span)]
 
     def _join_logs(
         self,

@@ -24,6 +24,7 @@ and records every span as used or ignored:
 from __future__ import annotations
 
 from collections import Counter
+from operator import attrgetter
 
 from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.containers.base import Skipped
@@ -66,6 +67,7 @@ HIDDEN_HINT = (
     "to true in the agent's environment or its TraceConfig); unset them and record again"
 )
 """How to unhide content that OpenInference's ``OPENINFERENCE_HIDE_*`` settings redacted."""
+_SPAN_ID = attrgetter("span_id")
 MAYBE_AGENT = "agent"
 """Internal verdict: the span is used only if its agent name labels a message."""
 
@@ -87,6 +89,10 @@ class ConversationBuilder:
         self.pending: list[Retrieval] = []
         """Retrievals waiting for the LLM call they feed (placed after that call's input)."""
         self.usage: dict[str, ModelUsage] = {}
+        self._tallies: dict[str, list[int]] = {}
+        """Per model, [input tokens, output tokens, calls] of the LLM calls so far: plain ints
+        while spans are added, made :class:`ModelUsage` once in :meth:`_trace` (one model object
+        per model, not one per call)."""
         self.used: list[SpanEntry] = []
         self.agent_sources: set[str] = set()
         self.shadowed: Counter[tuple[str, str]] = Counter()
@@ -193,6 +199,8 @@ class ConversationBuilder:
         )
 
     def _place_retrievals(self, position: int) -> None:
+        if not self.pending:  # (after most LLM calls)
+            return
         self.retrievals.extend(
             r.model_copy(update={"after_message": position}) for r in self.pending
         )
@@ -205,7 +213,7 @@ class ConversationBuilder:
             if is_llm_call(entry):
                 # an "ancestor" that is also a descendant (a parent cycle, A->B->A) covers nothing
                 for a in self.conversation.ancestors(entry):
-                    if all(d.span_id != entry.span_id for d in self.conversation.ancestors(a)):
+                    if entry.span_id not in map(_SPAN_ID, self.conversation.ancestors(a)):
                         below.setdefault(a.span_id, []).append(entry)
                         ancestors[a.span_id] = a
         covered = set(below)
@@ -263,15 +271,17 @@ class ConversationBuilder:
         return None
 
     def _note_shadowed(self, entry: SpanEntry) -> None:
-        if entry.extraction is not None:
+        if entry.shadowed and entry.extraction is not None:  # (most spans match one convention)
             self.shadowed.update((entry.extraction.convention, s) for s in entry.shadowed)
 
     def _agent_name(self, entry: SpanEntry) -> str | None:
-        for candidate in (entry, *self.conversation.ancestors(entry)):
+        ex = entry.extraction
+        if ex is not None and ex.agent_name:
+            return ex.agent_name
+        for candidate in self.conversation.ancestors(entry):
             ex = candidate.extraction
             if ex is not None and ex.agent_name:
-                if candidate is not entry:
-                    self.agent_sources.add(candidate.span_id)
+                self.agent_sources.add(candidate.span_id)
                 return ex.agent_name
         return None
 
@@ -281,14 +291,12 @@ class ConversationBuilder:
             return
         if ex.model is None and ex.input_tokens is None and ex.output_tokens is None:
             return  # nothing recorded about the call's model or tokens
-        model = ex.model or "unknown"
-        old = self.usage.get(model, ModelUsage(model=model))
-        self.usage[model] = ModelUsage(
-            model=model,
-            input_tokens=old.input_tokens + (ex.input_tokens or 0),
-            output_tokens=old.output_tokens + (ex.output_tokens or 0),
-            calls=old.calls + 1,
-        )
+        tally = self._tallies.get(ex.model or "unknown")
+        if tally is None:
+            tally = self._tallies[ex.model or "unknown"] = [0, 0, 0]
+        tally[0] += ex.input_tokens or 0
+        tally[1] += ex.output_tokens or 0
+        tally[2] += 1
 
     def _ignore(self, entry: SpanEntry, reason: str | None) -> None:
         self.counted += 1
@@ -333,6 +341,10 @@ class ConversationBuilder:
         return None
 
     def _trace(self) -> AgentTrace:
+        for model, (input_tokens, output_tokens, calls) in self._tallies.items():
+            self.usage[model] = ModelUsage(
+                model=model, input_tokens=input_tokens, output_tokens=output_tokens, calls=calls
+            )
         messages, pairing_notes = pair_tool_results(self.transcript.messages())
         reference_notes: list[str] = []
         reference_calls = self._reference_calls(reference_notes)
@@ -380,6 +392,8 @@ class ConversationBuilder:
         """
         out: list[SpanErrorInfo] = []
         for entry in self.conversation.entries:
+            if not entry.errors:  # (most spans)
+                continue
             call_id = self.ran_calls.get(entry.span_id)
             out += (
                 e.model_copy(update={"tool_call_id": call_id})
