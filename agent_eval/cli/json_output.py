@@ -64,6 +64,8 @@ __all__ = [
     "ErrorPayload",
     "ErrorsPayload",
     "ExportPayload",
+    "FailUnderOutcome",
+    "GateResult",
     "InterruptedPayload",
     "JudgeEntry",
     "JudgesPayload",
@@ -122,6 +124,8 @@ class MetricSummary(_Payload):
     errored: int
     resumed: int
     mean_score: float | None
+    full_scores: int = 0
+    """``ok`` units scoring 1: the successes a ``mean_score`` gate counts."""
     skip_reasons: dict[str, int]
     error_types: dict[str, int]
     input_tokens: int
@@ -163,6 +167,36 @@ class PlanSummary(_Payload):
     priced_as: str | None = None
 
 
+class GateResult(_Payload):
+    """One gate's outcome on one measured count (``score --json``'s ``gates``).
+
+    ``needed`` is ``ceil(threshold × items)``; ``passed`` is false also when the count was
+    measured over another number of items than the gate declares (``n != items``).
+    ``message`` is the line stderr shows.
+    """
+
+    name: str
+    statistic: str
+    source: str
+    threshold: float
+    items: int
+    subject: str
+    successes: int
+    n: int
+    needed: int
+    passed: bool
+    message: str
+
+
+class FailUnderOutcome(_Payload):
+    """``--fail-under`` on one metric: its mean score against the threshold."""
+
+    metric: str
+    mean_score: float | None
+    threshold: float
+    passed: bool
+
+
 class ScorePayload(_Payload):
     """``score --json``: the plans (always) and, unless a dry run, each metric's summary.
 
@@ -173,6 +207,13 @@ class ScorePayload(_Payload):
         metrics: One summary per metric scored, in ``--metric`` order.
         plans: One plan per metric.
         not_scored: Judged metrics not scored because no judge is configured.
+        gates: Every declared gate's outcome per measured count (empty: no gate).
+        fail_under: ``--fail-under``'s outcome per metric (empty without the flag).
+        inputs: The ingest accounting of the inputs, the document ``ingest --json`` prints
+            (``files``, ``spans``, ``logs``, ``records_ignored``, ``skipped``...).
+        changed_since_judged: With ``--resume``/``--retry-errors``: the finished
+            conversations whose rendering changed since they were judged (kept, not
+            re-judged).
 
     """
 
@@ -183,6 +224,10 @@ class ScorePayload(_Payload):
     metrics: list[MetricSummary]
     plans: list[PlanSummary]
     not_scored: list[str] = []
+    gates: list[GateResult] = []
+    fail_under: list[FailUnderOutcome] = []
+    inputs: dict[str, Any] | None = None
+    changed_since_judged: list[str] = []
 
 
 class ComparePayload(_Payload):
