@@ -59,6 +59,7 @@ __all__ = [
     "PAYLOADS",
     "SCHEMA_VERSION",
     "CacheInfoPayload",
+    "CacheSummary",
     "ComparePayload",
     "ErrorDetail",
     "ErrorPayload",
@@ -197,6 +198,21 @@ class FailUnderOutcome(_Payload):
     passed: bool
 
 
+class CacheSummary(_Payload):
+    """The judge-call cache in one run (``score --json``'s ``cache``).
+
+    ``hits`` answered from the cache, ``calls`` sent to the endpoint; ``endpoint`` is this
+    run's, bare (no credentials or query); ``other_endpoint_hits`` of the hits came from
+    entries another endpoint filled (``other_endpoints``: those endpoints, with counts).
+    """
+
+    hits: int
+    calls: int
+    endpoint: str | None
+    other_endpoint_hits: int
+    other_endpoints: dict[str, int]
+
+
 class ScorePayload(_Payload):
     """``score --json``: the plans (always) and, unless a dry run, each metric's summary.
 
@@ -214,6 +230,8 @@ class ScorePayload(_Payload):
         changed_since_judged: With ``--resume``/``--retry-errors``: the finished
             conversations whose rendering changed since they were judged (kept, not
             re-judged).
+        cache: The judge-call cache's hits and calls (``None`` without a judge or with
+            ``--no-cache``).
 
     """
 
@@ -228,6 +246,7 @@ class ScorePayload(_Payload):
     fail_under: list[FailUnderOutcome] = []
     inputs: dict[str, Any] | None = None
     changed_since_judged: list[str] = []
+    cache: CacheSummary | None = None
 
 
 class ComparePayload(_Payload):

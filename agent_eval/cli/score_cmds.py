@@ -47,6 +47,7 @@ from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.judge_setup import (
     HOW_TO_CONFIGURE,
     build_judge,
+    cache_endpoint,
     check_judge_kind,
     configured_model,
     judge_model,
@@ -146,6 +147,7 @@ from agent_eval.trace import AgentTrace
 
 if TYPE_CHECKING:  # the --json payload models are imported for --json only (start-up)
     from agent_eval.cli.json_output import (
+        CacheSummary,
         FailUnderOutcome,
         GateResult,
         MetricSummary,
@@ -364,6 +366,7 @@ class _JsonReport:
     inputs: dict[str, Any] | None = None
     """The ingest accounting of the inputs (``IngestReport.to_json()``)."""
     changed_since_judged: list[str] = field(default_factory=list)
+    cache: CacheSummary | None = None
 
     def payload(self, code: int, *, dry_run: bool) -> ScorePayload:
         from agent_eval.cli.json_output import ScorePayload, plan_summary
@@ -381,6 +384,7 @@ class _JsonReport:
             fail_under=self.fail_under,
             inputs=self.inputs,
             changed_since_judged=self.changed_since_judged,
+            cache=self.cache,
         )
 
 
@@ -627,6 +631,7 @@ def _finish(
     usage = _print_usage(out, spent, setup.traces, stack, cfg)
     if report is not None:
         report.usage = usage
+        report.cache = _cache_summary(stack)
     skipped = sum(summary.skip_reasons[BUDGET_SKIP] for summary in summaries)
     line = budget_line(setup.budget, skipped, str(summaries[0].out_dir or summaries[0].run_id))
     if line is not None:
@@ -642,6 +647,22 @@ def _finish(
     if all(summary.nothing_scored() is not None for summary in summaries):
         return _nothing_scored(summaries[0])
     return _gates_code(summaries, cfg, gates, out, report)
+
+
+def _cache_summary(stack: JudgeStack | None) -> CacheSummary | None:
+    """The judge-call cache's counts for ``--json`` (``None``: no judge or ``--no-cache``)."""
+    cached = stack.cached if stack is not None else None
+    if cached is None:
+        return None
+    from agent_eval.cli.json_output import CacheSummary
+
+    return CacheSummary(
+        hits=cached.hits,
+        calls=cached.misses,
+        endpoint=cached.endpoint,
+        other_endpoint_hits=cached.other_endpoint_hits,
+        other_endpoints=dict(cached.other_endpoints),
+    )
 
 
 def _with_tool_references(traces: list[AgentTrace], cfg: ScoreConfig) -> list[AgentTrace]:
@@ -783,6 +804,7 @@ def _wrap(judge: Judge, cfg: ScoreConfig, budget: Budget | None = None) -> Judge
         tokens_per_minute=cfg.tpm,
         parameters={"mode": cfg.mode},
         budget=budget,
+        endpoint=cache_endpoint(cfg),
     )
 
 
@@ -817,7 +839,10 @@ def _print_usage(
     """
     line = stack.cache_line() if stack is not None else None
     if line is not None:
-        out.print(line, highlight=False)
+        out.print(line, highlight=False, markup=False)
+    warning = stack.other_endpoint_warning() if stack is not None else None
+    if warning is not None:  # stderr too: a --json run shows no cache line
+        err_console.print(warning, highlight=False, markup=False, soft_wrap=True)
     if spent is None:
         return []
     rows, replaced = spent  # this run's rows only
