@@ -22,6 +22,7 @@ __all__ = [
     "MASK",
     "SECRET_QUERY_KEY",
     "RedactingFilter",
+    "bare_endpoint",
     "redact_text",
     "redact_url",
     "userinfo_auth",
@@ -63,6 +64,28 @@ def redact_url(url: str) -> str:
                 [(k, MASK if SECRET_QUERY_KEY.search(k) else v) for k, v in pairs], safe="*"
             )
     return urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+def bare_endpoint(url: str) -> str:
+    """``url`` as ``scheme://host[:port]/path``: no userinfo, query or fragment at all.
+
+    What the judge-call cache keeps beside an entry to say which endpoint answered: the query
+    (``?api-version=...&api-key=...``) and userinfo are dropped, not masked, so no part of a
+    credential is ever stored. The host is lower-cased and a trailing ``/`` dropped, so
+    ``HTTP://Host:8000/v1/`` and ``http://host:8000/v1`` are the same endpoint. Text that is
+    not a URL (no ``scheme://host``) gives ``***``.
+    """
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return MASK
+    host = (parts.hostname or "").lower()
+    if not parts.scheme or not host:
+        return MASK
+    host = f"[{host}]" if ":" in host else host
+    where = host + (f":{port}" if port is not None else "")
+    return f"{parts.scheme.lower()}://{where}{parts.path.rstrip('/')}"
 
 
 def redact_text(text: str) -> str:

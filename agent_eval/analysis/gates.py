@@ -8,8 +8,10 @@ items: that gate fails, with a message saying so.
 
 Statistics (each a count of successes out of n items) and the commands that measure them:
 
-- ``mean_score``: conversations with verdict 1 of those scored ``ok`` (``score``, ``compare``
-  per variant);
+- ``mean_score``: units scoring 1 of those scored ``ok`` (``score``, ``compare`` per variant):
+  a binary verdict 1, or, for a fractional metric (``tool_errors``, faithfulness, any share of
+  checks or atoms), a unit whose every check passed. A unit scoring 0.75 is no success (scores
+  are never summed into counts), so a run whose mean is below the threshold never passes;
 - ``accuracy``: conversations where the verdict equals the label (``calibrate``; ``compare`` per
   variant, with labels);
 - ``agreement``: conversations with the same verdict under both variants (``compare`` per pair);
@@ -94,13 +96,18 @@ class Gate(BaseModel):
 
 
 class GateCount(BaseModel):
-    """A measured count for a statistic: ``successes`` of ``n`` items, for ``subject``."""
+    """A measured count for a statistic: ``successes`` of ``n`` items, for ``subject``.
+
+    ``note`` (optional) is said after the outcome, e.g. what counts as a success for a
+    fractional metric.
+    """
 
     model_config = ConfigDict(frozen=True)
 
     subject: str
     successes: int
     n: int
+    note: str = ""
 
 
 class GateOutcome(BaseModel):
@@ -124,6 +131,8 @@ def _judge(gate: Gate, count: GateCount) -> GateOutcome:
         if gate.statistic == "atoms":
             why += f" (at most {gate.items - gate.required} of {gate.items} atoms may fail)"
     verdict = "passed" if ok else "FAILED"
+    if count.note:
+        why += f" ({count.note})"
     return GateOutcome(
         gate=gate, count=count, passed=ok, message=f"{where} {verdict}: {gate.statistic} {why}"
     )

@@ -23,6 +23,7 @@ from agent_eval.analysis.gates import (
     FLAG_SOURCE,
     Gate,
     GateCount,
+    GateOutcome,
     evaluate_gates,
     load_gates,
     parse_gate,
@@ -41,6 +42,7 @@ __all__ = [
     "config_path",
     "exit_nothing_scored",
     "exit_on_failed_gates",
+    "gate_outcomes",
     "gates_from",
     "load_run_results",
     "out_console",
@@ -119,6 +121,20 @@ def _refuse_unmeasured(gates: Sequence[Gate], measured: Collection[str]) -> None
 def apply_gates(gates: Sequence[Gate], counts: Mapping[str, Sequence[GateCount]]) -> list[str]:
     """Evaluate the gates, print each outcome on stderr, and return the failure messages.
 
+    :func:`gate_outcomes` does the work; this keeps only the failures' messages.
+
+    Raises:
+        typer.Exit: code 2, for a ``--gate`` flag naming a statistic not measured.
+
+    """
+    return [o.message for o in gate_outcomes(gates, counts) if not o.passed]
+
+
+def gate_outcomes(
+    gates: Sequence[Gate], counts: Mapping[str, Sequence[GateCount]]
+) -> list[GateOutcome]:
+    """Evaluate the gates, print each outcome on stderr, and return every outcome.
+
     A ``--gate`` flag whose statistic is not in ``counts`` is a usage error: the message names
     the statistics measured and the command exits 2. A config gate for a statistic the command
     does not measure is only noted (a config file may declare gates for several commands).
@@ -141,7 +157,7 @@ def apply_gates(gates: Sequence[Gate], counts: Mapping[str, Sequence[GateCount]]
                 highlight=False,
                 markup=False,
             )
-    return [o.message for o in outcomes if not o.passed]
+    return outcomes
 
 
 def exit_on_failed_gates(failures: Sequence[str]) -> None:

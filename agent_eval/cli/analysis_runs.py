@@ -48,7 +48,7 @@ from agent_eval.cli.json_output import (
     emit_json,
     plan_summary,
 )
-from agent_eval.cli.judge_setup import key_env_problem
+from agent_eval.cli.judge_setup import cache_endpoint, key_env_problem
 from agent_eval.cli.score_cmds import (
     HOW_TO_CONFIGURE,
     build_judge,
@@ -183,6 +183,7 @@ def _stack(
         requests_per_minute=cfg.rpm,
         tokens_per_minute=cfg.tpm,
         parameters={"mode": cfg.mode},
+        endpoint=cache_endpoint(cfg),
         budget=budget,
     )
 

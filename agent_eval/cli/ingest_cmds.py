@@ -172,10 +172,11 @@ def print_summary(report: IngestReport, console: Console = err_console) -> None:
         console.print(escape(escape_control(line)), highlight=False, soft_wrap=True)
 
 
-def no_conversation_reason(report: IngestReport) -> str:
+def no_conversation_reason(report: IngestReport, where: str = "") -> str:
     """Why a run that read its inputs produced no conversation, in one sentence.
 
-    E.g. ``"no conversation found: all 3 spans were ignored (invalid_span_id 3)"``.
+    E.g. ``"no conversation found: all 3 spans were ignored (invalid_span_id 3)"``; with
+    ``where`` (the inputs as given) ``"no conversation found in traces/: ..."``.
     """
     causes = []
     unread = sum(1 for f in report.files if f.error)
@@ -200,7 +201,8 @@ def no_conversation_reason(report: IngestReport) -> str:
     causes += [f"{f.path} is {f.note}" for f in report.files if f.note]
     if not causes:
         causes.append("the inputs hold no spans, log records or conversations")
-    return "no conversation found: " + "; ".join(causes) + "; the summary gives each reason"
+    found = f"no conversation found in {where}" if where else "no conversation found"
+    return f"{found}: " + "; ".join(causes) + "; the summary gives each reason"
 
 
 def _write_traces(paths: list[str], fmt: str, out: TextIO | None) -> IngestReport:

@@ -60,11 +60,14 @@ __all__ = [
     "PAYLOADS",
     "SCHEMA_VERSION",
     "CacheInfoPayload",
+    "CacheSummary",
     "ComparePayload",
     "ErrorDetail",
     "ErrorPayload",
     "ErrorsPayload",
     "ExportPayload",
+    "FailUnderOutcome",
+    "GateResult",
     "InterruptedPayload",
     "JudgeEntry",
     "JudgesPayload",
@@ -123,6 +126,8 @@ class MetricSummary(_Payload):
     errored: int
     resumed: int
     mean_score: float | None
+    full_scores: int = 0
+    """``ok`` units scoring 1: the successes a ``mean_score`` gate counts."""
     skip_reasons: dict[str, int]
     error_types: dict[str, int]
     input_tokens: int
@@ -164,6 +169,51 @@ class PlanSummary(_Payload):
     priced_as: str | None = None
 
 
+class GateResult(_Payload):
+    """One gate's outcome on one measured count (``score --json``'s ``gates``).
+
+    ``needed`` is ``ceil(threshold × items)``; ``passed`` is false also when the count was
+    measured over another number of items than the gate declares (``n != items``).
+    ``message`` is the line stderr shows.
+    """
+
+    name: str
+    statistic: str
+    source: str
+    threshold: float
+    items: int
+    subject: str
+    successes: int
+    n: int
+    needed: int
+    passed: bool
+    message: str
+
+
+class FailUnderOutcome(_Payload):
+    """``--fail-under`` on one metric: its mean score against the threshold."""
+
+    metric: str
+    mean_score: float | None
+    threshold: float
+    passed: bool
+
+
+class CacheSummary(_Payload):
+    """The judge-call cache in one run (``score --json``'s ``cache``).
+
+    ``hits`` answered from the cache, ``calls`` sent to the endpoint; ``endpoint`` is this
+    run's, bare (no credentials or query); ``other_endpoint_hits`` of the hits came from
+    entries another endpoint filled (``other_endpoints``: those endpoints, with counts).
+    """
+
+    hits: int
+    calls: int
+    endpoint: str | None
+    other_endpoint_hits: int
+    other_endpoints: dict[str, int]
+
+
 class ScorePayload(_Payload):
     """``score --json``: the plans (always) and, unless a dry run, each metric's summary.
 
@@ -174,6 +224,15 @@ class ScorePayload(_Payload):
         metrics: One summary per metric scored, in ``--metric`` order.
         plans: One plan per metric.
         not_scored: Judged metrics not scored because no judge is configured.
+        gates: Every declared gate's outcome per measured count (empty: no gate).
+        fail_under: ``--fail-under``'s outcome per metric (empty without the flag).
+        inputs: The ingest accounting of the inputs, the document ``ingest --json`` prints
+            (``files``, ``spans``, ``logs``, ``records_ignored``, ``skipped``...).
+        changed_since_judged: With ``--resume``/``--retry-errors``: the finished
+            conversations whose rendering changed since they were judged (kept, not
+            re-judged).
+        cache: The judge-call cache's hits and calls (``None`` without a judge or with
+            ``--no-cache``).
 
     """
 
@@ -184,6 +243,11 @@ class ScorePayload(_Payload):
     metrics: list[MetricSummary]
     plans: list[PlanSummary]
     not_scored: list[str] = []
+    gates: list[GateResult] = []
+    fail_under: list[FailUnderOutcome] = []
+    inputs: dict[str, Any] | None = None
+    changed_since_judged: list[str] = []
+    cache: CacheSummary | None = None
 
 
 class ComparePayload(_Payload):

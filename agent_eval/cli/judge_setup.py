@@ -30,10 +30,12 @@ from urllib.parse import urlsplit
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, redact_url
 from agent_eval.errors import ConfigError
 from agent_eval.judges.base import Judge, JudgeSettings, judges
+from agent_eval.redaction import bare_endpoint
 
 __all__ = [
     "HOW_TO_CONFIGURE",
     "build_judge",
+    "cache_endpoint",
     "check_judge_kind",
     "configured_model",
     "endpoint",
@@ -63,6 +65,17 @@ _LOCAL_NAMES = ("localhost", "localhost.localdomain")
 def endpoint(cfg: ScoreConfig) -> str | None:
     """The judge endpoint ``cfg`` points at: ``base_url``, ``$OPENAI_BASE_URL`` or Azure's."""
     return cfg.base_url or os.environ.get("OPENAI_BASE_URL") or cfg.azure_endpoint
+
+
+def cache_endpoint(cfg: ScoreConfig) -> str:
+    """The endpoint label the judge-call cache keeps beside its entries, with no credential.
+
+    :func:`endpoint`, bare (``scheme://host:port/path``, :func:`agent_eval.redaction.
+    bare_endpoint`), or ``default`` when none is configured (the judge's own default, e.g.
+    the OpenAI API).
+    """
+    url = endpoint(cfg)
+    return bare_endpoint(url) if url else "default"
 
 
 def is_loopback_url(url: str) -> bool:

@@ -32,7 +32,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from agent_eval.analysis.gates import Gate, GateCount
-from agent_eval.cli.analysis_options import apply_gates, config_path, gates_from
+from agent_eval.cli.analysis_options import config_path, gate_outcomes, gates_from
 from agent_eval.cli.app import (
     EXIT_GATE,
     EXIT_USAGE,
@@ -47,6 +47,7 @@ from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.judge_setup import (
     HOW_TO_CONFIGURE,
     build_judge,
+    cache_endpoint,
     check_judge_kind,
     configured_model,
     judge_model,
@@ -114,8 +115,8 @@ from agent_eval.rag.turns import write_turns
 from agent_eval.redaction import redact_text
 from agent_eval.reference_calls import load_reference_calls, with_reference_calls
 from agent_eval.references import load_references
-from agent_eval.report.conversations import write_conversations
-from agent_eval.report.renderings import write_renderings
+from agent_eval.report.conversations import read_conversations, write_conversations
+from agent_eval.report.renderings import read_renderings, write_renderings
 from agent_eval.report.unit_contexts import write_units
 from agent_eval.result import MetricResult
 from agent_eval.run import event_loop
@@ -145,7 +146,14 @@ from agent_eval.run.usage import usage_of
 from agent_eval.trace import AgentTrace
 
 if TYPE_CHECKING:  # the --json payload models are imported for --json only (start-up)
-    from agent_eval.cli.json_output import MetricSummary, ScorePayload
+    from agent_eval.cli.json_output import (
+        CacheSummary,
+        FailUnderOutcome,
+        GateResult,
+        MetricSummary,
+        ScorePayload,
+    )
+    from agent_eval.ingest import IngestReport
 
 __all__ = ["HOW_TO_CONFIGURE", "build_judge", "judge_model", "redact_argv", "run_score", "score"]
 
@@ -353,6 +361,12 @@ class _JsonReport:
     not_scored: list[str] = field(default_factory=list)
     usage: list[UsageLine] = field(default_factory=list)
     """The usage table's judge lines (the cost of each metric)."""
+    gates: list[GateResult] = field(default_factory=list)
+    fail_under: list[FailUnderOutcome] = field(default_factory=list)
+    inputs: dict[str, Any] | None = None
+    """The ingest accounting of the inputs (``IngestReport.to_json()``)."""
+    changed_since_judged: list[str] = field(default_factory=list)
+    cache: CacheSummary | None = None
 
     def payload(self, code: int, *, dry_run: bool) -> ScorePayload:
         from agent_eval.cli.json_output import ScorePayload, plan_summary
@@ -366,6 +380,11 @@ class _JsonReport:
             metrics=[_metric_summary(summary, self.usage) for summary in self.summaries],
             plans=[plan_summary(plan) for plan in self.plans],
             not_scored=self.not_scored,
+            gates=self.gates,
+            fail_under=self.fail_under,
+            inputs=self.inputs,
+            changed_since_judged=self.changed_since_judged,
+            cache=self.cache,
         )
 
 
@@ -388,6 +407,7 @@ def _metric_summary(summary: RunSummary, usage: Sequence[UsageLine] = ()) -> Met
         errored=summary.errored,
         resumed=summary.resumed,
         mean_score=summary.mean_score,
+        full_scores=summary.full_scores,
         skip_reasons=dict(summary.skip_reasons),
         error_types=dict(summary.error_types),
         input_tokens=summary.input_tokens,
@@ -426,6 +446,7 @@ def _run_score(
     setup = _setup(cfg)
     if report is not None:
         report.plans = setup.plans()  # --json reports the plans: made for it
+        report.inputs = setup.inputs.to_json() if setup.inputs is not None else None
     if cfg.dry_run:
         return _dry_run(out, setup)
     judge = setup.judge
@@ -462,6 +483,7 @@ def _run_score(
                 record,
                 events=events or EventOptions(),
                 renderings=setup.renderings,
+                report=report,
             )
         )
     finally:
@@ -502,6 +524,8 @@ class _Setup:
     _plans: list[RunPlan] | None = None
     judge: Judge | None = None
     """The judge, built before any input was read (``None`` in a dry run or without one)."""
+    inputs: IngestReport | None = None
+    """The ingest accounting of the inputs (files, spans, records; ``ingest --json``'s)."""
 
     def plans(self) -> list[RunPlan]:
         """One plan per metric (made on first call)."""
@@ -540,12 +564,13 @@ def _setup(cfg: ScoreConfig) -> _Setup:
     judged = any(m.requires_judge for m in chosen) and model is not None
     if judge is not None or (cfg.dry_run and judged):
         budget.check_priced()  # --max-cost without a price: refused, in a dry run too
-    traces = _with_turn_labels(_with_tool_references(read_inputs(cfg.paths, cfg.format), cfg), cfg)
+    read, inputs = read_inputs(cfg.paths, cfg.format)
+    traces = _with_turn_labels(_with_tool_references(read, cfg), cfg)
     references = _references(cfg, traces)
     prices = PriceTable.from_config(cfg.prices)
     return _Setup(
         traces=traces, metrics=chosen, formatter=formatter, references=references,
-        model=model, budget=budget, cfg=cfg, prices=prices, judge=judge,
+        model=model, budget=budget, cfg=cfg, prices=prices, judge=judge, inputs=inputs,
     )  # fmt: skip
 
 
@@ -606,6 +631,7 @@ def _finish(
     usage = _print_usage(out, spent, setup.traces, stack, cfg)
     if report is not None:
         report.usage = usage
+        report.cache = _cache_summary(stack)
     skipped = sum(summary.skip_reasons[BUDGET_SKIP] for summary in summaries)
     line = budget_line(setup.budget, skipped, str(summaries[0].out_dir or summaries[0].run_id))
     if line is not None:
@@ -620,7 +646,23 @@ def _finish(
         return not_configured
     if all(summary.nothing_scored() is not None for summary in summaries):
         return _nothing_scored(summaries[0])
-    return _gates_code(summaries, cfg, gates, out)
+    return _gates_code(summaries, cfg, gates, out, report)
+
+
+def _cache_summary(stack: JudgeStack | None) -> CacheSummary | None:
+    """The judge-call cache's counts for ``--json`` (``None``: no judge or ``--no-cache``)."""
+    cached = stack.cached if stack is not None else None
+    if cached is None:
+        return None
+    from agent_eval.cli.json_output import CacheSummary
+
+    return CacheSummary(
+        hits=cached.hits,
+        calls=cached.misses,
+        endpoint=cached.endpoint,
+        other_endpoint_hits=cached.other_endpoint_hits,
+        other_endpoints=dict(cached.other_endpoints),
+    )
 
 
 def _with_tool_references(traces: list[AgentTrace], cfg: ScoreConfig) -> list[AgentTrace]:
@@ -633,16 +675,31 @@ def _with_tool_references(traces: list[AgentTrace], cfg: ScoreConfig) -> list[Ag
 
 
 def _gates_code(
-    summaries: list[RunSummary], cfg: ScoreConfig, gates: Sequence[Gate], out: Console
+    summaries: list[RunSummary],
+    cfg: ScoreConfig,
+    gates: Sequence[Gate],
+    out: Console,
+    report: _JsonReport | None = None,
 ) -> int:
-    """``--fail-under`` and the gates over each metric's summary: 0, or the gate exit code."""
-    code = max(_gate(summary, cfg.fail_under, out) for summary in summaries)
+    """``--fail-under`` and the gates over each metric's summary: 0, or the gate exit code.
+
+    A ``mean_score`` gate counts the units scoring 1 (:attr:`RunSummary.full_scores`) of those
+    scored ``ok``, never a sum of scores: two units scoring 0.75 are 0 successes of 2, so a
+    run whose mean is below the threshold fails, as ``--fail-under`` does on the same run.
+    The outcomes go to stderr and, with ``--json``, into ``report``.
+    """
+    code = max(_gate(summary, cfg.fail_under, out, report) for summary in summaries)
     single = len(summaries) == 1
     counts = [
         GateCount(
             subject="run" if single else summary.metric,
-            successes=round(summary.score_sum),
+            successes=summary.full_scores,
             n=summary.scored,
+            note=(
+                f"units scoring 1; mean score {summary.mean_score:.3f}"
+                if summary.fractional and summary.mean_score is not None
+                else ""
+            ),
         )
         for summary in summaries
     ]
@@ -655,7 +712,27 @@ def _gates_code(
         for summary in summaries
         if summary.atom_units
     ]
-    return EXIT_GATE if apply_gates(gates, {"mean_score": counts, "atoms": atoms}) else code
+    outcomes = gate_outcomes(gates, {"mean_score": counts, "atoms": atoms})
+    if report is not None:
+        from agent_eval.cli.json_output import GateResult
+
+        report.gates = [
+            GateResult(
+                name=o.gate.name,
+                statistic=o.gate.statistic,
+                source=o.gate.source,
+                threshold=o.gate.threshold,
+                items=o.gate.items,
+                subject=o.count.subject,
+                successes=o.count.successes,
+                n=o.count.n,
+                needed=o.gate.required,
+                passed=o.passed,
+                message=o.message,
+            )
+            for o in outcomes
+        ]
+    return EXIT_GATE if any(not o.passed for o in outcomes) else code
 
 
 def _with_turn_labels(traces: list[AgentTrace], cfg: ScoreConfig) -> list[AgentTrace]:
@@ -727,6 +804,7 @@ def _wrap(judge: Judge, cfg: ScoreConfig, budget: Budget | None = None) -> Judge
         tokens_per_minute=cfg.tpm,
         parameters={"mode": cfg.mode},
         budget=budget,
+        endpoint=cache_endpoint(cfg),
     )
 
 
@@ -761,7 +839,10 @@ def _print_usage(
     """
     line = stack.cache_line() if stack is not None else None
     if line is not None:
-        out.print(line, highlight=False)
+        out.print(line, highlight=False, markup=False)
+    warning = stack.other_endpoint_warning() if stack is not None else None
+    if warning is not None:  # stderr too: a --json run shows no cache line
+        err_console.print(warning, highlight=False, markup=False, soft_wrap=True)
     if spent is None:
         return []
     rows, replaced = spent  # this run's rows only
@@ -826,6 +907,7 @@ async def _score(
     *,
     events: EventOptions,
     renderings: RenderCache,
+    report: _JsonReport | None = None,
 ) -> list[RunSummary]:
     run_id = engines[0].run_id
     directory = output_directory(cfg, run_id)
@@ -845,8 +927,12 @@ async def _score(
         # what the judge saw, for `agent-eval report` (the formatter is pure: same text again)
         formatters = {e.formatter.identity: e.formatter for e in engines if e.metric.uses_formatter}
         chosen = [formatters[identity] for identity in sorted(formatters)]
-        write_renderings(directory, renderings.render_all(traces, chosen))
-        write_conversations(directory, traces)
+        texts = renderings.render_all(traces, chosen)
+        kept = _changed_since_judged(engines, traces, directory, renderings, texts)
+        if report is not None:
+            report.changed_since_judged = list(kept.changed)
+        write_renderings(directory, texts)
+        write_conversations(directory, kept.conversations)
         if any(e.metric.unit_kind == "answer" for e in engines):
             write_units(directory, traces)  # the contexts atoms quote
             write_turns(directory, traces)  # the per-turn RAG view, for `agent-eval rag`
@@ -866,6 +952,114 @@ async def _score(
             if emitter is not None:  # export failures are counted and shown, never fatal
                 err_console.print(emitter.close().line(), highlight=False, soft_wrap=True)
         return summaries
+
+
+MAX_CHANGED_SHOWN = 10
+"""Conversation ids the ``--resume`` warning lists before ``...``."""
+
+
+@dataclass
+class _Kept:
+    """What a continued run keeps of its earlier invocation's view of the conversations."""
+
+    changed: tuple[str, ...]
+    """Finished conversations whose rendering (or, for judge-free metrics, messages) changed."""
+    conversations: list[AgentTrace]
+    """What ``conversations.jsonl`` holds: a changed conversation none of whose units is
+    judged again keeps the messages its verdicts were given on."""
+
+
+def _changed_since_judged(
+    engines: Sequence[Engine],
+    traces: Sequence[AgentTrace],
+    directory: Path,
+    renderings: RenderCache,
+    texts: dict[tuple[str, str], str],
+) -> _Kept:
+    """Find the finished conversations that changed since they were judged; warn on stderr.
+
+    ``--resume`` and ``--retry-errors`` never re-judge a finished unit (documented), but a
+    re-run on a newer export (spans still arriving) can hold more of a conversation than its
+    verdict saw. A conversation changed when its rendering with a kept row's formatter differs
+    from the earlier ``renderings.jsonl`` (judge-free metrics: its messages differ from the
+    earlier ``conversations.jsonl``). The verdict is kept, and so is what it was given on:
+    for a changed conversation with no unit left to judge, ``texts`` (updated in place) keeps
+    the earlier rendering and the result keeps the earlier conversation, so the report shows
+    what the judge saw. The warning names the conversations (the first
+    :data:`MAX_CHANGED_SHOWN`).
+    """
+    done = engines[0].done if engines else {}
+    if not done:
+        return _Kept(changed=(), conversations=list(traces))
+    judged: dict[str, set[str]] = {}  # conversation id -> metrics with a finished row
+    for row in done.values():
+        judged.setdefault(row.conversation_id, set()).add(row.metric)
+    earlier_texts = read_renderings(directory)
+    earlier = read_conversations(directory, judged)
+    changed: list[str] = []
+    conversations = []
+    for trace in traces:
+        cid = trace.conversation_id
+        metrics = judged.get(cid, set())
+        if not any(
+            _differs(engine, trace, earlier_texts, earlier.get(cid), renderings)
+            for engine in engines
+            if engine.metric_id in metrics
+        ):
+            conversations.append(trace)
+            continue
+        changed.append(cid)
+        if _all_units_kept(engines, trace) and cid in earlier:
+            conversations.append(earlier[cid])
+            for key in [k for k in texts if k[0] == cid]:
+                if key in earlier_texts:
+                    texts[key] = earlier_texts[key]
+        else:
+            conversations.append(trace)
+    if changed:
+        shown = ", ".join(changed[:MAX_CHANGED_SHOWN])
+        more = ", ..." if len(changed) > MAX_CHANGED_SHOWN else ""
+        err_console.print(
+            f"warning: {len(changed)} finished conversation(s) changed since they were judged "
+            f"(kept: --resume never re-judges a finished conversation, and the report shows "
+            f"what the judge saw; to judge them as they are now, score into a new --out): "
+            f"{shown}{more}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    return _Kept(changed=tuple(changed), conversations=conversations)
+
+
+def _differs(
+    engine: Engine,
+    trace: AgentTrace,
+    earlier_texts: dict[tuple[str, str], str],
+    earlier: AgentTrace | None,
+    renderings: RenderCache,
+) -> bool:
+    """Whether ``trace`` reads otherwise for ``engine`` than when its finished row was judged.
+
+    The engine's rendering against the earlier ``renderings.jsonl`` text; for a metric that
+    reads no rendering, the messages against the earlier ``conversations.jsonl``. Nothing
+    earlier to compare with (a run from before these files): not changed.
+    """
+    if engine.metric.uses_formatter:
+        old = earlier_texts.get((trace.conversation_id, engine.formatter_identity))
+        return old is not None and old != renderings.render(trace, engine.formatter)
+    return earlier is not None and earlier.messages != trace.messages
+
+
+def _all_units_kept(engines: Sequence[Engine], trace: AgentTrace) -> bool:
+    """Whether every unit of ``trace`` under every engine is finished (none judged again)."""
+    for engine in engines:
+        try:
+            units = engine.metric.units(trace)
+        except Exception:  # the engine reports it as the unit's error row
+            return False
+        if any(engine.key(trace, unit.id) not in engine.done for unit in units):
+            return False
+    return True
 
 
 def output_directory(cfg: ScoreConfig, run_id: str) -> Path:
@@ -939,15 +1133,38 @@ def _nothing_scored(summary: RunSummary) -> int:
     return EXIT_NOTHING_SCORED
 
 
-def _gate(summary: RunSummary, fail_under: float | None, out: Console) -> int:
+def _gate(
+    summary: RunSummary, fail_under: float | None, out: Console, report: _JsonReport | None
+) -> int:
+    """``--fail-under`` on one metric's mean score: 0, or the gate exit code (1).
+
+    The line names the metric (a run of several metrics fails on one of them).
+    """
     if fail_under is None:
         return 0
     mean = summary.mean_score
-    if mean is None or mean < fail_under:
+    passed = mean is not None and mean >= fail_under
+    if report is not None:
+        from agent_eval.cli.json_output import FailUnderOutcome
+
+        report.fail_under.append(
+            FailUnderOutcome(
+                metric=summary.metric, mean_score=mean, threshold=fail_under, passed=passed
+            )
+        )
+    if not passed:
         shown = "nothing scored" if mean is None else f"mean score {mean:.3f}"
-        err_console.print(f"gate failed: {shown} < --fail-under {fail_under}", highlight=False)
+        err_console.print(
+            f"gate failed: {summary.metric} {shown} < --fail-under {fail_under}",
+            highlight=False,
+            markup=False,
+        )
         return EXIT_GATE
-    out.print(f"gate passed: mean score {mean:.3f} >= {fail_under}", highlight=False)
+    out.print(
+        f"gate passed: {summary.metric} mean score {mean:.3f} >= {fail_under}",
+        highlight=False,
+        markup=False,
+    )
     return 0
 
 
@@ -980,7 +1197,7 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     config: ConfigOpt = None,
     dry_run: DryRunOpt = False,
     fail_under: Annotated[
-        float | None, typer.Option(help="Exit 1 when the mean score is below this.")
+        float | None, typer.Option(help="Exit 1 when a metric's mean score is below this.")
     ] = None,
     format: FormatOpt = None,
     no_cache: NoCacheOpt = False,

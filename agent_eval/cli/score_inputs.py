@@ -15,7 +15,11 @@ from pathlib import Path
 from rich.markup import escape
 
 from agent_eval.cli.app import err_console
-from agent_eval.cli.ingest_cmds import print_summary, unrecognised_files
+from agent_eval.cli.ingest_cmds import (
+    no_conversation_reason,
+    print_summary,
+    unrecognised_files,
+)
 from agent_eval.errors import InputError, NoConversationError
 from agent_eval.ingest import IngestReport, ingest
 from agent_eval.trace import AgentTrace
@@ -57,11 +61,17 @@ def no_conversation_lines(report: IngestReport) -> list[str]:
     return lines
 
 
-def read_inputs(paths: Sequence[str], fmt: str) -> list[AgentTrace]:
-    """The conversations of ``paths``, after printing the ingest accounting on stderr.
+def read_inputs(paths: Sequence[str], fmt: str) -> tuple[list[AgentTrace], IngestReport]:
+    """The conversations of ``paths`` and the ingest accounting, printed first on stderr.
+
+    The report is what ``agent-eval ingest --json`` prints (``score --json`` carries it as
+    ``inputs``).
 
     Raises:
-        InputError: no paths, no input could be read at all, or no conversation was found.
+        InputError: no paths, or no input could be read at all.
+        NoConversationError: the inputs were read but hold no conversation; the message says
+            why, as :func:`~agent_eval.cli.ingest_cmds.no_conversation_reason` does for
+            ``ingest`` (files unread, spans and records ignored with their reasons).
 
     """
     if not paths:
@@ -72,8 +82,8 @@ def read_inputs(paths: Sequence[str], fmt: str) -> list[AgentTrace]:
     for line in no_conversation_lines(run.report):
         err_console.print(escape(line), highlight=False, soft_wrap=True)
     if not traces:
-        raise NoConversationError(f"no conversations found in {', '.join(paths)}")
-    return traces
+        raise NoConversationError(no_conversation_reason(run.report, ", ".join(paths)))
+    return traces, run.report
 
 
 def check_references(

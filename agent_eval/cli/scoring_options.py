@@ -190,7 +190,8 @@ GateOpt = Annotated[
         "--gate",
         metavar="GATE",
         help="[NAME=]STATISTIC>=THRESHOLD/ITEMS (repeatable); also the [gates.<name>] "
-        "tables of agent-eval.toml.",
+        "tables of agent-eval.toml. mean_score counts the units scoring 1 (0.75 is no "
+        "success).",
     ),
 ]
 

@@ -32,7 +32,7 @@ from rich.markup import escape
 from agent_eval.cli.app import EXIT_USAGE, app, err_console
 from agent_eval.cli.event_options import EventOptions, EventsFile, OtlpEndpoint
 from agent_eval.cli.help_format import HelpCommand
-from agent_eval.cli.judge_setup import build_judge, judge_model, missing_judge
+from agent_eval.cli.judge_setup import build_judge, cache_endpoint, judge_model, missing_judge
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
 from agent_eval.errors import AgentEvalError, ConfigError
 from agent_eval.run import event_loop
@@ -96,6 +96,7 @@ async def _serve(  # noqa: PLR0917  (the command's parts, passed through once)
         requests_per_minute=cfg.rpm,
         tokens_per_minute=cfg.tpm,
         parameters={"mode": cfg.mode},
+        endpoint=cache_endpoint(cfg),
     )
     run_id = new_run_id()
     directory = cfg.out or Path("runs") / run_id

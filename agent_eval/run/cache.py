@@ -3,9 +3,16 @@
 The key is the sha256 of a canonical JSON serialization (sorted keys, no whitespace, orjson) of
 exactly what decides the judge's answer and is sent to the endpoint: the model, the sampling and
 structured-output parameters, the messages and the response JSON schema. Headers, API keys and
-the base URL are never part of the key or of anything stored. The value is the validated output
-JSON, the token usage of the original call and whether the endpoint reported it
-(``usage_known``), the raw reply and the model that answered.
+the base URL are never part of the key: the same question to the same model name is answered
+from the cache whichever endpoint asks it (a gateway moved, replicas behind two URLs). The
+value is the validated output JSON, the token usage of the original call and whether the
+endpoint reported it (``usage_known``), the raw reply, the model that answered and the endpoint
+that was asked, bare (``scheme://host:port/path``: no userinfo, no query, so no credential is
+ever stored; :func:`agent_eval.redaction.bare_endpoint`). A hit from an entry another endpoint
+filled is counted (:attr:`CachedJudge.other_endpoint_hits`), so a run says how many of its
+answers no request to its own endpoint produced: two servers serving one model name (an fp16
+and a q4 build) can answer differently, and a dead endpoint answered from the cache is no
+judge that answered.
 
 Only replies that validated are cached; a failed call is never cached, so a re-run retries it.
 :class:`CachedJudge` wraps any :class:`~agent_eval.judges.base.Judge` and is itself one, so it
@@ -21,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import sqlite3
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -62,10 +70,11 @@ CREATE TABLE IF NOT EXISTS judge_calls (
     output_tokens INTEGER NOT NULL,
     raw_reply TEXT,
     created_at TEXT NOT NULL,
-    usage_known INTEGER
+    usage_known INTEGER,
+    endpoint TEXT
 ) WITHOUT ROWID
 """
-_ADDED_COLUMNS = {"usage_known": "INTEGER"}
+_ADDED_COLUMNS = {"usage_known": "INTEGER", "endpoint": "TEXT"}
 """Columns added after the first release: added to an older cache file when it is opened
 (``NULL`` reads as the column's default)."""
 
@@ -97,6 +106,8 @@ class CacheEntry:
         usage_known: Whether the endpoint reported the original call's usage (False: the
             token counts are a lower bound). Entries written before this was recorded read
             as True.
+        endpoint: The endpoint that answered, bare (no credentials or query), or ``None``
+            when the writer did not say (entries written before this was recorded too).
 
     """
 
@@ -106,6 +117,7 @@ class CacheEntry:
     output_tokens: int = 0
     raw_reply: str | None = None
     usage_known: bool = True
+    endpoint: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,13 +205,13 @@ class JudgeCache:
     def get(self, key: str) -> CacheEntry | None:
         """The entry stored under ``key``, or ``None``."""
         row = self._run(
-            "SELECT model, output, input_tokens, output_tokens, raw_reply, usage_known "
-            "FROM judge_calls WHERE key = ?",
+            "SELECT model, output, input_tokens, output_tokens, raw_reply, usage_known, "
+            "endpoint FROM judge_calls WHERE key = ?",
             (key,),
         ).fetchone()
         if row is None:
             return None
-        model, output, tokens_in, tokens_out, raw_reply, known = row
+        model, output, tokens_in, tokens_out, raw_reply, known, endpoint = row
         return CacheEntry(
             model,
             output,
@@ -207,6 +219,7 @@ class JudgeCache:
             tokens_out,
             raw_reply,
             usage_known=known is None or bool(known),
+            endpoint=endpoint,
         )
 
     def put(self, key: str, entry: CacheEntry) -> None:
@@ -214,7 +227,8 @@ class JudgeCache:
         created = datetime.now(UTC).isoformat(timespec="seconds")
         self._run(
             "INSERT OR REPLACE INTO judge_calls (key, model, output, input_tokens, "
-            "output_tokens, raw_reply, created_at, usage_known) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "output_tokens, raw_reply, created_at, usage_known, endpoint) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 key,
                 entry.model,
@@ -224,6 +238,7 @@ class JudgeCache:
                 entry.raw_reply,
                 created,
                 int(entry.usage_known),
+                entry.endpoint,
             ),
         )
 
@@ -385,10 +400,16 @@ class CachedJudge(Judge):
         mode: ``use`` (read and write), ``refresh`` (never read, overwrite) or ``off``.
         parameters: Further settings that change the bytes sent (e.g. the structured-output
             mode), hashed into the key. Never credentials or headers.
+        endpoint: The endpoint ``inner`` asks, bare (:func:`agent_eval.redaction.bare_endpoint`;
+            never a credential), stored beside each entry written; ``None``: not said (then
+            no hit is counted as another endpoint's).
 
     Attributes:
         hits: Requests answered from the cache.
         misses: Requests passed to ``inner``.
+        other_endpoint_hits: Of ``hits``, those from entries another endpoint filled (the
+            entry names an endpoint, and not this one).
+        other_endpoints: Those endpoints, with their hit counts.
 
     """
 
@@ -398,6 +419,7 @@ class CachedJudge(Judge):
         cache: JudgeCache | None,
         mode: CacheMode = "use",
         parameters: Mapping[str, Any] | None = None,
+        endpoint: str | None = None,
     ) -> None:
         if cache is None and mode != "off":
             raise ValueError(f"cache mode {mode!r} needs a JudgeCache")
@@ -406,8 +428,11 @@ class CachedJudge(Judge):
         self.cache = cache
         self.mode = mode
         self.parameters = dict(parameters or {})
+        self.endpoint = endpoint
         self.hits = 0
         self.misses = 0
+        self.other_endpoint_hits = 0
+        self.other_endpoints: Counter[str] = Counter()
         self._locks: dict[str, _KeySlot] = {}
         self._written: set[str] = set()
 
@@ -438,10 +463,14 @@ class CachedJudge(Judge):
         entry = cache.get(key) if fresh else None
         if entry is not None:
             self.hits += 1
+            filled_by = entry.endpoint
+            if self.endpoint is not None and filled_by is not None and filled_by != self.endpoint:
+                self.other_endpoint_hits += 1
+                self.other_endpoints[filled_by] += 1
             return _reply_from(entry, request)
         self.misses += 1
         reply = await self.inner.ask(request)
-        cache.put(key, _entry_from(reply))
+        cache.put(key, _entry_from(reply, self.endpoint))
         self._written.add(key)
         return reply
 
@@ -450,7 +479,7 @@ class CachedJudge(Judge):
         await self.inner.aclose()
 
 
-def _entry_from(reply: JudgeReply[Any]) -> CacheEntry:
+def _entry_from(reply: JudgeReply[Any], endpoint: str | None = None) -> CacheEntry:
     output = reply.output
     text = output.model_dump_json() if isinstance(output, BaseModel) else orjson.dumps(output)
     return CacheEntry(
@@ -460,6 +489,7 @@ def _entry_from(reply: JudgeReply[Any]) -> CacheEntry:
         output_tokens=reply.output_tokens,
         raw_reply=reply.raw_reply,
         usage_known=reply.usage_known,
+        endpoint=endpoint,
     )
 
 

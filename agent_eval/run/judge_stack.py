@@ -67,13 +67,40 @@ class JudgeStack:
     cached: CachedJudge | None = None
 
     def cache_line(self) -> str | None:
-        """``judge cache: 12 hits, 3 calls (runs/judge-cache.db)``, or ``None`` when off."""
+        """``judge cache: 12 hits, 3 calls (runs/judge-cache.db)``, or ``None`` when off.
+
+        Hits from entries another endpoint filled are said after the hits: ``judge cache: 7
+        hits (7 filled by another endpoint: http://127.0.0.1:8988/v1), 0 calls (...)``.
+        """
         if self.cached is None or self.cache is None:
             return None
         mode = "" if self.cached.mode == "use" else f", {self.cached.mode}"
+        other = ""
+        if self.cached.other_endpoint_hits:
+            other = (
+                f" ({self.cached.other_endpoint_hits} filled by another endpoint: "
+                f"{_endpoints(self.cached)})"
+            )
         return (
-            f"judge cache: {self.cached.hits} hits, {self.cached.misses} calls "
+            f"judge cache: {self.cached.hits} hits{other}, {self.cached.misses} calls "
             f"({self.cache.path}{mode})"
+        )
+
+    def other_endpoint_warning(self) -> str | None:
+        """A warning when some answers came from entries another endpoint filled, or ``None``.
+
+        ``warning: 7 of 7 judge answers came from the cache, filled by another endpoint
+        (http://127.0.0.1:8988/v1), not from http://127.0.0.1:1/v1; --refresh-cache asks this
+        endpoint again``.
+        """
+        cached = self.cached
+        if cached is None or not cached.other_endpoint_hits:
+            return None
+        asked = cached.hits + cached.misses
+        return (
+            f"warning: {cached.other_endpoint_hits} of {asked} judge answers came from the "
+            f"cache, filled by another endpoint ({_endpoints(cached)}), not from "
+            f"{cached.endpoint}; --refresh-cache asks this endpoint again"
         )
 
     async def aclose(self) -> None:
@@ -81,6 +108,13 @@ class JudgeStack:
         await self.judge.aclose()
         if self.cache is not None:
             self.cache.close()
+
+
+def _endpoints(cached: CachedJudge, shown: int = 3) -> str:
+    """The endpoints that filled the hits, most hits first (``a, b and 2 more``)."""
+    names = [name for name, _ in cached.other_endpoints.most_common()]
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
 
 
 def wrap_judge(
@@ -92,6 +126,7 @@ def wrap_judge(
     tokens_per_minute: float | None = None,
     parameters: Mapping[str, Any] | None = None,
     budget: Budget | None = None,
+    endpoint: str | None = None,
 ) -> JudgeStack:
     """Wrap ``inner`` in rate limits (when set) and the cache (unless ``cache_mode="off"``).
 
@@ -105,6 +140,9 @@ def wrap_judge(
             hashed into cache keys. Never credentials.
         budget: The run's budget, checked before every call that reaches the model (inside
             the cache, so cached replies never count); ``None`` or no limit set: none.
+        endpoint: The endpoint the judge asks, bare (no credentials, no query: see
+            :func:`agent_eval.redaction.bare_endpoint`), kept beside each cache entry so that
+            hits filled by another endpoint are counted; ``None``: not said.
 
     Raises:
         StoreError: the cache file cannot be opened.
@@ -119,5 +157,5 @@ def wrap_judge(
     if cache_mode == "off" or cache_path is None:
         return JudgeStack(judge)
     cache = JudgeCache(cache_path)
-    cached = CachedJudge(judge, cache, cache_mode, parameters)
+    cached = CachedJudge(judge, cache, cache_mode, parameters, endpoint=endpoint)
     return JudgeStack(cached, cache, cached)

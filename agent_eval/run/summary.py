@@ -21,7 +21,11 @@ from agent_eval.result import CONVERSATION_UNIT, MetricResult
 if TYPE_CHECKING:
     from agent_eval.run.usage import RunUsage
 
-__all__ = ["RunSummary"]
+__all__ = ["FULL_SCORE", "RunSummary"]
+
+FULL_SCORE_SLACK = 1e-9
+FULL_SCORE = 1.0 - FULL_SCORE_SLACK
+"""The least score counted as a full score (1 up to float rounding of ``k / k``)."""
 
 
 @dataclass(kw_only=True)
@@ -36,6 +40,9 @@ class RunSummary:
         scored / skipped / errored: Rows by status (``ok``, ``skipped``, ``error``).
         resumed: Of these, rows already finished by an earlier, interrupted run (not re-judged).
         score_sum: Sum of the scores of the ``ok`` rows.
+        full_scores: ``ok`` rows scoring 1 (a binary verdict 1; every tool call, atom or check
+            of a fractional metric passed): the successes a ``mean_score`` gate counts. A row
+            scoring 0.75 is not one, so the gate's share is never above :attr:`mean_score`.
         input_tokens / output_tokens: Judge tokens over every call, retries included. These
             and the other usage counts below are this invocation's: a resumed row's calls
             were made by an earlier one, and count in :attr:`run_total` only.
@@ -76,6 +83,7 @@ class RunSummary:
     errored: int = 0
     resumed: int = 0
     score_sum: float = 0.0
+    full_scores: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     attempts: int = 0
@@ -107,6 +115,7 @@ class RunSummary:
         if result.status == "ok":
             self.scored += 1
             self.score_sum += result.score or 0.0
+            self.full_scores += int((result.score or 0.0) >= FULL_SCORE)
             if result.atoms is not None and result.verdict is None:  # scored from its atoms
                 self.atom_units += 1
                 self.atoms += len(result.atoms)
@@ -190,6 +199,11 @@ class RunSummary:
     def mean_score(self) -> float | None:
         """Mean score of the scored rows (0-1), ``None`` when nothing was scored."""
         return self.score_sum / self.scored if self.scored else None
+
+    @property
+    def fractional(self) -> bool:
+        """Whether some ``ok`` row scored strictly between 0 and 1 (a fractional metric)."""
+        return abs(self.score_sum - self.full_scores) > FULL_SCORE_SLACK * max(1, self.scored)
 
     def nothing_scored(self) -> str | None:
         """Why no conversation was scored, in one line; ``None`` when some were (or no input).

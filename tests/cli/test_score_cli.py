@@ -211,7 +211,7 @@ def test_fail_under_gates_on_the_mean_score(
         str(inputs), "--fail-under", threshold, *judge_args(fake_server, tmp_path / threshold)
     )
     assert code == expected, out + err
-    assert ("gate failed: mean score 0.500" in err) == (expected == 1)
+    assert ("gate failed: goal_accuracy@1 mean score 0.500" in err) == (expected == 1)
 
 
 def test_redact_argv_hides_secret_flags_and_values() -> None:
