@@ -65,6 +65,44 @@ def error_console() -> Console:
     return console
 
 
+def _printed_as_is(text: str) -> bool:
+    r"""Whether ``Console.print(escape(text), highlight=False, soft_wrap=True)`` prints ``text``.
+
+    True for printable ASCII (no tab, newline or other control character, which rich expands
+    or strips) with no ``[`` or ``\`` (markup and its escapes) and no two colons in one word
+    (an emoji code such as ``:smile:``), outside Jupyter (where rich displays instead of
+    writing), Windows (whose legacy console rich writes through the console API) and a
+    ``sys.stderr`` rich redirects (a live display's proxy, which rich writes around).
+    """
+    if not (text.isascii() and text.isprintable()) or "[" in text or "\\" in text:
+        return False
+    if any(word.count(":") > 1 for word in text.split(" ")):
+        return False
+    if sys.platform == "win32" or sys.stderr is None or hasattr(sys.stderr, "rich_proxied_file"):
+        return False
+    import builtins
+
+    return not hasattr(builtins, "get_ipython") and not os.environ.get("DATABRICKS_RUNTIME_VERSION")
+
+
+def print_plain(text: str, console: Console | None = None) -> None:
+    """Print ``text``, plain text taken literally (no markup), and a newline on the stderr console.
+
+    What ``console.print(rich.markup.escape(text), highlight=False, soft_wrap=True)`` prints,
+    on ``console`` or (``None``) the stderr console :func:`error_console`. While that console
+    has not been made, a line rich prints unchanged (:func:`_printed_as_is`, the summary lines
+    of a clean ``ingest``) is written to ``sys.stderr`` as is, so that the command imports no
+    rich (about a tenth of a small ``ingest``'s start-up); every other line goes through rich.
+    """
+    if console is None and "err_console" not in globals() and _printed_as_is(text):
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()  # rich flushes after every print
+        return
+    from rich.markup import escape
+
+    (console or error_console()).print(escape(text), highlight=False, soft_wrap=True)
+
+
 def __getattr__(name: str) -> Any:
     """``err_console`` (PEP 562): made on first use, then an ordinary module attribute."""
     if name == "err_console":
