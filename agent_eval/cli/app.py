@@ -21,6 +21,7 @@ import typer
 
 from agent_eval.cli.commands import LazyGroup
 from agent_eval.cli.exit_codes import EXIT_GATE, EXIT_OK, EXIT_OUTPUT, EXIT_USAGE, exit_code
+from agent_eval.cli.startup import pause_collector, resume_collector, thaw
 from agent_eval.errors import AgentEvalError
 from agent_eval.redaction import RedactingFilter
 
@@ -141,6 +142,7 @@ def _root(
     ),
 ) -> None:
     """Score recorded LLM-agent conversations (OpenTelemetry spans) with LLM judges."""
+    resume_collector()  # paused by main() while the CLI started (agent_eval.cli.startup)
 
 
 def _stdout_identity() -> tuple[int, int] | None:
@@ -340,6 +342,7 @@ def main() -> None:
     before = _stdout_identity()
     terminate = _handle_sigterm()
     args, documents = sys.argv[1:], _documents_written()
+    pause_collector(then_freeze=True)  # until the command runs (the root callback resumes it)
     try:
         app()
     except AgentEvalError as exc:
@@ -359,3 +362,6 @@ def main() -> None:
     except KeyboardInterrupt:  # raised past typer (standalone mode turns it into exit 130)
         _json_interrupted(args, documents)
         sys.exit(interrupt_exit_code())
+    finally:
+        resume_collector()  # a usage error or --help ends the command before the callback
+        thaw()
