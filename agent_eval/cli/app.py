@@ -9,7 +9,6 @@ fix. No command ends in a bare traceback for an error agent-eval anticipates.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import select
 import signal
@@ -23,7 +22,6 @@ from agent_eval.cli.commands import LazyGroup
 from agent_eval.cli.exit_codes import EXIT_GATE, EXIT_OK, EXIT_OUTPUT, EXIT_USAGE, exit_code
 from agent_eval.cli.startup import pause_collector, resume_collector, thaw
 from agent_eval.errors import AgentEvalError
-from agent_eval.redaction import RedactingFilter
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -117,6 +115,10 @@ DEBUG_ENV = "AGENT_EVAL_DEBUG"
 
 def _debug_logging() -> None:
     """DEBUG logging on stderr, every line passed through :class:`RedactingFilter`."""
+    import logging  # only with AGENT_EVAL_DEBUG: a command imports no logging otherwise
+
+    from agent_eval.redaction import RedactingFilter
+
     handler = logging.StreamHandler()
     handler.addFilter(RedactingFilter())
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
