@@ -9,6 +9,13 @@ CPU column. ``--importtime`` also prints the slowest imports of ``ingest`` (``-X
 Child processes get a bytecode cache (``PYTHONPYCACHEPREFIX`` in the temporary directory, written
 by one untimed run of each command), as an installed package has, even where
 ``PYTHONDONTWRITEBYTECODE`` is set: otherwise every run would compile the project's modules again.
+They run in an empty directory of their own: ``python -c`` puts the working directory first on
+``sys.path`` (the console script does not), and every import then lists it, so a crowded one (a
+shared ``/tmp``) added its listing to every figure, and moved it as files came and went.
+
+The ``typer + pydantic floor`` row is what the two libraries every command needs cost on their
+own (``import typer``, one pydantic model, one ``TypeAdapter``, ``importlib.metadata``): the
+part of the figures no change in agent-eval can remove.
 
     python bench/cli_startup.py [--repeats 7] [--importtime]
 """
@@ -27,6 +34,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 SMALL = REPO / "fixtures" / "otel" / "openai-v2-latest-span.otlp.json"
 CLI = "from agent_eval.cli import main; main()"
+FLOOR = (
+    "import importlib.metadata, typer, typer.main\n"
+    "from pydantic import BaseModel, TypeAdapter\n"
+    "class A(BaseModel):\n    x: int\n"
+    "A(x=1); TypeAdapter(list[str])\n"
+)
 
 
 def _env(pycache: str) -> dict[str, str]:
@@ -38,7 +51,7 @@ def _env(pycache: str) -> dict[str, str]:
 def _run(args: list[str], env: dict[str, str]) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.perf_counter()
-    subprocess.run(args, check=True, capture_output=True, cwd=tempfile.gettempdir(), env=env)
+    subprocess.run(args, check=True, capture_output=True, cwd=env["AGENT_EVAL_BENCH_CWD"], env=env)
     wall = time.perf_counter() - wall
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -57,7 +70,7 @@ def _importtime(args: list[str], env: dict[str, str]) -> None:
         capture_output=True,
         text=True,
         check=True,
-        cwd=tempfile.gettempdir(),
+        cwd=env["AGENT_EVAL_BENCH_CWD"],
         env=env,
     )
     rows = []
@@ -79,8 +92,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         out = os.path.join(folder, "traces.jsonl")
         env = _env(os.path.join(folder, "pycache"))
+        env["AGENT_EVAL_BENCH_CWD"] = os.path.join(folder, "cwd")  # empty: see the docstring
+        os.mkdir(env["AGENT_EVAL_BENCH_CWD"])
         commands = {
             "python -c pass (baseline)": [sys.executable, "-c", "pass"],
+            "typer + pydantic floor": [sys.executable, "-c", FLOOR],
             "agent-eval --help": [sys.executable, "-c", CLI, "--help"],
             "agent-eval ingest SMALL": [sys.executable, "-c", CLI, "ingest", str(SMALL), "-o", out],
         }

@@ -4,6 +4,9 @@ The commands are listed in :data:`agent_eval.cli.commands.COMMANDS`; each module
 commands on ``app`` when it is imported, which happens when the command is first used.
 """
 
-from agent_eval.cli.app import app, main
+from agent_eval.cli.startup import collector_paused
+
+with collector_paused():  # the imports of typer and the CLI (agent_eval.cli.startup)
+    from agent_eval.cli.app import app, main
 
 __all__ = ["app", "main"]

@@ -9,7 +9,6 @@ fix. No command ends in a bare traceback for an error agent-eval anticipates.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import select
 import signal
@@ -21,8 +20,8 @@ import typer
 
 from agent_eval.cli.commands import LazyGroup
 from agent_eval.cli.exit_codes import EXIT_GATE, EXIT_OK, EXIT_OUTPUT, EXIT_USAGE, exit_code
+from agent_eval.cli.startup import pause_collector, resume_collector, thaw
 from agent_eval.errors import AgentEvalError
-from agent_eval.redaction import RedactingFilter
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -65,6 +64,44 @@ def error_console() -> Console:
     return console
 
 
+def _printed_as_is(text: str) -> bool:
+    r"""Whether ``Console.print(escape(text), highlight=False, soft_wrap=True)`` prints ``text``.
+
+    True for printable ASCII (no tab, newline or other control character, which rich expands
+    or strips) with no ``[`` or ``\`` (markup and its escapes) and no two colons in one word
+    (an emoji code such as ``:smile:``), outside Jupyter (where rich displays instead of
+    writing), Windows (whose legacy console rich writes through the console API) and a
+    ``sys.stderr`` rich redirects (a live display's proxy, which rich writes around).
+    """
+    if not (text.isascii() and text.isprintable()) or "[" in text or "\\" in text:
+        return False
+    if any(word.count(":") > 1 for word in text.split(" ")):
+        return False
+    if sys.platform == "win32" or sys.stderr is None or hasattr(sys.stderr, "rich_proxied_file"):
+        return False
+    import builtins
+
+    return not hasattr(builtins, "get_ipython") and not os.environ.get("DATABRICKS_RUNTIME_VERSION")
+
+
+def print_plain(text: str, console: Console | None = None) -> None:
+    """Print ``text``, plain text taken literally (no markup), and a newline on the stderr console.
+
+    What ``console.print(rich.markup.escape(text), highlight=False, soft_wrap=True)`` prints,
+    on ``console`` or (``None``) the stderr console :func:`error_console`. While that console
+    has not been made, a line rich prints unchanged (:func:`_printed_as_is`, the summary lines
+    of a clean ``ingest``) is written to ``sys.stderr`` as is, so that the command imports no
+    rich (about a tenth of a small ``ingest``'s start-up); every other line goes through rich.
+    """
+    if console is None and "err_console" not in globals() and _printed_as_is(text):
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()  # rich flushes after every print
+        return
+    from rich.markup import escape
+
+    (console or error_console()).print(escape(text), highlight=False, soft_wrap=True)
+
+
 def __getattr__(name: str) -> Any:
     """``err_console`` (PEP 562): made on first use, then an ordinary module attribute."""
     if name == "err_console":
@@ -78,6 +115,10 @@ DEBUG_ENV = "AGENT_EVAL_DEBUG"
 
 def _debug_logging() -> None:
     """DEBUG logging on stderr, every line passed through :class:`RedactingFilter`."""
+    import logging  # only with AGENT_EVAL_DEBUG: a command imports no logging otherwise
+
+    from agent_eval.redaction import RedactingFilter
+
     handler = logging.StreamHandler()
     handler.addFilter(RedactingFilter())
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -103,6 +144,7 @@ def _root(
     ),
 ) -> None:
     """Score recorded LLM-agent conversations (OpenTelemetry spans) with LLM judges."""
+    resume_collector()  # paused by main() while the CLI started (agent_eval.cli.startup)
 
 
 def _stdout_identity() -> tuple[int, int] | None:
@@ -302,6 +344,7 @@ def main() -> None:
     before = _stdout_identity()
     terminate = _handle_sigterm()
     args, documents = sys.argv[1:], _documents_written()
+    pause_collector(then_freeze=True)  # until the command runs (the root callback resumes it)
     try:
         app()
     except AgentEvalError as exc:
@@ -321,3 +364,6 @@ def main() -> None:
     except KeyboardInterrupt:  # raised past typer (standalone mode turns it into exit 130)
         _json_interrupted(args, documents)
         sys.exit(interrupt_exit_code())
+    finally:
+        resume_collector()  # a usage error or --help ends the command before the callback
+        thaw()

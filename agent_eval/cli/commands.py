@@ -20,6 +20,8 @@ import typer
 import typer.main
 from typer.core import TyperGroup
 
+from agent_eval.cli.startup import collector_paused
+
 __all__ = ["COMMANDS", "Command", "LazyGroup", "load_all"]
 
 
@@ -129,10 +131,11 @@ class LazyGroup(TyperGroup):
         found = super().get_command(ctx, cmd_name)
         if found is not None or cmd_name not in COMMANDS:
             return found
-        importlib.import_module(COMMANDS[cmd_name].module)
-        from agent_eval.cli.app import app
+        with collector_paused():  # the command's imports (agent_eval.cli.startup)
+            importlib.import_module(COMMANDS[cmd_name].module)
+            from agent_eval.cli.app import app
 
-        built = typer.main.get_command(app)
+            built = typer.main.get_command(app)
         command = getattr(built, "commands", {}).get(cmd_name)
         if command is not None:
             self.add_command(command, cmd_name)

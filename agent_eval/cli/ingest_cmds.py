@@ -22,13 +22,11 @@ import sys
 from collections.abc import Iterable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated, TextIO
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-from agent_eval.cli.app import app, err_console
+from agent_eval.cli.app import app, error_console, print_plain
 from agent_eval.cli.exit_codes import EXIT_NOTHING, EXIT_USAGE, exit_code
 from agent_eval.cli.help_format import HelpCommand
 from agent_eval.errors import AgentEvalError, ConfigError, OutputError
@@ -37,6 +35,9 @@ from agent_eval.ingest.accounting import FileReport
 from agent_eval.ingest.containers.base import containers
 from agent_eval.ingest.pipeline import NOT_RECOGNISED, known_formats
 from agent_eval.terminal_text import escape_control
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = [
     "EXIT_NO_CONVERSATIONS",
@@ -166,10 +167,21 @@ def skipped_lines(report: IngestReport) -> list[str]:
     return lines
 
 
-def print_summary(report: IngestReport, console: Console = err_console) -> None:
-    """Print the human summary of an ingest run (:func:`summary_lines`) to ``console``."""
+def print_summary(report: IngestReport, console: Console | None = None) -> None:
+    """Print the human summary of an ingest run (:func:`summary_lines`) to ``console``.
+
+    ``None``: the stderr console of every command (:func:`~agent_eval.cli.app.print_plain`,
+    which prints a clean summary without importing rich).
+    """
     for line in summary_lines(report):
-        console.print(escape(escape_control(line)), highlight=False, soft_wrap=True)
+        print_plain(escape_control(line), console)
+
+
+def _print_error(message: str) -> None:
+    """``error: MESSAGE`` (``error:`` in bold red) on the stderr console; ``message`` is literal."""
+    from rich.markup import escape
+
+    error_console().print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
 
 
 def no_conversation_reason(report: IngestReport, where: str = "") -> str:
@@ -306,9 +318,7 @@ def ingest_command(
                 "--out - writes the traces to stdout, where --json prints the summary; give "
                 "--out a file name with --json"
             )
-            err_console.print(
-                f"[bold red]error:[/] {escape(str(refusal))}", highlight=False, soft_wrap=True
-            )
+            _print_error(str(refusal))
             raise typer.Exit(EXIT_USAGE) from refusal
         out = None  # '-' is stdout, as when --out is not given
     try:
@@ -318,8 +328,7 @@ def ingest_command(
             with ExitStack() as stack:
                 report = _write_traces(paths, format, _open_out(stack, out, as_json))
     except AgentEvalError as exc:
-        message = escape(escape_control(str(exc)))
-        err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+        _print_error(escape_control(str(exc)))
         raise typer.Exit(exit_code(exc)) from None
     if as_json:
         from agent_eval.cli.json_output import emit_json  # its payload models cost 30 ms
@@ -328,6 +337,5 @@ def ingest_command(
     else:
         print_summary(report)
     if not report.conversations:
-        reason = escape(escape_control(no_conversation_reason(report)))
-        err_console.print(f"[bold red]error:[/] {reason}", highlight=False, soft_wrap=True)
+        _print_error(escape_control(no_conversation_reason(report)))
         raise typer.Exit(EXIT_NO_CONVERSATIONS)

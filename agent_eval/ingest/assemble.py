@@ -58,7 +58,6 @@ already read for the same span from another file: the same export given twice).
 
 from __future__ import annotations
 
-import logging
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import fields, replace
@@ -79,7 +78,13 @@ from agent_eval.ingest.spans import LogRecord, SpanRecord
 from agent_eval.ingest.spill import SpillStore, StreamLimits
 from agent_eval.trace import AgentTrace
 
-logger = logging.getLogger(__name__)
+
+def _debug_traceback(message: str, *args: object) -> None:
+    """Log ``message`` at DEBUG with the exception being handled (``logging`` imported here)."""
+    import logging  # an ingest that catches nothing imports no logging (issue 15)
+
+    logging.getLogger(__name__).debug(message, *args, exc_info=True)
+
 
 __all__ = ["STREAM_LIMITS", "Assembler", "StreamLimits"]
 
@@ -331,7 +336,7 @@ class Assembler:
             return builder.build()
         except Exception as exc:  # safety net: a bug must cost one conversation, not the run
             first = conversation.entries[0]
-            logger.debug("internal error assembling %s", conversation.id, exc_info=True)
+            _debug_traceback("internal error assembling %s", conversation.id)
             self.report.internal_errors += 1
             self.report.note_skipped(
                 Skipped(

@@ -11,7 +11,6 @@ the end of the run; only when every input fails does iteration raise.
 from __future__ import annotations
 
 import gc
-import logging
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -45,7 +44,13 @@ __all__ = [
     "read_items",
 ]
 
-logger = logging.getLogger(__name__)
+
+def _debug_traceback(message: str, *args: object) -> None:
+    """Log ``message`` at DEBUG with the exception being handled (``logging`` imported here)."""
+    import logging  # an ingest that catches nothing imports no logging (issue 15)
+
+    logging.getLogger(__name__).debug(message, *args, exc_info=True)
+
 
 HEAD_BYTES = 64 * 1024
 """How much of a file ``Container.sniff`` sees."""
@@ -222,7 +227,7 @@ def _guarded(
     try:
         add(item, file)
     except Exception as exc:  # safety net: a bug must cost one record, not the file
-        logger.debug("internal error reading a record of %s", file.path, exc_info=True)
+        _debug_traceback("internal error reading a record of %s", file.path)
         report.internal_errors += 1
         is_span = isinstance(item, SpanRecord)
         report.note_skipped(
@@ -241,7 +246,7 @@ def _guarded(
 
 def _internal_error(exc: Exception, file: FileReport, report: IngestReport) -> InputError:
     """Record an unexpected exception reading ``file`` as its ``internal_error``."""
-    logger.debug("internal error reading %s", file.path, exc_info=True)
+    _debug_traceback("internal error reading %s", file.path)
     report.internal_errors += 1
     error = InputError(
         f"internal_error: {type(exc).__name__}: {str(exc)[:200]} (a bug; the traceback is in "

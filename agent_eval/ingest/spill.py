@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import io
 import pickle
-import sqlite3
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
@@ -84,6 +83,8 @@ class SpillStore:
 
     def __init__(self) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix="agent-eval-spill-")
+        import sqlite3  # only when a conversation spills: a small ingest imports no sqlite3
+
         self._db = sqlite3.connect(
             Path(self._dir.name) / "spill.db", isolation_level=None, check_same_thread=False
         )

@@ -26,6 +26,7 @@ _NOT_FOR_A_SMALL_INGEST = (
     "yaml",
     "agent_eval.cli.json_output",
     "agent_eval.run",
+    "rich",  # its summary is printed without rich (cli.app.print_plain)
 )
 
 
@@ -82,11 +83,15 @@ def test_help_imports_no_rich_and_no_pydantic() -> None:
 def test_every_command_prints_on_one_stderr_console() -> None:
     import importlib
 
-    from agent_eval.cli import ingest_cmds
+    from agent_eval.cli import formatters_cmds, ingest_cmds, score_cmds
 
     app = importlib.import_module("agent_eval.cli.app")  # the module (`cli.app` is the Typer)
-    assert ingest_cmds.err_console is app.err_console is app.error_console()
+    assert score_cmds.err_console is formatters_cmds.err_console is app.error_console()
+    assert app.err_console is app.error_console()
     assert app.err_console.stderr
+    with app.error_console().capture() as captured:  # ingest makes no console of its own
+        ingest_cmds._print_error("no [x]")
+    assert captured.get() == "error: no [x]\n"
 
 
 def test_ingest_json_summary_still_imports_its_payloads(tmp_path: Path) -> None:
