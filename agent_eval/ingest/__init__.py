@@ -10,6 +10,7 @@ Containers (file formats) are plugins: subclass :class:`Container` and register 
 from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.containers.base import Container, ContainerItem, Skipped, containers
 from agent_eval.ingest.pipeline import IngestRun, detect_container, ingest
+from agent_eval.ingest.sources import open_input
 from agent_eval.ingest.spans import LogRecord, SourceLocation, SpanEvent, SpanRecord
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "containers",
     "detect_container",
     "ingest",
+    "open_input",
 ]
