@@ -134,6 +134,7 @@ def _run(
 
     assembler = Assembler(report)
     failures: list[InputError] = []
+    report.inputs = len(inputs)
     for item in inputs:
         file = FileReport(path=item.path)
         report.files.append(file)
