@@ -2,7 +2,7 @@
 
 One line, redrawn a few times a second while the inputs are read and erased when they are:
 the file being read (``file 2/11 big.jsonl``), its bytes read of its size (of a gzip'd file,
-the compressed bytes; of standard input, no size), and the spans, log records and
+the compressed bytes; of standard input, the bytes read), and the spans, log records and
 conversations so far. Shown only when stderr is a terminal, so CI logs and redirected stderr
 stay clean; the counts come from the run's :class:`~agent_eval.ingest.IngestReport`, read by
 rich's refresh thread, so the reading loop does no extra work for it.
@@ -38,20 +38,28 @@ def _size(count: int) -> str:
 def progress_line(report: IngestReport) -> str:
     """``"reading file 2/11 big.jsonl: 312.4 MB of 723.0 MB (43%); 310,122 spans, ..."``.
 
-    ``"reading ..."`` with the counts only, before the first file is opened.
+    ``"reading the inputs; ..."`` before the first file is opened, and ``"read 11/11 file(s);
+    ..."`` once the last is closed (its conversations are being put together). Log records are
+    counted when there are any.
     """
     files = report.files
-    done = f"{report.spans_read:,} spans, {report.logs_read:,} log records"
+    counts = f"{report.spans_read:,} spans"
+    if report.logs_read:
+        counts += f", {report.logs_read:,} log records"
     if not files:
-        return f"reading the inputs; {done}"
+        return f"reading the inputs; {counts}"
+    counts += f", {report.conversations:,} conversations"
+    total = max(report.inputs, len(files))
     current = files[-1]
-    where = f"reading file {len(files)}/{max(report.inputs, len(files))} {current.path}"
     position, size = sources.position(current.path), sources.size(current.path)
+    if position is None and len(files) == total:
+        return f"read {total}/{total} file(s); {counts}"
+    where = f"reading file {len(files)}/{total} {current.path}"
     if position is not None and size:
         where += f": {_size(position)} of {_size(size)} ({min(100, 100 * position // size)}%)"
     elif position is not None:
         where += f": {_size(position)}"
-    return f"{where}; {done}, {report.conversations:,} conversations"
+    return f"{where}; {counts}"
 
 
 @contextmanager

@@ -58,7 +58,7 @@ def test_the_line_names_the_file_its_bytes_read_of_its_size_and_the_counts(
     kb = f"{size / 1000:.1f} KB"
     assert line == (
         f"reading file 1/3 {path}: {size // 2 / 1000:.1f} KB of {kb} (50%); 7 spans, "
-        "0 log records, 0 conversations"
+        "0 conversations"
     )
 
 
@@ -75,7 +75,7 @@ def test_a_gzipd_file_shows_its_compressed_bytes_of_its_stored_size(tmp_path: Pa
     finally:
         sources.release(str(path))
     stored = f"{path.stat().st_size / 1000:.1f} KB"
-    assert line.startswith(f"reading file 1/1 {path}: {stored} of {stored} (100%); ")
+    assert line == f"reading file 1/1 {path}: {stored} of {stored} (100%); 0 spans, 0 conversations"
 
 
 def test_progress_is_drawn_on_a_terminal_and_erased(tmp_path: Path) -> None:
@@ -96,8 +96,8 @@ def test_progress_is_drawn_on_a_terminal_and_erased(tmp_path: Path) -> None:
         os.close(master)
     assert len(traces) == 300
     text = _ANSI.sub("", drawn.decode())
-    assert f"reading file 1/1 {path}" in text
-    assert "300 spans, 0 log records, 300 conversations" in text  # the last redraw
+    assert text.startswith("reading the inputs; 0 spans")  # drawn as the run starts
+    assert "read 1/1 file(s); 300 spans, 300 conversations" in text  # the last redraw
     assert "\x1b[2K" in drawn.decode()  # the line is erased when the inputs are read
 
 
