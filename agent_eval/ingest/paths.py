@@ -200,6 +200,9 @@ def _expand_one(raw: str) -> Iterator[InputPath]:
 def expand_paths(paths: Iterable[str | Path]) -> list[InputPath]:
     """Expand files, directories (recursive, sorted) and globs into input files, in order.
 
+    ``-`` is standard input (``InputPath("<stdin>")``); a pipe or FIFO given by path is kept as
+    given and read as a stream (:mod:`agent_eval.ingest.sources`). Archives get a ``note``.
+
     A file reached twice (a directory and a glob overlapping) is read once, at its first place.
     """
     seen: set[Path] = set()
