@@ -96,8 +96,8 @@ def test_progress_is_drawn_on_a_terminal_and_erased(tmp_path: Path) -> None:
         os.close(master)
     assert len(traces) == 300
     text = _ANSI.sub("", drawn.decode())
-    assert text.startswith("reading the inputs; 0 spans")  # drawn as the run starts
-    assert "read 1/1 file(s); 300 spans, 300 conversations" in text  # the last redraw
+    # how many redraws happen while reading depends on the machine; the last one is fixed
+    assert text.rstrip().rsplit("\r", 1)[-1] == "read 1/1 file(s); 300 spans, 300 conversations"
     assert "\x1b[2K" in drawn.decode()  # the line is erased when the inputs are read
 
 
