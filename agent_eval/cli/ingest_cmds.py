@@ -1,10 +1,13 @@
 """agent-eval CLI: ``ingest PATH... [--format auto|NAME] [--out FILE] [--json]``.
 
-Writes one AgentTrace JSON per line (to ``--out``, else stdout; ``--out -`` is stdout too) as
-conversations are produced, then a summary on stderr: files, spans, log records, conversations
-and the span accounting, ``used + ignored = read``, with the reasons; for files of whole
-conversations (chat logs, datasets) the record accounting, ``records: used + skipped = read``.
-``--json`` prints the machine summary (:meth:`IngestReport.to_json`, and ``records``:
+Reads files, directories, globs, ``-`` (standard input, named ``<stdin>``) and pipes; gzip'd
+files are decompressed as they are read. While reading, a progress line (file, bytes, spans)
+is drawn on stderr when it is a terminal, and erased. Writes one AgentTrace JSON per line (to
+``--out``, else stdout; ``--out -`` is stdout too) as conversations are produced, then a
+summary on stderr: files, spans, log records, conversations and the span accounting,
+``used + ignored = read``, with the reasons; for files of whole conversations (chat logs,
+datasets) the record accounting, ``records: used + skipped = read``. ``--json`` prints the
+machine summary (:meth:`IngestReport.to_json`, and ``records``:
 :meth:`IngestReport.records_json`) on stdout instead; the traces then go only to ``--out`` (a
 file).
 A file that cannot be read is listed as an error and the others are still ingested. ``--out``
@@ -20,7 +23,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable
-from contextlib import ExitStack
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TextIO
 
@@ -42,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EXIT_NO_CONVERSATIONS",
     "ingest_command",
+    "ingest_with_progress",
     "no_conversation_reason",
     "print_summary",
     "summary_lines",
@@ -219,11 +223,30 @@ def no_conversation_reason(report: IngestReport, where: str = "") -> str:
 
 def _write_traces(paths: list[str], fmt: str, out: TextIO | None) -> IngestReport:
     run = ingest(paths, format=fmt)
-    for trace in run:
-        if out is not None:
-            out.write(trace.model_dump_json())
-            out.write("\n")
+    # no progress line between traces written to the same terminal
+    draw = out is None or not out.isatty()
+    with ingest_with_progress(run.report, _stderr_terminal() if draw else None):
+        for trace in run:
+            if out is not None:
+                out.write(trace.model_dump_json())
+                out.write("\n")
     return run.report
+
+
+def _stderr_terminal() -> Console | None:
+    """The stderr console when stderr is a terminal, else ``None`` (and no rich imported)."""
+    return error_console() if sys.stderr.isatty() else None
+
+
+def ingest_with_progress(
+    report: IngestReport, console: Console | None
+) -> AbstractContextManager[None]:
+    """The progress line on ``console`` while the inputs are read (only on a terminal)."""
+    if console is None or not console.is_terminal:
+        return nullcontext()
+    from agent_eval.cli.ingest_progress import ingest_progress  # rich.live: only when drawn
+
+    return ingest_progress(report, console)
 
 
 def _write_out(paths: list[str], fmt: str, out: Path) -> IngestReport:
@@ -240,10 +263,11 @@ def _write_out(paths: list[str], fmt: str, out: Path) -> IngestReport:
         out.parent.mkdir(parents=True, exist_ok=True)
         with temporary.open("w", encoding="utf-8") as stream:
             run = ingest(paths, format=fmt)
-            for trace in run:
-                stream.write(trace.model_dump_json())
-                stream.write("\n")
-                written += 1
+            with ingest_with_progress(run.report, _stderr_terminal()):
+                for trace in run:
+                    stream.write(trace.model_dump_json())
+                    stream.write("\n")
+                    written += 1
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, out)
@@ -287,7 +311,11 @@ def _known_formats() -> str:
 def ingest_command(
     paths: Annotated[
         list[str],
-        typer.Argument(metavar="PATH", help="Files, directories (recursive) or globs."),
+        typer.Argument(
+            metavar="PATH",
+            help="Files, directories (recursive), globs, or '-' for standard input; gzip'd "
+            "files are read.",
+        ),
     ],
     format: Annotated[str, typer.Option("--format", "-f", help=_format_help())] = "auto",
     out: Annotated[

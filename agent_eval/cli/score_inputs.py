@@ -1,6 +1,7 @@
 """The inputs of ``agent-eval score``: the conversations, with the ingest accounting on stderr.
 
-``read_inputs`` ingests the paths and prints on stderr the same accounting ``agent-eval ingest``
+``read_inputs`` ingests the paths (with a progress line on stderr when it is a terminal,
+erased when the inputs are read) and prints on stderr the same accounting ``agent-eval ingest``
 prints (files read and with errors, each error naming its file and reason, spans used and
 ignored), then says which files gave no conversation: they are not scored and not counted in
 ``scored + skipped + errored = units``. ``check_references`` says how many ids of a
@@ -16,6 +17,7 @@ from rich.markup import escape
 
 from agent_eval.cli.app import err_console
 from agent_eval.cli.ingest_cmds import (
+    ingest_with_progress,
     no_conversation_reason,
     print_summary,
     unrecognised_files,
@@ -77,7 +79,8 @@ def read_inputs(paths: Sequence[str], fmt: str) -> tuple[list[AgentTrace], Inges
     if not paths:
         raise InputError("no input: give PATH... (files, directories or globs) to score")
     run = ingest(paths, format=fmt)
-    traces = list(run)
+    with ingest_with_progress(run.report, err_console):  # a line on a terminal, else nothing
+        traces = list(run)
     print_summary(run.report)
     for line in no_conversation_lines(run.report):
         err_console.print(escape(line), highlight=False, soft_wrap=True)

@@ -16,6 +16,7 @@ from agent_eval.ingest.containers.base import (
     containers,
 )
 from agent_eval.ingest.pipeline import IngestRun, detect_container, ingest
+from agent_eval.ingest.sources import open_input
 from agent_eval.ingest.spans import LogRecord, SourceLocation, SpanEvent, SpanRecord
 
 __all__ = [
@@ -33,4 +34,5 @@ __all__ = [
     "containers",
     "detect_container",
     "ingest",
+    "open_input",
 ]

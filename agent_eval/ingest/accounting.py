@@ -88,6 +88,9 @@ class IngestReport:
             boundary: a file, a record or a conversation; each is also an error or a skip
             with reason ``internal_error``.
         text_replaced: Code points UTF-8 cannot encode (lone surrogates) replaced by U+FFFD.
+        inputs: How many input files the paths expanded to (set when iteration starts; the
+            progress line's ``file 2/11``); not part of :meth:`to_json`, whose ``files`` are
+            one entry per input.
     """
 
     files: list[FileReport] = field(default_factory=list)
@@ -100,6 +103,7 @@ class IngestReport:
     skipped: list[Skipped] = field(default_factory=list)
     internal_errors: int = 0
     text_replaced: int = 0
+    inputs: int = 0
 
     @property
     def spans_read(self) -> int:

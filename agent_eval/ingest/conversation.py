@@ -53,6 +53,17 @@ CAPTURE_HINT = (
     "TRACELOOP_TRACE_CONTENT=true; OpenInference: OPENINFERENCE_HIDE_INPUTS/OUTPUTS unset)"
 )
 """How to record message content, for conversations that arrive without any."""
+PYDANTIC_AI_HINT = (
+    "the spans are pydantic-ai's (logfire / pydantic_ai.* attributes) and recorded no message "
+    "text: pydantic-ai leaves it out when instrumented with "
+    "InstrumentationSettings(include_content=False); instrument with include_content=True, the "
+    "default (pydantic_ai.models.instrumented.InstrumentationSettings, given to "
+    "Agent(instrument=...) or Agent.instrument_all(...))"
+)
+""":data:`CAPTURE_HINT` for spans of the pydantic-ai convention (pydantic-ai's documented
+``InstrumentationSettings.include_content``, True by default)."""
+PYDANTIC_AI_CONVENTION = "pydantic-ai"
+"""The name of :class:`~agent_eval.ingest.conventions.pydantic_ai.PydanticAIConvention`."""
 LOGS_HINT = (
     "; if capture is already on, the instrumentation may write the message text as GenAI "
     "event log records (gen_ai.user.message, gen_ai.choice, ...; opentelemetry-instrumentation-"
@@ -159,8 +170,9 @@ class ConversationBuilder:
         """Count the conversation's spans ``no_message_content``, with a located reason.
 
         The reason says how to get the text: :data:`HIDDEN_HINT` when OpenInference redacted
-        it, else :data:`CAPTURE_HINT` when no message has text (with :data:`LOGS_HINT` for
-        GenAI-convention spans no log record was joined to).
+        it, else when no message has text :data:`PYDANTIC_AI_HINT` for pydantic-ai's spans and
+        :data:`CAPTURE_HINT` for others (with :data:`LOGS_HINT` for GenAI-convention spans no
+        log record was joined to).
         """
         spans = len(self.used)
         self.counted += spans
@@ -171,8 +183,10 @@ class ConversationBuilder:
         hint = ""
         if self._redacted():
             hint = f"; {HIDDEN_HINT}"
+        elif not texts and self._convention_used(PYDANTIC_AI_CONVENTION):
+            hint = f"; {PYDANTIC_AI_HINT}"
         elif not texts:
-            genai = any(e.extraction and e.extraction.convention == "genai" for e in self.used)
+            genai = self._convention_used("genai")
             logs = any(e.logs for e in self.conversation.entries)
             hint = f"; {CAPTURE_HINT}" + (LOGS_HINT if genai and not logs else "")
         detail = (
@@ -184,6 +198,9 @@ class ConversationBuilder:
             span_id=first.span_id, source=first.location, spans=spans,
         )  # fmt: skip
         self.report.note_skipped(skipped)
+
+    def _convention_used(self, name: str) -> bool:
+        return any(e.extraction and e.extraction.convention == name for e in self.used)
 
     def _redacted(self) -> int:
         """How many messages hold OpenInference's redaction marker as text or tool arguments."""

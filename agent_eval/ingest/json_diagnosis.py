@@ -18,6 +18,7 @@ import orjson
 
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers.base import Container
+from agent_eval.ingest.sources import open_input
 
 __all__ = ["MAX_DIAGNOSED_BYTES", "diagnose_invalid_json", "likely_container"]
 
@@ -56,7 +57,7 @@ def diagnose_invalid_json(
     if start[:1] not in (b"{", b"[") or size > MAX_DIAGNOSED_BYTES:
         return None
     if size > len(head):
-        with open(path, "rb") as stream:
+        with open_input(path) as stream:
             head = stream.read()
     data = head.removeprefix(_BOM)
     found = _first_error(data)

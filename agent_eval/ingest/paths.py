@@ -2,7 +2,10 @@
 
 Directories are walked recursively in sorted order, skipping what is obviously not a trace
 (hidden entries, ``__pycache__``, notes, code, images, databases). A file named explicitly is
-always read, whatever its name. A path that names nothing is reported, not raised, so one typo
+always read, whatever its name. gzip'd files are read (:mod:`agent_eval.ingest.sources`);
+archives and compressions that are not (zip, tar, bzip2, xz, zstd) are listed as passed over,
+with the command that extracts them. ``-`` is standard input (named ``<stdin>``); a pipe or FIFO
+given by path is read as a stream. A path that names nothing is reported, not raised, so one typo
 does not hide the other inputs.
 
 Companion files that travel with traces are recognised by their first record and passed over
@@ -23,6 +26,7 @@ from pathlib import Path
 import orjson
 
 from agent_eval.ingest.safe_text import loads as safe_json_loads
+from agent_eval.ingest.sources import STDIN_NAME, STDIN_PATH, archive_note, is_stream
 
 __all__ = ["InputPath", "companion_note", "expand_paths", "is_obvious_non_input"]
 
@@ -30,11 +34,11 @@ NON_INPUT_SUFFIXES = frozenset(
     {
         ".md", ".rst", ".txt", ".py", ".pyc", ".pyi", ".toml", ".cfg", ".ini", ".lock",
         ".sh", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf", ".html", ".css", ".js",
-        ".mjs", ".cjs", ".ts", ".db", ".sqlite", ".sqlite3", ".db-wal", ".db-shm", ".gz", ".zip",
-        ".tar",
+        ".mjs", ".cjs", ".ts", ".db", ".sqlite", ".sqlite3", ".db-wal", ".db-shm",
     }
 )  # fmt: skip
-"""Suffixes (lowercase) of files a directory walk does not offer to the containers."""
+"""Suffixes (lowercase) of files a directory walk does not offer to the containers (of a
+gzip'd file, the suffix before ``.gz``: ``notes.txt.gz`` is skipped, ``x.otlp.jsonl.gz`` read)."""
 NON_INPUT_STEMS = ("readme", "license", "licence", "notice", "provenance", "changelog", "note")
 """Name prefixes (lowercase) of documentation files without a telling suffix."""
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules"})
@@ -73,11 +77,15 @@ class InputPath:
 
 
 def is_obvious_non_input(path: Path) -> bool:
-    """Whether a file found by a directory walk or glob is clearly not a trace file."""
+    """Whether a file found by a directory walk or glob is clearly not a trace file.
+
+    A gzip'd file is judged by its name without ``.gz``.
+    """
     name = path.name.lower()
+    inner = Path(name.removesuffix(".gz"))
     return (
         name.startswith(".")
-        or path.suffix.lower() in NON_INPUT_SUFFIXES
+        or inner.suffix in NON_INPUT_SUFFIXES
         or name.startswith(NON_INPUT_STEMS)
     )
 
@@ -162,12 +170,18 @@ def _matched(path: Path, root: Path) -> list[Path]:
 
 
 def _input(path: Path, name: str | None = None) -> InputPath:
-    return InputPath(name or str(path), note=companion_note(path))
+    shown = name or str(path)
+    note = archive_note(shown)
+    return InputPath(shown, note=note if note is not None else companion_note(path))
 
 
 def _expand_one(raw: str) -> Iterator[InputPath]:
     path = Path(raw)
-    if path.is_file():
+    if raw in (STDIN_PATH, STDIN_NAME):
+        yield InputPath(STDIN_NAME)  # read by agent_eval.ingest.sources
+    elif is_stream(raw):  # /dev/stdin, a pipe or FIFO: read once, never peeked at here
+        yield InputPath(raw)
+    elif path.is_file():
         yield _input(path, raw)
     elif path.is_dir():
         found = [_input(p) for p in _walk(path)]
@@ -185,6 +199,9 @@ def _expand_one(raw: str) -> Iterator[InputPath]:
 
 def expand_paths(paths: Iterable[str | Path]) -> list[InputPath]:
     """Expand files, directories (recursive, sorted) and globs into input files, in order.
+
+    ``-`` is standard input (``InputPath("<stdin>")``); a pipe or FIFO given by path is kept as
+    given and read as a stream (:mod:`agent_eval.ingest.sources`). Archives get a ``note``.
 
     A file reached twice (a directory and a glob overlapping) is read once, at its first place.
     """

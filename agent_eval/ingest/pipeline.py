@@ -11,13 +11,13 @@ the end of the run; only when every input fails does iteration raise.
 from __future__ import annotations
 
 import gc
-import os
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_eval.errors import DecodeError, InputError, UnknownFormatError
-from agent_eval.ingest import safe_text
+from agent_eval.ingest import safe_text, sources
 from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.containers.base import (
     Container,
@@ -52,8 +52,8 @@ def _debug_traceback(message: str, *args: object) -> None:
     logging.getLogger(__name__).debug(message, *args, exc_info=True)
 
 
-HEAD_BYTES = 64 * 1024
-"""How much of a file ``Container.sniff`` sees."""
+HEAD_BYTES = sources.HEAD_BYTES
+"""How much of a file ``Container.sniff`` sees (decompressed, for a gzip'd file)."""
 INGEST_GC_THRESHOLDS = (20_000, 20, 1_000_000)
 """``gc.set_threshold`` while ingest produces: young collections rarer, no full collections
 (Python's defaults are ``(700, 10, 10)``; see :func:`_young_collections_only`)."""
@@ -145,6 +145,7 @@ def _run(
 
     assembler = Assembler(report)
     failures: list[InputError] = []
+    report.inputs = len(inputs)
     for item in inputs:
         file = FileReport(path=item.path)
         report.files.append(file)
@@ -165,6 +166,7 @@ def _run(
         except Exception as exc:  # safety net: a bug must cost this file, not the run
             failures.append(_internal_error(exc, file, report))
         finally:
+            sources.release(item.path)
             file.text_replaced = safe_text.replaced_so_far() - replaced
             report.text_replaced += file.text_replaced
     yield from assembler.finish()
@@ -175,11 +177,21 @@ def _run(
 
 
 def read_items(container: Container, path: str) -> Iterator[ContainerItem]:
-    """The container's items for ``path``, with OS-level read errors as :class:`InputError`."""
+    """The container's items for ``path``, with read errors as :class:`InputError`.
+
+    OS-level errors, gzip data cut short or corrupt, and a stream input (standard input, a
+    pipe) that the container tries to seek in or open by name
+    (:func:`agent_eval.ingest.sources.read_error`); the items yielded before are kept.
+    """
     try:
         yield from container.read(path)
-    except OSError as exc:
-        raise InputError(f"cannot read the file: {exc.strerror or exc}", path=path) from None
+    except (OSError, EOFError, zlib.error) as exc:
+        known = sources.read_error(exc, path, container.name)
+        if known is not None:
+            raise known from None
+        if isinstance(exc, OSError):
+            raise InputError(f"cannot read the file: {exc.strerror or exc}", path=path) from None
+        raise
 
 
 def feed_items(
@@ -260,27 +272,40 @@ def _internal_error(exc: Exception, file: FileReport, report: IngestReport) -> I
 def detect_container(path: str) -> Container:
     """The first container, in ``(priority, name)`` order, that recognises the file.
 
+    The containers see the file's first :data:`HEAD_BYTES` as :func:`sources.read_head` gives
+    them: decompressed when the file is gzip'd, the kept bytes of standard input or a pipe.
+
     Raises:
         DecodeError: none does and the file starts like JSON but does not parse (cut short or
-            invalid): names the line and column, and the container it looks like.
+            invalid): names the line and column, and the container it looks like; or the file
+            is an archive or compressed in a way that is not read (zip, tar, bzip2, xz, zstd):
+            says which, with the command that extracts it.
         UnknownFormatError: none does; the message lists the registered containers.
         InputError: the file cannot be opened.
 
     """
     try:
-        with open(path, "rb") as stream:
-            head = stream.read(HEAD_BYTES)
-    except OSError as exc:
-        raise InputError(f"cannot read the file: {exc.strerror or exc}", path=path) from None
+        head = sources.read_head(path, HEAD_BYTES)
+    except (OSError, EOFError, zlib.error) as exc:
+        known = sources.read_error(exc, path, "--format auto")
+        if known is not None:
+            raise known from None
+        if isinstance(exc, OSError):
+            raise InputError(f"cannot read the file: {exc.strerror or exc}", path=path) from None
+        raise
     if not head.strip():
         raise DecodeError("the file is empty", path=path)
+    kind = sources.compressed_kind(head)
+    if kind is not None:  # no container reads it: say what it is and how to get at its traces
+        raise DecodeError(f"not read: it is {kind.replace('FILE', path)}", path=path)
     for container in _by_priority():
         if _sniffs(container, path, head):
             return container
     from agent_eval.ingest.json_diagnosis import diagnose_invalid_json
 
     try:  # JSON cut short loses the keys sniffs look for: say where it breaks instead
-        invalid = diagnose_invalid_json(path, head, os.path.getsize(path), _by_priority())
+        size = sources.input_size(path, head)
+        invalid = None if size is None else diagnose_invalid_json(path, head, size, _by_priority())
     except OSError as exc:
         raise InputError(f"cannot read the file: {exc.strerror or exc}", path=path) from None
     if invalid is not None:

@@ -8,6 +8,7 @@ event log records, so the span export alone has none.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -116,3 +117,44 @@ def test_log_records_without_content_only_say_to_turn_capture_on(
     )
     assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true" in skipped.detail
     assert "give the logs export too" not in skipped.detail  # its log records were given
+
+
+def test_pydantic_ai_spans_without_content_name_include_content(
+    providers: tuple[TracerProvider, LoggerProvider],
+) -> None:
+    """trial8 #9: pydantic-ai's ``InstrumentationSettings(include_content=False)`` spans.
+
+    The attributes are those pydantic-ai 2.68 wrote (instrumentation version 5) for one user
+    turn: the message parts carry their type and ids but no text.
+    """
+    tracer_provider, logger_provider = providers
+    collector = install(tracer_provider, logger_provider)
+    tracer = tracer_provider.get_tracer("pydantic-ai")
+    empty = [{"role": "system", "parts": [{"type": "text"}]},
+             {"role": "user", "parts": [{"type": "text"}]}]  # fmt: skip
+    answer = [{"role": "assistant", "parts": [{"type": "text"}], "finish_reason": "stop"}]
+    agent = {"gen_ai.agent.name": "weather-agent", "gen_ai.conversation.id": "c-1"}
+    run_attrs = {"gen_ai.operation.name": "invoke_agent", "agent_name": "weather-agent",
+                 "logfire.msg": "weather-agent run", **agent,
+                 "pydantic_ai.all_messages": json.dumps(empty + answer)}  # fmt: skip
+    chat_attrs = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini",
+                  "gen_ai.input.messages": json.dumps(empty), **agent,
+                  "gen_ai.output.messages": json.dumps(answer)}  # fmt: skip
+    with (
+        tracer.start_as_current_span("invoke_agent weather-agent", attributes=run_attrs),
+        tracer.start_as_current_span("chat m", kind=SpanKind.CLIENT, attributes=chat_attrs),
+    ):
+        pass
+    run = collector.traces()
+    assert list(run) == []
+    (skipped,) = run.report.skipped
+    assert skipped.reason == "no_message_content"
+    assert skipped.detail == (
+        "conversation 'c-1' has no user message with content, so it is not sent to a judge; "
+        "the spans are pydantic-ai's (logfire / pydantic_ai.* attributes) and recorded no "
+        "message text: pydantic-ai leaves it out when instrumented with "
+        "InstrumentationSettings(include_content=False); instrument with include_content=True, "
+        "the default (pydantic_ai.models.instrumented.InstrumentationSettings, given to "
+        "Agent(instrument=...) or Agent.instrument_all(...))"
+    )
+    assert sum(run.report.spans_ignored.values()) == run.report.spans_read == 2

@@ -8,6 +8,7 @@ is still read.
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Iterator
 from typing import IO, Any
@@ -17,6 +18,7 @@ import orjson
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers.base import Skipped
 from agent_eval.ingest.safe_text import loads as safe_json_loads
+from agent_eval.ingest.sources import open_input
 from agent_eval.ingest.spans import SourceLocation
 
 __all__ = ["as_list", "as_mapping", "load_json", "not_utf8", "open_text", "read_records"]
@@ -31,7 +33,9 @@ def open_text(path: str) -> IO[str]:
     Bytes that are not UTF-8 become lone surrogates (``surrogateescape``), so that
     :func:`not_utf8` skips their row instead of the whole file failing to decode.
     """
-    return open(path, encoding="utf-8", errors="surrogateescape", newline="")
+    return io.TextIOWrapper(
+        open_input(path), encoding="utf-8", errors="surrogateescape", newline=""
+    )
 
 
 def not_utf8(row: list[str]) -> str | None:
@@ -51,7 +55,7 @@ def load_json(path: str, hint: str = "") -> Any:
 
     """
     try:
-        with open(path, "rb") as handle:
+        with open_input(path) as handle:
             return safe_json_loads(handle.read())
     except orjson.JSONDecodeError as exc:
         raise DecodeError(f"not valid JSON ({exc}){hint}", path=path) from exc
@@ -72,7 +76,7 @@ def read_records(
         DecodeError: the file is neither a JSON document nor JSON Lines (first line bad).
 
     """
-    with open(path, "rb") as handle:
+    with open_input(path) as handle:
         data = handle.read()
     try:
         document = safe_json_loads(data)

@@ -105,6 +105,10 @@ class Container(ABC):
     def read(self, path: str) -> Iterator[ContainerItem]:
         """Yield the file's items as they are decoded.
 
+        Open ``path`` with :func:`agent_eval.ingest.sources.open_input` (as the built-in
+        containers do), not ``open``: it decompresses gzip'd files as they are read and gives
+        standard input (``<stdin>``) and pipes, which can be read once and not seeked in.
+
         Raises:
             DecodeError: the file as a whole cannot be read as this container (names the file,
                 and the line for JSON Lines); items that are individually bad are yielded as

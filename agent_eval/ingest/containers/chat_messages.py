@@ -29,6 +29,7 @@ from agent_eval.ingest.containers._chat import chat_messages, chat_trace
 from agent_eval.ingest.containers._json_stream import BadValue, JsonStream
 from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.safe_text import brief
+from agent_eval.ingest.sources import open_input
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.trace import AgentTrace
 
@@ -59,7 +60,7 @@ class OpenAIMessagesContainer(builtin.OpenAIMessages):
 
         """
         stem = Path(path).stem
-        with open(path, "rb") as stream:
+        with open_input(path) as stream:
             json = JsonStream(stream, path)
             first = json.peek()
             if not first:

@@ -32,6 +32,7 @@ from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._json_stream import BadValue, JsonStream
 from agent_eval.ingest.containers._mtrag import MtragTurn, first_label, mtrag_trace
 from agent_eval.ingest.containers.base import ContainerItem, Skipped
+from agent_eval.ingest.sources import open_input
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.rag.labels import ANSWERABILITY
 from agent_eval.trace import AgentTrace, AssistantMessage, Message, RetrievedDocument, UserMessage
@@ -60,7 +61,7 @@ class MtragUnContainer(builtin.MtragUn):
             DecodeError: the file is not JSON Lines (names the line).
 
         """
-        with open(path, "rb") as stream:
+        with open_input(path) as stream:
             for item in JsonStream(stream, path).records():
                 if isinstance(item, BadValue):  # a bad JSON Lines line: the rest is read
                     yield item.skipped()

@@ -33,6 +33,7 @@ from agent_eval.ingest.containers.base import ContainerItem, RecordsUsed, Skippe
 from agent_eval.ingest.conventions._values import as_int, as_str, text_of, tool_call
 from agent_eval.ingest.safe_text import MAX_NESTING, NestingTooDeep, clean
 from agent_eval.ingest.safe_text import loads as safe_json_loads
+from agent_eval.ingest.sources import open_input
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.trace import (
     AgentTrace,
@@ -90,7 +91,7 @@ def _interactions(path: str) -> list[Mapping[str, Any]]:
     import yaml  # imported to read a cassette, not to sniff a file (CLI start-up)
 
     try:
-        with open(path, "rb") as handle:
+        with open_input(path) as handle:
             document = clean(yaml.safe_load(handle))  # lone surrogates -> U+FFFD, counted
     except yaml.YAMLError as exc:
         raise DecodeError(f"not a valid YAML cassette ({exc})", path=path) from exc

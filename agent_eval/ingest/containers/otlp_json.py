@@ -31,6 +31,7 @@ from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._otlp_records import iter_request
 from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.safe_text import loads as safe_json_loads
+from agent_eval.ingest.sources import open_input
 from agent_eval.ingest.spans import SourceLocation
 
 __all__ = ["OtlpJsonContainer"]
@@ -68,7 +69,7 @@ class OtlpJsonContainer(builtin.OtlpJson):
                 not UTF-8...); the message names the file, line and column.
 
         """
-        with open(path, "rb") as stream:
+        with open_input(path) as stream:
             first_no, first = _first_line(stream, path)
             try:
                 request = safe_json_loads(first, max_depth=None)

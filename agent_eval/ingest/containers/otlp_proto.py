@@ -16,6 +16,7 @@ from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._otlp_records import iter_request
 from agent_eval.ingest.containers.base import ContainerItem
+from agent_eval.ingest.sources import open_input
 from agent_eval.ingest.spans import SourceLocation
 
 if TYPE_CHECKING:  # protobuf is imported when a file is read, not to sniff one (start-up)
@@ -69,7 +70,7 @@ class OtlpProtoContainer(builtin.OtlpProto):
             DecodeError: empty file, or bytes that are not a valid OTLP request.
 
         """
-        with open(path, "rb") as stream:
+        with open_input(path) as stream:
             data = stream.read()
         if not data:
             raise DecodeError("the file is empty; expected a binary OTLP request", path=path)

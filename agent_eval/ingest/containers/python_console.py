@@ -29,6 +29,7 @@ from agent_eval.ingest.containers._json_stream import BadValue, JsonStream
 from agent_eval.ingest.containers._records import as_list, as_mapping
 from agent_eval.ingest.containers._time import to_unix_nano
 from agent_eval.ingest.containers.base import ContainerItem, Skipped
+from agent_eval.ingest.sources import open_input
 from agent_eval.ingest.spans import SourceLocation, SpanEvent, SpanRecord
 
 __all__ = ["PythonConsoleContainer"]
@@ -64,7 +65,7 @@ class PythonConsoleContainer(builtin.PythonConsole):
             DecodeError: the first value is not valid JSON; names the file and line.
 
         """
-        with open(path, "rb") as stream:
+        with open_input(path) as stream:
             for item in JsonStream(stream, path).records():
                 if isinstance(item, BadValue):
                     yield item.skipped()

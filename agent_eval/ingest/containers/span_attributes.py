@@ -28,6 +28,7 @@ from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers.base import ContainerItem
 from agent_eval.ingest.safe_text import loads as safe_json_loads
+from agent_eval.ingest.sources import open_input
 from agent_eval.ingest.spans import SourceLocation, SpanRecord
 
 __all__ = ["SpanAttributesContainer"]
@@ -82,7 +83,7 @@ class SpanAttributesContainer(builtin.SpanAttributes):
             DecodeError: the file is not a JSON object of attributes (names file and fix).
 
         """
-        with open(path, "rb") as stream:
+        with open_input(path) as stream:
             data = stream.read()
         attributes = _decode(path, data)
         digest = hashlib.sha256(data).hexdigest()

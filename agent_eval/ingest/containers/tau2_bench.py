@@ -34,6 +34,7 @@ from agent_eval.ingest.containers._chat import chat_messages, chat_trace, succes
 from agent_eval.ingest.containers._json_stream import JsonStream
 from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.conventions._values import as_int
+from agent_eval.ingest.sources import open_input
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.reference_calls import parse_tool_calls
 from agent_eval.trace import AgentTrace, ModelUsage, ToolCall
@@ -70,7 +71,7 @@ class Tau2BenchContainer(builtin.Tau2Bench):
         """
         tasks: dict[str, Mapping[str, Any]] = {}
         info: Mapping[str, Any] = {}
-        with open(path, "rb") as stream:
+        with open_input(path) as stream:
             json = JsonStream(stream, path)
             if json.peek() != "{":
                 raise DecodeError("a tau2-bench results file is a JSON object", path=path, line=1)

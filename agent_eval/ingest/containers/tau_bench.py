@@ -29,6 +29,7 @@ from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._chat import chat_messages, chat_trace, success_labels
 from agent_eval.ingest.containers._json_stream import BadValue, JsonStream
 from agent_eval.ingest.containers.base import ContainerItem, Skipped
+from agent_eval.ingest.sources import open_input
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.reference_calls import parse_tool_calls
 from agent_eval.trace import AgentTrace, Message, ToolMessage
@@ -52,7 +53,7 @@ class TauBenchContainer(builtin.TauBench):
             DecodeError: the file is not JSON, JSON Lines or a JSON array (names file and line).
 
         """
-        with open(path, "rb") as stream:
+        with open_input(path) as stream:
             json = JsonStream(stream, path)
             records = json.array() if json.peek() == "[" else json.records()
             for record in records:

@@ -16,6 +16,7 @@ from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.safe_text import loads
+from agent_eval.ingest.sources import open_input
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.trace import AgentTrace
 
@@ -46,7 +47,7 @@ class TraceJsonlContainer(builtin.TraceJsonl):
 
         """
         seen_any = False
-        with open(path, "rb") as stream:
+        with open_input(path) as stream:
             for number, line in enumerate(stream, start=1):
                 if not line.strip():
                     continue
