@@ -24,6 +24,7 @@ and records every span as used or ignored:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 
 from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.containers.base import Skipped
@@ -37,6 +38,7 @@ from agent_eval.reference_calls import parse_tool_calls
 from agent_eval.trace import (
     AgentTrace,
     AssistantMessage,
+    Message,
     ModelUsage,
     Retrieval,
     SourceInfo,
@@ -79,9 +81,16 @@ class ConversationBuilder:
 
     """
 
-    def __init__(self, conversation: Conversation, report: IngestReport) -> None:
+    def __init__(
+        self,
+        conversation: Conversation,
+        report: IngestReport,
+        orphan_choices: Mapping[str, int] | None = None,
+    ) -> None:
         self.conversation = conversation
         self.report = report
+        self.orphan_choices = orphan_choices or {}
+        """File -> ``gen_ai.choice`` log records it held without span context."""
         self.transcript = Transcript()
         self.retrievals: list[Retrieval] = []
         self.pending: list[Retrieval] = []
@@ -339,6 +348,7 @@ class ConversationBuilder:
         usage_notes: list[str] = []
         if not self.usage:
             self._agent_usage(usage_notes)
+        cut_short, cut_short_notes = self._final_reply_missing()
         files = list(dict.fromkeys(e.file.path for e in self.used))
         container = next((e.file.container for e in self.used if e.file.container), None)
         used_conventions = sorted({e.extraction.convention for e in self.used if e.extraction})
@@ -366,9 +376,48 @@ class ConversationBuilder:
                 + self._shadow_notes()
                 + self._overlap_notes()
                 + reference_notes
+                + cut_short_notes
             ),
             reference_tool_calls=reference_calls,
+            final_reply_missing=cut_short,
         )
+
+    def _final_reply_missing(self) -> tuple[str | None, list[str]]:
+        """The last LLM call's span id and a note when it recorded output tokens, no output.
+
+        Such a call's reply cannot be in the transcript (no later call replays it), so the
+        conversation is known to stop short of what the model last said.
+        """
+        last = next(
+            (e for e in reversed(self.used) if e.extraction and e.extraction.kind == "llm"), None
+        )
+        ex = last.extraction if last is not None else None
+        if last is None or ex is None or not ex.output_tokens or _has_content(ex.output_messages):
+            return None, []
+        files = list(dict.fromkeys([last.file.path, *last.log_files]))
+        orphans = sum(self.orphan_choices.get(f, 0) for f in last.log_files) or sum(
+            self.orphan_choices.values()
+        )
+        cause = (
+            f"{orphans} gen_ai.choice log record(s) of this input carry no trace/span context "
+            "and cannot be joined to their span (Traceloop's opentelemetry-instrumentation-openai"
+            " in events mode, use_legacy_attributes=False, with stream=True writes them so; its "
+            "attributes mode records the reply on the span)"
+            if orphans
+            else "the reply was recorded neither on the span nor in a log record joined to it"
+            + (
+                " (give the logs export too if the instrumentation writes GenAI event records)"
+                if not last.log_files
+                else ""
+            )
+        )
+        note = (
+            f"span {last.span_id} (trace {last.trace_id}, {', '.join(files)}): the last LLM call "
+            f"recorded {ex.output_tokens} output token(s) but no output content, so the "
+            f"transcript stops before the model's final reply; {cause}. Judge metrics skip its "
+            "conversation unit and last turn (final_reply_missing)"
+        )
+        return last.span_id, [note]
 
     def _errors(self) -> tuple[SpanErrorInfo, ...]:
         """The span errors, a failed tool run's with the id of the call it was paired to.
@@ -452,6 +501,13 @@ class ConversationBuilder:
                 f"span unless the outer one recorded more message content ({from_})"
             )
         return notes
+
+
+def _has_content(messages: tuple[Message, ...]) -> bool:
+    """Whether any of ``messages`` carries text, parts or tool calls."""
+    return any(
+        m.content or getattr(m, "parts", None) or getattr(m, "tool_calls", None) for m in messages
+    )
 
 
 def _content_count(entry: SpanEntry) -> int:
