@@ -54,6 +54,8 @@ CAPTURE_HINT = (
     "TRACELOOP_TRACE_CONTENT=true; OpenInference: OPENINFERENCE_HIDE_INPUTS/OUTPUTS unset)"
 )
 """How to record message content, for conversations that arrive without any."""
+NO_ASSISTANT = "no assistant message with content"
+"""What a conversation lacks when the model's side of it was not recorded."""
 LOGS_HINT = (
     "; if capture is already on, the instrumentation may write the message text as GenAI "
     "event log records (gen_ai.user.message, gen_ai.choice, ...; opentelemetry-instrumentation-"
@@ -154,16 +156,15 @@ class ConversationBuilder:
             return None
         if not messages:
             return "no message content at all"
-        return (
-            "no user message with content" if not has_user else "no assistant message with content"
-        )
+        return "no user message with content" if not has_user else NO_ASSISTANT
 
     def _skip_without_content(self, missing: str) -> None:
         """Count the conversation's spans ``no_message_content``, with a located reason.
 
         The reason says how to get the text: :data:`HIDDEN_HINT` when OpenInference redacted
         it, else :data:`CAPTURE_HINT` when no message has text (with :data:`LOGS_HINT` for
-        GenAI-convention spans no log record was joined to).
+        GenAI-convention spans no log record was joined to), or, when only the model's side is
+        missing and its LLM call recorded output tokens, that call and why its reply is absent.
         """
         spans = len(self.used)
         self.counted += spans
@@ -178,6 +179,8 @@ class ConversationBuilder:
             genai = any(e.extraction and e.extraction.convention == "genai" for e in self.used)
             logs = any(e.logs for e in self.conversation.entries)
             hint = f"; {CAPTURE_HINT}" + (LOGS_HINT if genai and not logs else "")
+        elif missing == NO_ASSISTANT and (lost := self._unrecorded_reply()) is not None:
+            hint = f"; its LLM call (span {lost[0].span_id}) {lost[1]}"
         detail = (
             f"conversation {self.conversation.id!r} has {missing}, so it is not sent to a judge"
             + hint
@@ -388,36 +391,43 @@ class ConversationBuilder:
         Such a call's reply cannot be in the transcript (no later call replays it), so the
         conversation is known to stop short of what the model last said.
         """
+        lost = self._unrecorded_reply()
+        if lost is None:
+            return None, []
+        last, what = lost
+        files = list(dict.fromkeys([last.file.path, *last.log_files]))
+        note = (
+            f"span {last.span_id} (trace {last.trace_id}, {', '.join(files)}): the last LLM call "
+            f"{what}, so the transcript stops before the model's final reply. Judge metrics "
+            "skip its conversation unit and last turn (final_reply_missing)"
+        )
+        return last.span_id, [note]
+
+    def _unrecorded_reply(self) -> tuple[SpanEntry, str] | None:
+        """The last LLM call, when it recorded output tokens and no output content, and why."""
         last = next(
             (e for e in reversed(self.used) if e.extraction and e.extraction.kind == "llm"), None
         )
         ex = last.extraction if last is not None else None
         if last is None or ex is None or not ex.output_tokens or _has_content(ex.output_messages):
-            return None, []
-        files = list(dict.fromkeys([last.file.path, *last.log_files]))
+            return None
         orphans = sum(self.orphan_choices.get(f, 0) for f in last.log_files) or sum(
             self.orphan_choices.values()
         )
-        cause = (
-            f"{orphans} gen_ai.choice log record(s) of this input carry no trace/span context "
-            "and cannot be joined to their span (Traceloop's opentelemetry-instrumentation-openai"
-            " in events mode, use_legacy_attributes=False, with stream=True writes them so; its "
-            "attributes mode records the reply on the span)"
-            if orphans
-            else "the reply was recorded neither on the span nor in a log record joined to it"
-            + (
-                " (give the logs export too if the instrumentation writes GenAI event records)"
-                if not last.log_files
-                else ""
+        if orphans:
+            cause = (
+                f"{orphans} gen_ai.choice log record(s) of this input carry no trace/span "
+                "context and cannot be joined to their span (Traceloop's opentelemetry-"
+                "instrumentation-openai in events mode, use_legacy_attributes=False, with "
+                "stream=True writes them so; its attributes mode records the reply on the span)"
             )
+        else:
+            cause = "the reply was recorded neither on the span nor in a log record joined to it"
+            if not last.log_files:
+                cause += " (give the logs export too if the instrumentation writes GenAI events)"
+        return last, (
+            f"recorded {ex.output_tokens} output token(s) but no output content ({cause})"
         )
-        note = (
-            f"span {last.span_id} (trace {last.trace_id}, {', '.join(files)}): the last LLM call "
-            f"recorded {ex.output_tokens} output token(s) but no output content, so the "
-            f"transcript stops before the model's final reply; {cause}. Judge metrics skip its "
-            "conversation unit and last turn (final_reply_missing)"
-        )
-        return last.span_id, [note]
 
     def _errors(self) -> tuple[SpanErrorInfo, ...]:
         """The span errors, a failed tool run's with the id of the call it was paired to.

@@ -123,6 +123,14 @@ def test_streamed_traceloop_events_without_span_context_mark_the_final_reply_mis
     assert "2 gen_ai.choice log record(s) of this input carry no trace/span context" in note
     assert "stream=True" in note and "final_reply_missing" in note
     assert summary["logs"]["ignored"] == {"log_without_span_context": 2}
+    # the first call's reply (the tool call) was orphaned too: alone it has no assistant side
+    # (the second call replays it), so its trace is skipped, and the skip says why
+    [skipped] = summary["skipped"]
+    assert (skipped["reason"], skipped["span_id"]) == ("no_message_content", SPANS[0])
+    assert (
+        f"its LLM call (span {SPANS[0]}) recorded 7 output token(s) but no output content "
+        "(2 gen_ai.choice log record(s) of this input carry no trace/span context"
+    ) in skipped["detail"]
     # written to the JSON form and read back
     assert json.loads(trace.model_dump_json())["final_reply_missing"] == SPANS[1]
 
