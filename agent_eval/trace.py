@@ -14,7 +14,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -249,6 +257,13 @@ class AgentTrace(_Frozen):
         labels: Ground-truth labels such as ``{"success": 1}`` or ``{"reward": 0.0}``.
         metadata: Other facts about the conversation (task id, trial...), verbatim.
         notes: What assembly had to guess (e.g. tool results paired by order, not by id).
+        final_reply_missing: The span id of the conversation's last LLM call when that call
+            recorded output tokens but no output content, so the transcript is known to stop
+            short of the model's final reply (e.g. Traceloop's openai instrumentation in events
+            mode with ``stream=True`` writes its ``gen_ai.choice`` log records without span
+            context); ``None`` otherwise. Judge metrics skip such a conversation's
+            conversation unit and last turn (``final_reply_missing``). Left out of the JSON form
+            when ``None``.
 
     """
 
@@ -265,6 +280,14 @@ class AgentTrace(_Frozen):
     labels: dict[str, JsonValue] = Field(default_factory=dict)
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    final_reply_missing: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_final_reply(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("final_reply_missing", "") is None:
+            del data["final_reply_missing"]
+        return data
 
     @model_validator(mode="before")
     @classmethod

@@ -68,7 +68,11 @@ from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.containers.base import Skipped
 from agent_eval.ingest.conventions.base import Convention, conventions, span_markers
 from agent_eval.ingest.conventions.genai_events import is_genai_event
-from agent_eval.ingest.conventions.genai_keys import CONVERSATION_ID, CONVERSATION_ID_FALLBACKS
+from agent_eval.ingest.conventions.genai_keys import (
+    CHOICE_EVENT,
+    CONVERSATION_ID,
+    CONVERSATION_ID_FALLBACKS,
+)
 from agent_eval.ingest.conventions.history_cache import history_scope
 from agent_eval.ingest.conversation import ConversationBuilder
 from agent_eval.ingest.folding import PrefixFolder, is_bare_call_trace
@@ -127,6 +131,9 @@ class Assembler:
         order. Copies (the same record from another file) are found when they are joined."""
         self._span_copies: dict[str, dict[str, list[str]]] = {}
         """Files a spilled span was read again from (noted on it when it is read back)."""
+        self._orphan_choices: dict[str, int] = {}
+        """File -> ``gen_ai.choice`` records without span context (named in notes on
+        conversations whose final reply is missing)."""
         self._in_memory = 0
         self._spill: SpillStore | None = None
         self._spilled: set[str] = set()
@@ -170,6 +177,8 @@ class Assembler:
             self.report.ignore_log("not_genai_event")
         elif not log.trace_id or not log.span_id:
             self.report.ignore_log("log_without_span_context")
+            if log.event_name == CHOICE_EVENT:
+                self._orphan_choices[file.path] = self._orphan_choices.get(file.path, 0) + 1
         else:
             compact = LogRecord(
                 event_name=log.event_name,
@@ -331,7 +340,7 @@ class Assembler:
         return conversation_keys(entries)
 
     def _build(self, conversation: Conversation) -> AgentTrace | None:
-        builder = ConversationBuilder(conversation, self.report)
+        builder = ConversationBuilder(conversation, self.report, self._orphan_choices)
         try:
             return builder.build()
         except Exception as exc:  # safety net: a bug must cost one conversation, not the run

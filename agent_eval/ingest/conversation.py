@@ -24,6 +24,7 @@ and records every span as used or ignored:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from operator import attrgetter
 
 from agent_eval.ingest.accounting import FileReport, IngestReport
@@ -38,6 +39,7 @@ from agent_eval.reference_calls import parse_tool_calls
 from agent_eval.trace import (
     AgentTrace,
     AssistantMessage,
+    Message,
     ModelUsage,
     Retrieval,
     SourceInfo,
@@ -64,6 +66,8 @@ PYDANTIC_AI_HINT = (
 ``InstrumentationSettings.include_content``, True by default)."""
 PYDANTIC_AI_CONVENTION = "pydantic-ai"
 """The name of :class:`~agent_eval.ingest.conventions.pydantic_ai.PydanticAIConvention`."""
+NO_ASSISTANT = "no assistant message with content"
+"""What a conversation lacks when the model's side of it was not recorded."""
 LOGS_HINT = (
     "; if capture is already on, the instrumentation may write the message text as GenAI "
     "event log records (gen_ai.user.message, gen_ai.choice, ...; opentelemetry-instrumentation-"
@@ -92,9 +96,16 @@ class ConversationBuilder:
 
     """
 
-    def __init__(self, conversation: Conversation, report: IngestReport) -> None:
+    def __init__(
+        self,
+        conversation: Conversation,
+        report: IngestReport,
+        orphan_choices: Mapping[str, int] | None = None,
+    ) -> None:
         self.conversation = conversation
         self.report = report
+        self.orphan_choices = orphan_choices or {}
+        """File -> ``gen_ai.choice`` log records it held without span context."""
         self.transcript = Transcript()
         self.retrievals: list[Retrieval] = []
         self.pending: list[Retrieval] = []
@@ -162,9 +173,7 @@ class ConversationBuilder:
             return None
         if not messages:
             return "no message content at all"
-        return (
-            "no user message with content" if not has_user else "no assistant message with content"
-        )
+        return "no user message with content" if not has_user else NO_ASSISTANT
 
     def _skip_without_content(self, missing: str) -> None:
         """Count the conversation's spans ``no_message_content``, with a located reason.
@@ -172,7 +181,8 @@ class ConversationBuilder:
         The reason says how to get the text: :data:`HIDDEN_HINT` when OpenInference redacted
         it, else when no message has text :data:`PYDANTIC_AI_HINT` for pydantic-ai's spans and
         :data:`CAPTURE_HINT` for others (with :data:`LOGS_HINT` for GenAI-convention spans no
-        log record was joined to).
+        log record was joined to), or, when only the model's side is missing and its LLM call
+        recorded output tokens, that call and why its reply is absent.
         """
         spans = len(self.used)
         self.counted += spans
@@ -189,6 +199,8 @@ class ConversationBuilder:
             genai = self._convention_used("genai")
             logs = any(e.logs for e in self.conversation.entries)
             hint = f"; {CAPTURE_HINT}" + (LOGS_HINT if genai and not logs else "")
+        elif missing == NO_ASSISTANT and (lost := self._unrecorded_reply()) is not None:
+            hint = f"; its LLM call (span {lost[0].span_id}) {lost[1]}"
         detail = (
             f"conversation {self.conversation.id!r} has {missing}, so it is not sent to a judge"
             + hint
@@ -368,6 +380,7 @@ class ConversationBuilder:
         usage_notes: list[str] = []
         if not self.usage:
             self._agent_usage(usage_notes)
+        cut_short, cut_short_notes = self._final_reply_missing()
         files = list(dict.fromkeys(e.file.path for e in self.used))
         container = next((e.file.container for e in self.used if e.file.container), None)
         used_conventions = sorted({e.extraction.convention for e in self.used if e.extraction})
@@ -395,8 +408,54 @@ class ConversationBuilder:
                 + self._shadow_notes()
                 + self._overlap_notes()
                 + reference_notes
+                + cut_short_notes
             ),
             reference_tool_calls=reference_calls,
+            final_reply_missing=cut_short,
+        )
+
+    def _final_reply_missing(self) -> tuple[str | None, list[str]]:
+        """The last LLM call's span id and a note when it recorded output tokens, no output.
+
+        Such a call's reply cannot be in the transcript (no later call replays it), so the
+        conversation is known to stop short of what the model last said.
+        """
+        lost = self._unrecorded_reply()
+        if lost is None:
+            return None, []
+        last, what = lost
+        files = list(dict.fromkeys([last.file.path, *last.log_files]))
+        note = (
+            f"span {last.span_id} (trace {last.trace_id}, {', '.join(files)}): the last LLM call "
+            f"{what}, so the transcript stops before the model's final reply. Judge metrics "
+            "skip its conversation unit and last turn (final_reply_missing)"
+        )
+        return last.span_id, [note]
+
+    def _unrecorded_reply(self) -> tuple[SpanEntry, str] | None:
+        """The last LLM call, when it recorded output tokens and no output content, and why."""
+        last = next(
+            (e for e in reversed(self.used) if e.extraction and e.extraction.kind == "llm"), None
+        )
+        ex = last.extraction if last is not None else None
+        if last is None or ex is None or not ex.output_tokens or _has_content(ex.output_messages):
+            return None
+        orphans = sum(self.orphan_choices.get(f, 0) for f in last.log_files) or sum(
+            self.orphan_choices.values()
+        )
+        if orphans:
+            cause = (
+                f"{orphans} gen_ai.choice log record(s) of this input carry no trace/span "
+                "context and cannot be joined to their span (Traceloop's opentelemetry-"
+                "instrumentation-openai in events mode, use_legacy_attributes=False, with "
+                "stream=True writes them so; its attributes mode records the reply on the span)"
+            )
+        else:
+            cause = "the reply was recorded neither on the span nor in a log record joined to it"
+            if not last.log_files:
+                cause += " (give the logs export too if the instrumentation writes GenAI events)"
+        return last, (
+            f"recorded {ex.output_tokens} output token(s) but no output content ({cause})"
         )
 
     def _errors(self) -> tuple[SpanErrorInfo, ...]:
@@ -483,6 +542,13 @@ class ConversationBuilder:
                 f"span unless the outer one recorded more message content ({from_})"
             )
         return notes
+
+
+def _has_content(messages: tuple[Message, ...]) -> bool:
+    """Whether any of ``messages`` carries text, parts or tool calls."""
+    return any(
+        m.content or getattr(m, "parts", None) or getattr(m, "tool_calls", None) for m in messages
+    )
 
 
 def _content_count(entry: SpanEntry) -> int:

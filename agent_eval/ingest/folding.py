@@ -12,6 +12,13 @@ span that produced a message comes first), and an assistant message its agent wh
 replay names none. Only
 conversations read from the same file are folded: two files recording the same calls (two
 instrumentations, or two exports) stay two conversations.
+
+Each earlier trace is folded into one conversation only. Two users of one client whose first
+turns are identical (same question, same answer) record identical traces; the later calls of
+both replay them. A trace therefore continues only a call whose transcript it strictly extends
+(an identical trace is another call, not a continuation), and when several held conversations
+are equally good candidates, they are matched to the calls continuing them one to one in time
+order, with a note: each user keeps as many calls as they made, never the other's.
 """
 
 from __future__ import annotations
@@ -30,34 +37,70 @@ def is_bare_call_trace(trace: AgentTrace) -> bool:
 
 
 @dataclass
-class _Held:
+class _Chain:
+    """One conversation being folded: its latest call (``trace``) and the earlier ones."""
+
     trace: AgentTrace
     keys: tuple[MessageKey, ...]
     folded: list[AgentTrace] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    ambiguous: list[str] = field(default_factory=list)
+    """Its traces that had a twin in another conversation when a later call chose one."""
+
+    def all_notes(self) -> list[str]:
+        """Its notes, with the one-to-one matching of identical traces when there was any."""
+        if not self.ambiguous:
+            return self.notes
+        return [
+            *self.notes,
+            f"trace(s) {', '.join(dict.fromkeys(self.ambiguous))} have transcripts identical to "
+            "those of another conversation of this file and no conversation id tells them "
+            "apart: the calls continuing them were matched one to one in time order, so each "
+            "earlier trace is credited to one conversation only",
+        ]
+
+    def has_call(self, keys: tuple[MessageKey, ...]) -> bool:
+        """Whether the chain already holds a call whose transcript is exactly ``keys``."""
+        return keys == self.keys or any(
+            keys == tuple(message_key(m) for m in one.messages) for one in self.folded
+        )
 
 
 class PrefixFolder:
-    """Collects bare-call conversations; :meth:`drain` returns them folded, in arrival order."""
+    """Collects bare-call conversations; :meth:`drain` returns them folded, in arrival order.
+
+    Each earlier trace goes to one conversation only. A trace extends the held conversation
+    whose latest call its transcript strictly extends (the longest such prefix: the call just
+    before it); a trace whose transcript equals a held one's is the same call made again (a
+    second user asking the same first question, or a retry) and starts a conversation of its
+    own. When several held conversations have that same longest prefix (two users whose turns
+    so far are identical), the one whose latest call arrived first is taken, so they are matched
+    one to one in time order, with a note. At the end, a conversation nobody extended whose
+    transcript one later conversation replays whole is folded into it, unless that one already
+    holds an identical call (then which user made it is unknown: it is kept apart, noted).
+    """
 
     def __init__(self) -> None:
-        self._held: list[_Held] = []
+        self._held: list[_Chain] = []
+        """Conversations being folded, in order of their latest call's arrival."""
 
     def add(self, trace: AgentTrace) -> None:
-        """Hold ``trace``; earlier held conversations that it extends are folded into it."""
+        """Hold ``trace``; it extends the held conversation whose latest call it continues."""
         keys = tuple(message_key(m) for m in trace.messages)
-        held = _Held(trace, keys)
-        kept: list[_Held] = []
-        for earlier in self._held:
-            same_file = earlier.trace.source.files == trace.source.files
-            if (
-                same_file
-                and len(earlier.keys) <= len(keys)
-                and keys[: len(earlier.keys)] == earlier.keys
-            ):
-                held.folded += [*earlier.folded, earlier.trace]
-            else:
-                kept.append(earlier)
-        self._held = [*kept, held]
+        candidates = [c for c in self._held if _extends(keys, trace, c)]
+        if not candidates:
+            self._held.append(_Chain(trace, keys))
+            return
+        longest = max(len(c.keys) for c in candidates)
+        tied = [c for c in candidates if len(c.keys) == longest]
+        chain = tied[0]
+        if len(tied) > 1:  # identical transcripts so far: noted on each of them
+            for one in tied:
+                one.ambiguous.append(one.trace.trace_ids[-1])
+        self._held.remove(chain)
+        chain.folded.append(chain.trace)
+        chain.trace, chain.keys = trace, keys
+        self._held.append(chain)
 
     def drain(self) -> list[tuple[AgentTrace, list[AgentTrace]]]:
         """The held conversations, in arrival order, and what was folded into each; empties it.
@@ -65,19 +108,42 @@ class PrefixFolder:
         Each conversation comes merged with those folded into it; they are returned too, for
         the accounting.
         """
-        out = [(_merged(h.trace, h.folded), h.folded) for h in self._held]
+        kept: list[_Chain] = []
+        for n, chain in enumerate(self._held):
+            later = [c for c in self._held[n + 1 :] if _extends(c.keys, c.trace, chain)]
+            if len(later) == 1 and not later[0].has_call(chain.keys):
+                later[0].folded[:0] = [*chain.folded, chain.trace]
+                later[0].notes[:0] = chain.all_notes()
+                continue
+            if later:
+                chain.notes.append(
+                    "its transcript is replayed whole by later conversation(s) "
+                    f"{', '.join(c.trace.conversation_id for c in later)}, which already hold "
+                    "an identical call of their own or are several: it is not folded into one "
+                    "(another user's identical call, or a retry; no conversation id tells)"
+                )
+            kept.append(chain)
         self._held = []
-        return out
+        return [(_merged(c.trace, c.folded, c.all_notes()), c.folded) for c in kept]
 
     @property
     def folded_count(self) -> int:
         """How many held conversations were folded into a later one so far."""
-        return sum(len(h.folded) for h in self._held)
+        return sum(len(c.folded) for c in self._held)
 
 
-def _merged(trace: AgentTrace, folded: list[AgentTrace]) -> AgentTrace:
+def _extends(keys: tuple[MessageKey, ...], trace: AgentTrace, chain: _Chain) -> bool:
+    """Whether ``trace`` (transcript ``keys``) strictly extends ``chain``'s latest call."""
+    return (
+        chain.trace.source.files == trace.source.files
+        and len(chain.keys) < len(keys)
+        and keys[: len(chain.keys)] == chain.keys
+    )
+
+
+def _merged(trace: AgentTrace, folded: list[AgentTrace], notes: list[str]) -> AgentTrace:
     if not folded:
-        return trace
+        return trace.model_copy(update={"notes": (*trace.notes, *notes)}) if notes else trace
     usage: dict[str, ModelUsage] = {}
     for one in (*folded, trace):
         for u in one.usage:
@@ -99,7 +165,7 @@ def _merged(trace: AgentTrace, folded: list[AgentTrace]) -> AgentTrace:
             "trace_ids": trace_ids,
             "usage": tuple(usage.values()),
             "errors": tuple(e for one in (*folded, trace) for e in one.errors),
-            "notes": (*trace.notes, note),
+            "notes": (*trace.notes, note, *notes),
         }
     )
 

@@ -3,6 +3,7 @@
 Pure functions the engine (and the dry-run plan) share: what a metric is given for each unit of
 a trace (:func:`build_samples`, rendering the trace once), whether a unit must be skipped without
 calling the judge (:func:`skip_fields`: ``missing_reference``, ``no_answer``,
+``final_reply_missing``,
 ``context_overflow``...), and the result fields of an ``ok`` outcome or an ``error`` (:func:`ok`,
 :func:`judge_failure`, :func:`failure`).
 """
@@ -19,7 +20,7 @@ from agent_eval.metrics.base import Metric, MetricInput, MetricOutcome
 from agent_eval.metrics.units import Unit
 from agent_eval.redaction import redact_text
 from agent_eval.result import CONVERSATION_UNIT, MetricResult
-from agent_eval.trace import AgentTrace
+from agent_eval.trace import AgentTrace, UserMessage
 
 __all__ = [
     "INTERRUPTED_SKIP",
@@ -49,6 +50,10 @@ _SKIP_MESSAGES = {
     "judgements of the retrieved passages alone cannot measure recall; give one "
     "(--turn-labels FILE) or use llm_context_recall with a reference",
     "no_relevant_passages": "this turn's gold passage set is empty (nothing needed retrieving)",
+    "final_reply_missing": "the conversation's last LLM call recorded output tokens but no "
+    "output content, so the transcript stops before the model's final reply (see the "
+    "conversation's notes for the span and the cause): judging it would judge a conversation "
+    "known to be cut short",
 }
 
 _RESULT_FIELDS = frozenset(MetricResult.model_fields)
@@ -198,6 +203,22 @@ def _reference(
     return found if found is not None else metric.unit_reference(unit, trace)
 
 
+def _final_reply_missing(metric: Metric, sample: MetricInput) -> str | None:
+    """``final_reply_missing`` for a judge metric's unit that the missing final reply belongs to.
+
+    That is the conversation unit and the last turn of a trace whose
+    :attr:`~agent_eval.trace.AgentTrace.final_reply_missing` is set; earlier turns are whole
+    (a later call replayed them) and judge-free metrics read only the structure.
+    """
+    trace = sample.trace
+    if not metric.requires_judge or trace is None or trace.final_reply_missing is None:
+        return None
+    turn = sample.unit.turn
+    if turn is not None and turn < sum(isinstance(m, UserMessage) for m in trace.messages):
+        return None
+    return "final_reply_missing"
+
+
 def skip_fields(
     metric: Metric, sample: MetricInput, max_context_tokens: int | None
 ) -> dict[str, Any] | None:
@@ -206,7 +227,7 @@ def skip_fields(
     The prompt is counted only when its byte bound
     (:meth:`~agent_eval.metrics.base.Metric.prompt_tokens_at_most`) does not already fit.
     """
-    reason = metric.skip_reason(sample)
+    reason = _final_reply_missing(metric, sample) or metric.skip_reason(sample)
     if reason is not None:
         message = metric.skip_messages.get(reason) or _SKIP_MESSAGES.get(reason, reason)
         return {"status": "skipped", "error_type": reason, "error_message": message}
