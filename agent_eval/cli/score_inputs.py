@@ -1,8 +1,10 @@
 """The inputs of ``agent-eval score``: the conversations, with the ingest accounting on stderr.
 
-``read_inputs`` ingests the paths and prints on stderr the same accounting ``agent-eval ingest``
-prints (files read and with errors, each error naming its file and reason, spans used and
-ignored), then says which files gave no conversation: they are not scored and not counted in
+``read_inputs`` ingests the paths, streaming, into a :class:`~agent_eval.run.spool.TraceSpool`
+(the conversations on disk, read back one at a time: memory is bounded by what a pass holds,
+not by the input) and prints on stderr the same accounting ``agent-eval ingest`` prints
+(files read and with errors, each error naming its file and reason, spans used and ignored),
+then says which files gave no conversation: they are not scored and not counted in
 ``scored + skipped + errored = units``. ``check_references`` says how many ids of a
 ``--references`` file match a conversation, and warns when none does.
 """
@@ -18,7 +20,8 @@ from agent_eval.cli.app import err_console
 from agent_eval.cli.ingest_cmds import print_summary, unrecognised_files
 from agent_eval.errors import InputError, NoConversationError
 from agent_eval.ingest import IngestReport, ingest
-from agent_eval.trace import AgentTrace
+from agent_eval.run.rendering import RenderCache
+from agent_eval.run.spool import TraceSpool
 
 __all__ = ["check_references", "no_conversation_lines", "read_inputs"]
 
@@ -57,8 +60,13 @@ def no_conversation_lines(report: IngestReport) -> list[str]:
     return lines
 
 
-def read_inputs(paths: Sequence[str], fmt: str) -> list[AgentTrace]:
-    """The conversations of ``paths``, after printing the ingest accounting on stderr.
+def read_inputs(
+    paths: Sequence[str], fmt: str, renderings: RenderCache | None = None
+) -> TraceSpool:
+    """The conversations of ``paths`` in a spool, after printing the ingest accounting on stderr.
+
+    The caller closes the spool. ``renderings`` is the run's render cache (the spool keeps what
+    it renders).
 
     Raises:
         InputError: no paths, no input could be read at all, or no conversation was found.
@@ -67,24 +75,29 @@ def read_inputs(paths: Sequence[str], fmt: str) -> list[AgentTrace]:
     if not paths:
         raise InputError("no input: give PATH... (files, directories or globs) to score")
     run = ingest(paths, format=fmt)
-    traces = list(run)
-    print_summary(run.report)
-    for line in no_conversation_lines(run.report):
-        err_console.print(escape(line), highlight=False, soft_wrap=True)
-    if not traces:
-        raise NoConversationError(f"no conversations found in {', '.join(paths)}")
-    return traces
+    spool = TraceSpool.collect(run, renderings)
+    try:
+        print_summary(run.report)
+        for line in no_conversation_lines(run.report):
+            err_console.print(escape(line), highlight=False, soft_wrap=True)
+        if not spool:
+            raise NoConversationError(f"no conversations found in {', '.join(paths)}")
+    except BaseException:
+        spool.close()
+        raise
+    return spool
 
 
 def check_references(
-    references: Mapping[str, object], traces: Sequence[AgentTrace], source: Path
+    references: Mapping[str, object], conversation_ids: Iterable[str], source: Path
 ) -> int:
     """Print how many ids of the ``source`` reference file match a conversation; return it.
 
+    ``conversation_ids``: the input's (a spool's :attr:`~TraceSpool.conversation_ids`).
     When none matches the line is a warning showing a few ids of each side: every
     conversation would then go without the file's references.
     """
-    ids = {t.conversation_id for t in traces}
+    ids = set(conversation_ids)
     matched = sum(1 for conversation_id in references if conversation_id in ids)
     line = (
         f"references: {matched} of {len(references)} id(s) in {source} match a conversation "
