@@ -105,7 +105,10 @@ def main() -> None:
                     "dry": ["score", *common, "--dry-run", "--out", str(work / "dry")],
                     "score": ["score", *common, "--no-cache", "--out", str(work / f"run-{size}")],
                 }
-                measured = {c: _run(commands[c], work) for c in args.commands}
+                measured = {}
+                for command in args.commands:  # each one as it ends (a 1 GiB run is long)
+                    measured[command] = m = _run(commands[command], work)
+                    print(f"  {command}: {m['peak_mib']:.0f} MiB, {m['wall']:.0f} s", flush=True)
                 path.unlink()
                 rows.append((mib, measured))
                 shown = "; ".join(
