@@ -426,8 +426,9 @@ def _run_score(
 ) -> int:
     setup = _setup(cfg)
     try:
-        return _run_setup(cfg, argv, out, setup, gates=gates, events=events, report=report,
-                          progress=progress)  # fmt: skip
+        return _run_setup(
+            cfg, argv, out, setup, gates=gates, events=events, report=report, progress=progress
+        )
     finally:
         setup.traces.close()  # the spooled conversations: removed once the run is over
 
