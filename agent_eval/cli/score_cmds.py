@@ -22,7 +22,7 @@ import contextlib
 import io
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -116,7 +116,11 @@ from agent_eval.redaction import redact_text
 from agent_eval.reference_calls import load_reference_calls, with_reference_calls
 from agent_eval.references import load_references
 from agent_eval.report.conversations import read_conversations, write_conversations
-from agent_eval.report.renderings import read_renderings, write_renderings
+from agent_eval.report.renderings import (
+    read_renderings,
+    write_rendering_items,
+    write_renderings,
+)
 from agent_eval.report.unit_contexts import write_units
 from agent_eval.result import MetricResult
 from agent_eval.run import event_loop
@@ -134,6 +138,7 @@ from agent_eval.run.plan import RunPlan, plan_run
 from agent_eval.run.record import run_record
 from agent_eval.run.rendering import RenderCache
 from agent_eval.run.runs import RunRef, check_identity, find_run, finished_results
+from agent_eval.run.spool import TraceSpool
 from agent_eval.run.store import (
     ResultStore,
     RunRecord,
@@ -444,6 +449,25 @@ def _run_score(
     progress: _Progress,
 ) -> int:
     setup = _setup(cfg)
+    try:
+        return _run_setup(
+            cfg, argv, out, setup, gates=gates, events=events, report=report, progress=progress
+        )
+    finally:
+        setup.traces.close()  # the spooled conversations: removed once the run is over
+
+
+def _run_setup(
+    cfg: ScoreConfig,
+    argv: list[str],
+    out: Console,
+    setup: _Setup,
+    *,
+    gates: Sequence[Gate],
+    events: EventOptions | None,
+    report: _JsonReport | None,
+    progress: _Progress,
+) -> int:
     if report is not None:
         report.plans = setup.plans()  # --json reports the plans: made for it
         report.inputs = setup.inputs.to_json() if setup.inputs is not None else None
@@ -507,12 +531,15 @@ def _run_score(
 class _Setup:
     """What a score run works from, read before any judge call.
 
+    The conversations are spooled (:class:`~agent_eval.run.spool.TraceSpool`): every pass over
+    them (plans, the files beside the results, each engine, the agent usage) reads them back
+    one at a time, so memory is bounded by what a pass holds, not by the input.
     The plans (prompt tokens, cost) are made only when shown (``--dry-run``, no judge): a run
     that scores needs none of their counts. Every rendering goes through ``renderings``, so
     each conversation is rendered once per formatter (plan, engines, ``renderings.jsonl``).
     """
 
-    traces: list[AgentTrace]
+    traces: TraceSpool
     metrics: list[Metric]
     formatter: Formatter[Any]
     references: dict[str, str]
@@ -564,13 +591,19 @@ def _setup(cfg: ScoreConfig) -> _Setup:
     judged = any(m.requires_judge for m in chosen) and model is not None
     if judge is not None or (cfg.dry_run and judged):
         budget.check_priced()  # --max-cost without a price: refused, in a dry run too
-    read, inputs = read_inputs(cfg.paths, cfg.format)
-    traces = _with_turn_labels(_with_tool_references(read, cfg), cfg)
-    references = _references(cfg, traces)
+    renderings = RenderCache()
+    traces, inputs = read_inputs(cfg.paths, cfg.format, renderings)
+    try:
+        traces = _with_turn_labels(_with_tool_references(traces, cfg), cfg)
+        references = _references(cfg, traces)
+    except BaseException:
+        traces.close()
+        raise
     prices = PriceTable.from_config(cfg.prices)
     return _Setup(
         traces=traces, metrics=chosen, formatter=formatter, references=references,
         model=model, budget=budget, cfg=cfg, prices=prices, judge=judge, inputs=inputs,
+        renderings=renderings,
     )  # fmt: skip
 
 
@@ -665,13 +698,13 @@ def _cache_summary(stack: JudgeStack | None) -> CacheSummary | None:
     )
 
 
-def _with_tool_references(traces: list[AgentTrace], cfg: ScoreConfig) -> list[AgentTrace]:
+def _with_tool_references(traces: TraceSpool, cfg: ScoreConfig) -> TraceSpool:
     """``traces`` with the ``--tool-references`` file's reference calls (checked), if any."""
     if cfg.tool_references is None:
         return traces
     references = load_reference_calls(cfg.tool_references)
-    check_references(references, traces, cfg.tool_references)
-    return list(with_reference_calls(traces, references))
+    check_references(references, traces.conversation_ids, cfg.tool_references)
+    return traces.rewrite(lambda spooled: with_reference_calls(spooled, references))
 
 
 def _gates_code(
@@ -735,19 +768,24 @@ def _gates_code(
     return EXIT_GATE if any(not o.passed for o in outcomes) else code
 
 
-def _with_turn_labels(traces: list[AgentTrace], cfg: ScoreConfig) -> list[AgentTrace]:
-    """``traces`` with the ``--turn-labels`` file attached (checked: names file and line)."""
+def _with_turn_labels(traces: TraceSpool, cfg: ScoreConfig) -> TraceSpool:
+    """``traces`` with the ``--turn-labels`` file attached (checked: names file and line).
+
+    The labels are checked against every conversation at once, so this rewrite holds the
+    input's conversations in memory while it runs (only with ``--turn-labels``).
+    """
     if cfg.turn_labels is None:
         return traces
-    return attach_turn_labels(traces, load_turn_labels(cfg.turn_labels), cfg.turn_labels)
+    rows, path = load_turn_labels(cfg.turn_labels), cfg.turn_labels
+    return traces.rewrite(lambda spooled: attach_turn_labels(spooled, rows, path))
 
 
-def _references(cfg: ScoreConfig, traces: list[AgentTrace]) -> dict[str, str]:
+def _references(cfg: ScoreConfig, traces: TraceSpool) -> dict[str, str]:
     """The ``--references`` file's references (checked against the traces), or none."""
     if cfg.references is None:
         return {}
     references = load_references(cfg.references)
-    check_references(references, traces, cfg.references)
+    check_references(references, traces.conversation_ids, cfg.references)
     return references
 
 
@@ -827,7 +865,7 @@ def _of_metric(rows: list[MetricResult], metric: str) -> list[MetricResult]:
 def _print_usage(
     out: Console,
     spent: _Spent | None,
-    traces: list[AgentTrace],
+    traces: Iterable[AgentTrace],
     stack: JudgeStack | None,
     cfg: ScoreConfig,
 ) -> list[UsageLine]:
@@ -900,7 +938,7 @@ def run_config(engines: Sequence[Engine], cfg: ScoreConfig) -> dict[str, Any]:
 
 async def _score(
     engines: list[Engine],
-    traces: list[AgentTrace],
+    traces: TraceSpool,
     cfg: ScoreConfig,
     argv: list[str],
     record: dict[str, Any],
@@ -927,12 +965,20 @@ async def _score(
         # what the judge saw, for `agent-eval report` (the formatter is pure: same text again)
         formatters = {e.formatter.identity: e.formatter for e in engines if e.metric.uses_formatter}
         chosen = [formatters[identity] for identity in sorted(formatters)]
-        texts = renderings.render_all(traces, chosen)
-        kept = _changed_since_judged(engines, traces, directory, renderings, texts)
-        if report is not None:
-            report.changed_since_judged = list(kept.changed)
-        write_renderings(directory, texts)
-        write_conversations(directory, kept.conversations)
+        for trace in traces:  # one pass, streaming: the spool keeps each rendering made here
+            for formatter in chosen:
+                renderings.render(trace, formatter)
+        identities = sorted(formatters)
+        if engines and engines[0].done:  # resumed: keep what the finished rows were judged on
+            texts = dict(traces.sorted_renderings(identities))
+            kept = _changed_since_judged(engines, traces, directory, renderings, texts)
+            if report is not None:
+                report.changed_since_judged = list(kept.changed)
+            write_renderings(directory, texts)
+            write_conversations(directory, kept.conversations)
+        else:
+            write_rendering_items(directory, traces.sorted_renderings(identities))
+            write_conversations(directory, traces)
         if any(e.metric.unit_kind == "answer" for e in engines):
             write_units(directory, traces)  # the contexts atoms quote
             write_turns(directory, traces)  # the per-turn RAG view, for `agent-eval rag`
@@ -971,7 +1017,7 @@ class _Kept:
 
 def _changed_since_judged(
     engines: Sequence[Engine],
-    traces: Sequence[AgentTrace],
+    traces: Iterable[AgentTrace],
     directory: Path,
     renderings: RenderCache,
     texts: dict[tuple[str, str], str],
@@ -986,7 +1032,8 @@ def _changed_since_judged(
     for a changed conversation with no unit left to judge, ``texts`` (updated in place) keeps
     the earlier rendering and the result keeps the earlier conversation, so the report shows
     what the judge saw. The warning names the conversations (the first
-    :data:`MAX_CHANGED_SHOWN`).
+    :data:`MAX_CHANGED_SHOWN`). Only a resumed run comes here, and it holds the run's renderings
+    and kept conversations while it compares them (a fresh run streams them from the spool).
     """
     done = engines[0].done if engines else {}
     if not done:

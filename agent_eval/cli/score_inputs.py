@@ -1,9 +1,11 @@
 """The inputs of ``agent-eval score``: the conversations, with the ingest accounting on stderr.
 
-``read_inputs`` ingests the paths (with a progress line on stderr when it is a terminal,
-erased when the inputs are read) and prints on stderr the same accounting ``agent-eval ingest``
-prints (files read and with errors, each error naming its file and reason, spans used and
-ignored), then says which files gave no conversation: they are not scored and not counted in
+``read_inputs`` ingests the paths, streaming (with a progress line on stderr when it is a
+terminal, erased when the inputs are read), into a :class:`~agent_eval.run.spool.TraceSpool`
+(the conversations on disk, read back one at a time: memory is bounded by what a pass holds,
+not by the input) and prints on stderr the same accounting ``agent-eval ingest`` prints
+(files read and with errors, each error naming its file and reason, spans used and ignored),
+then says which files gave no conversation: they are not scored and not counted in
 ``scored + skipped + errored = units``. ``check_references`` says how many ids of a
 ``--references`` file match a conversation, and warns when none does.
 """
@@ -24,7 +26,8 @@ from agent_eval.cli.ingest_cmds import (
 )
 from agent_eval.errors import InputError, NoConversationError
 from agent_eval.ingest import IngestReport, ingest
-from agent_eval.trace import AgentTrace
+from agent_eval.run.rendering import RenderCache
+from agent_eval.run.spool import TraceSpool
 
 __all__ = ["check_references", "no_conversation_lines", "read_inputs"]
 
@@ -63,11 +66,14 @@ def no_conversation_lines(report: IngestReport) -> list[str]:
     return lines
 
 
-def read_inputs(paths: Sequence[str], fmt: str) -> tuple[list[AgentTrace], IngestReport]:
-    """The conversations of ``paths`` and the ingest accounting, printed first on stderr.
+def read_inputs(
+    paths: Sequence[str], fmt: str, renderings: RenderCache | None = None
+) -> tuple[TraceSpool, IngestReport]:
+    """The conversations of ``paths`` in a spool and the ingest accounting, printed on stderr.
 
-    The report is what ``agent-eval ingest --json`` prints (``score --json`` carries it as
-    ``inputs``).
+    The caller closes the spool. ``renderings`` is the run's render cache (the spool keeps what
+    it renders). The report is what ``agent-eval ingest --json`` prints (``score --json``
+    carries it as ``inputs``).
 
     Raises:
         InputError: no paths, or no input could be read at all.
@@ -80,24 +86,29 @@ def read_inputs(paths: Sequence[str], fmt: str) -> tuple[list[AgentTrace], Inges
         raise InputError("no input: give PATH... (files, directories or globs) to score")
     run = ingest(paths, format=fmt)
     with ingest_with_progress(run.report, err_console):  # a line on a terminal, else nothing
-        traces = list(run)
-    print_summary(run.report)
-    for line in no_conversation_lines(run.report):
-        err_console.print(escape(line), highlight=False, soft_wrap=True)
-    if not traces:
-        raise NoConversationError(no_conversation_reason(run.report, ", ".join(paths)))
-    return traces, run.report
+        spool = TraceSpool.collect(run, renderings)
+    try:
+        print_summary(run.report)
+        for line in no_conversation_lines(run.report):
+            err_console.print(escape(line), highlight=False, soft_wrap=True)
+        if not spool:
+            raise NoConversationError(no_conversation_reason(run.report, ", ".join(paths)))
+    except BaseException:
+        spool.close()
+        raise
+    return spool, run.report
 
 
 def check_references(
-    references: Mapping[str, object], traces: Sequence[AgentTrace], source: Path
+    references: Mapping[str, object], conversation_ids: Iterable[str], source: Path
 ) -> int:
     """Print how many ids of the ``source`` reference file match a conversation; return it.
 
+    ``conversation_ids``: the input's (a spool's :attr:`~TraceSpool.conversation_ids`).
     When none matches the line is a warning showing a few ids of each side: every
     conversation would then go without the file's references.
     """
-    ids = {t.conversation_id for t in traces}
+    ids = set(conversation_ids)
     matched = sum(1 for conversation_id in references if conversation_id in ids)
     line = (
         f"references: {matched} of {len(references)} id(s) in {source} match a conversation "

@@ -147,8 +147,9 @@ def write_turns(
     path = Path(directory) / TURNS_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("ab" if append else "wb") as handle:
-        for record in turn_records(traces):
-            handle.write(orjson.dumps(record.model_dump(mode="json")) + b"\n")
+        for trace in traces:  # one trace's records at a time (a streamed run holds no more)
+            for record in turn_records((trace,)):
+                handle.write(orjson.dumps(record.model_dump(mode="json")) + b"\n")
     return path
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "read_renderings",
     "render_all",
     "tokens_by_formatter",
+    "write_rendering_items",
     "write_renderings",
 ]
 
@@ -53,17 +54,31 @@ def write_renderings(directory: str | Path, renderings: Mapping[RenderingKey, st
     """Write ``renderings`` to ``DIR/renderings.jsonl`` (replacing it), sorted by key.
 
     Raises:
-        StoreError: The file cannot be written.
+        OutputError: The file cannot be written.
+
+    """
+    return write_rendering_items(directory, sorted(renderings.items()))
+
+
+def write_rendering_items(directory: str | Path, items: Iterable[tuple[RenderingKey, str]]) -> Path:
+    """Write ``items`` to ``DIR/renderings.jsonl`` (replacing it), streaming, in their order.
+
+    Each item is ``((conversation_id, formatter), text)``; one record at a time is in memory.
+
+    :func:`write_renderings` gives them sorted by key; so must a caller that wants the same
+    file (``score`` streams them from its :class:`~agent_eval.run.spool.TraceSpool`).
+
+    Raises:
+        OutputError: The file cannot be written.
 
     """
     path = Path(directory) / RENDERINGS_NAME
-    lines = (
-        orjson.dumps({"conversation_id": cid, "formatter": fmt, "text": text}) + b"\n"
-        for (cid, fmt), text in sorted(renderings.items())
-    )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"".join(lines))
+        with path.open("wb") as handle:
+            for (cid, fmt), text in items:
+                record = {"conversation_id": cid, "formatter": fmt, "text": text}
+                handle.write(orjson.dumps(record) + b"\n")
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc}") from exc
     return path

@@ -3,14 +3,17 @@
 ``score`` needs a conversation's rendering three times: for the plan (its prompt tokens), for
 ``renderings.jsonl`` (what the judge saw, for ``agent-eval report``), and for the judge
 requests. Formatters are pure (the same trace gives the same text), so the first rendering is
-kept and handed to the others. The cache holds each rendering with the trace it came from and
-gives it back only for that same trace object, so two traces that share a conversation id
-never share a rendering. Memory: one text per (conversation, formatter) of the run, the size
-of ``renderings.jsonl``.
+kept and handed to the others. The cache holds each rendering with a weak reference to the
+trace it came from and gives it back only for that same trace object, so two traces that share
+a conversation id never share a rendering; an entry goes when its trace is no longer used
+(a rendering of a dead trace can never be asked for again). Memory: one text per
+(conversation, formatter) of the traces alive, so a run that streams its conversations
+(:class:`~agent_eval.run.spool.TraceSpool`) holds the renderings of those in flight only.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
 from typing import Any
 
@@ -32,7 +35,8 @@ class RenderCache:
     """
 
     def __init__(self) -> None:
-        self._entries: dict[RenderingKey, tuple[AgentTrace, str]] = {}
+        self._entries: dict[RenderingKey, tuple[weakref.ref[AgentTrace], str]] = {}
+        self._identities: set[str] = set()
         self.renders = 0
 
     def render(self, trace: AgentTrace, formatter: Formatter[Any]) -> str:
@@ -45,12 +49,39 @@ class RenderCache:
         """
         key = (trace.conversation_id, formatter.identity)
         found = self._entries.get(key)
-        if found is not None and found[0] is trace:
+        if found is not None and found[0]() is trace:
             return found[1]
         self.renders += 1
         text = formatter.render(trace)
-        self._entries[key] = (trace, text)
+        self._keep(key, trace, text)
         return text
+
+    def seed(self, trace: AgentTrace, identity: str, text: str) -> None:
+        """Hand ``trace`` the rendering ``text`` it was given earlier by the formatter ``identity``.
+
+        For a caller that keeps renderings elsewhere while the traces are not in memory (the
+        :class:`~agent_eval.run.spool.TraceSpool`): the text must be what that formatter
+        rendered for an equal trace (formatters are pure).
+        """
+        self._keep((trace.conversation_id, identity), trace, text)
+
+    def held(self, trace: AgentTrace) -> dict[str, str]:
+        """The renderings the cache holds for this very ``trace``, by formatter identity."""
+        held = {}
+        for identity in self._identities:
+            found = self._entries.get((trace.conversation_id, identity))
+            if found is not None and found[0]() is trace:
+                held[identity] = found[1]
+        return held
+
+    def _keep(self, key: RenderingKey, trace: AgentTrace, text: str) -> None:
+        def drop(ref: weakref.ref[AgentTrace]) -> None:  # the trace is gone: so is its text
+            found = self._entries.get(key)
+            if found is not None and found[0] is ref:
+                del self._entries[key]
+
+        self._identities.add(key[1])
+        self._entries[key] = (weakref.ref(trace, drop), text)
 
     def __len__(self) -> int:
         """How many renderings the cache holds."""
@@ -66,7 +97,7 @@ class RenderCache:
         """
         key = (trace.conversation_id, formatter.identity)
         found = self._entries.get(key)
-        if found is not None and found[0] is trace:
+        if found is not None and found[0]() is trace:
             del self._entries[key]
 
     def render_all(

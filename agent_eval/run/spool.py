@@ -1,0 +1,158 @@
+"""The conversations of a scoring run on disk, read back one at a time: :class:`TraceSpool`.
+
+``score`` goes over its conversations several times: the plan (``--dry-run``), the files
+beside the results (``renderings.jsonl``, ``conversations.jsonl``, ``units.jsonl``,
+``turns.jsonl``), each metric's engine and the agent usage table. Holding them all for that
+costs memory in proportion to the input (trial 8: 1.10 GB for a 723 MB Collector file whose
+ingest alone peaks at 150 MB). So the run reads the input once, streaming, into a spool: each
+conversation is pickled into a temporary SQLite database as ingest emits it, and only its
+conversation id stays in memory (for the counts, reference checks and the sorted
+``renderings.jsonl``). Every later pass iterates the spool, which loads one conversation at a
+time, in input order, so a pass holds what its consumer keeps: the engine, its conversations in
+flight (its concurrency).
+
+Renderings: a formatter is called once per conversation and formatter in a run
+(:class:`~agent_eval.run.rendering.RenderCache`), but a conversation read back is a new object.
+So the spool keeps every rendering a pass made (what the cache holds for the trace once its
+consumer asks for the next one) in the database too, and hands it to the cache with the trace
+on every later read (:meth:`RenderCache.seed
+<agent_eval.run.rendering.RenderCache.seed>`).
+
+Rows are pickles written and read by this process only (never a file a user gives). The
+database lives in a temporary directory (``tempfile``: ``TMPDIR`` decides), journaling and sync
+off, removed by :meth:`TraceSpool.close`.
+"""
+
+from __future__ import annotations
+
+import pickle
+import sqlite3
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+
+from agent_eval.ingest.spill import CompactPickler
+from agent_eval.run.rendering import RenderCache, RenderingKey
+from agent_eval.trace import AgentTrace
+
+__all__ = ["TraceSpool"]
+
+
+class TraceSpool:
+    """AgentTraces kept in a temporary database, iterated in the order they were added.
+
+    Iterating (any number of times) loads one trace at a time. Renderings made in ``renderings``
+    for a trace while it was out are stored with it and seeded into the cache on later reads.
+
+    Args:
+        renderings: The run's render cache (a cache of its own when ``None``).
+
+    Attributes:
+        conversation_ids: The traces' conversation ids, in order (one per trace: an id twice
+            in the input is twice here, as the traces are).
+
+    """
+
+    def __init__(self, renderings: RenderCache | None = None) -> None:
+        self.renderings = renderings if renderings is not None else RenderCache()
+        self.conversation_ids: list[str] = []
+        self._dir = tempfile.TemporaryDirectory(prefix="agent-eval-spool-")
+        self._db = sqlite3.connect(Path(self._dir.name) / "spool.db", isolation_level=None)
+        self._db.executescript(
+            """
+            PRAGMA journal_mode = OFF;
+            PRAGMA synchronous = OFF;
+            CREATE TABLE trace (position INTEGER PRIMARY KEY, data BLOB NOT NULL);
+            CREATE TABLE rendering (position INTEGER NOT NULL, formatter TEXT NOT NULL,
+                text TEXT NOT NULL, PRIMARY KEY (position, formatter)) WITHOUT ROWID;
+            """
+        )
+        self._pickler = CompactPickler()
+
+    @classmethod
+    def collect(
+        cls, traces: Iterable[AgentTrace], renderings: RenderCache | None = None
+    ) -> TraceSpool:
+        """A spool of ``traces`` (consumed once, streaming)."""
+        spool = cls(renderings)
+        try:
+            spool.extend(traces)
+        except BaseException:
+            spool.close()
+            raise
+        return spool
+
+    def extend(self, traces: Iterable[AgentTrace]) -> None:
+        """Add ``traces`` at the end, in order."""
+        dumps = self._pickler.dumps
+        self._db.execute("BEGIN")
+        try:
+            for trace in traces:
+                self._db.execute(
+                    "INSERT INTO trace VALUES (?, ?)", (len(self.conversation_ids), dumps(trace))
+                )
+                self.conversation_ids.append(trace.conversation_id)
+        finally:
+            self._db.execute("COMMIT")
+
+    def rewrite(self, change: Callable[[Iterable[AgentTrace]], Iterable[AgentTrace]]) -> TraceSpool:
+        """A new spool of ``change(self)`` (streamed through); this one is closed."""
+        try:
+            return TraceSpool.collect(change(self), self.renderings)
+        finally:
+            self.close()
+
+    def __len__(self) -> int:
+        """How many traces the spool holds."""
+        return len(self.conversation_ids)
+
+    def __iter__(self) -> Iterator[AgentTrace]:
+        """The traces in order, loaded one at a time (their stored renderings seeded)."""
+        cursor = self._db.execute("SELECT position, data FROM trace ORDER BY position")
+        while rows := cursor.fetchmany(64):
+            for position, data in rows:
+                trace: AgentTrace = pickle.loads(data)  # written by this process: trusted
+                stored = self._stored(position)
+                for identity, text in stored.items():
+                    self.renderings.seed(trace, identity, text)
+                try:
+                    yield trace
+                finally:  # the consumer moved on (or stopped): keep what it rendered
+                    self._keep_new(position, trace, stored)
+
+    def sorted_renderings(self, identities: Sequence[str]) -> Iterator[tuple[RenderingKey, str]]:
+        """The stored renderings by ``(conversation_id, formatter)``, sorted by that key.
+
+        An id held twice gives its last trace's rendering (what a dict built in input order
+        keeps). Each of ``identities`` must have rendered every trace (:meth:`__iter__` with
+        the formatters called).
+
+        Raises:
+            KeyError: a trace has no stored rendering for one of ``identities``.
+
+        """
+        last = {cid: position for position, cid in enumerate(self.conversation_ids)}
+        for cid in sorted(last):
+            stored = self._stored(last[cid])
+            for identity in sorted(identities):
+                yield (cid, identity), stored[identity]
+
+    def close(self) -> None:
+        """Drop the database and its directory (idempotent)."""
+        self._db.close()
+        self._dir.cleanup()
+
+    def _stored(self, position: int) -> dict[str, str]:
+        rows = self._db.execute(
+            "SELECT formatter, text FROM rendering WHERE position = ?", (position,)
+        ).fetchall()
+        return dict(rows)
+
+    def _keep_new(self, position: int, trace: AgentTrace, stored: dict[str, str]) -> None:
+        new = [
+            (position, identity, text)
+            for identity, text in self.renderings.held(trace).items()
+            if identity not in stored
+        ]
+        if new:
+            self._db.executemany("INSERT OR REPLACE INTO rendering VALUES (?, ?, ?)", new)
