@@ -21,6 +21,12 @@ on every later read (:meth:`RenderCache.seed
 Rows are pickles written and read by this process only (never a file a user gives). The
 database lives in a temporary directory (``tempfile``: ``TMPDIR`` decides), journaling and sync
 off, removed by :meth:`TraceSpool.close`.
+
+Small runs stay in memory: the spool holds its conversations as they are until they total more
+than :data:`MEMORY_MESSAGES` messages, and only then moves them all to the database (so a run of
+a few thousand conversations pays no pickling; its passes see the same objects, and their
+renderings are kept per trace, as on disk). Memory is bounded either way: by that budget, or
+by what a pass holds.
 """
 
 from __future__ import annotations
@@ -35,7 +41,12 @@ from agent_eval.ingest.spill import CompactPickler
 from agent_eval.run.rendering import RenderCache, RenderingKey
 from agent_eval.trace import AgentTrace
 
-__all__ = ["TraceSpool"]
+__all__ = ["MEMORY_MESSAGES", "TraceSpool"]
+
+MEMORY_MESSAGES = 20_000
+"""Messages (over all conversations) a spool holds in memory before it moves them to disk
+(about 30 MiB of conversations at ~1.6 KiB per message; ingest's in-memory budget is 20,000
+spans)."""
 
 
 class TraceSpool:
@@ -46,6 +57,9 @@ class TraceSpool:
 
     Args:
         renderings: The run's render cache (a cache of its own when ``None``).
+        memory_messages: Messages held in memory before the traces move to the database
+            (default :data:`MEMORY_MESSAGES`, read when the spool is made; 0: on disk from the
+            first trace).
 
     Attributes:
         conversation_ids: The traces' conversation ids, in order (one per trace: an id twice
@@ -53,9 +67,28 @@ class TraceSpool:
 
     """
 
-    def __init__(self, renderings: RenderCache | None = None) -> None:
+    def __init__(
+        self, renderings: RenderCache | None = None, memory_messages: int | None = None
+    ) -> None:
         self.renderings = renderings if renderings is not None else RenderCache()
         self.conversation_ids: list[str] = []
+        self._budget = MEMORY_MESSAGES if memory_messages is None else memory_messages
+        self._held: list[AgentTrace] | None = []
+        """The traces while they stay in memory; ``None`` once they moved to the database."""
+        self._held_messages = 0
+        self._held_renderings: dict[int, dict[str, str]] = {}
+        """The renderings made of the held traces, by position (kept as on disk)."""
+        self._dir: tempfile.TemporaryDirectory[str] | None = None
+        self._db: sqlite3.Connection | None = None
+        self._pickler = CompactPickler()
+
+    @property
+    def on_disk(self) -> bool:
+        """Whether the traces are in the database (past the memory budget) rather than held."""
+        return self._held is None
+
+    def _open(self) -> sqlite3.Connection:
+        """Make the database (first use) and move the held traces into it."""
         self._dir = tempfile.TemporaryDirectory(prefix="agent-eval-spool-")
         self._db = sqlite3.connect(Path(self._dir.name) / "spool.db", isolation_level=None)
         self._db.executescript(
@@ -67,14 +100,36 @@ class TraceSpool:
                 text TEXT NOT NULL, PRIMARY KEY (position, formatter)) WITHOUT ROWID;
             """
         )
-        self._pickler = CompactPickler()
+        held, self._held = self._held or [], None
+        dumps = self._pickler.dumps
+        self._db.execute("BEGIN")
+        try:
+            self._db.executemany(
+                "INSERT INTO trace VALUES (?, ?)",
+                ((position, dumps(trace)) for position, trace in enumerate(held)),
+            )
+            self._db.executemany(
+                "INSERT OR REPLACE INTO rendering VALUES (?, ?, ?)",
+                (
+                    (position, identity, text)
+                    for position, texts in self._held_renderings.items()
+                    for identity, text in texts.items()
+                ),
+            )
+            self._held_renderings = {}
+        finally:
+            self._db.execute("COMMIT")
+        return self._db
 
     @classmethod
     def collect(
-        cls, traces: Iterable[AgentTrace], renderings: RenderCache | None = None
+        cls,
+        traces: Iterable[AgentTrace],
+        renderings: RenderCache | None = None,
+        memory_messages: int | None = None,
     ) -> TraceSpool:
         """A spool of ``traces`` (consumed once, streaming)."""
-        spool = cls(renderings)
+        spool = cls(renderings, memory_messages)
         try:
             spool.extend(traces)
         except BaseException:
@@ -83,22 +138,34 @@ class TraceSpool:
         return spool
 
     def extend(self, traces: Iterable[AgentTrace]) -> None:
-        """Add ``traces`` at the end, in order."""
+        """Add ``traces`` at the end, in order (in memory while within the budget)."""
+        iterator = iter(traces)
+        held = self._held
+        if held is not None:
+            for trace in iterator:
+                held.append(trace)
+                self.conversation_ids.append(trace.conversation_id)
+                self._held_messages += len(trace.messages)
+                if self._held_messages > self._budget:
+                    break
+            else:
+                return
+        db = self._db if self._db is not None else self._open()
         dumps = self._pickler.dumps
-        self._db.execute("BEGIN")
+        db.execute("BEGIN")
         try:
-            for trace in traces:
-                self._db.execute(
+            for trace in iterator:
+                db.execute(
                     "INSERT INTO trace VALUES (?, ?)", (len(self.conversation_ids), dumps(trace))
                 )
                 self.conversation_ids.append(trace.conversation_id)
         finally:
-            self._db.execute("COMMIT")
+            db.execute("COMMIT")
 
     def rewrite(self, change: Callable[[Iterable[AgentTrace]], Iterable[AgentTrace]]) -> TraceSpool:
         """A new spool of ``change(self)`` (streamed through); this one is closed."""
         try:
-            return TraceSpool.collect(change(self), self.renderings)
+            return TraceSpool.collect(change(self), self.renderings, self._budget)
         finally:
             self.close()
 
@@ -108,10 +175,27 @@ class TraceSpool:
 
     def __iter__(self) -> Iterator[AgentTrace]:
         """The traces in order, loaded one at a time (their stored renderings seeded)."""
+        if self._held is not None:
+            for position, trace in enumerate(list(self._held)):
+                stored = self._held_renderings.get(position, {})
+                for identity, text in stored.items():
+                    self.renderings.seed(trace, identity, text)
+                try:
+                    yield trace
+                finally:  # as on disk: an id held twice has a rendering per trace
+                    new = {
+                        identity: text
+                        for identity, text in self.renderings.held(trace).items()
+                        if identity not in stored
+                    }
+                    if new:
+                        self._held_renderings.setdefault(position, {}).update(new)
+            return
+        assert self._db is not None
         cursor = self._db.execute("SELECT position, data FROM trace ORDER BY position")
         while rows := cursor.fetchmany(64):
             for position, data in rows:
-                trace: AgentTrace = pickle.loads(data)  # written by this process: trusted
+                trace = pickle.loads(data)  # written by this process: trusted
                 stored = self._stored(position)
                 for identity, text in stored.items():
                     self.renderings.seed(trace, identity, text)
@@ -138,11 +222,19 @@ class TraceSpool:
                 yield (cid, identity), stored[identity]
 
     def close(self) -> None:
-        """Drop the database and its directory (idempotent)."""
-        self._db.close()
-        self._dir.cleanup()
+        """Drop the held traces, or the database and its directory (idempotent)."""
+        if self._held is not None:
+            self._held.clear()
+            self._held_renderings.clear()
+        if self._db is not None:
+            self._db.close()
+        if self._dir is not None:
+            self._dir.cleanup()
 
     def _stored(self, position: int) -> dict[str, str]:
+        if self._held is not None:
+            return self._held_renderings.get(position, {})
+        assert self._db is not None
         rows = self._db.execute(
             "SELECT formatter, text FROM rendering WHERE position = ?", (position,)
         ).fetchall()
@@ -155,4 +247,5 @@ class TraceSpool:
             if identity not in stored
         ]
         if new:
+            assert self._db is not None
             self._db.executemany("INSERT OR REPLACE INTO rendering VALUES (?, ?, ?)", new)

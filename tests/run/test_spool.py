@@ -15,6 +15,8 @@ from collections import Counter
 from pathlib import Path
 from typing import ClassVar
 
+import pytest
+
 from agent_eval.cli.score_inputs import read_inputs
 from agent_eval.formatting import Formatter, NoParams
 from agent_eval.formatting.registry import get_formatter
@@ -25,6 +27,7 @@ from agent_eval.report.renderings import (
     write_rendering_items,
     write_renderings,
 )
+from agent_eval.run import spool as spool_module
 from agent_eval.run.rendering import RenderCache
 from agent_eval.run.spool import TraceSpool
 from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
@@ -52,10 +55,12 @@ def _trace(cid: str, text: str) -> AgentTrace:
     )
 
 
-def test_spool_gives_the_ingested_traces_back_in_order_every_time() -> None:
+@pytest.mark.parametrize("budget", [0, 60, None])  # on disk / moved there midway / held
+def test_spool_gives_the_ingested_traces_back_in_order_every_time(budget: int | None) -> None:
     expected = list(ingest([str(FIXTURES)]))
-    spool = TraceSpool.collect(ingest([str(FIXTURES)]))
+    spool = TraceSpool.collect(ingest([str(FIXTURES)]), memory_messages=budget)
     try:
+        assert spool.on_disk is (budget is not None)  # the fixtures hold 27 x ~10 messages
         assert len(spool) == len(expected) == 27
         assert spool.conversation_ids == [t.conversation_id for t in expected]
         for _ in range(2):  # every pass reads the same traces, exactly (fields set included)
@@ -66,9 +71,13 @@ def test_spool_gives_the_ingested_traces_back_in_order_every_time() -> None:
         spool.close()
 
 
-def test_a_pass_keeps_no_trace_alive_once_its_consumer_moved_on() -> None:
+def test_a_pass_keeps_no_trace_alive_once_its_consumer_moved_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(spool_module, "MEMORY_MESSAGES", 0)  # past the budget: on disk
     renderings = RenderCache()
     spool, _ = read_inputs([str(FIXTURES)], "auto", renderings)
+    assert spool.on_disk
     formatter = get_formatter("transcript@1")
     try:
         for _ in range(2):  # the second pass gets the renderings seeded: still none pinned
@@ -86,7 +95,10 @@ def test_a_pass_keeps_no_trace_alive_once_its_consumer_moved_on() -> None:
         spool.close()
 
 
-def test_each_trace_is_rendered_once_per_formatter_across_passes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("budget", [0, 3, None])  # on disk / moved there midway / held
+def test_each_trace_is_rendered_once_per_formatter_across_passes(
+    tmp_path: Path, budget: int | None
+) -> None:
     from agent_eval.formatting import formatters
     from agent_eval.formatting.registry import register
 
@@ -95,8 +107,9 @@ def test_each_trace_is_rendered_once_per_formatter_across_passes(tmp_path: Path)
     counting, transcript = get_formatter("spool-counting@1"), get_formatter("transcript@1")
     traces = [_trace("b", "first b"), _trace("a", "only a"), _trace("b", "second b")]
     renderings = RenderCache()
-    spool = TraceSpool.collect(traces, renderings)
+    spool = TraceSpool.collect(traces, renderings, memory_messages=budget)
     try:
+        assert spool.on_disk is (budget is not None)
         for _ in range(3):  # plan, renderings.jsonl, engine: one rendering each
             texts = [renderings.render(t, counting) for t in spool]
         assert Counting.calls == Counter({"b": 2, "a": 1})  # two traces share the id "b"
@@ -132,3 +145,18 @@ def test_rewrite_streams_a_change_into_a_new_spool() -> None:
         assert changed.conversation_ids == ["a", "b"]
     finally:
         changed.close()
+
+
+def test_a_small_run_stays_in_memory_and_a_large_one_moves_to_disk() -> None:
+    traces = [_trace(f"c{i}", f"turn {i}") for i in range(10)]  # 2 messages each
+    held = TraceSpool.collect(traces, memory_messages=20)
+    moved = TraceSpool.collect(traces, memory_messages=19)
+    try:
+        assert not held.on_disk and moved.on_disk
+        assert all(a is b for a, b in zip(held, traces, strict=True))  # the same objects
+        back = list(moved)
+        assert back == traces and not any(a is b for a, b in zip(back, traces, strict=True))
+        assert moved.conversation_ids == held.conversation_ids == [f"c{i}" for i in range(10)]
+    finally:
+        held.close()
+        moved.close()
