@@ -69,6 +69,26 @@ def _hanging(server: FakeModelServer) -> int:
     return sum(r.schema_name == "OutcomeComparison" and SLOW in r.text for r in server.requests)
 
 
+def _interrupted(
+    server: FakeModelServer, args: list[str], hanging: int, sig: signal.Signals
+) -> tuple[int, str, str]:
+    """Run ``agent-eval ARGS``, send ``sig`` once ``hanging`` stage-2 calls hang; the outcome.
+
+    Returns the exit code, stdout and stderr (the server stays up: its count can be read).
+    """
+    env = {**os.environ, "INTERRUPT_TEST_KEY": "sk-interrupt"}
+    process = subprocess.Popen(
+        _agent_eval(server, *args),
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 90
+    while _hanging(server) < hanging and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    process.send_signal(sig)
+    stdout, stderr = process.communicate(timeout=90)
+    return process.returncode, stdout, stderr
+
+
 def test_an_interrupted_score_counts_every_request_and_resume_adds_up(tmp_path: Path) -> None:
     inputs = tmp_path / "traces.jsonl"
     traces = [trace(f"fast{i}", done=True) for i in range(6)]
@@ -79,17 +99,9 @@ def test_an_interrupted_score_counts_every_request_and_resume_adds_up(tmp_path: 
     score = ["score", str(inputs), "--out", str(out)]
     with FakeModelServer() as server:
         _hang_stage_2_once(server)
-        process = subprocess.Popen(
-            _agent_eval(server, *score, "--json"),
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        deadline = time.monotonic() + 90
-        while _hanging(server) < 4 and process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.01)
-        process.send_signal(signal.SIGTERM)
-        stdout, stderr = process.communicate(timeout=90)
+        returncode, stdout, stderr = _interrupted(server, [*score, "--json"], 4, signal.SIGTERM)
         first = len(server.requests)
-        assert process.returncode == 143, stderr
+        assert returncode == 143, stderr
         assert first == 6 * 2 + 4 * 2  # the 4 hanging stage-2 requests were received
 
         # --json: one document, the error document's keys and the counts so far (#3 of trial6)
@@ -157,20 +169,11 @@ def test_any_other_json_command_stopped_by_a_signal_prints_the_interrupted_docum
 ) -> None:
     inputs = tmp_path / "traces.jsonl"
     inputs.write_text(trace("slow0", done=True, extra=SLOW).model_dump_json() + "\n")
-    env = {**os.environ, "INTERRUPT_TEST_KEY": "sk-interrupt"}
     args = ["stability", str(inputs), "--repeats", "2", "--out", str(tmp_path / "st"), "--json"]
     with FakeModelServer() as server:
         _hang_stage_2_once(server)
-        process = subprocess.Popen(
-            _agent_eval(server, *args),
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        deadline = time.monotonic() + 90
-        while _hanging(server) < 1 and process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.01)
-        process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=90)
-    assert process.returncode == 130, stderr
+        returncode, stdout, stderr = _interrupted(server, args, 1, signal.SIGINT)
+    assert returncode == 130, stderr
     assert len(server.requests) == 2  # stage 1, then stage 2 hanging in repeat 0
     out = tmp_path / "st"
     said = (
@@ -202,22 +205,13 @@ def test_an_interrupted_compare_counts_the_requests_of_the_units_cut_short(
     traces = [trace(f"fast{i}", done=True) for i in range(3)]
     traces += [trace(f"slow{i}", done=True, extra=SLOW) for i in range(2)]
     inputs.write_text("".join(t.model_dump_json() + "\n" for t in traces))
-    env = {**os.environ, "INTERRUPT_TEST_KEY": "sk-interrupt"}
     out = tmp_path / "cmp"
     args = ["compare", str(inputs), "--formatters", "ragas-pretty@1,json@1", "--out", str(out)]
     with FakeModelServer() as server:
         _hang_stage_2_once(server)
-        process = subprocess.Popen(
-            _agent_eval(server, *args),
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        deadline = time.monotonic() + 90
-        while _hanging(server) < 2 and process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.01)
-        process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=90)
+        returncode, _, stderr = _interrupted(server, args, 2, signal.SIGTERM)
         received = len(server.requests)
-    assert process.returncode == 143, stderr
+    assert returncode == 143, stderr
     assert received == 3 * 2 + 2 * 2  # the first formatter's: the 2 hanging ones included
     usage = _runs_show(out)
     assert usage["judge_requests"] == received
