@@ -175,34 +175,25 @@ class TraceSpool:
 
     def __iter__(self) -> Iterator[AgentTrace]:
         """The traces in order, loaded one at a time (their stored renderings seeded)."""
+        for position, trace in self._traces():
+            stored = self._stored(position)
+            for identity, text in stored.items():
+                self.renderings.seed(trace, identity, text)
+            try:
+                yield trace
+            finally:  # the consumer moved on (or stopped): keep what it rendered
+                self._keep_new(position, trace, stored)
+
+    def _traces(self) -> Iterator[tuple[int, AgentTrace]]:
+        """``(position, trace)`` in order: the held traces, else read from the database."""
         if self._held is not None:
-            for position, trace in enumerate(list(self._held)):
-                stored = self._held_renderings.get(position, {})
-                for identity, text in stored.items():
-                    self.renderings.seed(trace, identity, text)
-                try:
-                    yield trace
-                finally:  # as on disk: an id held twice has a rendering per trace
-                    new = {
-                        identity: text
-                        for identity, text in self.renderings.held(trace).items()
-                        if identity not in stored
-                    }
-                    if new:
-                        self._held_renderings.setdefault(position, {}).update(new)
+            yield from enumerate(list(self._held))
             return
         assert self._db is not None
         cursor = self._db.execute("SELECT position, data FROM trace ORDER BY position")
         while rows := cursor.fetchmany(64):
             for position, data in rows:
-                trace = pickle.loads(data)  # written by this process: trusted
-                stored = self._stored(position)
-                for identity, text in stored.items():
-                    self.renderings.seed(trace, identity, text)
-                try:
-                    yield trace
-                finally:  # the consumer moved on (or stopped): keep what it rendered
-                    self._keep_new(position, trace, stored)
+                yield position, pickle.loads(data)  # written by this process: trusted
 
     def sorted_renderings(self, identities: Sequence[str]) -> Iterator[tuple[RenderingKey, str]]:
         """The stored renderings by ``(conversation_id, formatter)``, sorted by that key.
@@ -241,11 +232,19 @@ class TraceSpool:
         return dict(rows)
 
     def _keep_new(self, position: int, trace: AgentTrace, stored: dict[str, str]) -> None:
-        new = [
-            (position, identity, text)
+        """Keep the renderings of ``trace`` made since it was read, by its position."""
+        new = {
+            identity: text
             for identity, text in self.renderings.held(trace).items()
             if identity not in stored
-        ]
-        if new:
-            assert self._db is not None
-            self._db.executemany("INSERT OR REPLACE INTO rendering VALUES (?, ?, ?)", new)
+        }
+        if not new:
+            return
+        if self._held is not None:
+            self._held_renderings.setdefault(position, {}).update(new)
+            return
+        assert self._db is not None
+        self._db.executemany(
+            "INSERT OR REPLACE INTO rendering VALUES (?, ?, ?)",
+            [(position, identity, text) for identity, text in new.items()],
+        )
