@@ -29,15 +29,7 @@ def write_conversations(directory: str | Path, traces: Iterable[AgentTrace]) -> 
         StoreError: The file cannot be written.
 
     """
-    path = Path(directory) / CONVERSATIONS_NAME
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", encoding="utf-8") as handle:
-            for trace in traces:
-                handle.write(trace.model_dump_json() + "\n")
-    except OSError as exc:
-        raise StoreError(f"cannot write {path}: {exc}") from exc
-    return path
+    return _write(directory, traces, "w")
 
 
 def append_conversation(directory: str | Path, trace: AgentTrace) -> Path:
@@ -50,11 +42,17 @@ def append_conversation(directory: str | Path, trace: AgentTrace) -> Path:
         StoreError: The file cannot be written.
 
     """
+    return _write(directory, [trace], "a")
+
+
+def _write(directory: str | Path, traces: Iterable[AgentTrace], mode: str) -> Path:
+    """``traces`` as JSON lines in ``DIR/conversations.jsonl``, opened with ``mode``."""
     path = Path(directory) / CONVERSATIONS_NAME
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(trace.model_dump_json() + "\n")
+        with path.open(mode, encoding="utf-8") as handle:
+            for trace in traces:
+                handle.write(trace.model_dump_json() + "\n")
     except OSError as exc:
         raise StoreError(f"cannot write {path}: {exc}") from exc
     return path
