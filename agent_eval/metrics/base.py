@@ -383,6 +383,10 @@ class CallTally:
             return {}
         return {"stages": {name: usage.as_json() for name, usage in self.stages.items()}}
 
+    def partial_details(self) -> dict[str, Any]:
+        """What a unit stopped before its outcome keeps: :attr:`details`, :meth:`stage_details`."""
+        return {**self.details, **self.stage_details()}
+
 
 class Metric(ABC):
     """A named, versioned procedure from one unit of a conversation to one scored result.

@@ -423,10 +423,10 @@ class Engine:
             }
             return self._row(trace, sample.unit, started_at, tally, skipped)
         except BudgetExhausted as exc:  # not sent: skipped, and --resume scores it later
-            skipped = {**fields, **tally.details, **tally.stage_details(), **budget_skip(str(exc))}
+            skipped = {**fields, **tally.partial_details(), **budget_skip(str(exc))}
             return self._row(trace, sample.unit, started_at, tally, skipped)
         except JudgeError as exc:
-            failed = {**fields, **tally.details, **tally.stage_details(), **judge_failure(exc)}
+            failed = {**fields, **tally.partial_details(), **judge_failure(exc)}
             return self._row(trace, sample.unit, started_at, tally, failed)
         except asyncio.CancelledError:  # interrupted: what its calls sent is kept, then stop
             self._keep_interrupted(trace, sample.unit, started_at, tally, fields)
@@ -456,8 +456,7 @@ class Engine:
         try:
             skipped = {
                 **fields,
-                **tally.details,
-                **tally.stage_details(),
+                **tally.partial_details(),
                 **interrupted_skip(tally.attempts, tally.unanswered),
             }
             row = self._row(trace, unit, started_at, tally, skipped)
