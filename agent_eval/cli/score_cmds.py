@@ -1032,14 +1032,12 @@ def _changed_since_judged(
     for a changed conversation with no unit left to judge, ``texts`` (updated in place) keeps
     the earlier rendering and the result keeps the earlier conversation, so the report shows
     what the judge saw. The warning names the conversations (the first
-    :data:`MAX_CHANGED_SHOWN`). Only a resumed run comes here, and it holds the run's renderings
-    and kept conversations while it compares them (a fresh run streams them from the spool).
+    :data:`MAX_CHANGED_SHOWN`). Only a resumed run comes here (``engines[0].done`` holds its
+    finished rows), and it holds the run's renderings and kept conversations while it compares
+    them (a fresh run streams them from the spool).
     """
-    done = engines[0].done if engines else {}
-    if not done:
-        return _Kept(changed=(), conversations=list(traces))
     judged: dict[str, set[str]] = {}  # conversation id -> metrics with a finished row
-    for row in done.values():
+    for row in engines[0].done.values():
         judged.setdefault(row.conversation_id, set()).add(row.metric)
     earlier_texts = read_renderings(directory)
     earlier = read_conversations(directory, judged)
