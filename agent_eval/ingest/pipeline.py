@@ -14,7 +14,7 @@ import gc
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from agent_eval.errors import DecodeError, InputError, UnknownFormatError
 from agent_eval.ingest import safe_text, sources
@@ -186,12 +186,21 @@ def read_items(container: Container, path: str) -> Iterator[ContainerItem]:
     try:
         yield from container.read(path)
     except (OSError, EOFError, zlib.error) as exc:
-        known = sources.read_error(exc, path, container.name)
-        if known is not None:
-            raise known from None
-        if isinstance(exc, OSError):
-            raise InputError(f"cannot read the file: {exc.strerror or exc}", path=path) from None
-        raise
+        _raise_read_error(exc, path, container.name)
+
+
+def _raise_read_error(exc: OSError | EOFError | zlib.error, path: str, reader: str) -> NoReturn:
+    """Raise the typed error for ``exc``, raised while ``reader`` read ``path``.
+
+    :func:`sources.read_error`'s (gzip cut short or corrupt, a stream that cannot seek), else an
+    :class:`InputError` for any other ``OSError``; anything else is raised as it is.
+    """
+    known = sources.read_error(exc, path, reader)
+    if known is not None:
+        raise known from None
+    if isinstance(exc, OSError):
+        raise InputError(f"cannot read the file: {exc.strerror or exc}", path=path) from None
+    raise exc
 
 
 def feed_items(
@@ -287,12 +296,7 @@ def detect_container(path: str) -> Container:
     try:
         head = sources.read_head(path, HEAD_BYTES)
     except (OSError, EOFError, zlib.error) as exc:
-        known = sources.read_error(exc, path, "--format auto")
-        if known is not None:
-            raise known from None
-        if isinstance(exc, OSError):
-            raise InputError(f"cannot read the file: {exc.strerror or exc}", path=path) from None
-        raise
+        _raise_read_error(exc, path, "--format auto")
     if not head.strip():
         raise DecodeError("the file is empty", path=path)
     kind = sources.compressed_kind(head)
