@@ -11,6 +11,13 @@ time so that other load on the machine does not skew the ratios:
   builds one plain dict of its attributes, key -> the AnyValue's inner value (no models, no
   checks): the least work any pure-Python ingest of these lines must do, so its ratio says how
   far below it a pure-Python pipeline could get at all;
+- message floor: the python floor plus what any ingest that reads the conversation must add:
+  ``orjson.loads`` of each span's JSON-string message attributes (``gen_ai.input.messages``,
+  ``gen_ai.output.messages``), the replayed history read once (an input that extends its
+  trace's previous input, text-wise, has only its new elements parsed, as
+  :mod:`agent_eval.ingest.conventions.history_cache` does), one plain tuple per message part
+  (role, part type, text) and the spans grouped by trace id (no models, no checks, no ids or
+  times decoded): the least work any pure-Python ingest that reads the messages must do;
 - decode: the ``otlp-json`` container, bytes -> SpanRecords;
 - pipeline: ``ingest()`` end to end, bytes -> AgentTraces (decode + conventions + assembly);
 
@@ -47,6 +54,10 @@ SENTENCE = (
     "the flight to paris was rebooked because the customer asked for an aisle seat and a refund"
 )
 WORDS = SENTENCE.split()
+MESSAGE_ATTRIBUTES = ("gen_ai.input.messages", "gen_ai.output.messages")
+"""The JSON-string message attributes of GenAI semantic conventions v1.37 the generator writes."""
+HISTORY_ATTRIBUTE = "gen_ai.input.messages"
+"""The one that replays the conversation so far on every chat span."""
 
 
 def _text(seed: int, words: int) -> str:
@@ -225,6 +236,36 @@ def _measure(kind: str, path: str, repeats: int) -> dict[str, Any]:
                             spans += 1
         return spans
 
+    def message_floor() -> int:
+        spans = 0
+        traces: dict[str, list[Any]] = {}
+        with open(path, "rb") as stream:
+            for line in stream:
+                for resource_spans in orjson.loads(line)["resourceSpans"]:
+                    for scope_spans in resource_spans["scopeSpans"]:
+                        for one in scope_spans["spans"]:
+                            attributes: dict[str, Any] = {}
+                            for item in one.get("attributes", ()):
+                                for inner in item["value"].values():  # the one value kind
+                                    attributes[item["key"]] = inner
+                            trace = traces.setdefault(one["traceId"], [""])
+                            parts = []
+                            for key in MESSAGE_ATTRIBUTES:
+                                raw = attributes.get(key)
+                                if raw is None:
+                                    continue
+                                if key == HISTORY_ATTRIBUTE:
+                                    body, trace[0] = trace[0], raw[:-1]
+                                    if body and raw.startswith(body):
+                                        raw = "[" + raw[len(body) + 1 :]
+                                for message in orjson.loads(raw):
+                                    role = message["role"]
+                                    for part in message["parts"]:
+                                        parts.append((role, part["type"], part.get("content")))
+                            trace.append((one["spanId"], attributes, parts))
+                            spans += 1
+        return spans
+
     def decode() -> int:
         return sum(1 for _ in OtlpJsonContainer().read(path))
 
@@ -237,6 +278,7 @@ def _measure(kind: str, path: str, repeats: int) -> dict[str, Any]:
     fn = {
         "baseline": baseline,
         "pyfloor": python_floor,
+        "msgfloor": message_floor,
         "decode": decode,
         "pipeline": pipeline,
     }[kind]
@@ -303,7 +345,7 @@ def main() -> None:
         )
         results = {
             kind: _child(kind, path, args.repeats if kind != "pipeline" else args.pipeline_repeats)
-            for kind in ("baseline", "pyfloor", "decode", "pipeline")
+            for kind in ("baseline", "pyfloor", "msgfloor", "decode", "pipeline")
         }
         base, floor = results["baseline"]["cpu"], results["pyfloor"]["cpu"]
         print("best of repeats; CPU time (process_time), wall time in brackets")
