@@ -47,7 +47,7 @@ from agent_eval.trace import (
     ToolCall,
 )
 
-__all__ = ["ConversationBuilder", "is_llm_call"]
+__all__ = ["ConversationBuilder", "final_reply_note_prefix", "is_llm_call"]
 
 CAPTURE_HINT = (
     "the spans recorded no message text: turn content capture on (OpenTelemetry GenAI "
@@ -426,9 +426,9 @@ class ConversationBuilder:
         last, what = lost
         files = list(dict.fromkeys([last.file.path, *last.log_files]))
         note = (
-            f"span {last.span_id} (trace {last.trace_id}, {', '.join(files)}): the last LLM call "
-            f"{what}, so the transcript stops before the model's final reply. Judge metrics "
-            "skip its conversation unit and last turn (final_reply_missing)"
+            f"{final_reply_note_prefix(last.span_id, last.trace_id)}, {', '.join(files)}): the "
+            f"last LLM call {what}, so the transcript stops before the model's final reply. "
+            "Judge metrics skip its conversation unit and last turn (final_reply_missing)"
         )
         return last.span_id, [note]
 
@@ -542,6 +542,15 @@ class ConversationBuilder:
                 f"span unless the outer one recorded more message content ({from_})"
             )
         return notes
+
+
+def final_reply_note_prefix(span_id: str, trace_id: str) -> str:
+    """How the note on a conversation whose final reply is missing begins (span, trace).
+
+    Folding drops this note from a trace folded into a later one (the later one's input
+    replays the reply), so it is recognised by this prefix.
+    """
+    return f"span {span_id} (trace {trace_id}"
 
 
 def _has_content(messages: tuple[Message, ...]) -> bool:
