@@ -19,6 +19,14 @@ both replay them. A trace therefore continues only a call whose transcript it st
 (an identical trace is another call, not a continuation), and when several held conversations
 are equally good candidates, they are matched to the calls continuing them one to one in time
 order, with a note: each user keeps as many calls as they made, never the other's.
+
+A bare call whose reply was not recorded (a user message and no assistant one: Traceloop's
+openai instrumentation in events mode with ``stream=True`` writes the reply's ``gen_ai.choice``
+without span context) is not a conversation on its own, but it is the first call of the one
+that continues it: it is held too, never extends another, and when a later call replays its
+transcript it is folded in like any other (its usage, cost and trace id counted there; the
+reply is the next message of the replay). Nobody continuing it, it is skipped
+``no_message_content`` as before.
 """
 
 from __future__ import annotations
@@ -50,6 +58,8 @@ class _Chain:
     notes: list[str] = field(default_factory=list)
     ambiguous: list[str] = field(default_factory=list)
     """Its traces that had a twin in another conversation when a later call chose one."""
+    unanswered: bool = False
+    """Its only call recorded no reply (a conversation only once a later call continues it)."""
 
     def all_notes(self) -> list[str]:
         """Its notes, with the one-to-one matching of identical traces when there was any."""
@@ -87,13 +97,20 @@ class PrefixFolder:
     def __init__(self) -> None:
         self._held: list[_Chain] = []
         """Conversations being folded, in order of their latest call's arrival."""
+        self.unanswered_left: list[AgentTrace] = []
+        """After :meth:`drain`: the unanswered calls no later conversation continued."""
 
-    def add(self, trace: AgentTrace) -> None:
-        """Hold ``trace``; it extends the held conversation whose latest call it continues."""
+    def add(self, trace: AgentTrace, *, unanswered: bool = False) -> None:
+        """Hold ``trace``; it extends the held conversation whose latest call it continues.
+
+        An ``unanswered`` trace (a user message, no reply recorded: its spans not yet counted)
+        never extends another; it becomes part of the conversation of a later call that
+        continues it, or is left in :attr:`unanswered_left` by :meth:`drain`.
+        """
         keys = tuple(message_key(m) for m in trace.messages)
-        candidates = [c for c in self._held if _extends(keys, trace, c)]
+        candidates = [] if unanswered else [c for c in self._held if _extends(keys, trace, c)]
         if not candidates:
-            self._held.append(_Chain(trace, keys))
+            self._held.append(_Chain(trace, keys, unanswered=unanswered))
             return
         longest = max(len(c.keys) for c in candidates)
         tied = [c for c in candidates if len(c.keys) == longest]
@@ -103,16 +120,18 @@ class PrefixFolder:
                 one.ambiguous.append(one.trace.trace_ids[-1])
         self._held.remove(chain)
         chain.folded.append(chain.trace)
-        chain.trace, chain.keys = trace, keys
+        chain.trace, chain.keys, chain.unanswered = trace, keys, False
         self._held.append(chain)
 
     def drain(self) -> list[tuple[AgentTrace, list[AgentTrace]]]:
         """The held conversations, in arrival order, and what was folded into each; empties it.
 
         Each conversation comes merged with those folded into it; they are returned too, for
-        the accounting.
+        the accounting. Unanswered calls nobody continued are not conversations: they are
+        left in :attr:`unanswered_left`, in arrival order.
         """
         kept: list[_Chain] = []
+        self.unanswered_left = []
         for n, chain in enumerate(self._held):
             later = [c for c in self._held[n + 1 :] if _extends(c.keys, c.trace, chain)]
             if len(later) == 1 and not later[0].has_call(chain.keys):
@@ -126,7 +145,10 @@ class PrefixFolder:
                     "an identical call of their own or are several: it is not folded into one "
                     "(another user's identical call, or a retry; no conversation id tells)"
                 )
-            kept.append(chain)
+            if chain.unanswered:
+                self.unanswered_left.append(chain.trace)
+            else:
+                kept.append(chain)
         self._held = []
         return [(_merged(c.trace, c.folded, c.all_notes()), c.folded) for c in kept]
 
