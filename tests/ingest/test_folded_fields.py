@@ -18,8 +18,20 @@ from typing import Any
 import orjson
 
 from agent_eval.ingest import ingest
+from agent_eval.ingest.folding import PrefixFolder
 from agent_eval.testing.otlp import export_request, span
-from agent_eval.trace import AssistantMessage, ModelUsage
+from agent_eval.trace import (
+    AgentTrace,
+    AssistantMessage,
+    Message,
+    ModelUsage,
+    OpaquePart,
+    Retrieval,
+    SourceInfo,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 
 MODEL = "gpt-4o-mini-2024-07-18"
 SYSTEM = "Answer from the retrieved documents."
@@ -109,3 +121,77 @@ def test_the_last_turn_alone_has_only_its_own_retrieval(tmp_path: Path) -> None:
     assert isinstance(first, AssistantMessage)
     assert (first.model, first.reasoning) == (None, None)
     assert [r.span_id for r in trace.retrievals] == [sid(1, 1)]
+
+
+def _bare(n: int, messages: tuple[Message, ...], **fields: Any) -> AgentTrace:
+    """A one-trace conversation named after its trace, as assembly gives a bare call."""
+    tid = trace_id(n)
+    return AgentTrace(conversation_id=tid, trace_ids=(tid,), messages=messages,
+                      source=SourceInfo(container="otlp-json", conventions=("genai",),
+                                        files=("calls.jsonl",)), **fields)  # fmt: skip
+
+
+def test_every_field_a_folded_trace_knew_is_kept_and_its_cut_short_note_dropped() -> None:
+    ask, call = UserMessage(content="Weather?"), ToolCall(id="c1", name="weather")
+    cut_short = f"span {sid(0, 2)} (trace {trace_id(0)}, calls.jsonl): the last LLM call ..."
+    first = _bare(
+        0,
+        (ask, AssistantMessage(tool_calls=(call,), span_ids=(sid(0, 2),)),
+         ToolMessage(content="18C", tool_call_id="c1", is_error=False,
+                     parts=(OpaquePart(type="image", data={"url": "u"}),),
+                     span_ids=(sid(0, 3),))),
+        retrievals=(Retrieval(after_message=1, span_id=sid(0, 1)),),
+        notes=("tool result at message 2 paired by order", cut_short),
+        reference_tool_calls=(call,), labels={"success": 1},
+        final_reply_missing=sid(0, 2),
+    )  # fmt: skip
+    second = _bare(
+        1,
+        (ask, AssistantMessage(tool_calls=(call,), span_ids=(sid(1, 2),)),
+         ToolMessage(content="18C", tool_call_id="c1", span_ids=(sid(1, 2),)),
+         AssistantMessage(content="18C.", span_ids=(sid(1, 2),))),
+        retrievals=(Retrieval(after_message=0, span_id=sid(1, 1)),
+                    Retrieval(after_message=3, span_id=sid(1, 4))),
+        notes=("own note",), metadata={"task": "t"},
+    )  # fmt: skip
+    folder = PrefixFolder()
+    folder.add(first)
+    folder.add(second)
+    [(trace, folded)] = folder.drain()
+    assert folded == [first]
+    assert [r.span_id for r in trace.retrievals] == [sid(1, 1), sid(0, 1), sid(1, 4)]
+    tool = trace.messages[2]
+    assert isinstance(tool, ToolMessage)
+    assert (tool.is_error, tool.parts, tool.span_ids) == (False, first.messages[2].parts,
+                                                          (sid(0, 3), sid(1, 2)))  # fmt: skip
+    assert trace.notes[0] == "own note" and trace.notes[2:] == (
+        "tool result at message 2 paired by order",
+    )  # the cut-short note is not kept: the replay has the reply
+    assert (trace.reference_tool_calls, trace.labels, trace.metadata) == (
+        (call,), {"success": 1}, {"task": "t"},
+    )  # fmt: skip
+    assert trace.final_reply_missing is None
+
+
+def test_identical_unanswered_first_calls_of_two_users_go_one_to_each() -> None:
+    """Two users, the same first question, neither reply recorded: each keeps one first call."""
+    ask = UserMessage(content="Weather in Paris?")
+    calls = [_bare(n, (ask,), usage=(ModelUsage(model="m", output_tokens=7, calls=1),))
+             for n in range(2)]  # fmt: skip
+    answer = AssistantMessage(content="Sunny.")
+    later = [_bare(2 + n, (ask, answer, UserMessage(content=f"And {city}?")),
+                   usage=(ModelUsage(model="m", output_tokens=5, calls=1),))
+             for n, city in enumerate(("Rome", "Oslo"))]  # fmt: skip
+    folder = PrefixFolder()
+    for one in calls:
+        folder.add(one, unanswered=True)
+    for one in later:
+        folder.add(one)
+    drained = folder.drain()
+    assert [(t.trace_ids, t.usage[0].calls, t.usage[0].output_tokens) for t, _ in drained] == [
+        ((trace_id(0), trace_id(2)), 2, 12), ((trace_id(1), trace_id(3)), 2, 12),
+    ]  # fmt: skip
+    assert folder.unanswered_left == []
+    alone = PrefixFolder()
+    alone.add(calls[0], unanswered=True)
+    assert (alone.drain(), alone.unanswered_left) == ([], [calls[0]])
