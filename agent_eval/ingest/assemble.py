@@ -15,7 +15,8 @@ The :class:`Assembler` is what the ingest pipeline and the SDK exporter feed. It
    (:mod:`~agent_eval.ingest.pairing`);
 5. folds the one-trace-per-call conversations of a bare instrumented client (no conversation
    id) whose transcript a later call replays whole into that later one
-   (:mod:`~agent_eval.ingest.folding`); these are yielded last.
+   (:mod:`~agent_eval.ingest.folding`); these are yielded last. A bare call whose reply was
+   not recorded is held uncounted too: folded, its spans are used; else ``no_message_content``.
 
 What assembly expects from a convention's :class:`~agent_eval.ingest.extraction.SpanExtraction`
 (the contract for convention plugins):
@@ -212,20 +213,44 @@ class Assembler:
     def _emit(self, grouped: Iterable[Conversation]) -> Iterator[AgentTrace]:
         """Assemble conversations in order; bare-call ones are held and folded, yielded last."""
         folder = PrefixFolder()
+        unanswered: dict[str, ConversationBuilder] = {}
+        """Bare calls without a recorded reply, held uncounted: a later call may continue one."""
+        counted: dict[str, tuple[str, ...]] = {}
+        """Held bare calls -> the files they were counted a conversation of."""
         for conversation in grouped:
-            trace = self._build(conversation)
+            builder = ConversationBuilder(conversation, self.report, self._orphan_choices)
+            trace = self._build(builder)
             if trace is None:
+                continue
+            if builder.unanswered is not None:
+                unanswered[trace.conversation_id] = builder
+                folder.add(trace, unanswered=True)
                 continue
             if is_bare_call_trace(trace):
                 folder.add(trace)  # held: a later bare call may replay it whole
+                counted[trace.conversation_id] = builder.counted_files
                 continue
             self.report.conversations += 1
             yield trace
+        drained = folder.drain()
+        for left in folder.unanswered_left:  # skipped no_message_content, as when built
+            unanswered.pop(left.conversation_id).settle(folded=False)
+        for one in (one for _, folded in drained for one in folded):
+            held = unanswered.pop(one.conversation_id, None)
+            if held is not None:
+                held.settle(folded=True)  # its spans are the later conversation's
+                counted[one.conversation_id] = held.counted_files
         files = {f.path: f for f in self.report.files}
-        for trace, folded in folder.drain():
-            for path in (p for one in folded for p in one.source.files):
-                if path in files:  # counted when built; now part of ``trace``
+        for trace, folded in drained:
+            # each file counts the folded conversation once: its calls were counted apart
+            own = counted.get(trace.conversation_id, ())
+            earlier = [p for one in folded for p in counted.get(one.conversation_id, ())]
+            for path in earlier:  # counted when built; now part of ``trace``
+                if path in files:
                     files[path].conversations -= 1
+            for path in dict.fromkeys(earlier):
+                if path in files and path not in own:  # read only by the folded calls
+                    files[path].conversations += 1
             self.report.conversations += 1
             yield trace
 
@@ -339,11 +364,12 @@ class Assembler:
         store.put_joined(trace_id, files.pack(entries))
         return conversation_keys(entries)
 
-    def _build(self, conversation: Conversation) -> AgentTrace | None:
-        builder = ConversationBuilder(conversation, self.report, self._orphan_choices)
+    def _build(self, builder: ConversationBuilder) -> AgentTrace | None:
+        conversation = builder.conversation
         try:
-            return builder.build()
+            return builder.build(hold_unanswered=True)
         except Exception as exc:  # safety net: a bug must cost one conversation, not the run
+            builder.unanswered = None
             first = conversation.entries[0]
             _debug_traceback("internal error assembling %s", conversation.id)
             self.report.internal_errors += 1

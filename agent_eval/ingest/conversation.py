@@ -47,7 +47,7 @@ from agent_eval.trace import (
     ToolCall,
 )
 
-__all__ = ["ConversationBuilder", "is_llm_call"]
+__all__ = ["ConversationBuilder", "final_reply_note_prefix", "is_llm_call"]
 
 CAPTURE_HINT = (
     "the spans recorded no message text: turn content capture on (OpenTelemetry GenAI "
@@ -127,9 +127,20 @@ class ConversationBuilder:
         self.ran_calls: dict[str, str] = {}
         """Span id -> the call id its tool run was paired to, for failed tool spans that did
         not record the call id themselves (OpenInference TOOL spans)."""
+        self.counted_files: tuple[str, ...] = ()
+        """The files (spans' and joined log records') the conversation was counted in."""
+        self.unanswered: str | None = None
+        """What a held unanswered call lacks (see :meth:`build`) until :meth:`settle`."""
 
-    def build(self) -> AgentTrace | None:
-        """The conversation's AgentTrace, or ``None`` when it has no message (spans counted)."""
+    def build(self, *, hold_unanswered: bool = False) -> AgentTrace | None:
+        """The conversation's AgentTrace, or ``None`` when it has no message (spans counted).
+
+        With ``hold_unanswered``, a bare call (one trace, no conversation id) that has a user
+        message but no assistant one (its reply was not recorded, e.g. Traceloop's streamed
+        events) is returned anyway with :attr:`unanswered` set and its spans not yet counted:
+        a later call replaying it may continue it (:mod:`~agent_eval.ingest.folding`). The
+        caller then calls :meth:`settle`.
+        """
         covered = self._covered_by_descendant_calls()
         candidates: list[SpanEntry] = []
         for entry in self.conversation.entries:
@@ -150,11 +161,33 @@ class ConversationBuilder:
         self._place_retrievals(len(self.transcript))
         missing = self._missing_content()
         if missing is not None:
+            if hold_unanswered and missing == NO_ASSISTANT and self._bare_call():
+                self.unanswered = missing
+                return self._trace()
             self._skip_without_content(missing)
             return None
         trace = self._trace()
         self._count_used()
         return trace
+
+    def settle(self, *, folded: bool) -> None:
+        """Count a held unanswered call's spans (see :meth:`build`).
+
+        Used when it was folded into a later conversation (its usage and trace id are that
+        conversation's), else ``no_message_content`` with the reason :meth:`build` would have
+        given.
+        """
+        missing, self.unanswered = self.unanswered, None
+        if missing is None:
+            return
+        if folded:
+            self._count_used()
+        else:
+            self._skip_without_content(missing)
+
+    def _bare_call(self) -> bool:
+        """Whether the conversation is one trace named after itself (no conversation id)."""
+        return self.conversation.trace_ids == [self.conversation.id]
 
     def _missing_content(self) -> str | None:
         """What the transcript lacks for a judge to read it, or ``None`` when it has both sides.
@@ -356,6 +389,7 @@ class ConversationBuilder:
                 entry.file.conventions.add(entry.extraction.convention)
         for file in files.values():
             file.conversations += 1
+        self.counted_files = tuple(files)
         self.report.spans_used += len(self.used)
         self.counted += len(self.used)
 
@@ -426,9 +460,9 @@ class ConversationBuilder:
         last, what = lost
         files = list(dict.fromkeys([last.file.path, *last.log_files]))
         note = (
-            f"span {last.span_id} (trace {last.trace_id}, {', '.join(files)}): the last LLM call "
-            f"{what}, so the transcript stops before the model's final reply. Judge metrics "
-            "skip its conversation unit and last turn (final_reply_missing)"
+            f"{final_reply_note_prefix(last.span_id, last.trace_id)}, {', '.join(files)}): the "
+            f"last LLM call {what}, so the transcript stops before the model's final reply. "
+            "Judge metrics skip its conversation unit and last turn (final_reply_missing)"
         )
         return last.span_id, [note]
 
@@ -542,6 +576,15 @@ class ConversationBuilder:
                 f"span unless the outer one recorded more message content ({from_})"
             )
         return notes
+
+
+def final_reply_note_prefix(span_id: str, trace_id: str) -> str:
+    """How the note on a conversation whose final reply is missing begins (span, trace).
+
+    Folding drops this note from a trace folded into a later one (the later one's input
+    replays the reply), so it is recognised by this prefix.
+    """
+    return f"span {span_id} (trace {trace_id}"
 
 
 def _has_content(messages: tuple[Message, ...]) -> bool:

@@ -6,10 +6,10 @@ When a later call's input replays an earlier call's whole transcript, the earlie
 prefix of the later: scoring both would score the same conversation several times, cut short.
 :class:`PrefixFolder` holds such single-trace, id-less conversations until the input ends and
 folds every one whose messages are a prefix of a later one's into that later one (its trace ids,
-usage and errors kept, with a note), so each conversation is emitted once, whole. The messages
-the earlier ones share keep what the earlier traces saw of them: their span ids first (the LLM
-span that produced a message comes first), and an assistant message its agent when the later
-replay names none. Only
+usage, errors, retrievals and notes kept, with a note), so each conversation is emitted once,
+whole. The messages the earlier ones share keep what the earlier traces saw of them: their span
+ids first (the LLM span that produced a message comes first), and what the later replay lacks
+(an assistant message's agent, response model and reasoning, a tool result's name). Only
 conversations read from the same file are folded: two files recording the same calls (two
 instrumentations, or two exports) stay two conversations.
 
@@ -19,16 +19,28 @@ both replay them. A trace therefore continues only a call whose transcript it st
 (an identical trace is another call, not a continuation), and when several held conversations
 are equally good candidates, they are matched to the calls continuing them one to one in time
 order, with a note: each user keeps as many calls as they made, never the other's.
+
+A bare call whose reply was not recorded (a user message and no assistant one: Traceloop's
+openai instrumentation in events mode with ``stream=True`` writes the reply's ``gen_ai.choice``
+without span context) is not a conversation on its own, but it is the first call of the one
+that continues it: it is held too, never extends another, and when a later call replays its
+transcript it is folded in like any other (its usage, cost and trace id counted there; the
+reply is the next message of the replay). Nobody continuing it, it is skipped
+``no_message_content`` as before.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 
-from agent_eval.ingest.message_identity import MessageKey, message_key
-from agent_eval.trace import AgentTrace, AssistantMessage, Message, ModelUsage
+from agent_eval.ingest.conversation import final_reply_note_prefix
+from agent_eval.ingest.message_identity import MessageKey, fill_from, message_key
+from agent_eval.trace import AgentTrace, Message, ModelUsage
 
 __all__ = ["PrefixFolder", "is_bare_call_trace"]
+
+_AFTER_MESSAGE = attrgetter("after_message")
 
 
 def is_bare_call_trace(trace: AgentTrace) -> bool:
@@ -46,6 +58,8 @@ class _Chain:
     notes: list[str] = field(default_factory=list)
     ambiguous: list[str] = field(default_factory=list)
     """Its traces that had a twin in another conversation when a later call chose one."""
+    unanswered: bool = False
+    """Its only call recorded no reply (a conversation only once a later call continues it)."""
 
     def all_notes(self) -> list[str]:
         """Its notes, with the one-to-one matching of identical traces when there was any."""
@@ -83,13 +97,20 @@ class PrefixFolder:
     def __init__(self) -> None:
         self._held: list[_Chain] = []
         """Conversations being folded, in order of their latest call's arrival."""
+        self.unanswered_left: list[AgentTrace] = []
+        """After :meth:`drain`: the unanswered calls no later conversation continued."""
 
-    def add(self, trace: AgentTrace) -> None:
-        """Hold ``trace``; it extends the held conversation whose latest call it continues."""
+    def add(self, trace: AgentTrace, *, unanswered: bool = False) -> None:
+        """Hold ``trace``; it extends the held conversation whose latest call it continues.
+
+        An ``unanswered`` trace (a user message, no reply recorded: its spans not yet counted)
+        never extends another; it becomes part of the conversation of a later call that
+        continues it, or is left in :attr:`unanswered_left` by :meth:`drain`.
+        """
         keys = tuple(message_key(m) for m in trace.messages)
-        candidates = [c for c in self._held if _extends(keys, trace, c)]
+        candidates = [] if unanswered else [c for c in self._held if _extends(keys, trace, c)]
         if not candidates:
-            self._held.append(_Chain(trace, keys))
+            self._held.append(_Chain(trace, keys, unanswered=unanswered))
             return
         longest = max(len(c.keys) for c in candidates)
         tied = [c for c in candidates if len(c.keys) == longest]
@@ -99,16 +120,18 @@ class PrefixFolder:
                 one.ambiguous.append(one.trace.trace_ids[-1])
         self._held.remove(chain)
         chain.folded.append(chain.trace)
-        chain.trace, chain.keys = trace, keys
+        chain.trace, chain.keys, chain.unanswered = trace, keys, False
         self._held.append(chain)
 
     def drain(self) -> list[tuple[AgentTrace, list[AgentTrace]]]:
         """The held conversations, in arrival order, and what was folded into each; empties it.
 
         Each conversation comes merged with those folded into it; they are returned too, for
-        the accounting.
+        the accounting. Unanswered calls nobody continued are not conversations: they are
+        left in :attr:`unanswered_left`, in arrival order.
         """
         kept: list[_Chain] = []
+        self.unanswered_left = []
         for n, chain in enumerate(self._held):
             later = [c for c in self._held[n + 1 :] if _extends(c.keys, c.trace, chain)]
             if len(later) == 1 and not later[0].has_call(chain.keys):
@@ -122,7 +145,10 @@ class PrefixFolder:
                     "an identical call of their own or are several: it is not folded into one "
                     "(another user's identical call, or a retry; no conversation id tells)"
                 )
-            kept.append(chain)
+            if chain.unanswered:
+                self.unanswered_left.append(chain.trace)
+            else:
+                kept.append(chain)
         self._held = []
         return [(_merged(c.trace, c.folded, c.all_notes()), c.folded) for c in kept]
 
@@ -142,10 +168,20 @@ def _extends(keys: tuple[MessageKey, ...], trace: AgentTrace, chain: _Chain) -> 
 
 
 def _merged(trace: AgentTrace, folded: list[AgentTrace], notes: list[str]) -> AgentTrace:
+    """``trace`` with the traces folded into it (in arrival order) merged in.
+
+    Nothing an earlier trace knew is lost: its trace ids, usage (summed per model), errors,
+    retrievals (each at its own position: the earlier transcript is a prefix of this one),
+    conventions, reference tool calls (the first span carrying them wins, as within one
+    trace), labels and metadata (keys this trace lacks), notes, and what it saw of each shared
+    message (:func:`_with_earlier_sightings`). A folded trace's ``final_reply_missing`` note is
+    dropped: the reply it lacked is the next message of this transcript, read from the replay.
+    """
     if not folded:
         return trace.model_copy(update={"notes": (*trace.notes, *notes)}) if notes else trace
+    traces = (*folded, trace)
     usage: dict[str, ModelUsage] = {}
-    for one in (*folded, trace):
+    for one in traces:
         for u in one.usage:
             old = usage.get(u.model, ModelUsage(model=u.model))
             usage[u.model] = ModelUsage(
@@ -154,20 +190,47 @@ def _merged(trace: AgentTrace, folded: list[AgentTrace], notes: list[str]) -> Ag
                 output_tokens=old.output_tokens + u.output_tokens,
                 calls=old.calls + u.calls,
             )
-    trace_ids = tuple(dict.fromkeys(t for one in (*folded, trace) for t in one.trace_ids))
+    trace_ids = tuple(dict.fromkeys(t for one in traces for t in one.trace_ids))
     note = (
         f"{len(folded)} earlier trace(s) folded in: each had no conversation id and its calls "
         f"are replayed whole by this conversation's input ({', '.join(trace_ids[:-1])})"
     )
-    return trace.model_copy(
-        update={
-            "messages": _with_earlier_sightings(trace.messages, folded),
-            "trace_ids": trace_ids,
-            "usage": tuple(usage.values()),
-            "errors": tuple(e for one in (*folded, trace) for e in one.errors),
-            "notes": (*trace.notes, note, *notes),
-        }
+    own = (*trace.notes, note, *notes)
+    earlier_notes = dict.fromkeys(n for one in folded for n in _kept_notes(one) if n not in own)
+    update: dict[str, object] = {
+        "messages": _with_earlier_sightings(trace.messages, folded),
+        "trace_ids": trace_ids,
+        "usage": tuple(usage.values()),
+        "errors": tuple(e for one in traces for e in one.errors),
+        "notes": (*own, *earlier_notes),
+    }
+    retrievals = [r for one in traces for r in one.retrievals]
+    if len(retrievals) != len(trace.retrievals):  # stable: arrival order at one position
+        update["retrievals"] = tuple(sorted(retrievals, key=_AFTER_MESSAGE))
+    conventions = tuple(sorted({c for one in traces for c in one.source.conventions}))
+    if conventions != trace.source.conventions:
+        update["source"] = trace.source.model_copy(update={"conventions": conventions})
+    reference = next(
+        (one.reference_tool_calls for one in traces if one.reference_tool_calls is not None), None
     )
+    if reference != trace.reference_tool_calls:
+        update["reference_tool_calls"] = reference
+    for name in ("labels", "metadata"):
+        merged = dict(getattr(trace, name))
+        for one in folded:
+            for key, value in getattr(one, name).items():
+                merged.setdefault(key, value)
+        if merged != getattr(trace, name):
+            update[name] = merged
+    return trace.model_copy(update=update)
+
+
+def _kept_notes(folded: AgentTrace) -> list[str]:
+    """A folded trace's notes, without the one saying its final reply is missing."""
+    if folded.final_reply_missing is None:
+        return list(folded.notes)
+    cut_short = final_reply_note_prefix(folded.final_reply_missing, folded.trace_ids[-1])
+    return [n for n in folded.notes if not n.startswith(cut_short)]
 
 
 def _with_earlier_sightings(
@@ -177,7 +240,10 @@ def _with_earlier_sightings(
 
     Each folded trace's messages are a prefix of ``messages`` (that is why it was folded), so
     its message ``i`` is ``messages[i]``: the span ids it was seen on come first, in the order
-    the traces arrived, and an assistant message without an agent takes the first one named.
+    the traces arrived, and what the later replay lacks is filled from the first earlier
+    sighting that has it (:func:`fill_from`): an assistant message's agent, model, reasoning
+    and tool-call list (a replay rarely carries the response model or the reasoning the call
+    that produced it recorded), a tool result's name and error flag, text and opaque parts.
     """
     out: list[Message] = []
     for i, message in enumerate(messages):
@@ -185,14 +251,11 @@ def _with_earlier_sightings(
         if not earlier:
             out.extend(messages[i:])
             break
-        update: dict[str, object] = {}
+        merged = message
+        for seen in earlier:
+            merged = fill_from(merged, seen)
         span_ids = tuple(dict.fromkeys(s for m in (*earlier, message) for s in m.span_ids))
-        if span_ids != message.span_ids:
-            update["span_ids"] = span_ids
-        if isinstance(message, AssistantMessage) and message.agent_name is None:
-            agent = next((m.agent_name for m in earlier
-                          if isinstance(m, AssistantMessage) and m.agent_name), None)  # fmt: skip
-            if agent is not None:
-                update["agent_name"] = agent
-        out.append(message.model_copy(update=update) if update else message)
+        if span_ids != merged.span_ids:
+            merged = merged.model_copy(update={"span_ids": span_ids})
+        out.append(merged)
     return tuple(out)

@@ -11,7 +11,9 @@ transcript deduplicates by:
 - anything else: role plus whitespace-normalised text.
 
 :func:`merge_sightings` fills what the first sighting lacked (tool name, agent, model,
-reasoning, tool calls) from a later one; :func:`with_speaker` labels a fresh LLM output with the
+reasoning, tool calls) from a later one; :func:`fill_from` fills every field a sighting lacks
+(also a tool result's error flag and opaque parts) from another, for folding a trace's messages
+into the later trace that replays them; :func:`with_speaker` labels a fresh LLM output with the
 agent and model that produced it.
 """
 
@@ -23,7 +25,14 @@ import orjson
 
 from agent_eval.trace import AssistantMessage, Message, ToolMessage
 
-__all__ = ["MessageKey", "merge_sightings", "message_key", "tool_result_key", "with_speaker"]
+__all__ = [
+    "MessageKey",
+    "fill_from",
+    "merge_sightings",
+    "message_key",
+    "tool_result_key",
+    "with_speaker",
+]
 
 MessageKey = tuple[Any, ...]
 
@@ -87,3 +96,25 @@ def merge_sightings(first: Message, other: Message) -> Message:
             if getattr(first, name) is None and getattr(other, name) is not None:
                 update[name] = getattr(other, name)
     return first.model_copy(update=update) if update else first
+
+
+def fill_from(message: Message, other: Message) -> Message:
+    """``message`` with every field it lacks taken from ``other``, a sighting of the same message.
+
+    What :func:`merge_sightings` fills, and a tool result's ``is_error`` (when ``None``) and the
+    opaque ``parts`` (when there are none). Span ids are not touched. Used when an earlier trace
+    is folded into the later one that replays it: the replay keeps its values, the call that
+    produced the message fills in what the replay did not record (its model, its reasoning).
+    """
+    merged = merge_sightings(message, other)
+    update: dict[str, Any] = {}
+    if not merged.parts and other.parts:
+        update["parts"] = other.parts
+    if (
+        isinstance(merged, ToolMessage)
+        and isinstance(other, ToolMessage)
+        and merged.is_error is None
+        and other.is_error is not None
+    ):
+        update["is_error"] = other.is_error
+    return merged.model_copy(update=update) if update else merged

@@ -30,7 +30,7 @@ from agent_eval.run.outcomes import skip_fields
 from agent_eval.run.store import load_results
 from agent_eval.testing import FakeModelServer
 from agent_eval.testing.otlp import export_request, log_record, span
-from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
+from agent_eval.trace import AgentTrace, AssistantMessage, ModelUsage, UserMessage
 
 SCOPE = ("opentelemetry.instrumentation.openai.v1", "0.62.4")
 T0 = 1_796_160_835_877_739_737
@@ -123,22 +123,68 @@ def test_streamed_traceloop_events_without_span_context_mark_the_final_reply_mis
     assert "2 gen_ai.choice log record(s) of this input carry no trace/span context" in note
     assert "stream=True" in note and "final_reply_missing" in note
     assert summary["logs"]["ignored"] == {"log_without_span_context": 2}
-    # the first call's reply (the tool call) was orphaned too: alone it has no assistant side
-    # (the second call replays it), so its trace is skipped, and the skip says why
+    # the first call's reply (the tool call) was orphaned too: alone it has no assistant side,
+    # but the second call replays it, so it is this conversation's first call (s7-fold): its
+    # trace, spans and usage (7 output tokens) count here, and its cut-short note is dropped
+    assert trace.trace_ids == TRACES
+    assert trace.usage == (ModelUsage(model="gpt-4o-mini", input_tokens=32, output_tokens=16,
+                                      calls=2),)  # fmt: skip
+    assert [m.span_ids for m in trace.messages] == [SPANS, SPANS, SPANS[1:], SPANS[1:]]
+    assert any("1 earlier trace(s) folded in" in n for n in trace.notes)
+    assert not any(n.startswith(f"span {SPANS[0]} ") for n in trace.notes)
+    assert summary["skipped"] == []
+    assert (summary["spans"]["used"], summary["spans"]["ignored"]) == (2, {})
+    # written to the JSON form and read back
+    assert json.loads(trace.model_dump_json())["final_reply_missing"] == SPANS[1]
+
+
+@pytest.mark.parametrize("spill", [False, True])
+def test_the_first_calls_usage_counts_in_its_conversation_in_memory_or_spilled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spill: bool
+) -> None:
+    """The same through the Python API, also with every trace spilled to disk at once."""
+    from agent_eval.ingest import assemble, ingest
+    from agent_eval.ingest.spill import StreamLimits
+
+    if spill:
+        monkeypatch.setattr(assemble, "STREAM_LIMITS", StreamLimits.tightest())
+    run = ingest([str(p) for p in _inputs(tmp_path, orphaned=True)])
+    (trace,) = list(run)
+    assert (trace.trace_ids, trace.usage[0].calls, trace.usage[0].output_tokens) == (TRACES, 2, 16)
+    report = run.report
+    assert (report.spans_used, dict(report.spans_ignored), report.conversations) == (2, {}, 1)
+    assert report.balanced and [f.conversations for f in report.files] == [1, 1]
+
+
+def test_a_first_call_without_its_reply_that_nothing_continues_is_skipped_with_why(
+    tmp_path: Path,
+) -> None:
+    """Alone (no later call replays it), the first call is skipped ``no_message_content``."""
+    spans_file, logs_file = _inputs(tmp_path, orphaned=True)
+    first = spans_file.read_text().splitlines()[0]
+    spans_file.write_text(first + "\n")  # the second call's log records then have no span
+    out = tmp_path / "traces.jsonl"
+    args = ["ingest", str(spans_file), str(logs_file), "--out", str(out), "--json"]
+    result = runner.invoke(app, args)
+    summary = json.loads(result.stdout)
+    assert (result.exit_code, out.read_text()) == (4, "")  # nothing to write: exit 4
     [skipped] = summary["skipped"]
     assert (skipped["reason"], skipped["span_id"]) == ("no_message_content", SPANS[0])
     assert (
         f"its LLM call (span {SPANS[0]}) recorded 7 output token(s) but no output content "
         "(2 gen_ai.choice log record(s) of this input carry no trace/span context"
     ) in skipped["detail"]
-    # written to the JSON form and read back
-    assert json.loads(trace.model_dump_json())["final_reply_missing"] == SPANS[1]
+    assert summary["spans"]["ignored"] == {"no_message_content": 1}
+    assert summary["balanced"] is True
 
 
 def test_choices_with_span_context_give_the_whole_conversation_and_no_mark(
     tmp_path: Path,
 ) -> None:
-    [trace], _ = _ingest(tmp_path, orphaned=False)
+    [trace], summary = _ingest(tmp_path, orphaned=False)
+    assert trace.trace_ids == TRACES  # the first call folded in
+    # each file counts the conversation once (the logs file used to count each folded call)
+    assert [f["conversations"] for f in summary["files"]] == [1, 1]
     assert trace.messages[-1] == AssistantMessage(
         content=ANSWER, span_ids=(SPANS[1],), model="gpt-4o-mini"
     )
