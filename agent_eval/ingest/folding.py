@@ -19,11 +19,23 @@ both replay them. A trace therefore continues only a call whose transcript it st
 (an identical trace is another call, not a continuation), and when several held conversations
 are equally good candidates, they are matched to the calls continuing them one to one in time
 order, with a note: each user keeps as many calls as they made, never the other's.
+
+A replay may differ from the call it replays in its system messages only: a chat engine that
+puts each turn's retrieved passages in the system prompt (LlamaIndex's
+``CondensePlusContextChatEngine``, a RAG app over a bare client) sends a new system message with
+every call, under a framework root span of its own when no session id groups the calls. Such a
+call still continues the earlier one when its input replays every other message (user,
+assistant, tool) whole and in place (:func:`_replays`), noted with the traces whose system
+message differed: the transcript shows the last call's system message, each earlier trace's
+retrievals stay at their own turn, and the earlier system messages keep their own span ids
+(:func:`_same_message`). A continuation that replays the system messages too is preferred to
+one that does not.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from agent_eval.ingest.message_identity import MessageKey, message_key
 from agent_eval.trace import AgentTrace, AssistantMessage, Message, ModelUsage
@@ -46,13 +58,16 @@ class _Chain:
     notes: list[str] = field(default_factory=list)
     ambiguous: list[str] = field(default_factory=list)
     """Its traces that had a twin in another conversation when a later call chose one."""
+    system_changed: dict[str, set[int]] = field(default_factory=dict)
+    """Its traces continued by a call with another system message -> those messages' places."""
 
     def all_notes(self) -> list[str]:
         """Its notes, with the one-to-one matching of identical traces when there was any."""
+        notes = [*self.notes, *_system_change_note(self.system_changed)]
         if not self.ambiguous:
-            return self.notes
+            return notes
         return [
-            *self.notes,
+            *notes,
             f"trace(s) {', '.join(dict.fromkeys(self.ambiguous))} have transcripts identical to "
             "those of another conversation of this file and no conversation id tells them "
             "apart: the calls continuing them were matched one to one in time order, so each "
@@ -60,9 +75,9 @@ class _Chain:
         ]
 
     def has_call(self, keys: tuple[MessageKey, ...]) -> bool:
-        """Whether the chain already holds a call whose transcript is exactly ``keys``."""
-        return keys == self.keys or any(
-            keys == tuple(message_key(m) for m in one.messages) for one in self.folded
+        """Whether the chain already holds a call whose transcript is ``keys`` (system aside)."""
+        return _same_call(keys, self.keys) or any(
+            _same_call(keys, tuple(message_key(m) for m in one.messages)) for one in self.folded
         )
 
 
@@ -93,7 +108,9 @@ class PrefixFolder:
             return
         longest = max(len(c.keys) for c in candidates)
         tied = [c for c in candidates if len(c.keys) == longest]
+        tied = [c for c in tied if keys[: len(c.keys)] == c.keys] or tied  # system kept first
         chain = tied[0]
+        _note_system_change(chain, chain.trace, chain.keys, keys)
         if len(tied) > 1:  # identical transcripts so far: noted on each of them
             for one in tied:
                 one.ambiguous.append(one.trace.trace_ids[-1])
@@ -112,6 +129,9 @@ class PrefixFolder:
         for n, chain in enumerate(self._held):
             later = [c for c in self._held[n + 1 :] if _extends(c.keys, c.trace, chain)]
             if len(later) == 1 and not later[0].has_call(chain.keys):
+                _note_system_change(later[0], chain.trace, chain.keys, later[0].keys)
+                later[0].system_changed = {**chain.system_changed, **later[0].system_changed}
+                chain.system_changed = {}
                 later[0].folded[:0] = [*chain.folded, chain.trace]
                 later[0].notes[:0] = chain.all_notes()
                 continue
@@ -124,7 +144,10 @@ class PrefixFolder:
                 )
             kept.append(chain)
         self._held = []
-        return [(_merged(c.trace, c.folded, c.all_notes()), c.folded) for c in kept]
+        return [
+            (_with_folded_retrievals(_merged(c.trace, c.folded, c.all_notes()), c.folded), c.folded)
+            for c in kept
+        ]
 
     @property
     def folded_count(self) -> int:
@@ -137,8 +160,62 @@ def _extends(keys: tuple[MessageKey, ...], trace: AgentTrace, chain: _Chain) -> 
     return (
         chain.trace.source.files == trace.source.files
         and len(chain.keys) < len(keys)
-        and keys[: len(chain.keys)] == chain.keys
+        and _replays(keys, chain.keys)
     )
+
+
+def _is_system(key: MessageKey) -> bool:
+    """Whether ``key`` is a system message's (:func:`message_key`: role first)."""
+    return bool(key[0] == "system")
+
+
+def _same_message(a: MessageKey, b: MessageKey) -> bool:
+    """Whether ``b`` at ``a``'s place continues it: the same message, or both system messages."""
+    return a == b or (_is_system(a) and _is_system(b))
+
+
+def _replays(keys: tuple[MessageKey, ...], prefix: tuple[MessageKey, ...]) -> bool:
+    """Whether ``keys`` starts with ``prefix``, each system message allowed to differ.
+
+    Every other message (user, assistant, tool) must be replayed whole and in place; a system
+    message must stay a system message, its text may change (a RAG chat engine's system prompt
+    carries each turn's passages).
+    """
+    return len(prefix) <= len(keys) and all(map(_same_message, prefix, keys))
+
+
+def _same_call(a: tuple[MessageKey, ...], b: tuple[MessageKey, ...]) -> bool:
+    """Whether two calls' transcripts are the same, system messages aside."""
+    return len(a) == len(b) and _replays(a, b)
+
+
+def _note_system_change(
+    chain: _Chain,
+    earlier: AgentTrace,
+    earlier_keys: tuple[MessageKey, ...],
+    later_keys: tuple[MessageKey, ...],
+) -> None:
+    """Record on ``chain`` that ``earlier`` was continued with other system messages, if so."""
+    changed = {i for i, (a, b) in enumerate(zip(earlier_keys, later_keys, strict=False)) if a != b}
+    if changed:
+        chain.system_changed[earlier.trace_ids[-1]] = changed
+
+
+def _system_change_note(changed: dict[str, set[int]]) -> list[str]:
+    """The note for traces continued with another system message, or nothing when none was."""
+    if not changed:
+        return []
+    places = ", ".join(str(i + 1) for i in sorted(set().union(*changed.values())))
+    return [
+        f"trace(s) {', '.join(changed)} were continued by a call whose input replays their "
+        f"messages whole except the system message (message {places}), which changed: no "
+        "session or conversation id groups these calls, each a trace of its own (a chat engine "
+        "whose system prompt carries each turn's retrieved passages, such as LlamaIndex's "
+        "CondensePlusContextChatEngine), so they were folded by their replayed messages. The "
+        "transcript shows the last call's system message; each turn keeps its own retrievals. "
+        "Set a session id (openinference `using_session`, or `gen_ai.conversation.id`) to "
+        "group the calls exactly"
+    ]
 
 
 def _merged(trace: AgentTrace, folded: list[AgentTrace], notes: list[str]) -> AgentTrace:
@@ -181,10 +258,18 @@ def _with_earlier_sightings(
     """
     out: list[Message] = []
     for i, message in enumerate(messages):
-        earlier = [one.messages[i] for one in folded if i < len(one.messages)]
-        if not earlier:
+        if all(i >= len(one.messages) for one in folded):
             out.extend(messages[i:])
             break
+        key = message_key(message)
+        earlier = [
+            one.messages[i]
+            for one in folded
+            if i < len(one.messages) and message_key(one.messages[i]) == key
+        ]
+        if not earlier:  # a system message whose text the earlier calls had another of
+            out.append(message)
+            continue
         update: dict[str, object] = {}
         span_ids = tuple(dict.fromkeys(s for m in (*earlier, message) for s in m.span_ids))
         if span_ids != message.span_ids:
@@ -196,3 +281,17 @@ def _with_earlier_sightings(
                 update["agent_name"] = agent
         out.append(message.model_copy(update=update) if update else message)
     return tuple(out)
+
+
+def _with_folded_retrievals(trace: AgentTrace, folded: list[AgentTrace]) -> AgentTrace:
+    """``trace`` holding the retrievals of the traces folded into it, each at its own place.
+
+    A folded trace's transcript is a prefix of ``trace``'s, so its ``after_message`` positions
+    hold in ``trace``: a RAG chat engine's turn keeps the passages it retrieved. Retrievals
+    ``trace`` already holds are not added twice.
+    """
+    missing = [r for one in folded for r in one.retrievals if r not in trace.retrievals]
+    if not missing:
+        return trace
+    retrievals = sorted((*missing, *trace.retrievals), key=attrgetter("after_message"))
+    return trace.model_copy(update={"retrievals": tuple(retrievals)})
