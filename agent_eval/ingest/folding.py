@@ -19,23 +19,11 @@ both replay them. A trace therefore continues only a call whose transcript it st
 (an identical trace is another call, not a continuation), and when several held conversations
 are equally good candidates, they are matched to the calls continuing them one to one in time
 order, with a note: each user keeps as many calls as they made, never the other's.
-
-A replay may differ from the call it replays in its system messages only: a chat engine that
-puts each turn's retrieved passages in the system prompt (LlamaIndex's
-``CondensePlusContextChatEngine``, a RAG app over a bare client) sends a new system message with
-every call, under a framework root span of its own when no session id groups the calls. Such a
-call still continues the earlier one when its input replays every other message (user,
-assistant, tool) whole and in place (:func:`_replays`), noted with the traces whose system
-message differed: the transcript shows the last call's system message, each earlier trace's
-retrievals stay at their own turn, and the earlier system messages keep their own span ids
-(:func:`_same_message`). A continuation that replays the system messages too is preferred to
-one that does not.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from operator import attrgetter
 
 from agent_eval.ingest.message_identity import MessageKey, message_key
 from agent_eval.trace import AgentTrace, AssistantMessage, Message, ModelUsage
@@ -56,10 +44,10 @@ class _Chain:
     keys: tuple[MessageKey, ...]
     folded: list[AgentTrace] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    ambiguous: list[str] = field(default_factory=list)
-    """Its traces that had a twin in another conversation when a later call chose one."""
     system_changed: dict[str, set[int]] = field(default_factory=dict)
     """Its traces continued by a call with another system message -> those messages' places."""
+    ambiguous: list[str] = field(default_factory=list)
+    """Its traces that had a twin in another conversation when a later call chose one."""
 
     def all_notes(self) -> list[str]:
         """Its notes, with the one-to-one matching of identical traces when there was any."""
@@ -93,6 +81,16 @@ class PrefixFolder:
     one to one in time order, with a note. At the end, a conversation nobody extended whose
     transcript one later conversation replays whole is folded into it, unless that one already
     holds an identical call (then which user made it is unknown: it is kept apart, noted).
+
+    A replay may differ from the call it replays in its system messages only (:func:`_replays`):
+    a chat engine that puts each turn's retrieved passages in the system prompt (LlamaIndex's
+    ``CondensePlusContextChatEngine``, a RAG app over a bare client) sends a new one with every
+    call, each call a trace of its own (under a framework root span) when no session id groups
+    them. Such a call continues the earlier one when its input replays every other message
+    (user, assistant, tool) whole and in place, noted with the traces whose system message
+    differed; a continuation that replays the system messages too is preferred. The transcript
+    shows the last call's system message, each earlier trace's retrievals stay at their own
+    turn and the earlier system messages keep their own span ids (:func:`_with_turns_kept`).
     """
 
     def __init__(self) -> None:
@@ -145,7 +143,10 @@ class PrefixFolder:
             kept.append(chain)
         self._held = []
         return [
-            (_with_folded_retrievals(_merged(c.trace, c.folded, c.all_notes()), c.folded), c.folded)
+            (
+                _with_turns_kept(_merged(c.trace, c.folded, c.all_notes()), c.trace, c.folded),
+                c.folded,
+            )
             for c in kept
         ]
 
@@ -258,18 +259,10 @@ def _with_earlier_sightings(
     """
     out: list[Message] = []
     for i, message in enumerate(messages):
-        if all(i >= len(one.messages) for one in folded):
+        earlier = [one.messages[i] for one in folded if i < len(one.messages)]
+        if not earlier:
             out.extend(messages[i:])
             break
-        key = message_key(message)
-        earlier = [
-            one.messages[i]
-            for one in folded
-            if i < len(one.messages) and message_key(one.messages[i]) == key
-        ]
-        if not earlier:  # a system message whose text the earlier calls had another of
-            out.append(message)
-            continue
         update: dict[str, object] = {}
         span_ids = tuple(dict.fromkeys(s for m in (*earlier, message) for s in m.span_ids))
         if span_ids != message.span_ids:
@@ -283,15 +276,29 @@ def _with_earlier_sightings(
     return tuple(out)
 
 
-def _with_folded_retrievals(trace: AgentTrace, folded: list[AgentTrace]) -> AgentTrace:
-    """``trace`` holding the retrievals of the traces folded into it, each at its own place.
+def _with_turns_kept(merged: AgentTrace, last: AgentTrace, folded: list[AgentTrace]) -> AgentTrace:
+    """``merged`` (``last`` with ``folded`` merged in) keeping what each earlier turn had.
 
-    A folded trace's transcript is a prefix of ``trace``'s, so its ``after_message`` positions
-    hold in ``trace``: a RAG chat engine's turn keeps the passages it retrieved. Retrievals
-    ``trace`` already holds are not added twice.
+    A folded trace's transcript is a prefix of ``last``'s (system messages aside), so its
+    ``after_message`` positions hold here: each retrieval it recorded is kept at its own turn
+    (a RAG chat engine's turn keeps the passages it retrieved; one already held is not added
+    twice). A system message keeps only the span ids of the calls that sent that same text:
+    an earlier call that sent another system message did not see this one.
     """
-    missing = [r for one in folded for r in one.retrievals if r not in trace.retrievals]
-    if not missing:
-        return trace
-    retrievals = sorted((*missing, *trace.retrievals), key=attrgetter("after_message"))
-    return trace.model_copy(update={"retrievals": tuple(retrievals)})
+    update: dict[str, object] = {}
+    missing = [r for one in folded for r in one.retrievals if r not in merged.retrievals]
+    if missing:
+        retrievals = sorted((*missing, *merged.retrievals), key=lambda r: r.after_message)
+        update["retrievals"] = tuple(retrievals)
+    messages = list(merged.messages)
+    for i, message in enumerate(last.messages):
+        if message.role != "system" or i >= len(messages):
+            continue
+        key = message_key(message)
+        same = [one.messages[i] for one in folded if i < len(one.messages)]
+        seen = [s for m in same if message_key(m) == key for s in m.span_ids]
+        span_ids = tuple(dict.fromkeys((*seen, *message.span_ids)))
+        if span_ids != messages[i].span_ids:
+            messages[i] = messages[i].model_copy(update={"span_ids": span_ids})
+            update["messages"] = tuple(messages)
+    return merged.model_copy(update=update) if update else merged
