@@ -56,6 +56,8 @@ class _Chain:
     keys: tuple[MessageKey, ...]
     folded: list[AgentTrace] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    system_changed: dict[str, set[int]] = field(default_factory=dict)
+    """Its traces continued by a call with another system message -> those messages' places."""
     ambiguous: list[str] = field(default_factory=list)
     """Its traces that had a twin in another conversation when a later call chose one."""
     unanswered: bool = False
@@ -63,10 +65,11 @@ class _Chain:
 
     def all_notes(self) -> list[str]:
         """Its notes, with the one-to-one matching of identical traces when there was any."""
+        notes = [*self.notes, *_system_change_note(self.system_changed)]
         if not self.ambiguous:
-            return self.notes
+            return notes
         return [
-            *self.notes,
+            *notes,
             f"trace(s) {', '.join(dict.fromkeys(self.ambiguous))} have transcripts identical to "
             "those of another conversation of this file and no conversation id tells them "
             "apart: the calls continuing them were matched one to one in time order, so each "
@@ -74,9 +77,9 @@ class _Chain:
         ]
 
     def has_call(self, keys: tuple[MessageKey, ...]) -> bool:
-        """Whether the chain already holds a call whose transcript is exactly ``keys``."""
-        return keys == self.keys or any(
-            keys == tuple(message_key(m) for m in one.messages) for one in self.folded
+        """Whether the chain already holds a call whose transcript is ``keys`` (system aside)."""
+        return _same_call(keys, self.keys) or any(
+            _same_call(keys, tuple(message_key(m) for m in one.messages)) for one in self.folded
         )
 
 
@@ -92,6 +95,16 @@ class PrefixFolder:
     one to one in time order, with a note. At the end, a conversation nobody extended whose
     transcript one later conversation replays whole is folded into it, unless that one already
     holds an identical call (then which user made it is unknown: it is kept apart, noted).
+
+    A replay may differ from the call it replays in its system messages only (:func:`_replays`):
+    a chat engine that puts each turn's retrieved passages in the system prompt (LlamaIndex's
+    ``CondensePlusContextChatEngine``, a RAG app over a bare client) sends a new one with every
+    call, each call a trace of its own (under a framework root span) when no session id groups
+    them. Such a call continues the earlier one when its input replays every other message
+    (user, assistant, tool) whole and in place, noted with the traces whose system message
+    differed; a continuation that replays the system messages too is preferred. The transcript
+    shows the last call's system message, each earlier trace's retrievals stay at their own
+    turn and the earlier system messages keep their own span ids (:func:`_with_turns_kept`).
     """
 
     def __init__(self) -> None:
@@ -114,7 +127,9 @@ class PrefixFolder:
             return
         longest = max(len(c.keys) for c in candidates)
         tied = [c for c in candidates if len(c.keys) == longest]
+        tied = [c for c in tied if keys[: len(c.keys)] == c.keys] or tied  # system kept first
         chain = tied[0]
+        _note_system_change(chain, chain.trace, chain.keys, keys)
         if len(tied) > 1:  # identical transcripts so far: noted on each of them
             for one in tied:
                 one.ambiguous.append(one.trace.trace_ids[-1])
@@ -135,6 +150,9 @@ class PrefixFolder:
         for n, chain in enumerate(self._held):
             later = [c for c in self._held[n + 1 :] if _extends(c.keys, c.trace, chain)]
             if len(later) == 1 and not later[0].has_call(chain.keys):
+                _note_system_change(later[0], chain.trace, chain.keys, later[0].keys)
+                later[0].system_changed = {**chain.system_changed, **later[0].system_changed}
+                chain.system_changed = {}
                 later[0].folded[:0] = [*chain.folded, chain.trace]
                 later[0].notes[:0] = chain.all_notes()
                 continue
@@ -150,7 +168,13 @@ class PrefixFolder:
             else:
                 kept.append(chain)
         self._held = []
-        return [(_merged(c.trace, c.folded, c.all_notes()), c.folded) for c in kept]
+        return [
+            (
+                _with_turns_kept(_merged(c.trace, c.folded, c.all_notes()), c.trace, c.folded),
+                c.folded,
+            )
+            for c in kept
+        ]
 
     @property
     def folded_count(self) -> int:
@@ -163,8 +187,62 @@ def _extends(keys: tuple[MessageKey, ...], trace: AgentTrace, chain: _Chain) -> 
     return (
         chain.trace.source.files == trace.source.files
         and len(chain.keys) < len(keys)
-        and keys[: len(chain.keys)] == chain.keys
+        and _replays(keys, chain.keys)
     )
+
+
+def _is_system(key: MessageKey) -> bool:
+    """Whether ``key`` is a system message's (:func:`message_key`: role first)."""
+    return bool(key[0] == "system")
+
+
+def _same_message(a: MessageKey, b: MessageKey) -> bool:
+    """Whether ``b`` at ``a``'s place continues it: the same message, or both system messages."""
+    return a == b or (_is_system(a) and _is_system(b))
+
+
+def _replays(keys: tuple[MessageKey, ...], prefix: tuple[MessageKey, ...]) -> bool:
+    """Whether ``keys`` starts with ``prefix``, each system message allowed to differ.
+
+    Every other message (user, assistant, tool) must be replayed whole and in place; a system
+    message must stay a system message, its text may change (a RAG chat engine's system prompt
+    carries each turn's passages).
+    """
+    return len(prefix) <= len(keys) and all(map(_same_message, prefix, keys))
+
+
+def _same_call(a: tuple[MessageKey, ...], b: tuple[MessageKey, ...]) -> bool:
+    """Whether two calls' transcripts are the same, system messages aside."""
+    return len(a) == len(b) and _replays(a, b)
+
+
+def _note_system_change(
+    chain: _Chain,
+    earlier: AgentTrace,
+    earlier_keys: tuple[MessageKey, ...],
+    later_keys: tuple[MessageKey, ...],
+) -> None:
+    """Record on ``chain`` that ``earlier`` was continued with other system messages, if so."""
+    changed = {i for i, (a, b) in enumerate(zip(earlier_keys, later_keys, strict=False)) if a != b}
+    if changed:
+        chain.system_changed[earlier.trace_ids[-1]] = changed
+
+
+def _system_change_note(changed: dict[str, set[int]]) -> list[str]:
+    """The note for traces continued with another system message, or nothing when none was."""
+    if not changed:
+        return []
+    places = ", ".join(str(i + 1) for i in sorted(set().union(*changed.values())))
+    return [
+        f"trace(s) {', '.join(changed)} were continued by a call whose input replays their "
+        f"messages whole except the system message (message {places}), which changed: no "
+        "session or conversation id groups these calls, each a trace of its own (a chat engine "
+        "whose system prompt carries each turn's retrieved passages, such as LlamaIndex's "
+        "CondensePlusContextChatEngine), so they were folded by their replayed messages. The "
+        "transcript shows the last call's system message; each turn keeps its own retrievals. "
+        "Set a session id (openinference `using_session`, or `gen_ai.conversation.id`) to "
+        "group the calls exactly"
+    ]
 
 
 def _merged(trace: AgentTrace, folded: list[AgentTrace], notes: list[str]) -> AgentTrace:
@@ -259,3 +337,31 @@ def _with_earlier_sightings(
             merged = merged.model_copy(update={"span_ids": span_ids})
         out.append(merged)
     return tuple(out)
+
+
+def _with_turns_kept(merged: AgentTrace, last: AgentTrace, folded: list[AgentTrace]) -> AgentTrace:
+    """``merged`` (``last`` with ``folded`` merged in) keeping what each earlier turn had.
+
+    A folded trace's transcript is a prefix of ``last``'s (system messages aside), so its
+    ``after_message`` positions hold here: each retrieval it recorded is kept at its own turn
+    (a RAG chat engine's turn keeps the passages it retrieved; one already held is not added
+    twice). A system message keeps only the span ids of the calls that sent that same text:
+    an earlier call that sent another system message did not see this one.
+    """
+    update: dict[str, object] = {}
+    missing = [r for one in folded for r in one.retrievals if r not in merged.retrievals]
+    if missing:
+        retrievals = sorted((*missing, *merged.retrievals), key=lambda r: r.after_message)
+        update["retrievals"] = tuple(retrievals)
+    messages = list(merged.messages)
+    for i, message in enumerate(last.messages):
+        if message.role != "system" or i >= len(messages):
+            continue
+        key = message_key(message)
+        same = [one.messages[i] for one in folded if i < len(one.messages)]
+        seen = [s for m in same if message_key(m) == key for s in m.span_ids]
+        span_ids = tuple(dict.fromkeys((*seen, *message.span_ids)))
+        if span_ids != messages[i].span_ids:
+            messages[i] = messages[i].model_copy(update={"span_ids": span_ids})
+            update["messages"] = tuple(messages)
+    return merged.model_copy(update=update) if update else merged
