@@ -104,7 +104,8 @@ class PrefixFolder:
     (user, assistant, tool) whole and in place, noted with the traces whose system message
     differed; a continuation that replays the system messages too is preferred. The transcript
     shows the last call's system message, each earlier trace's retrievals stay at their own
-    turn and the earlier system messages keep their own span ids (:func:`_with_turns_kept`).
+    turn (:func:`_merged`) and the earlier system messages keep their own span ids
+    (:func:`_with_system_span_ids`).
     """
 
     def __init__(self) -> None:
@@ -170,7 +171,7 @@ class PrefixFolder:
         self._held = []
         return [
             (
-                _with_turns_kept(_merged(c.trace, c.folded, c.all_notes()), c.trace, c.folded),
+                _with_system_span_ids(_merged(c.trace, c.folded, c.all_notes()), c.trace, c.folded),
                 c.folded,
             )
             for c in kept
@@ -339,20 +340,17 @@ def _with_earlier_sightings(
     return tuple(out)
 
 
-def _with_turns_kept(merged: AgentTrace, last: AgentTrace, folded: list[AgentTrace]) -> AgentTrace:
-    """``merged`` (``last`` with ``folded`` merged in) keeping what each earlier turn had.
+def _with_system_span_ids(
+    merged: AgentTrace, last: AgentTrace, folded: list[AgentTrace]
+) -> AgentTrace:
+    """``merged`` (``last`` with ``folded`` merged in) with each system message's own span ids.
 
-    A folded trace's transcript is a prefix of ``last``'s (system messages aside), so its
-    ``after_message`` positions hold here: each retrieval it recorded is kept at its own turn
-    (a RAG chat engine's turn keeps the passages it retrieved; one already held is not added
-    twice). A system message keeps only the span ids of the calls that sent that same text:
-    an earlier call that sent another system message did not see this one.
+    A folded trace's transcript is a prefix of ``last``'s, system messages aside (their text
+    may change per turn; each turn's retrievals are kept by :func:`_merged`). A system message
+    keeps only the span ids of the calls that sent that same text: an earlier call that sent
+    another system message did not see this one.
     """
     update: dict[str, object] = {}
-    missing = [r for one in folded for r in one.retrievals if r not in merged.retrievals]
-    if missing:
-        retrievals = sorted((*missing, *merged.retrievals), key=lambda r: r.after_message)
-        update["retrievals"] = tuple(retrievals)
     messages = list(merged.messages)
     for i, message in enumerate(last.messages):
         if message.role != "system" or i >= len(messages):
