@@ -695,6 +695,7 @@ def _cache_summary(stack: JudgeStack | None) -> CacheSummary | None:
         endpoint=cached.endpoint,
         other_endpoint_hits=cached.other_endpoint_hits,
         other_endpoints=dict(cached.other_endpoints),
+        unknown_endpoint_hits=cached.unknown_endpoint_hits,
     )
 
 
