@@ -22,6 +22,7 @@ from agent_eval.analysis.binary_stats import (
     table_2x2,
 )
 from agent_eval.analysis.selection import ConfigurationIdentity, identity_of, verdicts
+from agent_eval.natural_order import natural_key
 from agent_eval.result import MetricResult
 
 __all__ = ["Calibration", "calibrate", "calibrate_results"]
@@ -43,12 +44,13 @@ class Calibration(BaseModel):
         confusion: ``[[label 0 & pred 0, label 0 & pred 1], [label 1 & pred 0, label 1 & pred 1]]``.
         failure_precision: Of predicted failures, the share that are labelled failures.
         failure_recall: Of labelled failures, the share predicted as failures.
-        disagreements: Conversation ids where prediction and label differ, sorted.
-        unlabelled: Conversation ids with a prediction but no label, sorted.
-        unpredicted: Conversation ids with a label but no (ok) prediction, sorted.
+        disagreements: Conversation ids where prediction and label differ, in natural order
+            (``c9`` before ``c10``: :func:`~agent_eval.natural_order.natural_key`).
+        unlabelled: Conversation ids with a prediction but no label, in natural order.
+        unpredicted: Conversation ids with a label but no (ok) prediction, in natural order.
         not_scored: Of ``unpredicted``, the units the run has but did not score ``ok``, each
             with its status and reason (``"skipped: no_context"``); the others are ids the run
-            does not have.
+            does not have; in natural order.
 
     """
 
@@ -83,7 +85,7 @@ def calibrate(
     identity: ConfigurationIdentity | None = None,
 ) -> Calibration:
     """Calibrate binary predictions against binary labels, both keyed by conversation id."""
-    common = sorted(set(predictions) & set(labels))
+    common = sorted(set(predictions) & set(labels), key=natural_key)
     truth: Sequence[int] = [labels[c] for c in common]
     pred: Sequence[int] = [predictions[c] for c in common]
     confusion = table_2x2(truth, pred)
@@ -106,8 +108,8 @@ def calibrate(
         failure_precision=_ratio(confusion[0][0], confusion[0][0] + confusion[1][0]),
         failure_recall=_ratio(confusion[0][0], confusion[0][0] + confusion[0][1]),
         disagreements=[c for c in common if labels[c] != predictions[c]],
-        unlabelled=sorted(set(predictions) - set(labels)),
-        unpredicted=sorted(set(labels) - set(predictions)),
+        unlabelled=sorted(set(predictions) - set(labels), key=natural_key),
+        unpredicted=sorted(set(labels) - set(predictions), key=natural_key),
     )
 
 
@@ -126,4 +128,5 @@ def calibrate_results(results: Sequence[MetricResult], labels: Mapping[str, int]
         for r in results
         if r.repeat == 0 and r.status != "ok" and r.subject in missing
     }
-    return cal.model_copy(update={"not_scored": dict(sorted(not_scored.items()))})
+    ordered = {subject: not_scored[subject] for subject in sorted(not_scored, key=natural_key)}
+    return cal.model_copy(update={"not_scored": ordered})

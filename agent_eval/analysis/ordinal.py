@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from scipy import stats
 
 from agent_eval.analysis.selection import ConfigurationIdentity, identity_of
+from agent_eval.natural_order import natural_key
 from agent_eval.result import MetricResult
 
 __all__ = ["OrdinalCalibration", "calibrate_ordinal", "calibrate_ordinal_results", "scores"]
@@ -40,8 +41,8 @@ class OrdinalCalibration(BaseModel):
             and 95% interval (``None`` where undefined: n too small, a constant side).
         kendall / kendall_p / kendall_ci_low / kendall_ci_high: Kendall's tau-b likewise.
         ratings: How many subjects have each rating, by rating (as text).
-        unlabelled: Subjects with a score but no rating, sorted.
-        unpredicted: Subjects with a rating but no (ok) score, sorted.
+        unlabelled: Subjects with a score but no rating, in natural order.
+        unpredicted: Subjects with a rating but no (ok) score, in natural order.
 
     """
 
@@ -118,8 +119,8 @@ def calibrate_ordinal(
         kendall_ci_low=tau_low,
         kendall_ci_high=tau_high,
         ratings=counts,
-        unlabelled=sorted(set(predictions) - set(ratings)),
-        unpredicted=sorted(set(ratings) - set(predictions)),
+        unlabelled=sorted(set(predictions) - set(ratings), key=natural_key),
+        unpredicted=sorted(set(ratings) - set(predictions), key=natural_key),
     )
 
 

@@ -10,8 +10,8 @@ One table, the same for every command (the README's "Exit codes" table is this o
    file undecodable), or a named input file (references, labels, run) is unusable
 4  nothing scored: the inputs were read but gave no conversation (``ingest``, ``show``,
    ``formatters diff``), or no conversation was scored (``score``: every one errored or was
-   skipped; ``compare``: no conversation scored under two variants; ``stability``: none scored
-   twice)
+   skipped, or one metric scored none and errored while others scored; ``compare``: no
+   conversation scored under two variants; ``stability``: none scored twice)
 5  output not written: the output file or directory cannot be written (disk full,
    permissions), or another ``agent-eval`` run holds its lock
 == ========================================================================================

@@ -204,7 +204,9 @@ class CacheSummary(_Payload):
 
     ``hits`` answered from the cache, ``calls`` sent to the endpoint; ``endpoint`` is this
     run's, bare (no credentials or query); ``other_endpoint_hits`` of the hits came from
-    entries another endpoint filled (``other_endpoints``: those endpoints, with counts).
+    entries another endpoint filled (``other_endpoints``: those endpoints, with counts), and
+    ``unknown_endpoint_hits`` from entries that name no endpoint (written by an agent-eval that
+    did not keep it; which endpoint answered is unknown).
     """
 
     hits: int
@@ -212,6 +214,7 @@ class CacheSummary(_Payload):
     endpoint: str | None
     other_endpoint_hits: int
     other_endpoints: dict[str, int]
+    unknown_endpoint_hits: int
 
 
 class ScorePayload(_Payload):

@@ -11,8 +11,9 @@ are still scored and written first.
 Exit codes (:mod:`agent_eval.cli.exit_codes`): 0 done; 1 ``--fail-under`` or a gate failed; 2
 usage or configuration error (no judge configured, the variable named by ``--api-key-env``
 unset while the endpoint is not on this machine); 3 no input readable; 4 no conversation was
-scored (every one errored or was skipped: the line names the dominant reason); 5 the output
-directory cannot be written or another run holds its lock.
+scored (every one errored or was skipped: the line names the dominant reason), or one metric
+scored none and some of its units errored while other metrics scored (a line per such metric);
+5 the output directory cannot be written or another run holds its lock.
 Every setting can come from ``agent-eval.toml`` (see :mod:`agent_eval.config`).
 """
 
@@ -166,7 +167,8 @@ SCORE_STATISTICS = ("mean_score", "atoms")
 """What ``score`` measures for gates: ``atoms`` only for metrics scored from atoms."""
 
 EXIT_NOTHING_SCORED = EXIT_NOTHING
-"""Exit code when conversations were read but none was scored (all errored or skipped)."""
+"""Exit code when conversations were read but none was scored (all errored or skipped), or a
+metric scored none and errored while other metrics scored."""
 
 _SECRET_FLAGS = ("--api-key", "--key", "--token", "--password")
 
@@ -652,8 +654,10 @@ def _finish(
 ) -> int:
     """Print the summaries, usage and budget line; the exit code.
 
-    2 (``not_configured``) when judged metrics could not run, said once more, last; else 1
-    when nothing was scored, else the gates' code.
+    2 (``not_configured``) when judged metrics could not run, said once more, last; else 4
+    when nothing was scored; else 4 when a metric scored no unit and some of its units
+    errored (a dead judge endpoint: that metric did not run, whatever the others did; after
+    the gates, which are still reported); else the gates' code.
     """
     spent = _spent_rows(summaries[0])
     for summary in summaries:
@@ -679,7 +683,9 @@ def _finish(
         return not_configured
     if all(summary.nothing_scored() is not None for summary in summaries):
         return _nothing_scored(summaries[0])
-    return _gates_code(summaries, cfg, gates, out, report)
+    code = _gates_code(summaries, cfg, gates, out, report)
+    failed = [s for s in summaries if s.errored and s.nothing_scored() is not None]
+    return _metrics_not_scored(failed) if failed else code
 
 
 def _cache_summary(stack: JudgeStack | None) -> CacheSummary | None:
@@ -695,6 +701,7 @@ def _cache_summary(stack: JudgeStack | None) -> CacheSummary | None:
         endpoint=cached.endpoint,
         other_endpoint_hits=cached.other_endpoint_hits,
         other_endpoints=dict(cached.other_endpoints),
+        unknown_endpoint_hits=cached.unknown_endpoint_hits,
     )
 
 
@@ -1178,6 +1185,23 @@ def _nothing_scored(summary: RunSummary) -> int:
     return EXIT_NOTHING_SCORED
 
 
+def _metrics_not_scored(failed: Sequence[RunSummary]) -> int:
+    """Name each metric that scored nothing though others did, and why; exit code 4.
+
+    ``error: goal_accuracy@1: nothing was scored: all 27 conversations errored (mostly
+    judge_unavailable: 27 of 27); the other metrics' results are written; list the errors
+    with: agent-eval errors runs/fixtures``.
+    """
+    for summary in failed:
+        where = summary.out_dir or summary.run_id
+        message = (
+            f"{summary.metric}: {summary.nothing_scored()}; the other metrics' results are "
+            f"written; list the errors with: agent-eval errors {where}"
+        )
+        err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    return EXIT_NOTHING_SCORED
+
+
 def _gate(
     summary: RunSummary, fail_under: float | None, out: Console, report: _JsonReport | None
 ) -> int:
@@ -1277,10 +1301,11 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     judge. Exit codes: 0 done, at least one conversation scored; 1 --fail-under or a --gate
     failed; 2 a usage or configuration error (no judge configured for a judged metric, even
     when judge-free ones were scored; the variable named by --api-key-env unset); 3 no input
-    readable; 4 nothing scored (every conversation errored or was skipped; see agent-eval
-    errors DIR); 5 the output cannot be written, or another run holds its lock; 130 Ctrl-C
-    and 143 SIGTERM, after keeping every finished result and what the units cut short spent
-    (continue with --resume DIR).
+    readable; 4 nothing scored (every conversation errored or was skipped), or a metric
+    scored nothing and errored (a dead judge endpoint) while others scored, named on stderr
+    (see agent-eval errors DIR); 5 the output cannot be written, or another run holds its
+    lock; 130 Ctrl-C and 143 SIGTERM, after keeping every finished result and what the units
+    cut short spent (continue with --resume DIR).
 
     Cost: prices from the [prices] config table, then genai-prices (bundled, never fetched);
     n/a for an unknown model. Usage the endpoint did not report is estimated and marked ~;

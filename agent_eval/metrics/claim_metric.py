@@ -208,7 +208,10 @@ class ClaimMetric(Metric):
     async def atoms_of(self, sample: MetricInput, judge: Judge, tally: CallTally) -> list[str]:
         """The answer's atoms: pinned ones when stored, else decomposed (and then stored).
 
-        Sets ``tally.details["decomposition"]`` to ``"pinned"`` or ``"new"``.
+        Sets ``tally.details["decomposition"]`` to ``"pinned"`` (stored in this run's
+        decomposition store), ``"cached"`` (decomposed from a judge-call cache hit: no request
+        sent, so the atoms are those another run's judge gave) or ``"new"`` (the judge was
+        asked now).
 
         Raises:
             UnitSkipped: the answer holds no atom (``no_statements``).
@@ -230,6 +233,7 @@ class ClaimMetric(Metric):
             done = self._in_flight[key] = asyncio.Event()
             try:
                 reply = await tally.ask(judge, self.decompose_request(unit), DECOMPOSE_STAGE)
+                decomposed = "cached" if reply.cached else "new"
                 raw: list[str] = getattr(reply.output, self.atoms_field)
                 atoms = [a.strip() for a in raw if a.strip()]
                 self.decompositions.put(
@@ -238,7 +242,7 @@ class ClaimMetric(Metric):
             finally:
                 del self._in_flight[key]
                 done.set()
-            tally.details["decomposition"] = "new"
+            tally.details["decomposition"] = decomposed
         if not atoms:
             raise UnitSkipped(
                 "no_statements",

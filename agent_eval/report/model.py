@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from agent_eval.analysis.selection import ConfigurationIdentity
 from agent_eval.costs import NO_JUDGE
+from agent_eval.natural_order import natural_key
 from agent_eval.result import CONVERSATION_UNIT, MetricResult
 from agent_eval.run.outcomes import NO_FORMATTER
 from agent_eval.trace import AgentTrace
@@ -264,18 +264,6 @@ class ReportData:
     def renderings_bounded(self) -> bool:
         """Whether renderings are cut below :data:`RENDERING_LIMIT` to bound the page."""
         return 0 < self.rendering_limit < RENDERING_LIMIT
-
-
-_DIGITS = re.compile(r"(\d+)")
-
-
-def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
-    """Sort key that orders digit runs by value: ``c2`` < ``c10``, ``1`` < ``13`` < ``16``."""
-    return tuple(
-        (0, int(part)) if part.isdigit() else (1, part.casefold())
-        for part in _DIGITS.split(text)
-        if part
-    )
 
 
 def anchor(conversation_id: str) -> str:

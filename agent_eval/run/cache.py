@@ -9,10 +9,11 @@ value is the validated output JSON, the token usage of the original call and whe
 endpoint reported it (``usage_known``), the raw reply, the model that answered and the endpoint
 that was asked, bare (``scheme://host:port/path``: no userinfo, no query, so no credential is
 ever stored; :func:`agent_eval.redaction.bare_endpoint`). A hit from an entry another endpoint
-filled is counted (:attr:`CachedJudge.other_endpoint_hits`), so a run says how many of its
-answers no request to its own endpoint produced: two servers serving one model name (an fp16
-and a q4 build) can answer differently, and a dead endpoint answered from the cache is no
-judge that answered.
+filled is counted (:attr:`CachedJudge.other_endpoint_hits`), and so is a hit from an entry
+that names no endpoint (:attr:`CachedJudge.unknown_endpoint_hits`: written by a version before
+the endpoint was kept), so a run says how many of its answers no request to its own endpoint
+is known to have produced: two servers serving one model name (an fp16 and a q4 build) can
+answer differently, and a dead endpoint answered from the cache is no judge that answered.
 
 Only replies that validated are cached; a failed call is never cached, so a re-run retries it.
 :class:`CachedJudge` wraps any :class:`~agent_eval.judges.base.Judge` and is itself one, so it
@@ -402,7 +403,7 @@ class CachedJudge(Judge):
             mode), hashed into the key. Never credentials or headers.
         endpoint: The endpoint ``inner`` asks, bare (:func:`agent_eval.redaction.bare_endpoint`;
             never a credential), stored beside each entry written; ``None``: not said (then
-            no hit is counted as another endpoint's).
+            no hit is counted as another or an unknown endpoint's).
 
     Attributes:
         hits: Requests answered from the cache.
@@ -410,6 +411,8 @@ class CachedJudge(Judge):
         other_endpoint_hits: Of ``hits``, those from entries another endpoint filled (the
             entry names an endpoint, and not this one).
         other_endpoints: Those endpoints, with their hit counts.
+        unknown_endpoint_hits: Of ``hits``, those from entries that name no endpoint (written
+            by an agent-eval that did not keep it): no one can say which endpoint answered.
 
     """
 
@@ -433,6 +436,7 @@ class CachedJudge(Judge):
         self.misses = 0
         self.other_endpoint_hits = 0
         self.other_endpoints: Counter[str] = Counter()
+        self.unknown_endpoint_hits = 0
         self._locks: dict[str, _KeySlot] = {}
         self._written: set[str] = set()
 
@@ -464,9 +468,12 @@ class CachedJudge(Judge):
         if entry is not None:
             self.hits += 1
             filled_by = entry.endpoint
-            if self.endpoint is not None and filled_by is not None and filled_by != self.endpoint:
-                self.other_endpoint_hits += 1
-                self.other_endpoints[filled_by] += 1
+            if self.endpoint is not None and filled_by != self.endpoint:
+                if filled_by is None:  # an entry from before the endpoint was kept
+                    self.unknown_endpoint_hits += 1
+                else:
+                    self.other_endpoint_hits += 1
+                    self.other_endpoints[filled_by] += 1
             return _reply_from(entry, request)
         self.misses += 1
         reply = await self.inner.ask(request)

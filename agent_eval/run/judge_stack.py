@@ -69,38 +69,57 @@ class JudgeStack:
     def cache_line(self) -> str | None:
         """``judge cache: 12 hits, 3 calls (runs/judge-cache.db)``, or ``None`` when off.
 
-        Hits from entries another endpoint filled are said after the hits: ``judge cache: 7
-        hits (7 filled by another endpoint: http://127.0.0.1:8988/v1), 0 calls (...)``.
+        Hits from entries another endpoint filled, or that name no endpoint, are said after
+        the hits: ``judge cache: 7 hits (7 filled by another endpoint:
+        http://127.0.0.1:8988/v1), 0 calls (...)``, ``judge cache: 2 hits (2 filled by an
+        unknown endpoint), 8 calls (...)``.
         """
         if self.cached is None or self.cache is None:
             return None
         mode = "" if self.cached.mode == "use" else f", {self.cached.mode}"
-        other = ""
+        said = []
         if self.cached.other_endpoint_hits:
-            other = (
-                f" ({self.cached.other_endpoint_hits} filled by another endpoint: "
-                f"{_endpoints(self.cached)})"
+            said.append(
+                f"{self.cached.other_endpoint_hits} filled by another endpoint: "
+                f"{_endpoints(self.cached)}"
             )
+        if self.cached.unknown_endpoint_hits:
+            said.append(f"{self.cached.unknown_endpoint_hits} filled by an unknown endpoint")
+        other = f" ({'; '.join(said)})" if said else ""
         return (
             f"judge cache: {self.cached.hits} hits{other}, {self.cached.misses} calls "
             f"({self.cache.path}{mode})"
         )
 
     def other_endpoint_warning(self) -> str | None:
-        """A warning when some answers came from entries another endpoint filled, or ``None``.
+        """A warning when some answers came from entries another or an unknown endpoint filled.
 
         ``warning: 7 of 7 judge answers came from the cache, filled by another endpoint
         (http://127.0.0.1:8988/v1), not from http://127.0.0.1:1/v1; --refresh-cache asks this
-        endpoint again``.
+        endpoint again``. An entry that names no endpoint (written by an agent-eval that did
+        not keep it) counts as filled by an unknown endpoint: ``warning: 2 of 10 judge answers
+        came from the cache, filled by an unknown endpoint (entries of an older agent-eval
+        name none), not known to be from http://...; --refresh-cache asks this endpoint
+        again``. ``None``: every hit was this endpoint's (or the cache is off).
         """
         cached = self.cached
-        if cached is None or not cached.other_endpoint_hits:
+        if cached is None or not (cached.other_endpoint_hits or cached.unknown_endpoint_hits):
             return None
         asked = cached.hits + cached.misses
+        other, unknown = cached.other_endpoint_hits, cached.unknown_endpoint_hits
+        unknown_why = "entries of an older agent-eval name none"
+        if not unknown:
+            filled = f"filled by another endpoint ({_endpoints(cached)}), not from"
+        elif not other:
+            filled = f"filled by an unknown endpoint ({unknown_why}), not known to be from"
+        else:
+            filled = (
+                f"filled by another endpoint ({other}: {_endpoints(cached)}) or an unknown "
+                f"one ({unknown}: {unknown_why}), not from"
+            )
         return (
-            f"warning: {cached.other_endpoint_hits} of {asked} judge answers came from the "
-            f"cache, filled by another endpoint ({_endpoints(cached)}), not from "
-            f"{cached.endpoint}; --refresh-cache asks this endpoint again"
+            f"warning: {other + unknown} of {asked} judge answers came from the cache, "
+            f"{filled} {cached.endpoint}; --refresh-cache asks this endpoint again"
         )
 
     async def aclose(self) -> None:

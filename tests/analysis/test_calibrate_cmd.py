@@ -299,3 +299,23 @@ def test_configuration_identity_text_of_judged_rows(make_result: Any) -> None:
     assert str(no_rendering) == (
         "context_precision@1 | no formatter | prompt aaaaaaaaaaaa | judge gpt-4o-mini"
     )
+
+
+def test_disagreements_and_one_sided_ids_are_in_natural_order(tmp_path: Path) -> None:
+    """trial9 #10: ``disagreements: c1, c10, c16, ..., c9`` was string order."""
+    ids = [f"c{i}" for i in (1, 2, 9, 10, 16, 23)]
+    predictions, labels = tmp_path / "verdicts.jsonl", tmp_path / "labels.csv"
+    predictions.write_text(
+        "".join(json.dumps({"conversation_id": c, "verdict": 0}) + "\n" for c in [*ids, "x11"])
+        + "".join(json.dumps({"conversation_id": c, "verdict": 1}) + "\n" for c in ("x2", "x100"))
+    )
+    labels.write_text("conversation_id,label\n" + "".join(f"{c},1\n" for c in [*ids, "y10", "y9"]))
+    args = ["calibrate", "--predictions", str(predictions), "--labels", str(labels)]
+    shown = CliRunner().invoke(app, args, env={"COLUMNS": "300"})
+    assert shown.exit_code == 0, shown.output
+    (row,) = [line for line in shown.stdout.splitlines() if "disagreements" in line]
+    assert row.split("│")[2].strip() == "c1, c2, c9, c10, c16, c23"
+    summary = json.loads(CliRunner().invoke(app, [*args, "--json"]).stdout)
+    assert summary["disagreements"] == ids
+    assert summary["unlabelled"] == ["x2", "x11", "x100"]
+    assert summary["unpredicted"] == ["y9", "y10"]

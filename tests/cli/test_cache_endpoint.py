@@ -74,7 +74,60 @@ def test_answers_filled_by_another_endpoint_are_counted_and_named(
         "endpoint": DEAD,
         "other_endpoint_hits": 4,
         "other_endpoints": {served: 4},
+        "unknown_endpoint_hits": 0,
     }
+
+
+def test_answers_from_entries_that_name_no_endpoint_count_as_an_unknown_endpoints(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """trial9 #4: entries an older agent-eval wrote (``endpoint`` NULL) were served silently."""
+    judge_script.script(fake_server)
+    traces = judge_script.write_traces(tmp_path / "t.jsonl", {"a": "DONE", "b": ""})
+    cache = tmp_path / "cache.db"
+    served = fake_server.base_url.rstrip("/")
+    assert _score(traces, cache, served, tmp_path / "first")[0] == 0
+    with sqlite3.connect(cache) as db:  # what a version before the endpoint column left
+        keys = [row[0] for row in db.execute("SELECT key FROM judge_calls ORDER BY key")]
+        db.execute("UPDATE judge_calls SET endpoint = NULL WHERE key IN (?, ?)", keys[:2])
+    # the same endpoint: the two entries naming none are not known to be its answers
+    code, stdout, stderr = _score(traces, cache, served, tmp_path / "same")
+    assert code == 0, stderr
+    assert "judge cache: 4 hits (2 filled by an unknown endpoint), 0 calls" in " ".join(
+        stdout.split()
+    )
+    assert (
+        "warning: 2 of 4 judge answers came from the cache, filled by an unknown endpoint "
+        f"(entries of an older agent-eval name none), not known to be from {served}; "
+        "--refresh-cache asks this endpoint again"
+    ) in stderr
+    # another endpoint: two hits another endpoint filled, two an unknown one
+    code, stdout, stderr = _score(traces, cache, DEAD, tmp_path / "dead")
+    assert code == 0, stderr
+    assert (
+        f"judge cache: 4 hits (2 filled by another endpoint: {served}; 2 filled by an unknown "
+        "endpoint), 0 calls"
+    ) in " ".join(stdout.split())
+    assert (
+        f"warning: 4 of 4 judge answers came from the cache, filled by another endpoint (2: "
+        f"{served}) or an unknown one (2: entries of an older agent-eval name none), not from "
+        f"{DEAD}; --refresh-cache asks this endpoint again"
+    ) in stderr
+    code, stdout, _ = _score(traces, cache, DEAD, tmp_path / "dead-json", "--json")
+    assert code == 0
+    assert json.loads(stdout)["cache"] == {
+        "hits": 4,
+        "calls": 0,
+        "endpoint": DEAD,
+        "other_endpoint_hits": 2,
+        "other_endpoints": {served: 2},
+        "unknown_endpoint_hits": 2,
+    }
+    # --refresh-cache asks again and the entries name the endpoint from then on
+    assert _score(traces, cache, served, tmp_path / "refresh", "--refresh-cache")[0] == 0
+    code, stdout, stderr = _score(traces, cache, served, tmp_path / "after")
+    assert code == 0 and "judge cache: 4 hits, 0 calls" in " ".join(stdout.split())
+    assert "unknown endpoint" not in stderr
 
 
 def test_refresh_cache_asks_the_configured_endpoint(

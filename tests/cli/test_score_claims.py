@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -120,6 +121,32 @@ def test_a_second_run_reuses_the_pinned_statements_unless_redecompose(
     assert sum(r.schema_name == "Statements" for r in fake_server.requests) == 4
     details = [r.details.get("decomposition") for r in load_results(tmp_path / "out")]
     assert details.count("pinned") == 2 and details.count("new") == 4
+
+
+def test_a_decomposition_answered_from_the_judge_cache_says_cached(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """trial9 #4: a row decomposed from a cache hit said ``decomposition: new``."""
+    _install(fake_server)
+    cache = ("--cache-path", str(tmp_path / "cache.db"), "--metric", "faithfulness")
+    assert _score(fake_server, tmp_path, *cache)[0] == 0
+    first = {r.conversation_id: r.details for r in load_results(tmp_path / "out")}
+    assert first["returns"]["decomposition"] == "new"
+    assert _decompose_cached(first["returns"]) == 0
+    (tmp_path / "out").rename(tmp_path / "first")  # a new --out: nothing pinned there
+    assert _score(fake_server, tmp_path, *cache)[0] == 0
+    again = {r.conversation_id: r.details for r in load_results(tmp_path / "out")}
+    for cid in ("returns", "refusal"):  # "refusal" holds no statement: skipped, still cached
+        assert again[cid]["decomposition"] == "cached"
+        assert _decompose_cached(again[cid]) == 1
+    assert _score(fake_server, tmp_path, *cache)[0] == 0  # the same --out: pinned
+    third = [r.details.get("decomposition") for r in load_results(tmp_path / "out")]
+    assert third.count("pinned") == 2 and third.count("cached") == 2  # the two runs in out
+
+
+def _decompose_cached(details: dict[str, Any]) -> Any:
+    """``details["stages"]["decompose"]["cached_calls"]`` of a row."""
+    return details["stages"]["decompose"]["cached_calls"]
 
 
 def test_an_atoms_gate_declares_its_atom_count_and_says_what_it_means(
