@@ -72,10 +72,14 @@ def identity_of(results: Iterable[MetricResult]) -> ConfigurationIdentity | None
     identities = {ConfigurationIdentity.of(r) for r in results}
     if len(identities) > 1:
         listed = "; ".join(sorted(str(i) for i in identities))
-        raise ConfigError(
-            f"the results mix {len(identities)} configurations ({listed}); "
-            "choose one with --metric / --formatter"
+        unfingerprinted = {i.model_copy(update={"formatter_fingerprint": ""}) for i in identities}
+        advice = (
+            "one formatter name@version with two fingerprints (its rendering changed without a "
+            "version bump): these rows cannot be told apart by --formatter; use one run's rows"
+            if len(unfingerprinted) < len(identities)
+            else "choose one with --metric / --formatter"
         )
+        raise ConfigError(f"the results mix {len(identities)} configurations ({listed}); {advice}")
     return next(iter(identities), None)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import tomllib
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
@@ -48,6 +48,7 @@ __all__ = [
     "out_console",
     "price_table",
     "usage_errors",
+    "warn_formatter_drift",
     "write_json",
 ]
 
@@ -215,6 +216,21 @@ def load_run_results(path: Path) -> list[MetricResult]:
         if not isinstance(exc.__cause__, ValidationError):
             raise
         raise StoreError(_explain(path) or str(exc).splitlines()[0]) from None
+
+
+def warn_formatter_drift(results: Iterable[MetricResult]) -> list[str]:
+    """Warn on stderr for each formatter identity ``results`` record with two fingerprints.
+
+    See :mod:`agent_eval.analysis.formatter_drift`. Returns the warnings (``[]``: none).
+    """
+    from agent_eval.analysis.formatter_drift import formatter_drift
+
+    warnings = [drift.describe() for drift in formatter_drift(results)]
+    for warning in warnings:
+        err_console.print(
+            f"[bold yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True
+        )
+    return warnings
 
 
 def write_json(payload: str) -> None:

@@ -40,7 +40,7 @@ from agent_eval.analysis.ordinal import OrdinalCalibration, calibrate_ordinal_re
 from agent_eval.analysis.paired import VariantComparison, compare_formatters
 from agent_eval.analysis.scoring import score_repeats, score_variants
 from agent_eval.analysis.stability import Stability, measure_stability
-from agent_eval.cli.analysis_options import load_run_results, out_console
+from agent_eval.cli.analysis_options import load_run_results, out_console, warn_formatter_drift
 from agent_eval.cli.app import INTERRUPTED_TYPE, err_console, interrupt_exit_code, interrupt_message
 from agent_eval.cli.json_output import (
     ComparePayload,
@@ -435,6 +435,7 @@ def _select(
             f"the run scored under {len(formatters)} formatters ({', '.join(formatters)}); "
             f"calibrate one at a time: --formatter {formatters[0]}"
         )
+    warn_formatter_drift(rows)  # rows of several runs: one name@version, two fingerprints
     return rows
 
 
@@ -568,6 +569,8 @@ def compare_for(
     """
     truth = read_binary_file(labels, field=label_field) if labels else None
     run_id, directory, traces, results = run_compare(cfg, names, argv, as_json=as_json)
+    compared = {r.formatter for r in results}  # an earlier run in OUT under the same names
+    warn_formatter_drift(r for r in load_run_results(directory) if r.formatter in compared)
     used = labels_for(truth, traces)
     if used:
         write_labels(directory / LABELS_NAME, used)

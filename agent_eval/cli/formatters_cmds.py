@@ -4,8 +4,9 @@
   12 hex), lock status, description and the o200k token count of its probe-set renderings.
 - ``formatters diff A B PATH...``: per conversation, a unified diff of two renderings and their
   token counts.
-- ``formatters lock [--check]``: add lock entries for new versions / verify the lock (exit 1 on
-  a changed released version: "bump the version").
+- ``formatters lock [--check [--strict]]``: add lock entries for new versions / verify the lock
+  (exit 1 on a changed released version: "bump the version"); ``--check`` lists the registered
+  identities the lock does not cover (a plugin's), ``--strict`` fails on them.
 - ``show PATH... [--formatter NAME@V] [--raw]``: a readable view, or the exact judge input.
 
 Unknown formatters, bad parameters and unreadable inputs exit 2 with a message listing what
@@ -154,11 +155,27 @@ def diff(
 @formatters_app.command("lock", cls=HelpCommand)
 def lock(
     check: Annotated[bool, typer.Option("--check", help="Verify only; exit 1 on drift.")] = False,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="With --check: exit 1 also for registered formatters this lock does not cover "
+            "(a plugin's, which --check only lists).",
+        ),
+    ] = False,
     lock_path: Annotated[Path | None, typer.Option("--lock", help="Lock file to use.")] = None,
     formatter_path: FormatterPath = None,
 ) -> None:
-    """Add lock entries for new formatter versions, or verify the lock with --check."""
+    """Add lock entries for new formatter versions, or verify the lock with --check.
+
+    A lock covers the formatters of the package it sits in (the built-in lock: the built-in
+    formatters); --check also lists the registered formatters it does not cover (a plugin's,
+    changed without a version bump unnoticed unless its package ships its own lock), and
+    --strict fails on them.
+    """
     with usage_errors():
+        if strict and not check:
+            raise ConfigError("--strict applies to --check")
         load_formatter_paths(formatter_path)
         report = verify_lock(lock_path)
     for problem in report.problems():
@@ -170,9 +187,19 @@ def lock(
             err_console.print(
                 f"not locked: {escape(identity)}; run `agent-eval formatters lock`", highlight=False
             )
-        if report.unlocked:
+        for uncovered in report.uncovered:
+            label = "[bold red]error:[/]" if strict else "[bold yellow]warning:[/]"
+            err_console.print(f"{label} {escape(uncovered.describe())}", highlight=False)
+        if report.unlocked or (strict and report.uncovered):
             raise typer.Exit(EXIT_GATE)
-        console.print(f"lock OK: {len(report.fingerprints)} formatter identities match")
+        n = len(report.uncovered)
+        more = (
+            f"; {n} registered {'identity' if n == 1 else 'identities'} not covered by it "
+            "(listed on stderr; --strict fails on them)"
+            if n
+            else ""
+        )
+        console.print(f"lock OK: {len(report.fingerprints)} formatter identities match{more}")
         return
     try:
         added = update_lock(lock_path)

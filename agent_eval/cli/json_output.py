@@ -283,14 +283,18 @@ class StabilityPayload(_Payload):
 class RagPayload(_Payload):
     """``rag --json``: the turns, failure counts, reviewer agreement and policy outcome.
 
-    Every turn with its results and failures, failure counts by stage, each reviewer's
-    agreement with the labels, and the policy's outcome lines (``None`` without a policy).
+    Every turn with its results, failures and failing statements
+    (:meth:`~agent_eval.rag.turns.TurnRow.failing_statements`), failure counts by stage, each
+    reviewer's agreement with the labels, and the policy's outcome
+    (:meth:`~agent_eval.rag.policy.PolicyOutcome.to_json`: each gate with its metric,
+    threshold, turns measured and needed, passed, turns not measured, and its sentence as
+    ``text``; ``None`` without a policy).
     """
 
     turns: list[dict[str, Any]]
     failures: dict[str, dict[str, int]]
     agreement: list[dict[str, Any]]
-    policy: list[str] | None
+    policy: dict[str, Any] | None
 
 
 class RunsListPayload(_Payload):

@@ -11,6 +11,7 @@ recorded no turns or cannot be read.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -53,6 +54,28 @@ def _cell(row: TurnRow, name: str) -> str:
     return shown
 
 
+def _statement(statement: Mapping[str, Any]) -> str:
+    """``  x "text" UNVERIFIED (judge: SUPPORTED); quote "..." not in the passages: reason``.
+
+    A failing statement of a claim metric, as listed under its score (faithfulness's label
+    reads ``label 0``).
+    """
+    label = str(statement["label"])
+    shown = f"label {label}" if label.isdigit() else label  # faithfulness: 0 (not supported)
+    text = f'  x "{_short(str(statement["text"]), 100)}" {shown}'
+    if statement["judge_label"]:
+        text += f" (judge: {statement['judge_label']})"
+    if statement["evidence"]:
+        found = {True: "verified", False: "not in the passages", None: "not checked"}
+        text += (
+            f'; quote "{_short(str(statement["evidence"]), 60)}" '
+            f"{found[statement['evidence_verified']]}"
+        )
+    if statement["rationale"]:
+        text += f": {_short(str(statement['rationale']), 100)}"
+    return text
+
+
 def _turn_table(rows: list[TurnRow]) -> Table:
     table = Table(title="turns", show_lines=True, title_justify="left")
     for column in ("turn", "question / passages / answer", "retrieval", "answer", "failures"):
@@ -73,7 +96,12 @@ def _turn_table(rows: list[TurnRow]) -> Table:
             )
             if name in row.results
         )
-        answer = [f"{q} {_cell(row, q)}" for q in _QUALITIES if q in row.results]
+        failing = row.failing_statements()
+        answer = []
+        for q in _QUALITIES:
+            if q in row.results:
+                answer.append(f"{q} {_cell(row, q)}")
+                answer += [_statement(s) for s in failing if s["metric"] == q]
         if "refusal" in row.results:
             answer.append(f"refusal {_cell(row, 'refusal')}")
         wrong = row.detail("answer_correctness", "wrong_critical_facts")
@@ -107,12 +135,13 @@ def _payload(rows: list[TurnRow], outcome: PolicyOutcome | None) -> dict[str, An
                     for name, r in row.results.items()
                 },
                 "failures": row.failures,
+                "failing_statements": row.failing_statements(),
             }
             for row in rows
         ],
         "failures": {stage: dict(c) for stage, c in failure_counts(rows).items()},
         "agreement": [a.__dict__ for a in reviewer_agreement(rows)],
-        "policy": None if outcome is None else outcome.lines(),
+        "policy": None if outcome is None else outcome.to_json(),
     }
 
 
@@ -127,9 +156,10 @@ def rag_cmd(
 ) -> None:
     """Per-turn RAG report: passages (+ relevant), qualities, refusal, failures, agreement.
 
-    Each turn's question, passages (+ relevant, - not, ? unlabelled), answer, each quality,
-    refusal and critical facts; retrieval failures apart from generation failures; every
-    reviewer's agreement with the human labels; the [rag] policy, exit 1 when a gate fails.
+    Each turn's question, passages (+ relevant, - not, ? unlabelled), answer, each quality
+    with its failing statements, refusal and critical facts; retrieval failures apart from
+    generation failures; every reviewer's agreement with the human labels; the [rag] policy,
+    turns it did not measure listed apart, exit 1 when a gate fails.
     """
     console = Console()
     try:

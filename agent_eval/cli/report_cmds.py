@@ -20,6 +20,7 @@ from agent_eval.cli.analysis_options import (
     out_console,
     price_table,
     usage_errors,
+    warn_formatter_drift,
 )
 from agent_eval.cli.app import app
 from agent_eval.cli.help_format import HelpCommand
@@ -160,6 +161,7 @@ def report_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         if traces:
             renderings = _rerender(traces, results, renderings)
             stored = {**stored, **{t.conversation_id: t for t in traces}}
+        warn_formatter_drift(results)  # one name@version, two fingerprints: not comparable
         results, earlier = _latest_revisions(results)
         superseded += earlier
         truth = read_binary_file(labels, field=label_field) if labels else None

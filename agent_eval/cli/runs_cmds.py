@@ -22,7 +22,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from agent_eval.cli.analysis_options import usage_errors
-from agent_eval.cli.app import app
+from agent_eval.cli.app import app, err_console
 from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.json_output import RunsListPayload, emit_json
 from agent_eval.cli.tables import print_table
@@ -165,7 +165,11 @@ def _record_table(record: RunRecord) -> Table:
 
 @runs_app.command("diff", cls=HelpCommand)
 def diff_cmd(run_a: RunArg, run_b: RunArg, out: OutOpt = None, as_json: JsonOpt = False) -> None:
-    """What differs between two runs' records, and which result rows changed."""
+    """What differs between two runs' records, and which result rows changed.
+
+    Warns when one formatter name@version was recorded with two fingerprints (changed without
+    a version bump: its rows are not comparable).
+    """
     with usage_errors():
         ref_a, ref_b = find_run(run_a, out), find_run(run_b, out)
         diff = diff_runs(ref_a.run, _rows(ref_a), ref_b.run, _rows(ref_b))
@@ -176,6 +180,10 @@ def diff_cmd(run_a: RunArg, run_b: RunArg, out: OutOpt = None, as_json: JsonOpt 
 
 
 def _print_diff(diff: RunDiff) -> None:
+    for warning in diff.formatter_drift:
+        err_console.print(
+            f"[bold yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True
+        )
     fields = Table(title=f"{diff.run_a} (A) vs {diff.run_b} (B)", title_justify="left")
     for column in ("what", "A", "B"):
         fields.add_column(column, overflow="fold")

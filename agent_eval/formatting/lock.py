@@ -10,7 +10,9 @@ JSON with sorted keys::
 
 A lock covers the formatters of the package it sits in (:func:`lock_scope`), so a third-party
 plugin installed beside the built-ins is neither checked against nor written into the project's
-lock: its package ships its own. :func:`check_lock` raises
+lock: its package ships its own. :func:`verify_lock` lists such identities apart
+(:attr:`LockReport.uncovered`), so ``formatters lock --check`` can say that nothing notices a
+change to them without a version bump (and ``--strict`` fail on them). :func:`check_lock` raises
 :class:`~agent_eval.errors.FormatterLockError` ("bump the version") when a registered identity
 renders differently from its entry, or a locked release is no longer registered;
 :func:`update_lock` adds entries for identities not yet locked and never rewrites one.
@@ -36,6 +38,7 @@ __all__ = [
     "LockFile",
     "LockReport",
     "Mismatch",
+    "Uncovered",
     "check_lock",
     "default_lock_path",
     "lock_scope",
@@ -150,6 +153,32 @@ class Mismatch:
 
 
 @dataclass(frozen=True, slots=True)
+class Uncovered:
+    """A registered identity outside the lock's scope (a plugin's formatter, another package).
+
+    Attributes:
+        identity: ``name@version[params]``.
+        module: The module defining its class (its package should ship its own lock).
+        fingerprint: Its current fingerprint (64 hex).
+
+    """
+
+    identity: str
+    module: str
+    fingerprint: str
+
+    def describe(self) -> str:
+        """One sentence: what is not covered, why it matters, how to lock it."""
+        package = self.module.split(".", 1)[0]
+        return (
+            f"not covered by this lock: {self.identity} (module {self.module}, fingerprint "
+            f"{self.fingerprint[:12]}): nothing notices a change to its rendering without a "
+            f"version bump; lock it in its own package: agent-eval formatters lock --lock "
+            f"<{package} package directory>/formatters.lock"
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class LockReport:
     """Outcome of :func:`verify_lock`.
 
@@ -158,7 +187,9 @@ class LockReport:
         missing: Locked identities whose release is no longer registered (with the load error of
             a broken plugin, when there is one).
         unlocked: Registered identities without a lock entry (new versions).
-        fingerprints: The current fingerprint of every registered identity.
+        fingerprints: The current fingerprint of every registered identity in the lock's scope.
+        uncovered: Registered identities outside the lock's scope (:func:`lock_scope`), which
+            this lock neither checks nor writes, sorted.
 
     """
 
@@ -166,6 +197,7 @@ class LockReport:
     missing: tuple[str, ...] = ()
     unlocked: tuple[str, ...] = ()
     fingerprints: dict[str, str] = field(default_factory=dict)
+    uncovered: tuple[Uncovered, ...] = ()
 
     @property
     def frozen_ok(self) -> bool:
@@ -198,7 +230,12 @@ def verify_lock(
     targets = lock_targets(registry, lock_scope(path))
     current = {k: fingerprint(f, lock.probe_set) for k, f in targets.items()}
     broken = (registry or formatters).broken
+    outside = {k: f for k, f in lock_targets(registry).items() if k not in targets}
     return LockReport(
+        uncovered=tuple(
+            Uncovered(k, type(f).__module__, fingerprint(f, lock.probe_set))
+            for k, f in sorted(outside.items())
+        ),
         mismatched=tuple(
             Mismatch(k, v, current[k])
             for k, v in sorted(lock.fingerprints.items())

@@ -202,6 +202,31 @@ class TurnRow:
         row = self.results.get(name)
         return row.details.get(key) if row is not None and row.status == "ok" else None
 
+    def failing_statements(self) -> list[dict[str, Any]]:
+        """The answer's statements that did not pass, per claim metric (:data:`CLAIM_SUPPORT`).
+
+        Returns:
+            One ``{"metric", "text", "label", "judge_label", "evidence", "evidence_verified",
+            "rationale"}`` per failing atom of each ``ok`` row, in the row's order (the
+            metrics in :data:`CLAIM_SUPPORT` order): ``label`` is the metric's (``"0"`` for
+            faithfulness; ``UNSUPPORTED`` / ``CONTRADICTED`` / ``UNVERIFIED`` for
+            groundedness), ``judge_label`` the judge's own when the metric recorded another (a
+            SUPPORTED claim whose quote is not in the passages), ``evidence`` the quote and
+            ``evidence_verified`` whether it was found in the passages (``None``: no quote).
+
+        """
+        found: list[dict[str, Any]] = []
+        for name in CLAIM_SUPPORT:
+            row = self.results.get(name)
+            if row is None or row.status != "ok" or not row.atoms:
+                continue
+            found += [
+                {"metric": name, **atom.model_dump(mode="json", exclude={"passed"})}
+                for atom in row.atoms
+                if not atom.passed
+            ]
+        return found
+
 
 def metric_name(metric_id: str) -> str:
     """``faithfulness@1[per_statement=true]`` -> ``faithfulness``."""

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_eval.analysis.formatter_drift import formatter_drift
 from agent_eval.result import MetricResult
 from agent_eval.run.record import diff_records
 from agent_eval.run.store import RunRecord
@@ -48,6 +49,9 @@ class RunDiff:
         changed: Paired rows whose status, verdict or score differ.
         unchanged: How many paired rows are the same.
         only_a / only_b: Keys of rows in one run only.
+        formatter_drift: One sentence per formatter identity the two runs recorded with
+            different fingerprints (:mod:`agent_eval.analysis.formatter_drift`): changed
+            without a version bump, so its rows are not comparable.
 
     """
 
@@ -60,6 +64,7 @@ class RunDiff:
     unchanged: int = 0
     only_a: list[tuple[str, ...]] = field(default_factory=list)
     only_b: list[tuple[str, ...]] = field(default_factory=list)
+    formatter_drift: list[str] = field(default_factory=list)
 
 
 def _full(r: MetricResult) -> RowKey:
@@ -87,6 +92,7 @@ def diff_runs(
     diff = RunDiff(run_a=a.run_id, run_b=b.run_id)
     diff.config = diff_records(a.config, b.config)
     diff.record = diff_records(a.record, b.record)
+    diff.formatter_drift = [d.describe() for d in formatter_drift([*rows_a, *rows_b])]
     key, diff.pairing = _full, "subject, metric, formatter, repeat"
     if not set(_index(rows_a, _full)) & set(_index(rows_b, _full)):
         key, diff.pairing = _loose, "subject, repeat"
