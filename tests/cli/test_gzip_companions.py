@@ -13,6 +13,7 @@ import csv
 import gzip
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -23,6 +24,7 @@ from agent_eval.analysis.labels import read_binary_file, read_rating_file
 from agent_eval.cli import app
 from agent_eval.errors import InputError
 from agent_eval.references import load_references
+from agent_eval.result import MetricResult
 from agent_eval.run.store import ResultStore, load_results
 from agent_eval.testing.otlp import export_request, log_record, span
 
@@ -235,3 +237,28 @@ def test_a_damaged_gzipd_labels_file_is_an_input_error_naming_it(tmp_path: Path)
     bad.write_bytes(bytes(corrupt))
     with pytest.raises(InputError, match=r"the gzip data is corrupt .*gzip -t .*bad\.csv\.gz"):
         load_references(bad)
+
+
+def test_a_gzipd_results_jsonl_is_a_companion_that_calibrate_reads(
+    tmp_path: Path, make_result: Callable[..., MetricResult]
+) -> None:
+    """The companion note says to give a run's ``results.jsonl`` to ``report`` or
+    ``calibrate``: gzip'd, they read it too (it was "not a results database")."""
+    rows = [make_result("a", "1"), make_result("b", "0"), make_result("c", "1")]
+    text = "".join(r.model_dump_json() + "\n" for r in rows)
+    folder = tmp_path / "ci"
+    folder.mkdir()
+    traces_file(folder / "traces.jsonl", trace("a", done=True))
+    results = gz(folder / "results.jsonl.gz", text)
+    listed = runner.invoke(app, ["ingest", str(folder), "--json", "--out", "t.jsonl"])
+    assert listed.exit_code == 0, listed.output
+    notes = {Path(f["path"]).name: f.get("note") for f in json.loads(listed.stdout)["files"]}
+    assert notes["results.jsonl.gz"] == (
+        "not a trace file: result rows of a run (use agent-eval report or calibrate)"
+    )
+    labels = gz(tmp_path / "labels.csv.gz", "conversation_id,label\na,1\nb,1\nc,1\n")
+    result = runner.invoke(app, ["calibrate", str(results), "--labels", str(labels), "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert (summary["n"], summary["n_agree"]) == (3, 2)
+    assert load_results(results) == sorted(rows, key=lambda r: r.conversation_id)
