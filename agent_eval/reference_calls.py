@@ -10,9 +10,10 @@ usually an object), read into :class:`~agent_eval.trace.ToolCall` s on
 
 A reference file (:func:`load_reference_calls`, ``score --tool-references FILE``) holds one row
 per conversation: JSON Lines ``{"conversation_id": "...", "tool_calls": [...]}``, or CSV with
-``conversation_id`` and ``tool_calls`` (the list as JSON text) columns. A reference in a file
-takes precedence over the one a trace carries. ``[]`` is a reference too: no tool should be
-called.
+``conversation_id`` and ``tool_calls`` (the list as JSON text) columns; gzip'd (``.jsonl.gz``,
+``.csv.gz``) it is read decompressed, its format taken from the suffix before ``.gz``. A
+reference in a file takes precedence over the one a trace carries. ``[]`` is a reference too:
+no tool should be called.
 """
 
 from __future__ import annotations
@@ -107,7 +108,9 @@ def _row(record: object, path: Path, line: int) -> tuple[str, tuple[ToolCall, ..
 
 
 def _jsonl(path: Path) -> Iterator[tuple[str, tuple[ToolCall, ...]]]:
-    with path.open("rb") as handle:
+    from agent_eval.ingest.sources import opened_input  # agent_eval.ingest imports this module
+
+    with opened_input(path) as handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
@@ -119,7 +122,9 @@ def _jsonl(path: Path) -> Iterator[tuple[str, tuple[ToolCall, ...]]]:
 
 
 def _csv(path: Path) -> Iterator[tuple[str, tuple[ToolCall, ...]]]:
-    with path.open(newline="", encoding="utf-8") as handle:
+    from agent_eval.ingest.sources import opened_text  # agent_eval.ingest imports this module
+
+    with opened_text(path) as handle:
         reader = csv.DictReader(handle)
         missing = [
             f for f in ("conversation_id", "tool_calls") if f not in (reader.fieldnames or [])
@@ -139,16 +144,21 @@ def load_reference_calls(path: str | Path) -> dict[str, tuple[ToolCall, ...]]:
 
     Raises:
         InputError: the file is missing or of an unknown suffix, a row is malformed (names the
-            line and what to write), or one conversation has two different references.
+            line and what to write), one conversation has two different references, or the
+            file is gzip'd and cut short or corrupt.
 
     """
+    from agent_eval.ingest.sources import input_suffix  # agent_eval.ingest imports this module
+
     source = Path(path)
     if not source.is_file():
         raise InputError("tool-call reference file not found", path=str(source))
-    suffix = source.suffix.lower()
+    suffix = input_suffix(source)
     if suffix not in (".jsonl", ".ndjson", ".json", ".csv"):
         raise InputError(
-            f"unknown reference file type {suffix!r}; use .jsonl or .csv", path=str(source)
+            f"unknown reference file type {suffix!r}; use .jsonl or .csv (gzip'd: .jsonl.gz, "
+            ".csv.gz)",
+            path=str(source),
         )
     references: dict[str, tuple[ToolCall, ...]] = {}
     for conversation_id, calls in _csv(source) if suffix == ".csv" else _jsonl(source):

@@ -2,8 +2,10 @@
 
 JSONL: one object per line, ``{"conversation_id": "...", "reference": "..."}``. CSV: a header
 row with ``conversation_id`` and ``reference`` columns (others ignored). The format is taken
-from the suffix (``.jsonl``/``.ndjson``/``.json`` or ``.csv``). A reference given in a file
-takes precedence over the one an AgentTrace carries.
+from the suffix (``.jsonl``/``.ndjson``/``.json`` or ``.csv``); a gzip'd file (``.jsonl.gz``,
+``.csv.gz``) is read decompressed, its format taken from the suffix before ``.gz``
+(:mod:`agent_eval.ingest.sources`). A reference given in a file takes precedence over the one
+an AgentTrace carries.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 import orjson
 
 from agent_eval.errors import InputError
+from agent_eval.ingest.sources import input_suffix, opened_input, opened_text
 
 __all__ = ["load_references"]
 
@@ -40,7 +43,7 @@ def _check(row: object, path: Path, line: int) -> tuple[str, str]:
 
 def _jsonl(path: Path) -> list[tuple[str, str]]:
     rows = []
-    with path.open("rb") as handle:
+    with opened_input(path) as handle:
         for number, line in enumerate(handle, 1):
             if line.strip():
                 try:
@@ -54,7 +57,7 @@ def _jsonl(path: Path) -> list[tuple[str, str]]:
 
 
 def _csv(path: Path) -> list[tuple[str, str]]:
-    with path.open(newline="", encoding="utf-8") as handle:
+    with opened_text(path) as handle:
         reader = csv.DictReader(handle)
         missing = [f for f in _FIELDS if f not in (reader.fieldnames or [])]
         if missing:
@@ -72,17 +75,19 @@ def load_references(path: str | Path) -> dict[str, str]:
 
     Raises:
         InputError: the file is missing, of an unknown suffix, has a bad row (names the line:
-            not both strings, or an empty ``conversation_id``) or gives one conversation two
-            different references.
+            not both strings, or an empty ``conversation_id``), gives one conversation two
+            different references, or is gzip'd and cut short or corrupt.
 
     """
     source = Path(path)
     if not source.is_file():
         raise InputError("reference file not found", path=str(source))
-    suffix = source.suffix.lower()
+    suffix = input_suffix(source)
     if suffix not in (".jsonl", ".ndjson", ".json", ".csv"):
         raise InputError(
-            f"unknown reference file type {suffix!r}; use .jsonl or .csv", path=str(source)
+            f"unknown reference file type {suffix!r}; use .jsonl or .csv (gzip'd: .jsonl.gz, "
+            ".csv.gz)",
+            path=str(source),
         )
     rows = _csv(source) if suffix == ".csv" else _jsonl(source)
     references: dict[str, str] = {}

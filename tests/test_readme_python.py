@@ -54,3 +54,21 @@ def test_score_example_runs_with_warnings_as_errors(
     assert counts is not None and counts.group(1) == counts.group(2) != "0", done.stdout
     assert fake_server.requests, "the example called no judge"
     assert (tmp_path / "runs" / "py" / "results.jsonl").is_file()
+
+
+def test_container_example_reads_a_gzipd_file(tmp_path: Path) -> None:
+    """The README's third-party container opens its file with ``open_input``: a gzip'd ticket
+    log is read decompressed and named without ``.gz`` (s7-gz #4)."""
+    import gzip
+
+    code = _python_example("A container of our own help desk's ticket log:")
+    assert "open_input(path)" in code and "open(path" not in code.replace("open_input(path", "")
+    lines = (b'{"ticket": 7, "question": "Refund?", "reply": "Done."}\n'
+             b'{"ticket": 8, "question": "Invoice?", "reply": "Sent."}\n')  # fmt: skip
+    (tmp_path / "tickets.jsonl.gz").write_bytes(gzip.compress(lines))
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+        timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == ["tickets/7 2", "tickets/8 2"]

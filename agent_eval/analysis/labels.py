@@ -2,8 +2,10 @@
 
 A labels file (human labels, benchmark rewards) and a predictions file (another judge's
 verdicts) share one shape: one record per conversation with a ``conversation_id`` and a value.
-JSON Lines: one object per line; CSV: a header row. The value column is chosen by ``field``,
-or else the first present of :data:`VALUE_FIELDS`.
+JSON Lines: one object per line; CSV: a header row (``.csv``). A gzip'd file
+(``labels.jsonl.gz``, ``labels.csv.gz``) is read decompressed, its format told by the suffix
+before ``.gz`` (:mod:`agent_eval.ingest.sources`). The value column is chosen by ``field``, or
+else the first present of :data:`VALUE_FIELDS`.
 
 Accepted values (:func:`parse_binary`): ``0``/``1`` (ints, or strings), ``true``/``false``,
 ``pass``/``fail`` (any case), and rewards as numbers in [0, 1]. A reward counts as a success
@@ -28,6 +30,7 @@ from pathlib import Path
 import orjson
 
 from agent_eval.errors import InputError
+from agent_eval.ingest.sources import input_suffix, opened_text
 from agent_eval.result import CONVERSATION_UNIT
 from agent_eval.trace import AgentTrace
 
@@ -91,20 +94,19 @@ def read_binary_file(path: str | Path, *, field: str | None = None) -> dict[str,
     """Read ``{conversation_id: 0|1}`` from a JSONL or CSV file.
 
     Args:
-        path: ``.csv`` is read as CSV; anything else as JSON Lines.
+        path: ``.csv`` (or ``.csv.gz``) is read as CSV; anything else as JSON Lines; gzip'd
+            data is decompressed.
         field: The value column; default: the first of :data:`VALUE_FIELDS` present per record.
 
     Raises:
-        InputError: Unreadable file, a record without ``conversation_id`` or value, a value that
-            is not binary, or a conversation id given twice; names the file and line.
+        InputError: Unreadable file (or gzip data cut short or corrupt), a record without
+            ``conversation_id`` or value, a value that is not binary, or a conversation id
+            given twice; names the file and line.
 
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read labels file: {exc}", path=str(path)) from exc
-    records = _csv_records(text) if path.suffix.lower() == ".csv" else _jsonl_records(text, path)
+    text = _read_text(path, "labels")
+    records = _csv_records(text) if input_suffix(path) == ".csv" else _jsonl_records(text, path)
     values: dict[str, int] = {}
     first_line: dict[str, int] = {}
     for line, record in records:
@@ -120,6 +122,20 @@ def read_binary_file(path: str | Path, *, field: str | None = None) -> dict[str,
             )
         values[cid], first_line[cid] = value, line
     return values
+
+
+def _read_text(path: Path, what: str) -> str:
+    """The whole text of ``path`` (decompressed when gzip'd).
+
+    Raises:
+        InputError: it cannot be read, is not UTF-8, or is gzip'd and cut short or corrupt.
+
+    """
+    try:
+        with opened_text(path) as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {what} file: {exc}", path=str(path)) from exc
 
 
 def _jsonl_records(text: str, path: Path) -> Iterator[tuple[int, Mapping[str, object]]]:
@@ -270,16 +286,14 @@ def read_rating_file(path: str | Path, *, field: str | None = None) -> dict[str,
     :data:`RATING_FIELDS`).
 
     Raises:
-        InputError: Unreadable file, a record without id or rating, a rating that is not a
-            number, or a subject given twice; names the file and line.
+        InputError: Unreadable file (or gzip data cut short or corrupt), a record without id
+            or rating, a rating that is not a number, or a subject given twice; names the file
+            and line.
 
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read ratings file: {exc}", path=str(path)) from exc
-    records = _csv_records(text) if path.suffix.lower() == ".csv" else _jsonl_records(text, path)
+    text = _read_text(path, "ratings")
+    records = _csv_records(text) if input_suffix(path) == ".csv" else _jsonl_records(text, path)
     ratings: dict[str, float] = {}
     names = (field,) if field else RATING_FIELDS
     for line, record in records:

@@ -33,6 +33,7 @@ import orjson
 
 from agent_eval.analysis.labels import REVIEW_MARKER, parse_binary
 from agent_eval.errors import ConfigError, InputError
+from agent_eval.ingest.sources import input_suffix, opened_input
 from agent_eval.result import MetricResult
 from agent_eval.run.store import HumanLabel
 
@@ -230,13 +231,16 @@ def read_review_labels(path: str | Path, *, imported_at: str) -> list[HumanLabel
     """The labels a reviewer filled into a review file (rows left empty are skipped).
 
     Raises:
-        InputError: the file cannot be read, is not a review file, or a label is not binary
-            (names the file and line).
+        InputError: the file cannot be read (or is gzip'd and cut short or corrupt), is not a
+            review file, or a label is not binary (names the file and line). A gzip'd review
+            file (``review.csv.gz``) is read decompressed; ``source`` hashes the decompressed
+            bytes.
 
     """
     target = Path(path)
     try:
-        data = target.read_bytes()
+        with opened_input(target) as handle:  # decompressed when gzip'd
+            data = handle.read()
     except OSError as exc:
         raise InputError(f"cannot read review file: {exc.strerror}", path=str(target)) from exc
     source = f"{target}#{hashlib.sha256(data).hexdigest()}"
@@ -266,7 +270,7 @@ def read_review_labels(path: str | Path, *, imported_at: str) -> list[HumanLabel
 
 
 def _review_rows(text: str, path: Path) -> list[tuple[int, dict[str, Any]]]:
-    if path.suffix.lower() == ".csv":
+    if input_suffix(path) == ".csv":
         reader = csv.DictReader(io.StringIO(text))
         rows = [(reader.line_num, dict(row)) for row in reader]
     else:

@@ -188,10 +188,12 @@ def _bad_row(path: Path, number: int, line: bytes, error: ValidationError) -> st
 
 def _explain(path: Path) -> str | None:
     """One short line for the first line of a JSONL file that is not a result row."""
+    from agent_eval.ingest.sources import input_suffix, opened_input
+
     target = _jsonl_target(path)
-    if target.suffix != ".jsonl" or not target.is_file():
+    if input_suffix(target) != ".jsonl" or not target.is_file():
         return None
-    with target.open("rb") as handle:
+    with opened_input(target) as handle:  # results.jsonl.gz too
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue

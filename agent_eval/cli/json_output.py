@@ -29,7 +29,9 @@ calibrate       ``kind`` and the fields of ``Calibration`` / ``OrdinalCalibratio
                 ``ClaimCalibration`` (:mod:`agent_eval.analysis`)
 rag             :class:`RagPayload`
 runs list       :class:`RunsListPayload`
-runs show       the fields of :class:`~agent_eval.run.store.RunRecord`, and ``usage``
+runs show       the fields of :class:`~agent_eval.run.store.RunRecord`, ``usage`` and
+                ``unscored`` (a serve run's conversations its shutdown left unscored:
+                ``agent_eval.live.unscored.UnscoredEntry``; ``[]`` for other runs)
 runs diff       the fields of :class:`~agent_eval.run.run_diff.RunDiff`
 cache info      :class:`CacheInfoPayload`
 errors          :class:`ErrorsPayload`

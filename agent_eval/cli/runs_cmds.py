@@ -1,19 +1,22 @@
 """``agent-eval runs``: list a directory's runs, show a run's record, diff two runs.
 
 ``runs show RUN`` prints the run's configuration identity and reproducibility record
-(:mod:`agent_eval.run.record`) and what its judge calls spent (:func:`run_usage`: its rows and
-the rows a later invocation replaced); ``runs diff RUN_A RUN_B`` lists what differs between two
-runs' records and which result rows changed (:mod:`agent_eval.run.run_diff`). A RUN is a run
-directory (its latest run) or a run id with ``--out DIR``. Exit codes: 0, or 3 for a run that
-cannot be found or read (:mod:`agent_eval.cli.exit_codes`).
+(:mod:`agent_eval.run.record`) and what its judge calls spent (:func:`run_usage`: its rows, the rows
+a later invocation replaced and, of a ``serve`` run, the conversations its shutdown left in
+``unscored.jsonl``, listed with their reason and spend: :mod:`agent_eval.live.unscored`); ``runs
+diff RUN_A RUN_B`` lists what differs between two runs' records and which result rows changed
+(:mod:`agent_eval.run.run_diff`). A RUN is a run directory (its latest run) or a run id with ``--out
+DIR``. Exit codes: 0, or 3 for a run that cannot be found or read
+(:mod:`agent_eval.cli.exit_codes`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import typer
@@ -30,6 +33,9 @@ from agent_eval.run.record import flatten
 from agent_eval.run.run_diff import RunDiff, diff_runs
 from agent_eval.run.runs import RunRef, find_run, runs_in
 from agent_eval.run.store import DB_NAME, ResultStore, RunRecord, load_results, load_superseded
+
+if TYPE_CHECKING:
+    from agent_eval.live.unscored import UnscoredEntry
 
 __all__ = ["runs_app"]
 
@@ -113,21 +119,61 @@ def show_cmd(run: RunArg, out: OutOpt = None, as_json: JsonOpt = False) -> None:
     units skipped on the budget or cut short by an interrupt, --retry-errors): their judge
     calls were made and paid for. usage.interrupted counts the units an interrupt cut short,
     their requests and the requests whose reply was never read (tokens estimated).
+
+    Of a serve run, the conversations its shutdown left unscored (OUT/unscored.jsonl, no row)
+    are counted in the usage too (usage.unscored) and listed with their reason and spend.
     """
+    from agent_eval.live.unscored import read_unscored
+
     with usage_errors():
         ref = find_run(run, out)
-        usage = run_usage(ref)
+        unscored = read_unscored(ref.directory, ref.run_id)
+        usage = run_usage(ref, unscored.entries)
+    if unscored.entries or unscored.unattributed:
+        usage["unscored"] = unscored.summary()
+    listed = [entry.to_json() for entry in unscored.entries]
     if as_json:
-        emit_json("runs show", {**dataclasses.asdict(ref.run), "usage": usage})
+        emit_json("runs show", {**dataclasses.asdict(ref.run), "usage": usage, "unscored": listed})
         return
     table = _record_table(ref.run)
     for key, value in flatten(usage, "usage").items():
         table.add_row(escape(key), _value(value))
     print_table(_console, table)
+    if listed:
+        print_table(_console, _unscored_table(unscored.path, unscored.entries))
 
 
-def run_usage(ref: RunRef) -> dict[str, Any]:
-    """What a run's judge calls spent, over its rows and the rows they replaced.
+def _unscored_table(path: Path, entries: Sequence[UnscoredEntry]) -> Table:
+    """The unscored conversations of a serve run: id, revision, reason, requests, tokens."""
+    from agent_eval.live.unscored import REASONS
+
+    table = Table(
+        title=f"{len(entries)} conversation(s) left unscored by the shutdown ({path}; no row)",
+        title_justify="left",
+    )
+    for column in ("conversation", "rev", "reason", "requests", "unanswered", "in", "out"):
+        table.add_column(column, overflow="fold")
+    for entry in entries:
+        mark = "~" if entry.tokens_estimated else ""
+        table.add_row(
+            escape(entry.conversation_id),
+            str(entry.revision),
+            escape(f"{entry.reason}: {REASONS.get(entry.reason, entry.reason)}"),
+            str(entry.judge_requests),
+            str(entry.unanswered_requests),
+            f"{mark}{entry.judge_input_tokens}",
+            f"{mark}{entry.judge_output_tokens}",
+        )
+    return table
+
+
+def run_usage(ref: RunRef, unscored: Sequence[UnscoredEntry] = ()) -> dict[str, Any]:
+    """What a run's judge calls spent, over its rows, the rows they replaced and ``unscored``.
+
+    ``unscored``: the run's ``unscored.jsonl`` entries (a serve run's conversations its
+    shutdown left without a row); their spend is added (:func:`~agent_eval.live.unscored.
+    with_unscored`: requests, tokens, ``interrupted``), ``rows`` and ``status`` stay the stored
+    rows'.
 
     Returns:
         ``rows`` (current rows), ``status`` (rows by status), ``replaced_rows``,
@@ -143,10 +189,12 @@ def run_usage(ref: RunRef) -> dict[str, Any]:
         StoreError: the run's store cannot be read.
 
     """
+    from agent_eval.live.unscored import with_unscored
     from agent_eval.run.usage import usage_of
 
     rows = load_results(ref.directory, run_id=ref.run_id)
-    usage = usage_of(rows, load_superseded(ref.directory, run_id=ref.run_id)).to_json()
+    spent = usage_of(rows, load_superseded(ref.directory, run_id=ref.run_id))
+    usage = with_unscored(spent, unscored).to_json()
     status = dict(sorted(Counter(r.status for r in rows).items()))
     return {"rows": usage.pop("rows"), "status": status, **usage}
 

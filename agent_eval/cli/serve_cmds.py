@@ -9,10 +9,11 @@ spans, or ``--after-root`` seconds after their root span arrived
 conversation (every revision) and the text the judge saw go to ``OUT/conversations.jsonl`` and
 ``OUT/renderings.jsonl``, as ``score`` writes them, so ``agent-eval report OUT`` lays them out.
 Ctrl-C (SIGINT) or SIGTERM stops it cleanly: what it holds is scored, or written to
-``OUT/unscored.jsonl`` when the judge does not finish within ``--shutdown-timeout`` (with what
-its judge calls cut short had spent, ``metadata["agent_eval.unscored_spend"]``). The summary
+``OUT/unscored.jsonl`` when the judge does not finish within ``--shutdown-timeout`` (with the
+run, the reason and what its judge calls cut short had spent,
+``metadata["agent_eval.unscored_spend"]``, :mod:`agent_eval.live.unscored`). The summary
 printed on stdout at the end counts every judge request sent, those included
-(``judge_usage``).
+(``judge_usage``), as ``agent-eval runs show OUT`` does.
 Exit codes: 0 stopped cleanly; 2 usage or configuration error (no judge configured, port in use).
 """
 
@@ -219,8 +220,9 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     """Receive OTLP/HTTP spans (protobuf or JSON, gzip) and score conversations as they close.
 
     On Ctrl-C or SIGTERM what is held is scored; what the judge cannot finish within
-    --shutdown-timeout goes to OUT/unscored.jsonl, with what its cut-short judge calls spent.
-    The JSON summary on stdout counts every judge request sent (judge_usage).
+    --shutdown-timeout goes to OUT/unscored.jsonl (no row), with why and what its cut-short
+    judge calls spent. The JSON summary on stdout counts every judge request sent
+    (judge_usage); so does agent-eval runs show OUT, which lists the unscored conversations.
 
     Exit codes: 0 stopped cleanly (Ctrl-C or SIGTERM); 2 a usage or configuration error (no
     judge configured, the port in use).

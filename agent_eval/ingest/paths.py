@@ -12,13 +12,17 @@ Companion files that travel with traces are recognised by their first record and
 with a note instead of being offered to the containers: labels (``{conversation_id, label}``,
 for ``--labels``), verdicts (``{conversation_id, verdict}``, for ``calibrate --predictions``),
 references (``{conversation_id, reference}``, for ``--references``) as flat JSON Lines or CSV,
-and the result rows of a run (``results.jsonl``).
+and the result rows of a run (``results.jsonl``). A gzip'd companion (``labels.jsonl.gz``) is
+recognised the same way: its name is judged without ``.gz`` and its first record read
+decompressed (:func:`agent_eval.ingest.sources.open_input`).
 """
 
 from __future__ import annotations
 
 import csv
 import glob
+import gzip
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +30,15 @@ from pathlib import Path
 import orjson
 
 from agent_eval.ingest.safe_text import loads as safe_json_loads
-from agent_eval.ingest.sources import STDIN_NAME, STDIN_PATH, archive_note, is_stream
+from agent_eval.ingest.sources import (
+    STDIN_NAME,
+    STDIN_PATH,
+    archive_note,
+    input_suffix,
+    is_stream,
+    open_input,
+    release,
+)
 
 __all__ = ["InputPath", "companion_note", "expand_paths", "is_obvious_non_input"]
 
@@ -43,7 +55,8 @@ NON_INPUT_STEMS = ("readme", "license", "licence", "notice", "provenance", "chan
 """Name prefixes (lowercase) of documentation files without a telling suffix."""
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules"})
 COMPANION_SUFFIXES = frozenset({".jsonl", ".ndjson", ".json", ".csv"})
-"""Suffixes (lowercase) of files checked for being labels, verdicts, references or results."""
+"""Suffixes (lowercase) of files checked for being labels, verdicts, references or results (of
+a gzip'd file, the suffix before ``.gz``: ``labels.jsonl.gz`` is checked)."""
 FIRST_RECORD_BYTES = 64 * 1024
 """How much of a file's first line is read to recognise a companion file."""
 LABEL_FIELDS = frozenset({"label", "success", "reward", "score"})
@@ -82,22 +95,28 @@ def is_obvious_non_input(path: Path) -> bool:
     A gzip'd file is judged by its name without ``.gz``.
     """
     name = path.name.lower()
-    inner = Path(name.removesuffix(".gz"))
     return (
         name.startswith(".")
-        or inner.suffix in NON_INPUT_SUFFIXES
+        or input_suffix(name) in NON_INPUT_SUFFIXES
         or name.startswith(NON_INPUT_STEMS)
     )
 
 
 def _first_record(path: Path) -> dict[str, object] | None:
-    """The first JSON Lines record, or the CSV header as ``{column: None}``; ``None`` if neither."""
+    """The first JSON Lines record, or the CSV header as ``{column: None}``; ``None`` if neither.
+
+    A gzip'd file's first record is read decompressed; damaged gzip data gives ``None`` (the
+    file is then offered to the containers, whose read names the damage).
+    """
+    name = str(path)
     try:
-        with path.open("rb") as stream:
+        with open_input(name) as stream:
             line = stream.readline(FIRST_RECORD_BYTES)
-    except OSError:
+    except (OSError, EOFError, zlib.error, gzip.BadGzipFile):
         return None
-    if path.suffix.lower() == ".csv":
+    finally:
+        release(name)
+    if input_suffix(path) == ".csv":
         try:
             header = next(csv.reader([line.decode("utf-8-sig")]), [])
         except (UnicodeDecodeError, csv.Error):
@@ -113,7 +132,8 @@ def _first_record(path: Path) -> dict[str, object] | None:
 def companion_note(path: Path) -> str | None:
     """Why ``path`` is a companion of traces rather than a trace file, else ``None``.
 
-    Recognised from the first record (JSON Lines) or header (CSV): result rows have
+    Recognised from the first record (JSON Lines) or header (CSV), of a gzip'd file
+    (``labels.jsonl.gz``) decompressed: result rows have
     ``conversation_id``, ``run_id`` and ``metric``; the others are flat records with a
     ``conversation_id`` and a ``reference`` (references), a verdict column (verdicts) or a
     label column (labels); tool-call references have ``conversation_id`` and ``tool_calls``
@@ -124,7 +144,7 @@ def companion_note(path: Path) -> str | None:
         E.g. ``"not a trace file: labels (use --labels)"``.
 
     """
-    record = _first_record(path) if path.suffix.lower() in COMPANION_SUFFIXES else None
+    record = _first_record(path) if input_suffix(path) in COMPANION_SUFFIXES else None
     if record is None or "conversation_id" not in record:
         return None
     if {"run_id", "metric"} <= record.keys():

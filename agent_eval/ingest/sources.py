@@ -15,6 +15,13 @@ too), so that any container reads:
 Archives (zip, tar, 7z) and other compressions (bzip2, xz, zstd) are not read: a directory walk
 lists them as skipped with the remedy (:func:`archive_note`), and a file given by name that
 holds one is not recognised with the same remedy (:func:`compressed_kind`).
+
+A gzip'd file is named as the file it holds: :func:`input_name` (``x.json`` for
+``dir/x.json.gz``), :func:`input_stem` (``x``, what containers name conversations after) and
+:func:`input_suffix` (``.json``, what companion files and loaders tell their format by).
+Companion files read whole by one loader (labels, references, turn labels, review files) are
+opened with :func:`opened_input` / :func:`opened_text`, which name gzip damage in an
+:class:`~agent_eval.errors.InputError`.
 """
 
 from __future__ import annotations
@@ -25,8 +32,11 @@ import os
 import stat
 import sys
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import BinaryIO, cast
+from pathlib import Path, PurePath
+from typing import BinaryIO, TextIO, cast
 
 from agent_eval.errors import InputError
 
@@ -37,8 +47,14 @@ __all__ = [
     "STDIN_PATH",
     "archive_note",
     "compressed_kind",
+    "gzip_damage",
+    "input_name",
+    "input_stem",
+    "input_suffix",
     "is_stream",
     "open_input",
+    "opened_input",
+    "opened_text",
     "position",
     "read_error",
     "read_head",
@@ -79,6 +95,41 @@ ARCHIVE_SUFFIXES = {
     ".zst": "zstd-compressed: decompress it first (zstd -d FILE)",
 }
 """Name endings (lowercase) of archives and compressions that are not read, with the remedy."""
+READ_COMPRESSION_SUFFIXES = (".gz",)
+"""Name endings (lowercase) of the compression :func:`open_input` reads: a name is judged
+without them (:func:`input_name`)."""
+
+
+def input_name(path: str | PurePath) -> str:
+    """The file name of ``path`` without the compression suffix it is read through.
+
+    ``dir/x.json.gz`` -> ``x.json``; ``dir/x.json`` -> ``x.json``; ``<stdin>`` -> ``<stdin>``.
+    The suffix is matched in any case (``X.JSON.GZ`` -> ``X.JSON``); a name that is only the
+    suffix (``.gz``) is kept.
+    """
+    base = os.path.basename(os.fspath(path))
+    lower = base.lower()
+    for suffix in READ_COMPRESSION_SUFFIXES:
+        if lower.endswith(suffix) and len(base) > len(suffix):
+            return base[: -len(suffix)]
+    return base
+
+
+def input_stem(path: str | PurePath) -> str:
+    """The stem of an input's name, a compression suffix stripped first.
+
+    ``dir/x.json.gz`` -> ``x`` as ``dir/x.json`` -> ``x`` (:attr:`pathlib.PurePath.stem` of
+    :func:`input_name`): what containers name conversations after.
+    """
+    return PurePath(input_name(path)).stem
+
+
+def input_suffix(path: str | PurePath) -> str:
+    """The lowercase suffix of an input's name, a compression suffix stripped first.
+
+    ``labels.csv.gz`` -> ``.csv``; ``labels.jsonl`` -> ``.jsonl``; ``x.gz`` -> ``""``.
+    """
+    return PurePath(input_name(path)).suffix.lower()
 
 
 def archive_note(name: str) -> str | None:
@@ -256,6 +307,46 @@ def open_input(path: str) -> BinaryIO:
     return raw
 
 
+@contextmanager
+def opened_input(path: str | Path) -> Iterator[BinaryIO]:
+    """:func:`open_input` for a file read whole by one loader (labels, references...).
+
+    The stream is closed and the input forgotten (:func:`release`) afterwards; gzip data cut
+    short or corrupt, met anywhere in the ``with`` block, becomes an
+    :class:`~agent_eval.errors.InputError` naming the file (:func:`gzip_damage`).
+
+    Raises:
+        OSError: the file cannot be opened.
+        InputError: its gzip data is cut short or corrupt.
+
+    """
+    name = os.fspath(path)
+    try:
+        with open_input(name) as stream:
+            yield stream
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise cast(InputError, gzip_damage(exc, name, kept=False)) from None
+    finally:
+        release(name)
+
+
+@contextmanager
+def opened_text(path: str | Path, encoding: str = "utf-8") -> Iterator[TextIO]:
+    """:func:`opened_input` decoded as text (``newline=""``, as :mod:`csv` wants it).
+
+    Raises:
+        OSError: the file cannot be opened.
+        InputError: its gzip data is cut short or corrupt.
+        UnicodeDecodeError: the bytes are not ``encoding`` (raised while reading).
+
+    """
+    with (
+        opened_input(path) as stream,
+        io.TextIOWrapper(stream, encoding=encoding, newline="") as text,
+    ):
+        yield text
+
+
 def read_head(path: str, size: int = HEAD_BYTES) -> bytes:
     """The first ``size`` bytes of ``path`` as :func:`open_input` reads them (decompressed).
 
@@ -316,6 +407,34 @@ def input_size(path: str, head: bytes) -> int | None:
     return len(head) if len(head) < HEAD_BYTES else None
 
 
+def gzip_damage(exc: BaseException, path: str, *, kept: bool) -> InputError | None:
+    """The :class:`InputError` for gzip data cut short or corrupt, else ``None``.
+
+    Args:
+        exc: What reading raised: ``EOFError`` (cut short), ``zlib.error`` or
+            ``gzip.BadGzipFile`` (corrupt).
+        path: The input, named in the message (``-`` as :data:`STDIN_NAME`).
+        kept: Whether what was read before the damage is used (a trace file: yes; a labels or
+            references file: no, the loader stops), said in the message.
+
+    """
+    name = _name(path)
+    so_far = "what was read before it is kept; " if kept else ""
+    if isinstance(exc, EOFError):
+        return InputError(
+            f"the gzip data ends early (truncated: {exc}); {so_far}re-copy or re-export the "
+            "file whole",
+            path=name,
+        )
+    if isinstance(exc, zlib.error | gzip.BadGzipFile):
+        return InputError(
+            f"the gzip data is corrupt ({exc}); {so_far}re-copy or re-export the file "
+            f"(gzip -t {name} checks it)",
+            path=name,
+        )
+    return None
+
+
 def read_error(exc: BaseException, path: str, container: str) -> InputError | None:
     """The :class:`InputError` for an exception raised while ``container`` read ``path``.
 
@@ -324,18 +443,9 @@ def read_error(exc: BaseException, path: str, container: str) -> InputError | No
     stream input's name itself instead of using :func:`open_input`; ``None`` for others.
     """
     name = _name(path)
-    if isinstance(exc, EOFError):
-        return InputError(
-            f"the gzip data ends early (truncated: {exc}); what was read before it is kept; "
-            "re-copy or re-export the file whole",
-            path=name,
-        )
-    if isinstance(exc, zlib.error | gzip.BadGzipFile):
-        return InputError(
-            f"the gzip data is corrupt ({exc}); what was read before it is kept; re-copy or "
-            f"re-export the file (gzip -t {name} checks it)",
-            path=name,
-        )
+    damage = gzip_damage(exc, path, kept=True)
+    if damage is not None:
+        return damage
     if not is_stream(path):
         return None
     if isinstance(exc, io.UnsupportedOperation):

@@ -18,10 +18,11 @@ keep arriving after it was scored is re-scored as a new row (``revision`` + 1, w
 
 Shutdown (SIGINT/SIGTERM, or :meth:`Receiver.stop`): the listener closes, everything held is
 closed and scored; what the judge cannot finish within ``shutdown_timeout`` is written to
-``OUT/unscored.jsonl`` (AgentTrace JSON Lines, ``agent-eval score`` reads it) and counted. A
-conversation whose judge calls the shutdown cut short carries what they spent in its
-``metadata`` under :data:`UNSCORED_SPEND_KEY` (:func:`unscored_spend`); no formatter renders
-``metadata``, so scoring the file later judges the same text.
+``OUT/unscored.jsonl`` (AgentTrace JSON Lines, ``agent-eval score`` reads it) and counted.
+Every such conversation carries in its ``metadata``, under :data:`UNSCORED_SPEND_KEY`
+(:func:`unscored_spend`, :mod:`agent_eval.live.unscored`), the run, why it is unscored (cut
+short while being scored, or not started) and what its judge calls had spent; no formatter
+renders ``metadata``, so scoring the file later judges the same text.
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ from typing import Any
 
 import orjson
 from aiohttp import web
-from pydantic import JsonValue
 
 from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.assemble import Assembler
@@ -58,17 +58,17 @@ from agent_eval.live.payloads import (
     response_body,
 )
 from agent_eval.live.scorer import Job, LiveScorer
-from agent_eval.result import MetricResult
-from agent_eval.run.usage import usage_of
+from agent_eval.live.unscored import (
+    CUT_SHORT,
+    NOT_STARTED,
+    UNSCORED_NAME,
+    UNSCORED_SPEND_KEY,
+    unscored_spend,
+)
 from agent_eval.trace import AgentTrace
 
 __all__ = ["UNSCORED_NAME", "UNSCORED_SPEND_KEY", "Receiver", "ReceiverLimits", "unscored_spend"]
 
-UNSCORED_NAME = "unscored.jsonl"
-"""Conversations a shutdown could not score in time, as AgentTrace JSON Lines."""
-UNSCORED_SPEND_KEY = "agent_eval.unscored_spend"
-"""``AgentTrace.metadata`` key of an ``unscored.jsonl`` conversation whose judge calls were cut
-short: what they had spent (:func:`unscored_spend`)."""
 CONTAINER = "otlp-http"
 """The container name in ingest accounting and ``AgentTrace.source`` for received spans."""
 _log = logging.getLogger(__name__)
@@ -360,11 +360,18 @@ class Receiver:
         path = self.out_dir / UNSCORED_NAME
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("ab") as handle:
-            for job in jobs:
-                trace, spent = job.trace, self.scorer.spent(job)
-                if spent:  # its calls were cut short: what they sent travels with it
-                    metadata = {**trace.metadata, UNSCORED_SPEND_KEY: unscored_spend(spent)}
-                    trace = trace.model_copy(update={"metadata": metadata})
+            engine = self.scorer.engine
+            for job in jobs:  # its run, why, and what its cut-short calls sent travel with it
+                spend = unscored_spend(
+                    self.scorer.spent(job),
+                    run_id=engine.run_id,
+                    metric=engine.metric_id,
+                    judge_model=engine.judge_model,
+                    reason=CUT_SHORT if self.scorer.was_started(job) else NOT_STARTED,
+                    revision=job.revision,
+                )
+                metadata = {**job.trace.metadata, UNSCORED_SPEND_KEY: spend}
+                trace = job.trace.model_copy(update={"metadata": metadata})
                 handle.write(trace.model_dump_json().encode() + b"\n")
         self.counters["persisted_unscored"] += len(jobs)
         _log.warning("%d conversations not scored in time were written to %s", len(jobs), path)
@@ -384,31 +391,6 @@ class Receiver:
             "rescored": self.scorer.rescored,
             "unscored": len(self.unscored),
         }
-
-
-def unscored_spend(rows: list[MetricResult]) -> dict[str, JsonValue]:
-    """What the judge calls of a conversation cut short by the shutdown had spent.
-
-    ``rows``: the engine's ``interrupted`` rows of its units (never stored). Returns
-    ``{"run_id", "metric", "judge_model", "units", "judge_requests", "unanswered_requests",
-    "judge_input_tokens", "judge_output_tokens", "tokens_estimated"}``: requests sent (a
-    request cancelled in flight counts: the endpoint received it), of them those whose reply
-    was never read, and the tokens of the replies read (the estimate for the others, then
-    ``tokens_estimated`` is true), as :class:`~agent_eval.run.usage.RunUsage` counts them.
-    """
-    usage = usage_of(rows)
-    first = rows[0]
-    return {
-        "run_id": first.run_id,
-        "metric": first.metric,
-        "judge_model": first.judge_model,
-        "units": len(rows),
-        "judge_requests": usage.judge_requests,
-        "unanswered_requests": usage.unanswered_requests,
-        "judge_input_tokens": usage.judge_input_tokens,
-        "judge_output_tokens": usage.judge_output_tokens,
-        "tokens_estimated": bool(usage.estimated_rows),
-    }
 
 
 def _named_after_a_trace(trace: AgentTrace) -> bool:

@@ -12,7 +12,8 @@ conversation; with a ``directory`` it also keeps each conversation and its rende
 A conversation whose judge calls a shutdown cuts short leaves no row (the receiver writes it to
 ``unscored.jsonl``), but what those calls sent is kept: the engine's ``interrupted`` rows
 (:attr:`~agent_eval.run.engine.Engine.on_interrupted`) are in :attr:`LiveScorer.cut_short`,
-and by job in :meth:`LiveScorer.spent`.
+and by job in :meth:`LiveScorer.spent`; :meth:`LiveScorer.was_started` tells a conversation
+cut short while being scored from one still queued.
 """
 
 from __future__ import annotations
@@ -99,6 +100,8 @@ class LiveScorer:
         """The ``interrupted`` rows (never stored) of units a shutdown cut short after their
         judge calls had sent a request: requests, tokens read, unanswered requests."""
         self._spent: dict[int, list[MetricResult]] = {}
+        self._stopped_in_flight: set[int] = set()
+        """``id`` of the jobs :meth:`drain` cancelled while they were being scored."""
         engine.on_interrupted = self._interrupted
 
     @property
@@ -117,6 +120,13 @@ class LiveScorer:
     def spent(self, job: Job) -> list[MetricResult]:
         """The ``interrupted`` rows of ``job``'s units cut short (empty when none was)."""
         return list(self._spent.get(id(job), ()))
+
+    def was_started(self, job: Job) -> bool:
+        """Whether ``job``, returned by :meth:`drain`, was being scored at the deadline.
+
+        Else it was still queued: no judge call was made for it.
+        """
+        return id(job) in self._stopped_in_flight
 
     def _interrupted(self, row: MetricResult) -> None:
         self.cut_short.append(row)
@@ -179,11 +189,13 @@ class LiveScorer:
         """Wait for the backlog to be scored; returns the jobs not started within ``timeout``.
 
         The workers are stopped afterwards; jobs still in flight at the deadline are
-        cancelled and returned too (their rows were not written).
+        cancelled and returned too (their rows were not written), first;
+        :meth:`was_started` tells them from the queued ones.
         """
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.queue.join(), timeout)
         left = list(self._running.values())
+        self._stopped_in_flight.update(id(job) for job in left)
         while not self.queue.empty():
             left.append(self.queue.get_nowait())
             self.queue.task_done()

@@ -20,7 +20,8 @@ A passage's own metadata may instead carry :data:`DOCUMENT_RELEVANT` (``relevant
 The **turn-labels file** (:func:`load_turn_labels`, ``score --turn-labels FILE``) is JSON
 Lines, one object per turn: ``{"conversation_id": "c1", "turn": 2, "relevance": {"doc-3": 1},
 "relevant_passages": ["doc-3", "doc-9"], "reference": "...", "answerability": "ANSWERABLE"}``
-(``conversation_id`` and ``turn`` required, the rest optional). :func:`attach_turn_labels`
+(``conversation_id`` and ``turn`` required, the rest optional); gzip'd (``.jsonl.gz``), it is
+read decompressed. :func:`attach_turn_labels`
 checks every row against the traces: an unknown conversation or turn, or a ``relevance`` id that
 is not among that turn's passages, is an :class:`~agent_eval.errors.InputError` naming the
 file and line.
@@ -37,6 +38,7 @@ import orjson
 from pydantic import JsonValue
 
 from agent_eval.errors import InputError
+from agent_eval.ingest.sources import opened_input
 from agent_eval.trace import AgentTrace
 
 __all__ = [
@@ -116,14 +118,15 @@ def load_turn_labels(path: str | Path) -> list[TurnLabels]:
     Raises:
         InputError: the file is missing, a line is not JSON, lacks ``conversation_id`` or a
             positive integer ``turn``, or has a ``relevance`` that is not an object of
-            relevance values (each names the file and line).
+            relevance values (each names the file and line); or its gzip data is cut short or
+            corrupt.
 
     """
     source = Path(path)
     if not source.is_file():
         raise InputError("turn-labels file not found", path=str(source))
     rows = []
-    with source.open("rb") as handle:
+    with opened_input(source) as handle:
         for number, raw in enumerate(handle, 1):
             if raw.strip():
                 rows.append(_row(raw, str(source), number))

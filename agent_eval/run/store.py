@@ -59,7 +59,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from agent_eval.errors import OutputError, StoreError
+from agent_eval.errors import InputError, OutputError, StoreError
 from agent_eval.redaction import redact_text
 from agent_eval.result import MetricResult
 from agent_eval.run.sqlite_open import BUSY_TIMEOUT_MS, open_retrying
@@ -728,35 +728,55 @@ def _last_line(path: Path) -> bytes | None:
     return None
 
 
+def _is_jsonl(path: Path) -> bool:
+    """``results.jsonl`` or a gzip'd copy (``results.jsonl.gz``), by name."""
+    from agent_eval.ingest.sources import input_suffix  # only to read a JSONL store
+
+    return input_suffix(path) == ".jsonl"
+
+
 def _read_jsonl(path: Path) -> list[MetricResult]:
     return _read_jsonl_log(path)[0]
 
 
 def _read_jsonl_log(path: Path) -> tuple[list[MetricResult], list[MetricResult]]:
-    """The last line per key (in key order), and the lines a later line replaced (file order)."""
+    """The last line per key (in key order), and the lines a later line replaced (file order).
+
+    A gzip'd file (``results.jsonl.gz``) is read decompressed.
+
+    Raises:
+        StoreError: a line is not a result row, or the gzip data is cut short or corrupt.
+
+    """
+    from agent_eval.ingest.sources import opened_input  # only to read a JSONL store
+
     latest: dict[ResultKey, MetricResult] = {}
     replaced: list[MetricResult] = []
-    with path.open("rb") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                result = MetricResult.model_validate_json(line)
-            except ValidationError as exc:
-                if not line.endswith(b"\n"):  # cut short by a killed run; SQLite holds it
-                    _log.warning(
-                        "%s:%d: the last line was cut short (a run stopped while writing it) "
-                        "and is not read; read the run directory or its %s to get that result",
-                        path,
-                        number,
-                        DB_NAME,
-                    )
-                    break
-                raise StoreError(f"{path}:{number}: not a result row: {exc}") from exc
-            earlier = latest.get(key := result_key(result))
-            if earlier is not None:
-                replaced.append(earlier)
-            latest[key] = result
+    try:
+        with opened_input(path) as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    result = MetricResult.model_validate_json(line)
+                except ValidationError as exc:
+                    if not line.endswith(b"\n"):  # cut short by a killed run; SQLite holds it
+                        _log.warning(
+                            "%s:%d: the last line was cut short (a run stopped while writing "
+                            "it) and is not read; read the run directory or its %s to get that "
+                            "result",
+                            path,
+                            number,
+                            DB_NAME,
+                        )
+                        break
+                    raise StoreError(f"{path}:{number}: not a result row: {exc}") from exc
+                earlier = latest.get(key := result_key(result))
+                if earlier is not None:
+                    replaced.append(earlier)
+                latest[key] = result
+    except InputError as exc:  # gzip damage: the file is unusable, as a bad line makes it
+        raise StoreError(str(exc)) from None
     return sorted(latest.values(), key=result_key), replaced
 
 
@@ -773,7 +793,7 @@ def load_results(path: str | Path, run_id: str | None = None) -> list[MetricResu
 
     """
     target = _results_file(path)
-    if target.suffix == ".jsonl":
+    if _is_jsonl(target):
         rows_in_file = _read_jsonl(target)
         return [r for r in rows_in_file if run_id is None or r.run_id == run_id]
     return sorted(_select_rows(target, "results", run_id, _key_order), key=result_key)
@@ -815,7 +835,7 @@ def load_superseded(path: str | Path, run_id: str | None = None) -> list[MetricR
 
     """
     target = _results_file(path)
-    if target.suffix == ".jsonl":
+    if _is_jsonl(target):
         replaced = _read_jsonl_log(target)[1]
         return [r for r in replaced if run_id is None or r.run_id == run_id]
     return _select_rows(target, SUPERSEDED_TABLE, run_id, lambda _: "rowid", missing_ok=True)

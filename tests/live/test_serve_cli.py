@@ -10,13 +10,17 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 import requests
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from typer.testing import CliRunner
 
+from agent_eval.cli import app
 from agent_eval.live.receiver import UNSCORED_NAME, UNSCORED_SPEND_KEY
 from agent_eval.otel.events import EVENTS_FILE_NAME
 from agent_eval.report.conversations import read_conversations
@@ -238,3 +242,86 @@ def test_a_shutdown_keeps_the_spend_of_the_judge_calls_it_cuts_short(
     }
     assert spend["metric"] == "goal_accuracy@1" and spend["tokens_estimated"] is True
     assert spend["judge_input_tokens"] > 0  # the unread reply's request, at its estimate
+
+
+def test_runs_show_of_a_serve_run_counts_and_lists_the_conversations_left_unscored(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """s6-leftovers "looks wrong": serve keeps no row for a conversation its shutdown cuts
+    short, so ``runs show`` of the run missed its requests. It now reads ``unscored.jsonl``:
+    the requests add up to the server's, and each unscored conversation is listed with its
+    reason (being scored and cut short, or never started) and spend. Serve's "no row" stays."""
+    fake_server.add_rule(Hang(60), contains="STUCK")  # tried first: stage 1 never answers
+    script_goal_judge(fake_server)
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OTEL_"))}
+    process = subprocess.Popen(
+        [sys.executable, "-c", CLI, "serve", "--port", "0", "--idle", "0.3", "--after-root",
+         "0.1", "--shutdown-timeout", "0.5", "--judge", "fake-model", "--base-url",
+         fake_server.base_url, "--out", str(out), "--no-cache", "--concurrency", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
+    )  # fmt: skip
+
+    def wait_for(done: Callable[[dict[str, Any]], bool]) -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if done(requests.get(f"http://127.0.0.1:{port}/healthz", timeout=10).json()):
+                return
+            time.sleep(0.05)
+        raise AssertionError("serve did not get there in 60 s")
+
+    try:
+        port = _banner_port(process)
+        sdk = provider(OTLPSpanExporter(endpoint=f"http://127.0.0.1:{port}/v1/traces"))
+        run_agent(sdk.get_tracer("agent"), "done", [("go", f"gone {DONE}")])
+        sdk.force_flush()
+        wait_for(lambda h: h["results"].get("ok") == 1 and len(fake_server.requests) == 2)
+        run_agent(sdk.get_tracer("agent"), "stuck", [("STUCK here", "hm")])
+        sdk.force_flush()
+        wait_for(lambda h: len(fake_server.requests) == 3)  # stuck's stage 1 hangs
+        run_agent(sdk.get_tracer("agent"), "queued", [("later", f"ok {DONE}")])
+        sdk.shutdown()
+        wait_for(lambda h: h["backlog"] == 2)  # one worker: queued waits behind stuck
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, stderr
+    received = len(fake_server.requests)
+    assert received == 3
+    served = json.loads(stdout.strip().splitlines()[-1])["judge_usage"]
+    assert {r.conversation_id for r in load_results(out)} == {"done"}  # no row: the contract
+    shown = CliRunner().invoke(app, ["runs", "show", str(out), "--json"])
+    assert shown.exit_code == 0, shown.output
+    document = json.loads(shown.stdout)
+    usage = document["usage"]
+    assert usage["judge_requests"] == received == served["judge_requests"]
+    assert (usage["rows"], usage["status"]) == (1, {"ok": 1})  # the stored rows
+    assert usage["interrupted"] == served["interrupted"] == {
+        "rows": 1, "requests": 1, "unanswered": 1,
+    }  # fmt: skip
+    assert usage["unscored"] == {"conversations": 2, "units": 1, "judge_requests": 1,
+                                 "unattributed": 0}  # fmt: skip
+    assert usage["rows"] + usage["unscored"]["units"] == served["rows"]
+    for key in ("judge_input_tokens", "judge_output_tokens", "estimated_rows"):
+        assert usage[key] == served[key], key
+    listed = {e["conversation_id"]: e for e in document["unscored"]}
+    assert sorted(listed) == ["queued", "stuck"]
+    assert {k: listed["stuck"][k] for k in ("reason", "units", "judge_requests",
+                                            "unanswered_requests", "revision")} == {
+        "reason": "interrupted", "units": 1, "judge_requests": 1, "unanswered_requests": 1,
+        "revision": 0,
+    }  # fmt: skip
+    assert listed["stuck"]["tokens_estimated"] is True and listed["stuck"]["judge_input_tokens"]
+    assert {k: listed["queued"][k] for k in ("reason", "units", "judge_requests",
+                                             "judge_input_tokens")} == {
+        "reason": "not_started", "units": 0, "judge_requests": 0, "judge_input_tokens": 0,
+    }  # fmt: skip
+    text = CliRunner().invoke(app, ["runs", "show", str(out)], env={"COLUMNS": "200"})
+    assert text.exit_code == 0, text.output
+    flat = " ".join(text.stdout.split())
+    assert "2 conversation(s) left unscored by the shutdown" in flat
+    assert "usage.unscored.conversations: 2" in flat and "usage.judge_requests: 3" in flat
+    assert "not_started: waiting for the judge" in flat
+    assert "interrupted: being scored at shutdown;" in flat

@@ -107,7 +107,11 @@ class Container(ABC):
 
         Open ``path`` with :func:`agent_eval.ingest.sources.open_input` (as the built-in
         containers do), not ``open``: it decompresses gzip'd files as they are read and gives
-        standard input (``<stdin>``) and pipes, which can be read once and not seeked in.
+        standard input (``<stdin>``) and pipes, which can be read once and not seeked in. A
+        container that calls ``open(path)`` itself reads the compressed bytes of a gzip'd file
+        (``head`` given to :meth:`sniff` is decompressed, so it may sniff yes and then fail)
+        and cannot read standard input. Name conversations after the file with
+        :func:`agent_eval.ingest.sources.input_stem` (``x`` for ``x.json`` and ``x.json.gz``).
 
         Raises:
             DecodeError: the file as a whole cannot be read as this container (names the file,

@@ -9,10 +9,11 @@ assistant ``tool_calls`` with ``function.name``/``function.arguments``, tool ``t
 - a JSON list of such objects, or JSON Lines with one object (or one message list) per line:
   one conversation each, streamed.
 
-A conversation without ``conversation_id`` is named after the file: ``<stem>`` for a whole-file
-conversation, ``<stem>/<n>`` for the n-th record (1-based, bad lines counted) of a list or JSON
-Lines file. A record that cannot be read, or a JSON Lines line that is not valid JSON (a writer
-killed mid-line), is skipped with a reason naming its line; the other records are still read.
+A conversation without ``conversation_id`` is named after the file: ``<stem>`` (of the name without
+``.gz``: ``x`` for ``x.json`` and ``x.json.gz``) for a whole-file conversation, ``<stem>/<n>`` for
+the n-th record (1-based, bad lines counted) of a list or JSON Lines file. A record that cannot be
+read, or a JSON Lines line that is not valid JSON (a writer killed mid-line), is skipped with a
+reason naming its line; the other records are still read.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from itertools import chain
-from pathlib import Path
 from typing import Any
 
 from agent_eval.errors import DecodeError
@@ -29,7 +29,7 @@ from agent_eval.ingest.containers._chat import chat_messages, chat_trace
 from agent_eval.ingest.containers._json_stream import BadValue, JsonStream
 from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.safe_text import brief
-from agent_eval.ingest.sources import open_input
+from agent_eval.ingest.sources import input_stem, open_input
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.trace import AgentTrace
 
@@ -59,7 +59,7 @@ class OpenAIMessagesContainer(builtin.OpenAIMessages):
             DecodeError: the file is not JSON or JSON Lines (names the line).
 
         """
-        stem = Path(path).stem
+        stem = input_stem(path)  # x for x.json and x.json.gz
         with open_input(path) as stream:
             json = JsonStream(stream, path)
             first = json.peek()

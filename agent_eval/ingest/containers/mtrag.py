@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 from pydantic import JsonValue
@@ -36,6 +35,7 @@ from agent_eval.ingest.containers._mtrag import MtragTurn, first_label, mtrag_tr
 from agent_eval.ingest.containers._records import load_json
 from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.conventions.messages import to_json_value
+from agent_eval.ingest.sources import input_stem
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.rag.labels import ANSWERABILITY, REFERENCE, RELEVANCE
 from agent_eval.trace import AgentTrace, RetrievedDocument
@@ -113,7 +113,7 @@ def _trace(record: Any, path: str) -> AgentTrace:
     if isinstance(generator, Mapping) and isinstance(generator.get("name"), str):
         metadata["generator"] = generator["name"]
     return mtrag_trace(
-        conversation_id=f"mtrag/{Path(path).stem}",
+        conversation_id=f"mtrag/{input_stem(path)}",
         history=(),
         turns=turns,
         container="mtrag",

@@ -22,7 +22,6 @@ from __future__ import annotations
 import gzip
 import zlib
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -33,7 +32,7 @@ from agent_eval.ingest.containers.base import ContainerItem, RecordsUsed, Skippe
 from agent_eval.ingest.conventions._values import as_int, as_str, text_of, tool_call
 from agent_eval.ingest.safe_text import MAX_NESTING, NestingTooDeep, clean
 from agent_eval.ingest.safe_text import loads as safe_json_loads
-from agent_eval.ingest.sources import open_input
+from agent_eval.ingest.sources import input_stem, open_input
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.trace import (
     AgentTrace,
@@ -251,7 +250,7 @@ def _trace(path: str, number: int, group: tuple[list[Message], list[ModelUsage]]
             )
         )
     return AgentTrace(
-        conversation_id=f"{Path(path).stem}#{number}",
+        conversation_id=f"{input_stem(path)}#{number}",
         messages=_with_tool_names(messages),
         usage=tuple(totals.values()),
         source=SourceInfo(container=OpenAICassetteContainer.name, files=(path,)),

@@ -17,7 +17,8 @@ Multi-turn form: the per-turn keys move into ``turns`` (each turn has its own pa
 
 Keys (``question`` is required per turn; the rest are optional):
 
-- ``id`` (or ``conversation_id``): the conversation id; default ``<file stem>/<line>``;
+- ``id`` (or ``conversation_id``): the conversation id; default ``<file stem>/<line>``
+  (the stem of the name without ``.gz``: ``x/3`` for ``x.jsonl`` and ``x.jsonl.gz``);
 - ``question``: the user message (a string);
 - ``contexts``: the passages retrieved for the question, in rank order; each an object with
   ``text`` (required), ``id`` and ``score`` (optional) and any other keys (relevance labels such
@@ -39,7 +40,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
@@ -48,6 +48,7 @@ from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._records import read_records
 from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.containers.rag_turns import Passage, RagTurn, rag_trace
+from agent_eval.ingest.sources import input_stem
 from agent_eval.ingest.spans import SourceLocation
 from agent_eval.trace import AgentTrace
 
@@ -105,7 +106,7 @@ class RagJsonlContainer(builtin.RagJsonl):
             DecodeError: the first line is not JSON (the file is not JSON Lines).
 
         """
-        stem = Path(path).stem
+        stem = input_stem(path)  # x for x.jsonl and x.jsonl.gz
         for item in read_records(path, list_keys=(), spans_per_record=0):
             if isinstance(item, Skipped):
                 yield item

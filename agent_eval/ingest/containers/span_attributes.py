@@ -17,7 +17,6 @@ mark OTLP, Jaeger, Tempo or Langfuse exports, so those files are never taken for
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -28,7 +27,7 @@ from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers.base import ContainerItem
 from agent_eval.ingest.safe_text import loads as safe_json_loads
-from agent_eval.ingest.sources import open_input
+from agent_eval.ingest.sources import input_name, open_input
 from agent_eval.ingest.spans import SourceLocation, SpanRecord
 
 __all__ = ["SpanAttributesContainer"]
@@ -113,7 +112,8 @@ def _decode(path: str, data: bytes) -> Mapping[str, Any]:
 
 
 def _span_name(path: str) -> str:
-    base = os.path.basename(path)
+    """The file name without ``.attrs.json`` / ``.json`` (and a compression suffix before)."""
+    base = input_name(path)
     for suffix in _SUFFIXES:
         if base.endswith(suffix):
             return base[: -len(suffix)]
