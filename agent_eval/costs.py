@@ -55,6 +55,7 @@ from agent_eval.trace import AgentTrace
 __all__ = [
     "NO_JUDGE",
     "PRICE_DATABASE",
+    "AgentUsageGroups",
     "JudgeUsageGroups",
     "Price",
     "PriceMemo",
@@ -514,6 +515,27 @@ def stage_table(lines: list[UsageLine]) -> Table:
     return table
 
 
+class AgentUsageGroups:
+    """The agent's usage lines counted conversation by conversation (no conversation kept).
+
+    :func:`agent_usage` in a stream: a pass over the conversations made for something else
+    counts them on the way.
+    """
+
+    def __init__(self) -> None:
+        self._groups: dict[tuple[str, ...], UsageLine] = {}
+
+    def add(self, trace: AgentTrace) -> None:
+        """Count ``trace``'s ``AgentTrace.usage``, per model."""
+        for usage in trace.usage:
+            line = self._groups.setdefault((usage.model,), UsageLine((usage.model,), usage.model))
+            line.add(usage.calls, usage.input_tokens, usage.output_tokens)
+
+    def lines(self, prices: PriceTable) -> list[UsageLine]:
+        """One priced line per model, sorted by model."""
+        return _priced(self._groups.values(), prices)
+
+
 def agent_usage(traces: Iterable[AgentTrace], prices: PriceTable) -> list[UsageLine]:
     """The agent's own token usage and cost by model, from ``AgentTrace.usage``.
 
@@ -521,12 +543,10 @@ def agent_usage(traces: Iterable[AgentTrace], prices: PriceTable) -> list[UsageL
         One line per model the agent used, sorted by model; ``rows`` counts conversations.
 
     """
-    groups: dict[tuple[str, ...], UsageLine] = {}
+    groups = AgentUsageGroups()
     for trace in traces:
-        for usage in trace.usage:
-            line = groups.setdefault((usage.model,), UsageLine((usage.model,), usage.model))
-            line.add(usage.calls, usage.input_tokens, usage.output_tokens)
-    return _priced(groups.values(), prices)
+        groups.add(trace)
+    return groups.lines(prices)
 
 
 def usd_text(cost: float | None) -> str:

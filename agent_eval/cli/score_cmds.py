@@ -23,7 +23,7 @@ import heapq
 import io
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -91,10 +91,10 @@ from agent_eval.cli.tables import print_table
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
 from agent_eval.costs import (
     NO_JUDGE,
+    AgentUsageGroups,
     JudgeUsageGroups,
     PriceTable,
     UsageLine,
-    agent_usage,
     remembered_prices,
     shown_cost,
     stage_table,
@@ -109,7 +109,7 @@ from agent_eval.metrics.base import Metric
 from agent_eval.metrics.claim_metric import ClaimMetric
 from agent_eval.metrics.decomposition import DECOMPOSITIONS_FILENAME, DecompositionCache
 from agent_eval.metrics.spec import build_metric, split_metrics
-from agent_eval.otel.targets import targets_by_conversation
+from agent_eval.otel.targets import SpanTarget, targets_by_conversation
 from agent_eval.rag.labels import attach_turn_labels, load_turn_labels
 from agent_eval.rag.turns import write_turns
 from agent_eval.redaction import redact_text
@@ -515,6 +515,7 @@ def _run_setup(
                 record,
                 events=events or EventOptions(),
                 renderings=setup.renderings,
+                agent=setup.agent_usage,
                 report=report,
             )
         )
@@ -556,6 +557,8 @@ class _Setup:
     cfg: ScoreConfig
     prices: PriceTable
     renderings: RenderCache = field(default_factory=RenderCache)
+    agent_usage: AgentUsageGroups = field(default_factory=AgentUsageGroups)
+    """The agent's usage, counted by the run's first read of the conversations."""
     _plans: list[RunPlan] | None = None
     judge: Judge | None = None
     """The judge, built before any input was read (``None`` in a dry run or without one)."""
@@ -669,7 +672,7 @@ def _finish(
             summary.run_total = spent.run_total(summary.metric)
         print_table(out, summary.table())
         out.print(summary.accounting_line, highlight=False)
-    usage = _print_usage(out, spent, setup.traces, stack, cfg)
+    usage = _print_usage(out, spent, setup.agent_usage, stack, cfg)
     if report is not None:
         report.usage = usage
         report.cache = _cache_summary(stack)
@@ -896,7 +899,7 @@ def _spent(summary: RunSummary) -> _Spent | None:
 def _print_usage(
     out: Console,
     spent: _Spent | None,
-    traces: Iterable[AgentTrace],
+    agent: AgentUsageGroups,
     stack: JudgeStack | None,
     cfg: ScoreConfig,
 ) -> list[UsageLine]:
@@ -916,7 +919,7 @@ def _print_usage(
         return []
     prices = PriceTable.from_config(cfg.prices)
     judge = spent.judge.lines(prices)
-    print_table(out, usage_table(judge, agent_usage(traces, prices)))
+    print_table(out, usage_table(judge, agent.lines(prices)))
     stages = spent.stages.lines(prices)
     if stages:
         print_table(out, stage_table(stages))
@@ -1004,6 +1007,7 @@ async def _score(
     *,
     events: EventOptions,
     renderings: RenderCache,
+    agent: AgentUsageGroups,
     report: _JsonReport | None = None,
 ) -> list[RunSummary]:
     run_id = engines[0].run_id
@@ -1023,12 +1027,18 @@ async def _score(
         )
         # what the judge saw, for `agent-eval report` (the formatter is pure: same text again)
         formatters = {e.formatter.identity: e.formatter for e in engines if e.metric.uses_formatter}
-        chosen = [formatters[identity] for identity in sorted(formatters)]
-        for trace in traces:  # one pass, streaming: the spool keeps each rendering made here
-            for formatter in chosen:
-                renderings.render(trace, formatter)
         identities = sorted(formatters)
+        targets: dict[str, SpanTarget] = {}
+        first = _first_pass(
+            traces,
+            [formatters[identity] for identity in identities],
+            renderings,
+            agent,
+            targets if events.enabled else None,
+        )
         if engines and engines[0].done:  # resumed: keep what the finished rows were judged on
+            for _ in first:
+                pass
             texts = dict(traces.sorted_renderings(identities))
             kept = _changed_since_judged(engines, traces, directory, renderings, texts)
             if report is not None:
@@ -1036,12 +1046,12 @@ async def _score(
             write_renderings(directory, texts)
             write_conversations(directory, kept.conversations)
         else:
+            write_conversations(directory, first)  # the same read renders them
             write_rendering_items(directory, traces.sorted_renderings(identities))
-            write_conversations(directory, traces)
         if any(e.metric.unit_kind == "answer" for e in engines):
             write_units(directory, traces)  # the contexts atoms quote
             write_turns(directory, traces)  # the per-turn RAG view, for `agent-eval rag`
-        emitter = events.build(directory, targets_by_conversation(traces))
+        emitter = events.build(directory, targets)
         summaries = []
         try:
             for engine in engines:
@@ -1057,6 +1067,31 @@ async def _score(
             if emitter is not None:  # export failures are counted and shown, never fatal
                 err_console.print(emitter.close().line(), highlight=False, soft_wrap=True)
         return summaries
+
+
+def _first_pass(
+    traces: Iterable[AgentTrace],
+    formatters: Sequence[Formatter[Any]],
+    renderings: RenderCache,
+    agent: AgentUsageGroups,
+    targets: dict[str, SpanTarget] | None,
+) -> Iterator[AgentTrace]:
+    """``traces``, each rendered with ``formatters`` and counted on the way.
+
+    One read of the spooled conversations gives what the run needs of each before any judge
+    call: its renderings (``renderings.jsonl``; the spool keeps each one made here for the
+    engines), the agent usage table's counts (``agent``) and, when evaluation events are on,
+    its span target (``targets``, as :func:`targets_by_conversation`: the last conversation of
+    an id wins). The consumer (``conversations.jsonl``'s writer) is the same read, so a fresh
+    run reads each conversation twice in all: here and in the engine (s6: five times).
+    """
+    for trace in traces:
+        for formatter in formatters:
+            renderings.render(trace, formatter)
+        agent.add(trace)
+        if targets is not None:
+            targets.update(targets_by_conversation((trace,)))
+        yield trace
 
 
 MAX_CHANGED_SHOWN = 10

@@ -172,7 +172,7 @@ def _peak(work: object) -> int:
 
 
 def test_the_spend_of_a_run_streams_its_rows_and_keeps_none(tmp_path: Path) -> None:
-    n = 3000
+    n = 5000
     _store(tmp_path, n)
     spent = _Spent(tmp_path, "r")
     rows, replaced = load_results(tmp_path, "r"), load_superseded(tmp_path, "r")
