@@ -541,8 +541,8 @@ class _Setup:
     """What a score run works from, read before any judge call.
 
     The conversations are spooled (:class:`~agent_eval.run.spool.TraceSpool`): every pass over
-    them (plans, the files beside the results, each engine, the agent usage) reads them back
-    one at a time, so memory is bounded by what a pass holds, not by the input.
+    them (plans; one read for the files beside the results and the agent usage; each engine)
+    reads them back one at a time, so memory is bounded by what a pass holds, not by the input.
     The plans (prompt tokens, cost) are made only when shown (``--dry-run``, no judge): a run
     that scores needs none of their counts. Every rendering goes through ``renderings``, so
     each conversation is rendered once per formatter (plan, engines, ``renderings.jsonl``).
