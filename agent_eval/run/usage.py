@@ -19,7 +19,7 @@ from typing import Any
 
 from agent_eval.result import MetricResult
 from agent_eval.run.outcomes import INTERRUPTED_SKIP
-from agent_eval.run.store import load_results, load_superseded
+from agent_eval.run.store import iter_results
 
 __all__ = ["RunUsage", "UsageTally", "run_usage", "usage_of"]
 
@@ -148,9 +148,9 @@ def run_usage(directory: str | Path, run_id: str, metric: str | None = None) -> 
         StoreError: the run's store cannot be read.
 
     """
-    rows = load_results(directory, run_id=run_id)
-    replaced = load_superseded(directory, run_id=run_id)
+    rows = iter_results(directory, run_id=run_id)  # streamed: no row is kept
+    replaced = iter_results(directory, run_id=run_id, superseded=True)
     if metric is not None:
-        rows = [r for r in rows if r.metric == metric]
-        replaced = [r for r in replaced if r.metric == metric]
+        rows = (r for r in rows if r.metric == metric)
+        replaced = (r for r in replaced if r.metric == metric)
     return usage_of(rows, replaced)

@@ -18,7 +18,7 @@ from agent_eval.costs import JudgeUsageGroups, PriceTable, judge_usage, stage_us
 from agent_eval.result import Atom, MetricResult
 from agent_eval.run.outcomes import INTERRUPTED_SKIP
 from agent_eval.run.store import ResultStore, iter_results, load_results, load_superseded
-from agent_eval.run.usage import RunUsage, UsageTally, usage_of
+from agent_eval.run.usage import RunUsage, UsageTally, run_usage, usage_of
 
 
 def _row(
@@ -181,6 +181,9 @@ def test_the_spend_of_a_run_streams_its_rows_and_keeps_none(tmp_path: Path) -> N
     assert list(iter_results(tmp_path, "r", superseded=True)) == replaced
     assert spent.run_total("goal_accuracy@1") == usage_of(rows, replaced)
     assert spent.run_total("other@1") == RunUsage()
+    assert run_usage(tmp_path, "r") == run_usage(tmp_path, "r", "goal_accuracy@1")
+    assert run_usage(tmp_path, "r") == usage_of(rows, replaced)
+    assert run_usage(tmp_path, "r", "other@1") == RunUsage()
     assert spent.judge.lines(PriceTable()) == judge_usage(rows, PriceTable(), replaced)
     assert spent.stages.lines(PriceTable()) == stage_usage(rows, PriceTable(), replaced)
     # memory: the rows loaded as a list (what _finish did) against the streamed tallies
