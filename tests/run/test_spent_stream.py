@@ -172,7 +172,7 @@ def _peak(work: object) -> int:
 
 
 def test_the_spend_of_a_run_streams_its_rows_and_keeps_none(tmp_path: Path) -> None:
-    n = 5000
+    n = 3000
     _store(tmp_path, n)
     spent = _Spent(tmp_path, "r")
     rows, replaced = load_results(tmp_path, "r"), load_superseded(tmp_path, "r")
@@ -190,4 +190,4 @@ def test_the_spend_of_a_run_streams_its_rows_and_keeps_none(tmp_path: Path) -> N
     held = _peak(lambda: load_results(tmp_path, "r"))
     streamed = _peak(lambda: _Spent(tmp_path, "r"))
     assert held > n * 2000  # the rows with their reasons: > 2 KB each
-    assert streamed < held / 10, (streamed, held)
+    assert streamed < held / 8, (streamed, held)  # measured: 1/12
