@@ -35,6 +35,7 @@ are counted as cached.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -54,6 +55,8 @@ from agent_eval.trace import AgentTrace
 __all__ = [
     "NO_JUDGE",
     "PRICE_DATABASE",
+    "AgentUsageGroups",
+    "JudgeUsageGroups",
     "Price",
     "PriceMemo",
     "PriceTable",
@@ -357,6 +360,76 @@ def _priced(lines: Iterable[UsageLine], prices: PriceTable) -> list[UsageLine]:
     return out
 
 
+class JudgeUsageGroups:
+    """Judge usage lines counted row by row, no row kept (:func:`judge_usage` in a stream).
+
+    With ``by_stage`` it is :func:`stage_usage` in a stream.
+
+    Args:
+        by_stage: Group by ``(metric, stage, judge model)`` from each row's
+            ``details["stages"]`` (:func:`stage_usage`) instead of by ``(metric, formatter,
+            judge model)`` (:func:`judge_usage`).
+
+    Feed the current rows with :meth:`add` and the rows they replaced with
+    ``add(row, replaced=True)``, in any order; :meth:`lines` prices and sorts the groups.
+    """
+
+    def __init__(self, *, by_stage: bool = False) -> None:
+        self.by_stage = by_stage
+        self._groups: dict[tuple[str, ...], UsageLine] = {}
+        self._replaced_stages: Counter[tuple[str, ...]] = Counter()
+        """Stage groups named by replaced rows (counted in the groups that exist at the end)."""
+
+    def add(self, row: MetricResult, *, replaced: bool = False) -> None:
+        """Count ``row``: a current row, or (``replaced``) one a later row replaced."""
+        if self.by_stage:
+            self._add_stages(row, replaced=replaced)
+            return
+        key = (row.metric, row.formatter, row.judge_model)
+        line = self._groups.get(key)
+        if line is None:
+            line = self._groups[key] = UsageLine(key, row.judge_model)
+        line.add_row(row)
+        line.replaced_rows += replaced
+
+    def _add_stages(self, row: MetricResult, *, replaced: bool) -> None:
+        stages = row.details.get("stages")
+        if not isinstance(stages, dict):
+            return
+        for stage, usage in stages.items():
+            key = (row.metric, stage, row.judge_model)
+            if replaced:
+                self._replaced_stages[key] += 1
+            if not isinstance(usage, dict):
+                continue
+            line = self._groups.setdefault(key, UsageLine(key, row.judge_model))
+            tokens_in, tokens_out, estimated = stage_tokens(usage, row.usage_known)
+            line.add(_int(usage.get("attempts")), tokens_in, tokens_out)
+            line.judge_calls += _int(usage.get("calls"))
+            line.cached_calls += _int(usage.get("cached_calls"))
+            line.estimated_rows += int(estimated)
+
+    def lines(self, prices: PriceTable) -> list[UsageLine]:
+        """One priced line per group, sorted by key."""
+        if self.by_stage:
+            for key, line in self._groups.items():
+                line.replaced_rows = self._replaced_stages[key]
+        return _priced(self._groups.values(), prices)
+
+
+def _grouped(
+    groups: JudgeUsageGroups,
+    results: Iterable[MetricResult],
+    replaced: Iterable[MetricResult],
+    prices: PriceTable,
+) -> list[UsageLine]:
+    for row in results:
+        groups.add(row)
+    for row in replaced:
+        groups.add(row, replaced=True)
+    return groups.lines(prices)
+
+
 def judge_usage(
     results: Iterable[MetricResult],
     prices: PriceTable,
@@ -369,22 +442,14 @@ def judge_usage(
     are counted in ``cached_calls``. A row without a usage report adds its estimate
     (``estimated_rows``). ``replaced`` rows (those later rows of the same key replaced,
     :func:`~agent_eval.run.store.load_superseded`) count like the others and in
-    ``replaced_rows``, so the lines add up to the run's whole spend.
+    ``replaced_rows``, so the lines add up to the run's whole spend. Both are consumed once,
+    streaming (:class:`JudgeUsageGroups`).
 
     Returns:
         One line per group, sorted by key.
 
     """
-    groups: dict[tuple[str, ...], UsageLine] = {}
-    for row in results:
-        key = (row.metric, row.formatter, row.judge_model)
-        groups.setdefault(key, UsageLine(key, row.judge_model)).add_row(row)
-    for row in replaced:
-        key = (row.metric, row.formatter, row.judge_model)
-        line = groups.setdefault(key, UsageLine(key, row.judge_model))
-        line.add_row(row)
-        line.replaced_rows += 1
-    return _priced(groups.values(), prices)
+    return _grouped(JudgeUsageGroups(), results, replaced, prices)
 
 
 def stage_usage(
@@ -402,35 +467,14 @@ def stage_usage(
     to its :attr:`MetricResult.best_tokens <agent_eval.result.MetricResult.best_tokens>`
     (:func:`stage_tokens`).
 
-    ``replaced`` rows count as in :func:`judge_usage` (and in ``replaced_rows``).
+    ``replaced`` rows count as in :func:`judge_usage` (and in ``replaced_rows``). Both are
+    consumed once, streaming (:class:`JudgeUsageGroups` with ``by_stage``).
 
     Returns:
         One line per group, sorted by key; empty when no row names stages.
 
     """
-    groups: dict[tuple[str, ...], UsageLine] = {}
-    superseded = list(replaced)
-    for row in [*results, *superseded]:
-        stages = row.details.get("stages")
-        if not isinstance(stages, dict):
-            continue
-        for stage, usage in stages.items():
-            if not isinstance(usage, dict):
-                continue
-            key = (row.metric, stage, row.judge_model)
-            line = groups.setdefault(key, UsageLine(key, row.judge_model))
-            tokens_in, tokens_out, estimated = stage_tokens(usage, row.usage_known)
-            line.add(_int(usage.get("attempts")), tokens_in, tokens_out)
-            line.judge_calls += _int(usage.get("calls"))
-            line.cached_calls += _int(usage.get("cached_calls"))
-            line.estimated_rows += int(estimated)
-    for row in superseded:
-        stages = row.details.get("stages")
-        for stage in stages if isinstance(stages, dict) else ():
-            found = groups.get((row.metric, stage, row.judge_model))
-            if found is not None:
-                found.replaced_rows += 1
-    return _priced(groups.values(), prices)
+    return _grouped(JudgeUsageGroups(by_stage=True), results, replaced, prices)
 
 
 def stage_tokens(
@@ -471,6 +515,27 @@ def stage_table(lines: list[UsageLine]) -> Table:
     return table
 
 
+class AgentUsageGroups:
+    """The agent's usage lines counted conversation by conversation (no conversation kept).
+
+    :func:`agent_usage` in a stream: a pass over the conversations made for something else
+    counts them on the way.
+    """
+
+    def __init__(self) -> None:
+        self._groups: dict[tuple[str, ...], UsageLine] = {}
+
+    def add(self, trace: AgentTrace) -> None:
+        """Count ``trace``'s ``AgentTrace.usage``, per model."""
+        for usage in trace.usage:
+            line = self._groups.setdefault((usage.model,), UsageLine((usage.model,), usage.model))
+            line.add(usage.calls, usage.input_tokens, usage.output_tokens)
+
+    def lines(self, prices: PriceTable) -> list[UsageLine]:
+        """One priced line per model, sorted by model."""
+        return _priced(self._groups.values(), prices)
+
+
 def agent_usage(traces: Iterable[AgentTrace], prices: PriceTable) -> list[UsageLine]:
     """The agent's own token usage and cost by model, from ``AgentTrace.usage``.
 
@@ -478,12 +543,10 @@ def agent_usage(traces: Iterable[AgentTrace], prices: PriceTable) -> list[UsageL
         One line per model the agent used, sorted by model; ``rows`` counts conversations.
 
     """
-    groups: dict[tuple[str, ...], UsageLine] = {}
+    groups = AgentUsageGroups()
     for trace in traces:
-        for usage in trace.usage:
-            line = groups.setdefault((usage.model,), UsageLine((usage.model,), usage.model))
-            line.add(usage.calls, usage.input_tokens, usage.output_tokens)
-    return _priced(groups.values(), prices)
+        groups.add(trace)
+    return groups.lines(prices)
 
 
 def usd_text(cost: float | None) -> str:

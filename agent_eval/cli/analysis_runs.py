@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections import Counter
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +83,7 @@ from agent_eval.run.cache import JudgeCache
 from agent_eval.run.engine import new_run_id
 from agent_eval.run.judge_stack import JudgeStack, default_cache_path, wrap_judge
 from agent_eval.run.record import run_record
+from agent_eval.run.spool import TraceSpool
 from agent_eval.trace import AgentTrace
 
 __all__ = [
@@ -115,9 +116,20 @@ def scoring_config(config: Path | None, **overrides: Any) -> ScoreConfig:
     return cfg
 
 
-def _traces(cfg: ScoreConfig) -> list[AgentTrace]:
-    traces = list(ingest(cfg.paths, format=cfg.format))
-    if not traces:
+def _traces(cfg: ScoreConfig) -> TraceSpool:
+    """The inputs' conversations, spooled as ingest emits them (the caller closes the spool).
+
+    Every pass of ``compare``/``stability`` (plans, renderings, each variant or repeat) reads
+    them back one at a time (:class:`~agent_eval.run.spool.TraceSpool`), so no command holds
+    the input's conversations.
+
+    Raises:
+        InputError: no conversation in the inputs (or ingest's own input errors).
+
+    """
+    traces = TraceSpool.collect(ingest(cfg.paths, format=cfg.format))
+    if not len(traces):
+        traces.close()
         raise InputError(f"no conversations found in {', '.join(cfg.paths)}")
     return traces
 
@@ -221,7 +233,9 @@ def variant_counts(cmp: VariantComparison) -> dict[str, list[GateCount]]:
     return counts
 
 
-def labels_for(labels: dict[str, int] | None, traces: list[AgentTrace]) -> dict[str, int] | None:
+def labels_for(
+    labels: dict[str, int] | None, traces: Iterable[AgentTrace]
+) -> dict[str, int] | None:
     """The labels given, else those the traces carry, else ``None``."""
     return labels if labels is not None else (labels_from_traces(traces) or None)
 
@@ -281,7 +295,7 @@ def _say_interrupted(command: str, directory: Path, run_id: str, as_json: bool) 
 
 def run_compare(
     cfg: ScoreConfig, formatters: list[str], argv: Sequence[str] = (), *, as_json: bool = False
-) -> tuple[str, Path, list[AgentTrace], list[MetricResult]]:
+) -> tuple[str, Path, TraceSpool, list[MetricResult]]:
     """Score ``cfg.paths`` under each formatter, sharing one cached judge.
 
     Interrupted (Ctrl-C, SIGTERM), it says what the run kept and what its judge calls spent,
@@ -295,7 +309,8 @@ def run_compare(
         as_json: ``--json`` was given.
 
     Returns:
-        ``(run_id, output directory, traces, result rows)``.
+        ``(run_id, output directory, traces, result rows)``; the traces are spooled
+        (:func:`_traces`) and the caller closes them.
 
     Raises:
         AgentEvalError: Input, configuration or store errors (a judge failure is a row).
@@ -304,25 +319,29 @@ def run_compare(
     inner = _judge(cfg)  # a bad judge or an unpriced --max-cost: exit 2 before any input
     budget = _budget(cfg, inner)
     traces = _traces(cfg)
-    run_id, out = _run_dir(cfg)
-    references = load_references(cfg.references) if cfg.references else None
-    stack = _stack(cfg, inner, out, cached=True, budget=budget)
-    work = score_variants(
-        traces, formatters=formatters, metric=_metric(cfg), judge=stack.judge, out=out,
-        run_id=run_id, concurrency=cfg.concurrency, max_context_tokens=cfg.max_context_tokens,
-        references=references, argv=_redacted(cfg, argv), budget=budget,
-        record=run_record(cfg, inner.model, {"formatters": formatters}),
-    )  # fmt: skip
     try:
-        rows = event_loop.run(_closing(inner, work))
-    except KeyboardInterrupt:
-        _say_interrupted("compare", out, run_id, as_json)
+        run_id, out = _run_dir(cfg)
+        references = load_references(cfg.references) if cfg.references else None
+        stack = _stack(cfg, inner, out, cached=True, budget=budget)
+        work = score_variants(
+            traces, formatters=formatters, metric=_metric(cfg), judge=stack.judge, out=out,
+            run_id=run_id, concurrency=cfg.concurrency, max_context_tokens=cfg.max_context_tokens,
+            references=references, argv=_redacted(cfg, argv), budget=budget,
+            record=run_record(cfg, inner.model, {"formatters": formatters}),
+        )  # fmt: skip
+        try:
+            rows = event_loop.run(_closing(inner, work))
+        except KeyboardInterrupt:
+            _say_interrupted("compare", out, run_id, as_json)
+            raise
+        finally:
+            if stack.cache is not None:
+                stack.cache.close()
+        _say_budget(budget, rows, out)
+        return run_id, out, traces, rows
+    except BaseException:  # the caller closes the spool it is given, not one it never got
+        traces.close()
         raise
-    finally:
-        if stack.cache is not None:
-            stack.cache.close()
-    _say_budget(budget, rows, out)
-    return run_id, out, traces, rows
 
 
 def run_repeats(
@@ -342,29 +361,29 @@ def run_repeats(
     """
     inner = _judge(cfg)  # a bad judge or an unpriced --max-cost: exit 2 before any input
     budget = _budget(cfg, inner)
-    traces = _traces(cfg)
-    run_id, out = _run_dir(cfg)
-    references = load_references(cfg.references) if cfg.references else None
-    limited = _stack(cfg, inner, out, cached=False, budget=budget).judge
-    cache = None if cfg.cache == "off" else JudgeCache(cfg.cache_path or default_cache_path())
-    work = score_repeats(
-        traces, repeats=repeats, formatter=cfg.formatter, metric=_metric(cfg, out), judge=limited,
-        cache=cache, out=out, run_id=run_id, concurrency=cfg.concurrency,
-        max_context_tokens=cfg.max_context_tokens, references=references,
-        cache_mode="refresh" if cfg.cache == "refresh" else "use", argv=_redacted(cfg, argv),
-        budget=budget, record=run_record(cfg, inner.model, {"repeats": repeats}),
-        cache_parameters={"mode": cfg.mode},
-    )  # fmt: skip
-    try:
-        rows = event_loop.run(_closing(inner, work))
-    except KeyboardInterrupt:
-        _say_interrupted("stability", out, run_id, as_json)
-        raise
-    finally:
-        if cache is not None:
-            cache.close()
-    _say_budget(budget, rows, out)
-    return run_id, out, rows
+    with contextlib.closing(_traces(cfg)) as traces:
+        run_id, out = _run_dir(cfg)
+        references = load_references(cfg.references) if cfg.references else None
+        limited = _stack(cfg, inner, out, cached=False, budget=budget).judge
+        cache = None if cfg.cache == "off" else JudgeCache(cfg.cache_path or default_cache_path())
+        work = score_repeats(
+            traces, repeats=repeats, formatter=cfg.formatter, metric=_metric(cfg, out),
+            judge=limited, cache=cache, out=out, run_id=run_id, concurrency=cfg.concurrency,
+            max_context_tokens=cfg.max_context_tokens, references=references,
+            cache_mode="refresh" if cfg.cache == "refresh" else "use", argv=_redacted(cfg, argv),
+            budget=budget, record=run_record(cfg, inner.model, {"repeats": repeats}),
+            cache_parameters={"mode": cfg.mode},
+        )  # fmt: skip
+        try:
+            rows = event_loop.run(_closing(inner, work))
+        except KeyboardInterrupt:
+            _say_interrupted("stability", out, run_id, as_json)
+            raise
+        finally:
+            if cache is not None:
+                cache.close()
+        _say_budget(budget, rows, out)
+        return run_id, out, rows
 
 
 def _metric_matches(row_metric: str, wanted: str | None) -> bool:
@@ -571,7 +590,8 @@ def compare_for(
     run_id, directory, traces, results = run_compare(cfg, names, argv, as_json=as_json)
     compared = {r.formatter for r in results}  # an earlier run in OUT under the same names
     warn_formatter_drift(r for r in load_run_results(directory) if r.formatter in compared)
-    used = labels_for(truth, traces)
+    with contextlib.closing(traces):
+        used = labels_for(truth, traces)
     if used:
         write_labels(directory / LABELS_NAME, used)
     cmp = compare_formatters(
@@ -624,24 +644,24 @@ def print_plans(
     from agent_eval.run.plan import plan_run
 
     budget = _dry_run_budget(cfg)  # the judge built (not called) first: a bad one is exit 2
-    traces = _traces(cfg)
-    metric = _metric(cfg)
-    references = load_references(cfg.references) if cfg.references else None
     plans = []
-    for name in formatters:
-        plan = plan_run(
-            traces,
-            metric=metric,
-            formatter=get_formatter(name),
-            judge_model=cfg.judge,
-            references=references,
-            max_context_tokens=cfg.max_context_tokens,
-            prices=PriceTable.from_config(cfg.prices),
-            default_model=DEFAULT_JUDGE,
-        )
-        plans.append(plan)
-        if not as_json:
-            print_table(out_console, plan.table())
+    with contextlib.closing(_traces(cfg)) as traces:
+        metric = _metric(cfg)
+        references = load_references(cfg.references) if cfg.references else None
+        for name in formatters:  # one read of the spooled conversations per formatter
+            plan = plan_run(
+                traces,
+                metric=metric,
+                formatter=get_formatter(name),
+                judge_model=cfg.judge,
+                references=references,
+                max_context_tokens=cfg.max_context_tokens,
+                prices=PriceTable.from_config(cfg.prices),
+                default_model=DEFAULT_JUDGE,
+            )
+            plans.append(plan)
+            if not as_json:
+                print_table(out_console, plan.table())
     if as_json:
         common: dict[str, Any] = {"run_id": None, "out": None, "dry_run": True}
         summaries = [plan_summary(plan) for plan in plans]

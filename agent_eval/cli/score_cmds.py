@@ -20,10 +20,11 @@ Every setting can come from ``agent-eval.toml`` (see :mod:`agent_eval.config`).
 from __future__ import annotations
 
 import contextlib
+import heapq
 import io
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -91,14 +92,13 @@ from agent_eval.cli.tables import print_table
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
 from agent_eval.costs import (
     NO_JUDGE,
+    AgentUsageGroups,
+    JudgeUsageGroups,
     PriceTable,
     UsageLine,
-    agent_usage,
-    judge_usage,
     remembered_prices,
     shown_cost,
     stage_table,
-    stage_usage,
     usage_table,
 )
 from agent_eval.errors import AgentEvalError, ConfigError, JudgeNotConfiguredError
@@ -110,7 +110,7 @@ from agent_eval.metrics.base import Metric
 from agent_eval.metrics.claim_metric import ClaimMetric
 from agent_eval.metrics.decomposition import DECOMPOSITIONS_FILENAME, DecompositionCache
 from agent_eval.metrics.spec import build_metric, split_metrics
-from agent_eval.otel.targets import targets_by_conversation
+from agent_eval.otel.targets import SpanTarget, targets_by_conversation
 from agent_eval.rag.labels import attach_turn_labels, load_turn_labels
 from agent_eval.rag.turns import write_turns
 from agent_eval.redaction import redact_text
@@ -143,12 +143,11 @@ from agent_eval.run.spool import TraceSpool
 from agent_eval.run.store import (
     ResultStore,
     RunRecord,
-    load_results,
-    load_superseded,
+    iter_results,
     result_key,
 )
 from agent_eval.run.summary import RunSummary
-from agent_eval.run.usage import usage_of
+from agent_eval.run.usage import RunUsage, UsageTally
 from agent_eval.trace import AgentTrace
 
 if TYPE_CHECKING:  # the --json payload models are imported for --json only (start-up)
@@ -274,30 +273,39 @@ class _Progress:
 
 
 def _kept(progress: _Progress) -> list[RunSummary]:
-    """Per metric, the counts of the rows the run's store holds (an interrupted run's)."""
+    """Per metric, the counts of the rows the run's store holds (an interrupted run's).
+
+    The rows stream from the store (:func:`iter_results`): none is kept.
+    """
     if progress.directory is None or not progress.engines:
         return []
     run_id = progress.engines[0].run_id
-    rows, replaced = (
-        load_results(progress.directory, run_id),
-        load_superseded(progress.directory, run_id),
-    )
-    summaries = []
-    for engine in progress.engines:
-        summary = RunSummary(
+    engines = {engine.metric_id: engine for engine in progress.engines}
+    summaries = {
+        engine.metric_id: RunSummary(
             run_id=run_id,
             metric=engine.metric_id,
             formatter=engine.formatter_identity,
             judge_model=engine.judge_model,
             out_dir=progress.directory,
         )
-        mine = _of_metric(rows, engine.metric_id)
-        for row in mine:  # an earlier invocation's row (finished or cut short) is not ours
+        for engine in progress.engines
+    }
+    totals = {metric: UsageTally() for metric in summaries}
+    for replaced in (False, True):
+        for row in iter_results(progress.directory, run_id, superseded=replaced):
+            if row.metric not in summaries:
+                continue
+            totals[row.metric].add(row, replaced=replaced)
+            if replaced:
+                continue
+            # an earlier invocation's row (finished or cut short) is not ours
+            engine = engines[row.metric]
             earlier = result_key(row) in engine.done or row.started_at < progress.started_at
-            summary.add(row, keep=False, resumed=earlier)
-        summary.run_total = usage_of(mine, _of_metric(replaced, engine.metric_id))
-        summaries.append(summary)
-    return summaries
+            summaries[row.metric].add(row, keep=False, resumed=earlier)
+    for metric, summary in summaries.items():
+        summary.run_total = totals[metric].usage()
+    return list(summaries.values())
 
 
 def _report_interrupt(progress: _Progress, report: _JsonReport | None) -> None:
@@ -509,6 +517,7 @@ def _run_setup(
                 record,
                 events=events or EventOptions(),
                 renderings=setup.renderings,
+                agent=setup.agent_usage,
                 report=report,
             )
         )
@@ -534,8 +543,8 @@ class _Setup:
     """What a score run works from, read before any judge call.
 
     The conversations are spooled (:class:`~agent_eval.run.spool.TraceSpool`): every pass over
-    them (plans, the files beside the results, each engine, the agent usage) reads them back
-    one at a time, so memory is bounded by what a pass holds, not by the input.
+    them (plans; one read for the files beside the results and the agent usage; each engine)
+    reads them back one at a time, so memory is bounded by what a pass holds, not by the input.
     The plans (prompt tokens, cost) are made only when shown (``--dry-run``, no judge): a run
     that scores needs none of their counts. Every rendering goes through ``renderings``, so
     each conversation is rendered once per formatter (plan, engines, ``renderings.jsonl``).
@@ -550,6 +559,8 @@ class _Setup:
     cfg: ScoreConfig
     prices: PriceTable
     renderings: RenderCache = field(default_factory=RenderCache)
+    agent_usage: AgentUsageGroups = field(default_factory=AgentUsageGroups)
+    """The agent's usage, counted by the run's first read of the conversations."""
     _plans: list[RunPlan] | None = None
     judge: Judge | None = None
     """The judge, built before any input was read (``None`` in a dry run or without one)."""
@@ -659,13 +670,13 @@ def _finish(
     errored (a dead judge endpoint: that metric did not run, whatever the others did; after
     the gates, which are still reported); else the gates' code.
     """
-    spent = _spent_rows(summaries[0])
+    spent = _spent(summaries[0])
     for summary in summaries:
         if spent is not None:  # the run's whole spend, beside this invocation's
-            summary.run_total = usage_of(*(_of_metric(part, summary.metric) for part in spent))
+            summary.run_total = spent.run_total(summary.metric)
         print_table(out, summary.table())
         out.print(summary.accounting_line, highlight=False)
-    usage = _print_usage(out, spent, setup.traces, stack, cfg)
+    usage = _print_usage(out, spent, setup.agent_usage, stack, cfg)
     if report is not None:
         report.usage = usage
         report.cache = _cache_summary(stack)
@@ -853,26 +864,49 @@ def _wrap(judge: Judge, cfg: ScoreConfig, budget: Budget | None = None) -> Judge
     )
 
 
-_Spent = tuple[list[MetricResult], list[MetricResult]]
-"""A run's current rows and the rows they replaced."""
+class _Spent:
+    """What a run's rows and the rows they replaced add up to, read once from the store.
+
+    The rows stream from ``results.db`` one at a time (:func:`iter_results`) into the tallies
+    the end of ``score`` prints: per metric the run total (:class:`UsageTally`), the usage
+    table's judge lines and stage lines (:class:`JudgeUsageGroups`) and the per-unit atom
+    lines (:class:`_UnitLines`). No row is kept, so the memory is that of the groups, not of
+    the run's rows (a 1 GB input's 42k rows with their reasons held ~140 MiB).
+    """
+
+    def __init__(self, directory: Path, run_id: str) -> None:
+        self.metrics: dict[str, UsageTally] = {}
+        self.judge = JudgeUsageGroups()
+        self.stages = JudgeUsageGroups(by_stage=True)
+        self.units = _UnitLines()
+        for replaced in (False, True):
+            for row in iter_results(directory, run_id, superseded=replaced):
+                tally = self.metrics.get(row.metric)
+                if tally is None:
+                    tally = self.metrics[row.metric] = UsageTally()
+                tally.add(row, replaced=replaced)
+                self.judge.add(row, replaced=replaced)
+                self.stages.add(row, replaced=replaced)
+                if not replaced:
+                    self.units.add(row)
+
+    def run_total(self, metric: str) -> RunUsage:
+        """The run's usage over every invocation, of ``metric``'s rows."""
+        tally = self.metrics.get(metric)
+        return tally.usage() if tally is not None else RunUsage()
 
 
-def _spent_rows(summary: RunSummary) -> _Spent | None:
-    """The run's rows and the rows they replaced, from the store (``None``: not stored)."""
+def _spent(summary: RunSummary) -> _Spent | None:
+    """The run's spend, from its store (``None``: not stored)."""
     if summary.out_dir is None:
         return None
-    run_id = summary.run_id
-    return load_results(summary.out_dir, run_id=run_id), load_superseded(summary.out_dir, run_id)
-
-
-def _of_metric(rows: list[MetricResult], metric: str) -> list[MetricResult]:
-    return [row for row in rows if row.metric == metric]
+    return _Spent(summary.out_dir, summary.run_id)
 
 
 def _print_usage(
     out: Console,
     spent: _Spent | None,
-    traces: Iterable[AgentTrace],
+    agent: AgentUsageGroups,
     stack: JudgeStack | None,
     cfg: ScoreConfig,
 ) -> list[UsageLine]:
@@ -890,49 +924,77 @@ def _print_usage(
         err_console.print(warning, highlight=False, markup=False, soft_wrap=True)
     if spent is None:
         return []
-    rows, replaced = spent  # this run's rows only
     prices = PriceTable.from_config(cfg.prices)
-    judge = judge_usage(rows, prices, replaced)
-    print_table(out, usage_table(judge, agent_usage(traces, prices)))
-    stages = stage_usage(rows, prices, replaced)
+    judge = spent.judge.lines(prices)
+    print_table(out, usage_table(judge, agent.lines(prices)))
+    stages = spent.stages.lines(prices)
     if stages:
         print_table(out, stage_table(stages))
-    failing = unit_lines(rows)
+    failing = spent.units.text()
     if failing:
         out.print(failing, highlight=False)
     return judge
 
 
-def unit_lines(rows: Sequence[MetricResult], limit: int = 10) -> str:
+def unit_lines(rows: Iterable[MetricResult], limit: int = 10) -> str:
     """Per-unit pass/fail of atom-scored rows as ``k of n``: the units with failing atoms.
 
     Says, per metric, how many of its scored units had every atom pass (``metric k of n``; a
     unit scored by four metrics counts once under each), then lists up to ``limit`` units
-    (lowest share first) with their first failing atom; ``""`` when no row carries atoms.
+    (lowest share first; ties by metric, subject, then :data:`RESULT_KEY` order) with their
+    first failing atom; ``""`` when no row carries atoms. ``rows`` is consumed once,
+    streaming (:class:`_UnitLines`).
     """
-    scored = [(r, r.atoms) for r in rows if r.status == "ok" and r.atoms]
-    if not scored:
-        return ""
-    failing = sorted(
-        ((r, atoms) for r, atoms in scored if not all(a.passed for a in atoms)),
-        key=lambda pair: (pair[0].score or 0.0, pair[0].metric, pair[0].subject),
-    )
-    per_metric: dict[str, list[int]] = {}  # metric -> [units with every atom passed, scored]
-    for row, atoms in scored:
-        counts = per_metric.setdefault(row.metric, [0, 0])
-        counts[0] += all(a.passed for a in atoms)
+    lines = _UnitLines(limit)
+    for row in rows:
+        lines.add(row)
+    return lines.text()
+
+
+class _UnitLines:
+    """:func:`unit_lines` counted row by row, keeping only the ``limit`` lowest units' lines."""
+
+    def __init__(self, limit: int = 10) -> None:
+        self.limit = limit
+        self.per_metric: dict[str, list[int]] = {}  # metric -> [units every atom passed, scored]
+        self.failing = 0
+        self._lowest: list[tuple[tuple[Any, ...], str]] = []  # (order, line), >= limit kept
+
+    def add(self, row: MetricResult) -> None:
+        """Count ``row`` (only ``ok`` rows with atoms count)."""
+        atoms = row.atoms
+        if row.status != "ok" or not atoms:
+            return
+        counts = self.per_metric.setdefault(row.metric, [0, 0])
         counts[1] += 1
-    shares = "; ".join(f"{metric} {k} of {n}" for metric, (k, n) in sorted(per_metric.items()))
-    lines = [f"units with every atom passed: {shares}"]
-    for row, atoms in failing[:limit]:
-        first = next(a for a in atoms if not a.passed)
-        lines.append(
-            f"  {row.metric} {row.subject}: {sum(a.passed for a in atoms)} of {len(atoms)} "
-            f"passed; first failing ({first.label}): {first.text}"
+        first = next((a for a in atoms if not a.passed), None)
+        if first is None:
+            counts[0] += 1
+            return
+        self.failing += 1
+        order = (row.score or 0.0, row.metric, row.subject, result_key(row))
+        self._lowest.append(
+            (
+                order,
+                f"  {row.metric} {row.subject}: {sum(a.passed for a in atoms)} of {len(atoms)} "
+                f"passed; first failing ({first.label}): {first.text}",
+            )
         )
-    if len(failing) > limit:
-        lines.append(f"  ... and {len(failing) - limit} more (see results.jsonl)")
-    return "\n".join(lines)
+        if len(self._lowest) >= 2 * self.limit + 64:  # keep the lowest ``limit``
+            self._lowest = heapq.nsmallest(self.limit, self._lowest, key=lambda item: item[0])
+
+    def text(self) -> str:
+        """The lines (``""`` when no row carried atoms)."""
+        if not self.per_metric:
+            return ""
+        shares = "; ".join(
+            f"{metric} {k} of {n}" for metric, (k, n) in sorted(self.per_metric.items())
+        )
+        lowest = heapq.nsmallest(self.limit, self._lowest, key=lambda item: item[0])
+        lines = [f"units with every atom passed: {shares}", *(line for _, line in lowest)]
+        if self.failing > self.limit:
+            lines.append(f"  ... and {self.failing - self.limit} more (see results.jsonl)")
+        return "\n".join(lines)
 
 
 def run_config(engines: Sequence[Engine], cfg: ScoreConfig) -> dict[str, Any]:
@@ -952,6 +1014,7 @@ async def _score(
     *,
     events: EventOptions,
     renderings: RenderCache,
+    agent: AgentUsageGroups,
     report: _JsonReport | None = None,
 ) -> list[RunSummary]:
     run_id = engines[0].run_id
@@ -971,12 +1034,18 @@ async def _score(
         )
         # what the judge saw, for `agent-eval report` (the formatter is pure: same text again)
         formatters = {e.formatter.identity: e.formatter for e in engines if e.metric.uses_formatter}
-        chosen = [formatters[identity] for identity in sorted(formatters)]
-        for trace in traces:  # one pass, streaming: the spool keeps each rendering made here
-            for formatter in chosen:
-                renderings.render(trace, formatter)
         identities = sorted(formatters)
+        targets: dict[str, SpanTarget] = {}
+        first = _first_pass(
+            traces,
+            [formatters[identity] for identity in identities],
+            renderings,
+            agent,
+            targets if events.enabled else None,
+        )
         if engines and engines[0].done:  # resumed: keep what the finished rows were judged on
+            for _ in first:
+                pass
             texts = dict(traces.sorted_renderings(identities))
             kept = _changed_since_judged(engines, traces, directory, renderings, texts)
             if report is not None:
@@ -984,12 +1053,12 @@ async def _score(
             write_renderings(directory, texts)
             write_conversations(directory, kept.conversations)
         else:
+            write_conversations(directory, first)  # the same read renders them
             write_rendering_items(directory, traces.sorted_renderings(identities))
-            write_conversations(directory, traces)
         if any(e.metric.unit_kind == "answer" for e in engines):
             write_units(directory, traces)  # the contexts atoms quote
             write_turns(directory, traces)  # the per-turn RAG view, for `agent-eval rag`
-        emitter = events.build(directory, targets_by_conversation(traces))
+        emitter = events.build(directory, targets)
         summaries = []
         try:
             for engine in engines:
@@ -1005,6 +1074,31 @@ async def _score(
             if emitter is not None:  # export failures are counted and shown, never fatal
                 err_console.print(emitter.close().line(), highlight=False, soft_wrap=True)
         return summaries
+
+
+def _first_pass(
+    traces: Iterable[AgentTrace],
+    formatters: Sequence[Formatter[Any]],
+    renderings: RenderCache,
+    agent: AgentUsageGroups,
+    targets: dict[str, SpanTarget] | None,
+) -> Iterator[AgentTrace]:
+    """``traces``, each rendered with ``formatters`` and counted on the way.
+
+    One read of the spooled conversations gives what the run needs of each before any judge
+    call: its renderings (``renderings.jsonl``; the spool keeps each one made here for the
+    engines), the agent usage table's counts (``agent``) and, when evaluation events are on,
+    its span target (``targets``, as :func:`targets_by_conversation`: the last conversation of
+    an id wins). The consumer (``conversations.jsonl``'s writer) is the same read, so a fresh
+    run reads each conversation twice in all: here and in the engine (s6: five times).
+    """
+    for trace in traces:
+        for formatter in formatters:
+            renderings.render(trace, formatter)
+        agent.add(trace)
+        if targets is not None:
+            targets.update(targets_by_conversation((trace,)))
+        yield trace
 
 
 MAX_CHANGED_SHOWN = 10

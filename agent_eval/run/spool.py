@@ -1,8 +1,9 @@
 """The conversations of a scoring run on disk, read back one at a time: :class:`TraceSpool`.
 
-``score`` goes over its conversations several times: the plan (``--dry-run``), the files
-beside the results (``renderings.jsonl``, ``conversations.jsonl``, ``units.jsonl``,
-``turns.jsonl``), each metric's engine and the agent usage table. Holding them all for that
+``score`` goes over its conversations several times: the plan (``--dry-run``), one read for
+the files beside the results (``renderings.jsonl``, ``conversations.jsonl``) and the agent
+usage table, ``units.jsonl`` and ``turns.jsonl`` (answer metrics), and each metric's engine.
+Holding them all for that
 costs memory in proportion to the input (trial 8: 1.10 GB for a 723 MB Collector file whose
 ingest alone peaks at 150 MB). So the run reads the input once, streaming, into a spool: each
 conversation is pickled into a temporary SQLite database as ingest emits it, and only its

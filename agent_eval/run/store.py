@@ -50,7 +50,7 @@ import operator
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,6 +83,7 @@ __all__ = [
     "ResultKey",
     "ResultStore",
     "RunRecord",
+    "iter_results",
     "load_results",
     "load_superseded",
     "result_key",
@@ -841,6 +842,33 @@ def load_superseded(path: str | Path, run_id: str | None = None) -> list[MetricR
     return _select_rows(target, SUPERSEDED_TABLE, run_id, lambda _: "rowid", missing_ok=True)
 
 
+def iter_results(
+    path: str | Path, run_id: str | None = None, *, superseded: bool = False
+) -> Iterator[MetricResult]:
+    """The rows :func:`load_results` returns, one at a time, for a reader that keeps none.
+
+    With ``superseded``, those :func:`load_superseded` returns.
+
+    From ``results.db`` the rows are read from the database as they are consumed (memory: one
+    row, whatever the run's size), the current rows in :data:`RESULT_KEY` column order (SQLite
+    ``ORDER BY``, which may differ from :func:`load_results`' order only for rows of a store
+    with NULL key columns), the replaced ones in the order they were replaced. A
+    ``results.jsonl`` is read whole first (its last line per key wins, so it must be).
+
+    Raises:
+        StoreError: as :func:`load_results` (while iterating).
+
+    """
+    target = _results_file(path)
+    if target.suffix == ".jsonl":
+        yield from (load_superseded if superseded else load_results)(target, run_id)
+        return
+    if superseded:
+        yield from _iter_rows(target, SUPERSEDED_TABLE, run_id, lambda _: "rowid", missing_ok=True)
+    else:
+        yield from _iter_rows(target, "results", run_id, _key_order)
+
+
 def _select_rows(
     target: Path,
     table: str,
@@ -859,20 +887,38 @@ def _select_rows(
             and not ``missing_ok``).
 
     """
+    return list(_iter_rows(target, table, run_id, order, missing_ok=missing_ok))
+
+
+_READ_BATCH = 256
+"""Rows fetched from SQLite at a time by :func:`_iter_rows`."""
+
+
+def _iter_rows(
+    target: Path,
+    table: str,
+    run_id: str | None,
+    order: Callable[[list[str]], str],
+    *,
+    missing_ok: bool = False,
+) -> Iterator[MetricResult]:
+    """:func:`_select_rows` one row at a time (the connection stays open while iterating)."""
     try:
         with closing(_connect_to_read(target)) as db:
             present = _table_columns(db, table)
             if not present and missing_ok:
-                return []
+                return
             columns = [name for name in _FIELDS if name in present]
             where = "" if run_id is None else " WHERE run_id = ?"
-            rows = db.execute(
+            cursor = db.execute(
                 f"SELECT {', '.join(columns)} FROM {table}{where} ORDER BY {order(columns)}",
                 () if run_id is None else (run_id,),
-            ).fetchall()
+            )
+            while rows := cursor.fetchmany(_READ_BATCH):
+                for row in rows:
+                    yield _from_row(row, columns)
     except sqlite3.Error as exc:
         raise StoreError(f"{target}: not a results database: {exc}") from exc
-    return [_from_row(row, columns) for row in rows]
 
 
 def _connect_to_read(target: Path) -> sqlite3.Connection:

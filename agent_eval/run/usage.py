@@ -19,9 +19,9 @@ from typing import Any
 
 from agent_eval.result import MetricResult
 from agent_eval.run.outcomes import INTERRUPTED_SKIP
-from agent_eval.run.store import load_results, load_superseded
+from agent_eval.run.store import iter_results
 
-__all__ = ["RunUsage", "run_usage", "usage_of"]
+__all__ = ["RunUsage", "UsageTally", "run_usage", "usage_of"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,22 +98,47 @@ def _interrupted(row: MetricResult) -> tuple[int, int]:
     return row.attempts, unanswered if isinstance(unanswered, int) else 0
 
 
+class UsageTally:
+    """A :class:`RunUsage` counted row by row (no row kept): :func:`usage_of` in a stream.
+
+    Feed the current rows with :meth:`add` and the rows they replaced with
+    ``add(row, replaced=True)``, in any order; :meth:`usage` gives the counts so far.
+    """
+
+    def __init__(self) -> None:
+        self._counts = dict.fromkeys(RunUsage.__dataclass_fields__, 0)
+
+    def add(self, row: MetricResult, *, replaced: bool = False) -> None:
+        """Count ``row``: a current row, or (``replaced``) one a later row replaced."""
+        counts = self._counts
+        counts["replaced_rows" if replaced else "rows"] += 1
+        counts["judge_requests"] += row.attempts
+        tokens_in, tokens_out = row.best_tokens
+        counts["judge_input_tokens"] += tokens_in
+        counts["judge_output_tokens"] += tokens_out
+        counts["estimated_rows"] += not row.usage_known
+        if row.error_type == INTERRUPTED_SKIP:
+            requests, unanswered = _interrupted(row)
+            counts["interrupted_rows"] += 1
+            counts["interrupted_requests"] += requests
+            counts["unanswered_requests"] += unanswered
+
+    def usage(self) -> RunUsage:
+        """The :class:`RunUsage` of the rows counted so far."""
+        return RunUsage(**self._counts)
+
+
 def usage_of(rows: Iterable[MetricResult], replaced: Iterable[MetricResult] = ()) -> RunUsage:
-    """The :class:`RunUsage` of ``rows`` (current) and ``replaced`` (superseded) rows."""
-    current, superseded = list(rows), list(replaced)
-    spent = [*current, *superseded]
-    cut = [_interrupted(r) for r in spent if r.error_type == INTERRUPTED_SKIP]
-    return RunUsage(
-        rows=len(current),
-        replaced_rows=len(superseded),
-        judge_requests=sum(r.attempts for r in spent),
-        judge_input_tokens=sum(r.best_tokens[0] for r in spent),
-        judge_output_tokens=sum(r.best_tokens[1] for r in spent),
-        estimated_rows=sum(not r.usage_known for r in spent),
-        interrupted_rows=len(cut),
-        interrupted_requests=sum(requests for requests, _ in cut),
-        unanswered_requests=sum(unanswered for _, unanswered in cut),
-    )
+    """The :class:`RunUsage` of ``rows`` (current) and ``replaced`` (superseded) rows.
+
+    Both are consumed once, streaming (:class:`UsageTally`).
+    """
+    tally = UsageTally()
+    for row in rows:
+        tally.add(row)
+    for row in replaced:
+        tally.add(row, replaced=True)
+    return tally.usage()
 
 
 def run_usage(directory: str | Path, run_id: str, metric: str | None = None) -> RunUsage:
@@ -123,9 +148,9 @@ def run_usage(directory: str | Path, run_id: str, metric: str | None = None) -> 
         StoreError: the run's store cannot be read.
 
     """
-    rows = load_results(directory, run_id=run_id)
-    replaced = load_superseded(directory, run_id=run_id)
+    rows = iter_results(directory, run_id=run_id)  # streamed: no row is kept
+    replaced = iter_results(directory, run_id=run_id, superseded=True)
     if metric is not None:
-        rows = [r for r in rows if r.metric == metric]
-        replaced = [r for r in replaced if r.metric == metric]
+        rows = (r for r in rows if r.metric == metric)
+        replaced = (r for r in replaced if r.metric == metric)
     return usage_of(rows, replaced)
