@@ -245,8 +245,13 @@ class ConversationBuilder:
         was on: what is missing is a chat call, not the capture setting.
         """
         entries = self.conversation.entries
+        hidden = (None, "", oi_keys.REDACTED_VALUE)
         spoke = next(
-            (e for e in entries if e.extraction and (e.extraction.completion or e.extraction.turn)),
+            (
+                e
+                for e in entries
+                if e.extraction and (e.extraction.completion not in hidden or e.extraction.turn)
+            ),
             None,
         )
         if spoke is None:
@@ -268,7 +273,11 @@ class ConversationBuilder:
         return any(e.extraction and e.extraction.convention == name for e in self.used)
 
     def _redacted(self) -> int:
-        """How many messages hold OpenInference's redaction marker as text or tool arguments."""
+        """How many messages (and completions) hold OpenInference's redaction marker.
+
+        Messages count by their text or tool arguments; completions-API calls by their
+        recorded reply.
+        """
         marker = oi_keys.REDACTED_VALUE
         return sum(
             1
@@ -278,7 +287,7 @@ class ConversationBuilder:
                 isinstance(slot.message, AssistantMessage)
                 and any(c.raw_arguments == marker for c in slot.message.tool_calls or ())
             )
-        )
+        ) + sum(1 for e in self.used if e.extraction and e.extraction.completion == marker)
 
     def _place_retrievals(self, position: int) -> None:
         if not self.pending:  # (after most LLM calls)

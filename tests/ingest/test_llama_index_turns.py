@@ -42,6 +42,7 @@ from agent_eval.trace import AgentTrace
 SCOPE = "openinference.instrumentation.llama_index"
 KIND = "openinference.span.kind"
 JSON = "application/json"
+REDACTED = "__REDACTED__"
 SYSTEM = "You are the shop's support assistant. Context:\n{context}"
 DOCS = {
     "returns-policy": "Returns are accepted within 14 calendar days of receipt.",
@@ -256,6 +257,26 @@ def test_a_turn_whose_root_span_does_not_read_as_a_reply_says_what_is_missing(
         skipped.detail
     )
     assert sum(run.report.spans_ignored.values()) == run.report.spans_read == 4
+
+
+def test_hidden_values_are_no_turn_and_the_hint_says_they_were_hidden(
+    provider: TracerProvider,
+) -> None:
+    """OPENINFERENCE_HIDE_INPUTS/OUTPUTS: the root span's values are the marker, not a turn."""
+    collector = install(provider)
+    tracer = provider.get_tracer(SCOPE)
+    hidden = {"input.value": REDACTED, "output.value": REDACTED}
+    with tracer.start_as_current_span("CondensePlusContextChatEngine.chat",
+                                      attributes={KIND: "CHAIN", **hidden}):  # fmt: skip
+        condense = {KIND: "LLM", "llm.prompts": [REDACTED], "llm.token_count.completion": 7}
+        with tracer.start_as_current_span("OpenAI.complete", attributes=condense | hidden):
+            pass
+    run = collector.traces()
+    assert list(run) == []
+    (skipped,) = run.report.skipped
+    assert "turn answered" not in skipped.detail
+    assert "the text was hidden by OpenInference" in skipped.detail
+    assert sum(run.report.spans_ignored.values()) == run.report.spans_read == 2
 
 
 def test_score_judges_the_answer_before_a_condense_call(

@@ -146,7 +146,8 @@ def _turn(attrs: Mapping[str, Any]) -> tuple[str, str] | None:
     string under :data:`~.openinference_keys.TURN_INPUT_KEYS` /
     :data:`~.openinference_keys.TURN_OUTPUT_KEYS` (what openinference-instrumentation-llama-index
     records for a chat or query engine call; a ``QueryBundle`` argument gives its ``query_str``).
-    Any other shape gives ``None``: the span's values are not known to be a message and a reply.
+    Any other shape, or a value hidden by OpenInference (``__REDACTED__``), gives ``None``: the
+    span's values are not known to be a message and a reply.
     """
     user = _turn_text(attrs, k.INPUT_VALUE, k.INPUT_MIME_TYPE, k.TURN_INPUT_KEYS)
     reply = _turn_text(attrs, k.OUTPUT_VALUE, k.OUTPUT_MIME_TYPE, k.TURN_OUTPUT_KEYS)
@@ -157,8 +158,8 @@ def _turn_text(
     attrs: Mapping[str, Any], key: str, mime_key: str, names: tuple[str, ...]
 ) -> str | None:
     value = attrs.get(key)
-    if not isinstance(value, str) or not value.strip():
-        return None
+    if not isinstance(value, str) or not value.strip() or value == k.REDACTED_VALUE:
+        return None  # (hidden by OPENINFERENCE_HIDE_INPUTS / _OUTPUTS: no turn to read)
     if not _is_json(attrs, mime_key):
         return value
     decoded = decode_json(value)
@@ -168,7 +169,7 @@ def _turn_text(
         found = decoded.get(name)
         if isinstance(found, Mapping):  # a QueryBundle
             found = found.get("query_str")
-        if isinstance(found, str) and found.strip():
+        if isinstance(found, str) and found.strip() and found != k.REDACTED_VALUE:
             return found
     return None
 
