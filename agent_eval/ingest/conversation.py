@@ -17,7 +17,8 @@ and records every span as used or ignored:
   serialise, such as a list of content parts). Such pairs across two files, and spans read
   twice from two files (the same export given twice), are noted on the conversation;
 - a span that only names an agent is used when that name labelled a message;
-- a turn that no LLM call answered (no span of its trace recorded chat messages: LlamaIndex
+- a turn that no LLM call answered (its trace has no chat call, only completions-API calls or
+  none: LlamaIndex
   answers "Empty Response" itself when the retriever returns nothing) is taken from its root
   chain/agent span's input and output (:attr:`SpanExtraction.turn`), placed where that span
   ends, with a note; completions-API calls (``llm.prompts``, a framework's internal step such as
@@ -97,6 +98,14 @@ NO_CHAT_HINT = (
 )
 """Why a conversation whose spans hold text (a completion, a root span's input and output) has
 no message: it made no chat call that was recorded, and its turn could not be read."""
+UNRECORDED_CHAT_HINT = (
+    "content capture is on (span {span} recorded text), but its chat call(s) {calls} recorded "
+    "usage and no messages: message capture is off for LLM calls alone (OpenInference: "
+    "OPENINFERENCE_HIDE_INPUT_MESSAGES / OPENINFERENCE_HIDE_OUTPUT_MESSAGES set to true), so "
+    "the turn cannot be read from the calls that answered it"
+)
+"""Why a conversation whose spans hold text has no message although its LLM calls ran: the
+calls' messages alone were left out."""
 _SPAN_ID = attrgetter("span_id")
 MAYBE_AGENT = "agent"
 """Internal verdict: the span is used only if its agent name labels a message."""
@@ -142,8 +151,15 @@ class ConversationBuilder:
         self.ran_calls: dict[str, str] = {}
         """Span id -> the call id its tool run was paired to, for failed tool spans that did
         not record the call id themselves (OpenInference TOOL spans)."""
-        self.chatted = {e.trace_id for e in conversation.entries if e.has_messages}
-        """Traces with a span that recorded chat messages (their turns came from LLM calls)."""
+        self.chatted = {
+            e.trace_id
+            for e in conversation.entries
+            if e.has_messages
+            or (is_llm_call(e) and e.extraction and e.extraction.completion is None)
+        }
+        """Traces with a chat call: a span that recorded chat messages, or an LLM call that
+        recorded none (its content left out) and is no completions-API call; their turns came
+        from LLM calls, never from a root span's input and output."""
         self.turns: list[SpanEntry] = []
         """Root spans whose turn no LLM call answered, waiting for their end (then added)."""
         self.answered: list[SpanEntry] = []
@@ -239,10 +255,11 @@ class ConversationBuilder:
         self.report.note_skipped(skipped)
 
     def _text_without_messages(self) -> str | None:
-        """:data:`NO_CHAT_HINT` when a span recorded text that is no message, else ``None``.
+        """What is missing when a span recorded text that is no message, else ``None``.
 
         A completion (``llm.prompts``) or a root span's input/output shows that content capture
-        was on: what is missing is a chat call, not the capture setting.
+        was on: what is missing is a chat call (:data:`NO_CHAT_HINT`), or, when chat calls ran
+        and recorded no messages, their message capture (:data:`UNRECORDED_CHAT_HINT`).
         """
         entries = self.conversation.entries
         hidden = (None, "", oi_keys.REDACTED_VALUE)
@@ -256,17 +273,16 @@ class ConversationBuilder:
         )
         if spoke is None:
             return None
-        calls = [e.span_id for e in entries if is_llm_call(e)]
         prompts = [e.span_id for e in entries if e.extraction and e.extraction.completion]
-        if not calls:
-            what = "it has no LLM span at all"
-        else:
-            what = f"its {len(calls)} LLM call(s) recorded no messages"
-            if prompts:
-                what += (
-                    f" ({len(prompts)} completions-API call(s) sent prompts, llm.prompts: "
-                    f"{', '.join(prompts)})"
-                )
+        chats = [e.span_id for e in entries if is_llm_call(e) and e.span_id not in prompts]
+        if chats:
+            return UNRECORDED_CHAT_HINT.format(span=spoke.span_id, calls=", ".join(chats))
+        what = "it has no LLM span at all"
+        if prompts:
+            what = (
+                f"its {len(prompts)} LLM call(s) were completions-API calls sent prompts "
+                f"(llm.prompts: {', '.join(prompts)}), whose replies are no conversation message"
+            )
         return NO_CHAT_HINT.format(span=spoke.span_id, calls=what)
 
     def _convention_used(self, name: str) -> bool:
@@ -396,8 +412,8 @@ class ConversationBuilder:
             self.answered.append(entry)
             self.turn_notes.append(
                 f"span {entry.span_id} ({entry.name!r}, trace {entry.trace_id}): turn answered "
-                "without an LLM call (no span of its trace recorded chat messages): the user's "
-                "message and the reply are its input.value and output.value"
+                "without an LLM call (its trace has no chat call): the user's message and the "
+                "reply are its input.value and output.value"
             )
 
     def _note_shadowed(self, entry: SpanEntry) -> None:

@@ -253,7 +253,7 @@ def test_a_turn_whose_root_span_does_not_read_as_a_reply_says_what_is_missing(
     assert skipped.reason == "no_message_content"
     assert "turn content capture on" not in skipped.detail  # capture was on
     assert "content capture is on (span " in skipped.detail
-    assert "its 1 LLM call(s) recorded no messages (1 completions-API call(s) sent prompts" in (
+    assert "its 1 LLM call(s) were completions-API calls sent prompts (llm.prompts: " in (
         skipped.detail
     )
     assert sum(run.report.spans_ignored.values()) == run.report.spans_read == 4
@@ -277,6 +277,26 @@ def test_hidden_values_are_no_turn_and_the_hint_says_they_were_hidden(
     assert "turn answered" not in skipped.detail
     assert "the text was hidden by OpenInference" in skipped.detail
     assert sum(run.report.spans_ignored.values()) == run.report.spans_read == 2
+
+
+def test_a_chat_call_with_its_content_left_out_keeps_the_root_span_out(
+    provider: TracerProvider,
+) -> None:
+    """An LLM call ran (usage, no messages recorded): the turn was not answered without one."""
+    collector = install(provider)
+    tracer = provider.get_tracer(SCOPE)
+    root = {KIND: "CHAIN", "input.value": "Can I return it?", "output.value": "Yes, in 14 days."}
+    with tracer.start_as_current_span("CondensePlusContextChatEngine.chat", attributes=root):
+        chat = {KIND: "LLM", "llm.model_name": "gpt-4o-mini", "llm.token_count.completion": 9}
+        with tracer.start_as_current_span("OpenAI.chat", attributes=chat) as call:
+            chat_span = format(call.get_span_context().span_id, "016x")
+    run = collector.traces()
+    assert list(run) == []
+    (skipped,) = run.report.skipped
+    assert skipped.reason == "no_message_content"
+    assert "turn answered" not in skipped.detail
+    assert f"its chat call(s) {chat_span} recorded usage and no messages" in skipped.detail
+    assert "OPENINFERENCE_HIDE_INPUT_MESSAGES" in skipped.detail
 
 
 def test_score_judges_the_answer_before_a_condense_call(
