@@ -410,10 +410,17 @@ class ConversationBuilder:
             )
             self._place_retrievals(self.transcript.inputs_end)
             self.answered.append(entry)
+            alone = ""
+            if self.conversation.id == entry.trace_id:  # no session or conversation id
+                alone = (
+                    "; no session or conversation id groups this trace with the turns before "
+                    "it, and no later call replays it, so it is a conversation of its own: set "
+                    "one (openinference using_session, or gen_ai.conversation.id)"
+                )
             self.turn_notes.append(
                 f"span {entry.span_id} ({entry.name!r}, trace {entry.trace_id}): turn answered "
                 "without an LLM call (its trace has no chat call): the user's message and the "
-                "reply are its input.value and output.value"
+                f"reply are its input.value and output.value{alone}"
             )
 
     def _note_shadowed(self, entry: SpanEntry) -> None:
