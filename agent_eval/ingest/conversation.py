@@ -18,11 +18,10 @@ and records every span as used or ignored:
   twice from two files (the same export given twice), are noted on the conversation;
 - a span that only names an agent is used when that name labelled a message;
 - a turn that no LLM call answered (its trace has no chat call, only completions-API calls or
-  none: LlamaIndex
-  answers "Empty Response" itself when the retriever returns nothing) is taken from its root
-  chain/agent span's input and output (:attr:`SpanExtraction.turn`), placed where that span
-  ends, with a note; completions-API calls (``llm.prompts``, a framework's internal step such as
-  a condense-question call) add no message, their usage is counted;
+  none: LlamaIndex answers "Empty Response" itself when the retriever returns nothing) is taken
+  from its root chain/agent span's input and output (:attr:`SpanExtraction.turn`), placed where
+  that span ends, with a note; completions-API calls (``llm.prompts``, a framework's internal
+  step such as a condense-question call) add no message, their usage is counted;
 - a conversation that ends without any message is not emitted and its spans are
   ``no_message_content``.
 """
