@@ -261,9 +261,12 @@ class AgentTrace(_Frozen):
             recorded output tokens but no output content, so the transcript is known to stop
             short of the model's final reply (e.g. Traceloop's openai instrumentation in events
             mode with ``stream=True`` writes its ``gen_ai.choice`` log records without span
-            context); ``None`` otherwise. Judge metrics skip such a conversation's
-            conversation unit and last turn (``final_reply_missing``). Left out of the JSON form
-            when ``None``.
+            context); ``None`` otherwise. The last call is the one whose reply would be the
+            final assistant message: a completions-API call that recorded its reply
+            (OpenInference ``llm.prompts``, e.g. LlamaIndex's condense-question step) is not,
+            nor is any call before a turn read from a root span (answered without an LLM
+            call). Judge metrics skip such a conversation's conversation unit and last turn
+            (``final_reply_missing``). Left out of the JSON form when ``None``.
 
     """
 

@@ -17,6 +17,11 @@ and records every span as used or ignored:
   serialise, such as a list of content parts). Such pairs across two files, and spans read
   twice from two files (the same export given twice), are noted on the conversation;
 - a span that only names an agent is used when that name labelled a message;
+- a turn that no LLM call answered (its trace has no chat call, only completions-API calls or
+  none: LlamaIndex answers "Empty Response" itself when the retriever returns nothing) is taken
+  from its root chain/agent span's input and output (:attr:`SpanExtraction.turn`), placed where
+  that span ends, with a note; completions-API calls (``llm.prompts``, a framework's internal
+  step such as a condense-question call) add no message, their usage is counted;
 - a conversation that ends without any message is not emitted and its spans are
   ``no_message_content``.
 """
@@ -30,6 +35,7 @@ from operator import attrgetter
 from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.containers.base import Skipped
 from agent_eval.ingest.conventions import openinference_keys as oi_keys
+from agent_eval.ingest.extraction import SpanExtraction
 from agent_eval.ingest.grouping import Conversation
 from agent_eval.ingest.pairing import pair_tool_results
 from agent_eval.ingest.reference_keys import REFERENCE_TOOL_CALLS
@@ -45,6 +51,7 @@ from agent_eval.trace import (
     SourceInfo,
     SpanErrorInfo,
     ToolCall,
+    UserMessage,
 )
 
 __all__ = ["ConversationBuilder", "final_reply_note_prefix", "is_llm_call"]
@@ -82,6 +89,22 @@ HIDDEN_HINT = (
     "to true in the agent's environment or its TraceConfig); unset them and record again"
 )
 """How to unhide content that OpenInference's ``OPENINFERENCE_HIDE_*`` settings redacted."""
+NO_CHAT_HINT = (
+    "content capture is on (span {span} recorded text), but no LLM call of it recorded chat "
+    "messages: {calls}, and no root chain/agent span's input.value/output.value reads as the "
+    "user's message and the reply (plain text, or JSON with a 'message' / 'response' string as "
+    "LlamaIndex's chat engines record), so there is no turn to evaluate"
+)
+"""Why a conversation whose spans hold text (a completion, a root span's input and output) has
+no message: it made no chat call that was recorded, and its turn could not be read."""
+UNRECORDED_CHAT_HINT = (
+    "content capture is on (span {span} recorded text), but its chat call(s) {calls} recorded "
+    "usage and no messages: message capture is off for LLM calls alone (OpenInference: "
+    "OPENINFERENCE_HIDE_INPUT_MESSAGES / OPENINFERENCE_HIDE_OUTPUT_MESSAGES set to true), so "
+    "the turn cannot be read from the calls that answered it"
+)
+"""Why a conversation whose spans hold text has no message although its LLM calls ran: the
+calls' messages alone were left out."""
 _SPAN_ID = attrgetter("span_id")
 MAYBE_AGENT = "agent"
 """Internal verdict: the span is used only if its agent name labels a message."""
@@ -131,6 +154,20 @@ class ConversationBuilder:
         """The files (spans' and joined log records') the conversation was counted in."""
         self.unanswered: str | None = None
         """What a held unanswered call lacks (see :meth:`build`) until :meth:`settle`."""
+        self.chatted = {
+            e.trace_id
+            for e in conversation.entries
+            if e.has_messages
+            or (is_llm_call(e) and e.extraction and e.extraction.completion is None)
+        }
+        """Traces with a chat call: a span that recorded chat messages, or an LLM call that
+        recorded none (its content left out) and is no completions-API call; their turns came
+        from LLM calls, never from a root span's input and output."""
+        self.turns: list[SpanEntry] = []
+        """Root spans whose turn no LLM call answered, waiting for their end (then added)."""
+        self.answered: list[SpanEntry] = []
+        """Root spans whose turn was added from their input and output."""
+        self.turn_notes: list[str] = []
 
     def build(self, *, hold_unanswered: bool = False) -> AgentTrace | None:
         """The conversation's AgentTrace, or ``None`` when it has no message (spans counted).
@@ -144,6 +181,8 @@ class ConversationBuilder:
         covered = self._covered_by_descendant_calls()
         candidates: list[SpanEntry] = []
         for entry in self.conversation.entries:
+            if self.turns:
+                self._add_turns(entry.start)
             reason = self._add(entry, covered)
             if reason is None:
                 self.used.append(entry)
@@ -158,6 +197,7 @@ class ConversationBuilder:
                 self._ignore(
                     entry, "duplicate_of_child_llm_span" if entry.span_id in covered else None
                 )
+        self._add_turns(None)
         self._place_retrievals(len(self.transcript))
         missing = self._missing_content()
         if missing is not None:
@@ -228,6 +268,8 @@ class ConversationBuilder:
             hint = f"; {HIDDEN_HINT}"
         elif not texts and self._convention_used(PYDANTIC_AI_CONVENTION):
             hint = f"; {PYDANTIC_AI_HINT}"
+        elif not texts and (said := self._text_without_messages()) is not None:
+            hint = f"; {said}"
         elif not texts:
             genai = self._convention_used("genai")
             logs = any(e.logs for e in self.conversation.entries)
@@ -244,11 +286,46 @@ class ConversationBuilder:
         )  # fmt: skip
         self.report.note_skipped(skipped)
 
+    def _text_without_messages(self) -> str | None:
+        """What is missing when a span recorded text that is no message, else ``None``.
+
+        A completion (``llm.prompts``) or a root span's input/output shows that content capture
+        was on: what is missing is a chat call (:data:`NO_CHAT_HINT`), or, when chat calls ran
+        and recorded no messages, their message capture (:data:`UNRECORDED_CHAT_HINT`).
+        """
+        entries = self.conversation.entries
+        hidden = (None, "", oi_keys.REDACTED_VALUE)
+        spoke = next(
+            (
+                e
+                for e in entries
+                if e.extraction and (e.extraction.completion not in hidden or e.extraction.turn)
+            ),
+            None,
+        )
+        if spoke is None:
+            return None
+        prompts = [e.span_id for e in entries if e.extraction and e.extraction.completion]
+        chats = [e.span_id for e in entries if is_llm_call(e) and e.span_id not in prompts]
+        if chats:
+            return UNRECORDED_CHAT_HINT.format(span=spoke.span_id, calls=", ".join(chats))
+        what = "it has no LLM span at all"
+        if prompts:
+            what = (
+                f"its {len(prompts)} LLM call(s) were completions-API calls sent prompts "
+                f"(llm.prompts: {', '.join(prompts)}), whose replies are no conversation message"
+            )
+        return NO_CHAT_HINT.format(span=spoke.span_id, calls=what)
+
     def _convention_used(self, name: str) -> bool:
         return any(e.extraction and e.extraction.convention == name for e in self.used)
 
     def _redacted(self) -> int:
-        """How many messages hold OpenInference's redaction marker as text or tool arguments."""
+        """How many messages (and completions) hold OpenInference's redaction marker.
+
+        Messages count by their text or tool arguments; completions-API calls by their
+        recorded reply.
+        """
         marker = oi_keys.REDACTED_VALUE
         return sum(
             1
@@ -258,7 +335,7 @@ class ConversationBuilder:
                 isinstance(slot.message, AssistantMessage)
                 and any(c.raw_arguments == marker for c in slot.message.tool_calls or ())
             )
-        )
+        ) + sum(1 for e in self.used if e.extraction and e.extraction.completion == marker)
 
     def _place_retrievals(self, position: int) -> None:
         if not self.pending:  # (after most LLM calls)
@@ -327,10 +404,56 @@ class ConversationBuilder:
                 )
             )
         elif not is_llm_call(entry):
-            return MAYBE_AGENT if ex.agent_name else (ex.ignored_reason or "no_genai_content")
+            return self._add_other(entry, ex)
         self._count_usage(entry)
         self._note_shadowed(entry)
         return None
+
+    def _add_other(self, entry: SpanEntry, ex: SpanExtraction) -> str | None:
+        """Feed a span that is no LLM call, tool run or retrieval (``None`` when used).
+
+        A root span whose turn no LLM call answered is added where it ends, after the spans
+        beneath it (:meth:`_add_turns`); any other span is maybe an agent, else ignored.
+        """
+        if ex.turn is not None and entry.trace_id not in self.chatted:
+            self.turns.append(entry)
+            return None
+        return MAYBE_AGENT if ex.agent_name else (ex.ignored_reason or "no_genai_content")
+
+    def _add_turns(self, until: int | None) -> None:
+        """Add the waiting turns of root spans that ended by ``until`` (``None``: all of them).
+
+        The user's message and the reply are the span's :attr:`SpanExtraction.turn`; the
+        retrievals of the turn (none, when the reply is LlamaIndex's "Empty Response") are
+        placed after the user's message, as for an LLM call's input.
+        """
+        ready = [e for e in self.turns if until is None or e.end <= until]
+        for entry in ready:
+            self.turns.remove(entry)
+            ex = entry.extraction
+            assert ex is not None and ex.turn is not None
+            user, reply = ex.turn
+            agent = self._agent_name(entry)
+            self.transcript.add_call(
+                (UserMessage(content=user),),
+                (AssistantMessage(content=reply),),
+                entry.span_id,
+                agent_name=agent,
+            )
+            self._place_retrievals(self.transcript.inputs_end)
+            self.answered.append(entry)
+            alone = ""
+            if self.conversation.id == entry.trace_id:  # no session or conversation id
+                alone = (
+                    "; no session or conversation id groups this trace with the turns before "
+                    "it, and no later call replays it, so it is a conversation of its own: set "
+                    "one (openinference using_session, or gen_ai.conversation.id)"
+                )
+            self.turn_notes.append(
+                f"span {entry.span_id} ({entry.name!r}, trace {entry.trace_id}): turn answered "
+                "without an LLM call (its trace has no chat call): the user's message and the "
+                f"reply are its input.value and output.value{alone}"
+            )
 
     def _note_shadowed(self, entry: SpanEntry) -> None:
         if entry.shadowed and entry.extraction is not None:  # (most spans match one convention)
@@ -442,6 +565,7 @@ class ConversationBuilder:
                 + self._shadow_notes()
                 + self._overlap_notes()
                 + reference_notes
+                + self.turn_notes
                 + cut_short_notes
             ),
             reference_tool_calls=reference_calls,
@@ -467,12 +591,26 @@ class ConversationBuilder:
         return last.span_id, [note]
 
     def _unrecorded_reply(self) -> tuple[SpanEntry, str] | None:
-        """The last LLM call, when it recorded output tokens and no output content, and why."""
+        """The last chat call, when it recorded output tokens and no output content, and why.
+
+        That is the LLM call whose reply would be the conversation's final assistant message:
+        completions-API calls that recorded their reply (``completion``: a framework's internal
+        step, e.g. LlamaIndex's condense-question call) are passed over, and a turn taken from
+        a root span that ended after the call (answered without an LLM call) holds the final
+        reply itself.
+        """
         last = next(
-            (e for e in reversed(self.used) if e.extraction and e.extraction.kind == "llm"), None
+            (
+                e
+                for e in reversed(self.used)
+                if e.extraction and e.extraction.kind == "llm" and e.extraction.completion is None
+            ),
+            None,
         )
         ex = last.extraction if last is not None else None
         if last is None or ex is None or not ex.output_tokens or _has_content(ex.output_messages):
+            return None
+        if any(turn.end >= last.end for turn in self.answered):
             return None
         orphans = sum(self.orphan_choices.get(f, 0) for f in last.log_files) or sum(
             self.orphan_choices.values()

@@ -62,6 +62,14 @@ class SpanExtraction:
             extractions that carry nothing.
         notes: What the convention had to leave out of an otherwise usable span (e.g. a message
             with a role it does not know), one sentence each; they become the trace's notes.
+        completion: The text a completions-API call returned, for an LLM span sent prompts
+            instead of messages (OpenInference ``llm.prompts``, the reply in ``output.value``):
+            the call's recorded output, never a conversation message (such calls are a
+            framework's internal steps, e.g. LlamaIndex's condense-question call).
+        turn: ``(user message, reply)`` read from a root chain or agent span's input and output
+            (OpenInference ``input.value``/``output.value``), used only for a turn no LLM call
+            of its trace answered (LlamaIndex answers "Empty Response" itself when the
+            retriever returns nothing).
 
     """
 
@@ -79,6 +87,8 @@ class SpanExtraction:
     documents: tuple[RetrievedDocument, ...] = ()
     ignored_reason: str | None = None
     notes: tuple[str, ...] = ()
+    completion: str | None = None
+    turn: tuple[str, str] | None = None
 
     @property
     def is_empty(self) -> bool:
@@ -102,6 +112,8 @@ _new = object.__new__
     _set_documents,
     _set_ignored_reason,
     _set_notes,
+    _set_completion,
+    _set_turn,
 ) = (getattr(SpanExtraction, f.name).__set__ for f in fields(SpanExtraction))
 
 
@@ -120,11 +132,13 @@ def new_span_extraction(  # noqa: PLR0917  (one argument per field, positional f
     documents: tuple[RetrievedDocument, ...],
     ignored_reason: str | None,
     notes: tuple[str, ...],
+    completion: str | None = None,
+    turn: tuple[str, str] | None = None,
 ) -> SpanExtraction:
     """A :class:`SpanExtraction` equal to ``SpanExtraction(...)`` of the same fields, built faster.
 
     For a convention that builds one per span: the frozen dataclass ``__init__`` parses keyword
-    arguments and sets each of the 14 slots through ``object.__setattr__``, about 2.5x the cost
+    arguments and sets each of the 16 slots through ``object.__setattr__``, about 2.5x the cost
     of setting the slots directly. The arguments are the fields in declaration order; no checks
     are made (the types are the caller's to get right, as with the plain constructor).
     """
@@ -143,4 +157,6 @@ def new_span_extraction(  # noqa: PLR0917  (one argument per field, positional f
     _set_documents(extraction, documents)
     _set_ignored_reason(extraction, ignored_reason)
     _set_notes(extraction, notes)
+    _set_completion(extraction, completion)
+    _set_turn(extraction, turn)
     return extraction

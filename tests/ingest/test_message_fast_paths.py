@@ -133,6 +133,8 @@ def test_new_span_extraction_sets_every_field_in_declaration_order() -> None:
         "documents": (),
         "ignored_reason": "why",
         "notes": ("note",),
+        "completion": "a completion",
+        "turn": ("question", "reply"),
     }
     assert list(values) == [f.name for f in fields(SpanExtraction)]
     fast = new_span_extraction(*values.values())

@@ -130,6 +130,8 @@ def test_a_spilled_part_reads_back_equal_with_shared_messages_shared() -> None:
         "documents": (RetrievedDocument(content="doc", id="d1", score=0.5),),
         "ignored_reason": "why",
         "notes": ("a note",),
+        "completion": "Do you ship to Mars?",
+        "turn": ("Is the sky green?", "Empty Response"),
     }
     assert set(values) == {f.name for f in fields(SpanExtraction)}  # every field non-default
     first = SpanExtraction(**values)  # type: ignore[arg-type]

@@ -9,7 +9,10 @@ RETRIEVER...), ``session.id``, TOOL spans (``tool.name``, ``tool_call.*``, argum
 ``input.value``, the result from ``output.value``; an OpenAI Agents SDK handoff's TOOL span,
 ``handoff to <agent>``, is no tool run: ignored as ``agent_handoff``), RETRIEVER spans
 (``retrieval.documents.{i}.document.{content,id,score,metadata}``), ``llm.model_name``,
-``llm.token_count.{prompt,completion}``, ``agent.name`` and ``graph.node.name``. When an LLM span
+``llm.token_count.{prompt,completion}``, ``agent.name`` and ``graph.node.name``. A completions-API
+LLM span (``llm.prompts``) has its reply, ``output.value``, read as the call's ``completion`` (no
+message); a root CHAIN/AGENT span's ``input.value``/``output.value`` are read as its ``turn`` (see
+:func:`_turn`), used only where no LLM call answered that turn. When an LLM span
 has no flattened messages, a JSON ``input.value`` request body with ``messages`` and an
 ``output.value`` chat completion (``choices[0].message``) are read instead; a flattened tool
 call without arguments takes them from the span's Responses API ``function_call`` items of the
@@ -107,10 +110,68 @@ class OpenInferenceConvention(Convention):
             retrieval_query=_str(attrs.get(k.INPUT_VALUE)) if kind == "retriever" else None,
             documents=_documents(attrs) if kind == "retriever" else (),
             notes=tuple(f"span {span.span_id}: {note}" for note in notes),
+            completion=_completion(attrs) if kind == "llm" and not outputs else None,
+            turn=_turn(attrs) if kind in ("chain", "agent") and not span.parent_span_id else None,
         )
         if extraction.is_empty:
             return replace(extraction, ignored_reason="no_genai_content")
         return extraction
+
+
+def _completion(attrs: Mapping[str, Any]) -> str | None:
+    """The reply of a completions-API call (``llm.prompts``): ``output.value`` as text.
+
+    A JSON ``output.value`` holding a completion object gives its ``choices[0].text``; any other
+    value is the text itself. ``None`` when the span was sent messages, not prompts, or recorded
+    no output.
+    """
+    if not any(key == k.LLM_PROMPTS or key.startswith(f"{k.LLM_PROMPTS}.") for key in attrs):
+        return None
+    value = attrs.get(k.OUTPUT_VALUE)
+    if value is None:
+        return None
+    if _is_json(attrs, k.OUTPUT_MIME_TYPE):
+        decoded = decode_json(value)
+        choices = decoded.get("choices") if isinstance(decoded, Mapping) else None
+        first = choices[0] if isinstance(choices, list) and choices else None
+        if isinstance(first, Mapping) and isinstance(first.get("text"), str):
+            return str(first["text"])
+    return str(value)
+
+
+def _turn(attrs: Mapping[str, Any]) -> tuple[str, str] | None:
+    """A root chain/agent span's ``(user message, reply)``, when both read as text.
+
+    ``input.value``/``output.value`` are the text itself when not JSON; a JSON object gives the
+    string under :data:`~.openinference_keys.TURN_INPUT_KEYS` /
+    :data:`~.openinference_keys.TURN_OUTPUT_KEYS` (what openinference-instrumentation-llama-index
+    records for a chat or query engine call; a ``QueryBundle`` argument gives its ``query_str``).
+    Any other shape, or a value hidden by OpenInference (``__REDACTED__``), gives ``None``: the
+    span's values are not known to be a message and a reply.
+    """
+    user = _turn_text(attrs, k.INPUT_VALUE, k.INPUT_MIME_TYPE, k.TURN_INPUT_KEYS)
+    reply = _turn_text(attrs, k.OUTPUT_VALUE, k.OUTPUT_MIME_TYPE, k.TURN_OUTPUT_KEYS)
+    return (user, reply) if user and reply else None
+
+
+def _turn_text(
+    attrs: Mapping[str, Any], key: str, mime_key: str, names: tuple[str, ...]
+) -> str | None:
+    value = attrs.get(key)
+    if not isinstance(value, str) or not value.strip() or value == k.REDACTED_VALUE:
+        return None  # (hidden by OPENINFERENCE_HIDE_INPUTS / _OUTPUTS: no turn to read)
+    if not _is_json(attrs, mime_key):
+        return value
+    decoded = decode_json(value)
+    if not isinstance(decoded, Mapping):
+        return None
+    for name in names:
+        found = decoded.get(name)
+        if isinstance(found, Mapping):  # a QueryBundle
+            found = found.get("query_str")
+        if isinstance(found, str) and found.strip() and found != k.REDACTED_VALUE:
+            return found
+    return None
 
 
 def _kind(attrs: Mapping[str, Any]) -> SpanKind:

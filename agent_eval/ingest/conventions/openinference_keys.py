@@ -27,6 +27,10 @@ LLM_PREFIX: Final = "llm."
 LLM_MODEL_NAME: Final = "llm.model_name"
 LLM_INPUT_MESSAGES: Final = "llm.input_messages"
 LLM_OUTPUT_MESSAGES: Final = "llm.output_messages"
+LLM_PROMPTS: Final = "llm.prompts"
+"""The prompts sent to a completions API (OpenAI legacy completions; LlamaIndex ``LLM.complete``):
+a list of strings, or flattened ``llm.prompts.{i}.prompt.text``. Such a call's reply is the
+span's ``output.value`` text (or a JSON completion, ``choices[0].text``), not output messages."""
 LLM_TOKEN_COUNT_PROMPT: Final = "llm.token_count.prompt"
 LLM_TOKEN_COUNT_COMPLETION: Final = "llm.token_count.completion"
 
@@ -63,6 +67,14 @@ DOCUMENT_CONTENT: Final = "document.content"
 DOCUMENT_ID: Final = "document.id"
 DOCUMENT_SCORE: Final = "document.score"
 DOCUMENT_METADATA: Final = "document.metadata"
+
+# The turn a root CHAIN/AGENT span records, as openinference-instrumentation-llama-index writes
+# it: ``input.value`` the JSON of the instrumented method's bound arguments
+# (``BaseChatEngine.chat(message)``, ``BaseQueryEngine.query(str_or_query_bundle)``),
+# ``output.value`` the JSON of the returned ``AgentChatResponse``/``Response`` (``response``).
+# A plain-text value is the text itself.
+TURN_INPUT_KEYS: Final = ("message", "str_or_query_bundle", "query_str")
+TURN_OUTPUT_KEYS: Final = ("response",)
 
 # Agents and graphs
 AGENT_NAME: Final = "agent.name"
