@@ -41,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -222,8 +223,8 @@ def _measure(kind: str, path: str, repeats: int) -> dict[str, Any]:
         with open(path, "rb") as stream:
             return sum(len(orjson.loads(line)["resourceSpans"]) for line in stream)
 
-    def python_floor() -> int:
-        spans = 0
+    def spans_with_attributes() -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+        """Each span of the file and one plain dict of its attributes (key -> inner value)."""
         with open(path, "rb") as stream:
             for line in stream:
                 for resource_spans in orjson.loads(line)["resourceSpans"]:
@@ -233,37 +234,31 @@ def _measure(kind: str, path: str, repeats: int) -> dict[str, Any]:
                             for item in one.get("attributes", ()):
                                 for inner in item["value"].values():  # the one value kind
                                     attributes[item["key"]] = inner
-                            spans += 1
-        return spans
+                            yield one, attributes
+
+    def python_floor() -> int:
+        return sum(1 for _ in spans_with_attributes())
 
     def message_floor() -> int:
         spans = 0
         traces: dict[str, list[Any]] = {}
-        with open(path, "rb") as stream:
-            for line in stream:
-                for resource_spans in orjson.loads(line)["resourceSpans"]:
-                    for scope_spans in resource_spans["scopeSpans"]:
-                        for one in scope_spans["spans"]:
-                            attributes: dict[str, Any] = {}
-                            for item in one.get("attributes", ()):
-                                for inner in item["value"].values():  # the one value kind
-                                    attributes[item["key"]] = inner
-                            trace = traces.setdefault(one["traceId"], [""])
-                            parts = []
-                            for key in MESSAGE_ATTRIBUTES:
-                                raw = attributes.get(key)
-                                if raw is None:
-                                    continue
-                                if key == HISTORY_ATTRIBUTE:
-                                    body, trace[0] = trace[0], raw[:-1]
-                                    if body and raw.startswith(body):
-                                        raw = "[" + raw[len(body) + 1 :]
-                                for message in orjson.loads(raw):
-                                    role = message["role"]
-                                    for part in message["parts"]:
-                                        parts.append((role, part["type"], part.get("content")))
-                            trace.append((one["spanId"], attributes, parts))
-                            spans += 1
+        for one, attributes in spans_with_attributes():
+            trace = traces.setdefault(one["traceId"], [""])
+            parts = []
+            for key in MESSAGE_ATTRIBUTES:
+                raw = attributes.get(key)
+                if raw is None:
+                    continue
+                if key == HISTORY_ATTRIBUTE:
+                    body, trace[0] = trace[0], raw[:-1]
+                    if body and raw.startswith(body):
+                        raw = "[" + raw[len(body) + 1 :]
+                for message in orjson.loads(raw):
+                    role = message["role"]
+                    for part in message["parts"]:
+                        parts.append((role, part["type"], part.get("content")))
+            trace.append((one["spanId"], attributes, parts))
+            spans += 1
         return spans
 
     def decode() -> int:
