@@ -95,8 +95,31 @@ def new_run_id() -> str:
 
 
 def utc_now() -> str:
-    """The current time as ISO-8601 UTC with milliseconds."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+    """The current time as ISO-8601 UTC with milliseconds: ``2026-12-01T05:15:00.123+00:00``.
+
+    The same text as ``datetime.now(UTC).isoformat(timespec="milliseconds")`` (see
+    :func:`iso_milliseconds`); called twice per unit, where ``isoformat`` cost ~17 k
+    instructions a call.
+    """
+    return iso_milliseconds(time.time_ns())
+
+
+def iso_milliseconds(nanoseconds: int) -> str:
+    """``nanoseconds`` since the Unix epoch as ISO-8601 UTC text with milliseconds.
+
+    Truncated, as ``datetime.now(UTC).isoformat(timespec="milliseconds")`` truncates the
+    system clock to microseconds and then to milliseconds; the date and time of a second are
+    formatted once (``time.strftime``) and kept until the next second.
+    """
+    second, millisecond = divmod(nanoseconds // 1_000_000, 1000)
+    formatted = _FORMATTED_SECOND[0]
+    if formatted[0] != second:
+        formatted = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
+        _FORMATTED_SECOND[0] = formatted  # one tuple, replaced whole: safe across threads
+    return f"{formatted[1]}.{millisecond:03d}+00:00"
+
+
+_FORMATTED_SECOND: list[tuple[int, str]] = [(-1, "")]
 
 
 class Engine:
