@@ -504,24 +504,28 @@ class Engine:
         tally: CallTally,
         fields: dict[str, Any],
     ) -> MetricResult:
-        fields = _known_fields(fields)
-        return MetricResult(
-            run_id=self.run_id,
-            conversation_id=trace.conversation_id,
-            unit_id=unit.id,
-            span_id=unit.span_id,
-            trace_ids=trace.trace_ids,
-            metric=self.metric_id,
-            formatter=self.formatter_identity,
-            formatter_fingerprint=self.fingerprint,
-            prompt_sha256=self.metric.prompt_sha256,
-            judge_model=self.judge_model,
-            repeat=self.repeat,
-            latency_ms=round(tally.latency_ms, 3),
-            started_at=started_at,
+        row = {
+            "run_id": self.run_id,
+            "conversation_id": trace.conversation_id,
+            "unit_id": unit.id,
+            "span_id": unit.span_id,
+            "trace_ids": trace.trace_ids,
+            "metric": self.metric_id,
+            "formatter": self.formatter_identity,
+            "formatter_fingerprint": self.fingerprint,
+            "prompt_sha256": self.metric.prompt_sha256,
+            "judge_model": self.judge_model,
+            "repeat": self.repeat,
+            "latency_ms": round(tally.latency_ms, 3),
+            "started_at": started_at,
             **tally.usage_fields(),
-            **fields,
-        )
+        }
+        fields = _known_fields(fields)
+        if not row.keys().isdisjoint(fields):  # as keyword arguments given twice would
+            raise TypeError(f"result fields given twice: {sorted(row.keys() & fields.keys())}")
+        row.update(fields)
+        # one dict validated, not keyword arguments packed into another (MetricResult(**row))
+        return MetricResult.model_validate(row)
 
 
 def _no_progress() -> None:
@@ -554,12 +558,15 @@ def _older_objects_frozen() -> Iterator[None]:
                 gc.unfreeze()
 
 
+_RESULT_FIELDS = frozenset(MetricResult.model_fields)
+
+
 def _known_fields(fields: dict[str, Any]) -> dict[str, Any]:
     """``fields`` with intermediate outputs that are not result fields moved to ``details``."""
+    if _RESULT_FIELDS.issuperset(fields):  # the usual case, tested without a new dict
+        return fields
     known = MetricResult.model_fields
     extra = {k: v for k, v in fields.items() if k not in known}
-    if not extra:
-        return fields
     kept = {k: v for k, v in fields.items() if k in known}
     kept["details"] = {**extra, **kept.get("details", {})}
     return kept
