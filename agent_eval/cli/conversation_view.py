@@ -53,6 +53,8 @@ def _retrieval(retrieval: Retrieval) -> Panel:
     for doc in retrieval.documents:
         text.append(f"[{doc.id or '-'} score={doc.score}] ", style="dim")
         text.append(doc.content + "\n")
+    if not retrieval.documents:
+        text.append("the retriever returned nothing", style="dim")
     title = f"retrieval: {retrieval.query or ''} ({len(retrieval.documents)} documents)"
     return Panel(text, title=Text(title), title_align="left", border_style="blue")
 

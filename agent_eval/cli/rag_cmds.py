@@ -76,6 +76,13 @@ def _statement(statement: Mapping[str, Any]) -> str:
     return text
 
 
+def _no_passages(row: TurnRow) -> str:
+    """What stands for a turn's passages when it has none: whether a retriever ran."""
+    if row.turn.retrievals:
+        return "passages: none retrieved"
+    return "" if row.turn.retrievals is None else "passages: none (no retriever ran)"
+
+
 def _turn_table(rows: list[TurnRow]) -> Table:
     table = Table(title="turns", show_lines=True, title_justify="left")
     for column in ("turn", "question / passages / answer", "retrieval", "answer", "failures"):
@@ -84,7 +91,7 @@ def _turn_table(rows: list[TurnRow]) -> Table:
         passages = "\n".join(
             f"{p['mark']} {p['id'] or '#'}: {_short(str(p['text']), 70)}"
             for p in passages_shown(row.turn)
-        )
+        ) or _no_passages(row)
         text = f"Q: {_short(row.turn.question)}\n{passages}\nA: {_short(row.turn.answer)}"
         retrieval = "\n".join(
             f"{label} {_cell(row, name)}"

@@ -51,6 +51,7 @@ assembler counts every span and log record it was given as used or ignored with 
 that an LLM span above it also recorded, with more message content: two instrumentations of
 one call), ``duplicate_of_child_llm_span`` (a span whose
 messages a descendant LLM span also recorded: framework span over a client span),
+``duplicate_of_parent_retrieval`` (an empty retriever span beneath one already read),
 ``no_message_content`` (a conversation with usage but no message content). Log reasons:
 ``not_genai_event``, ``log_without_span_context``, ``log_span_not_found``, ``invalid_log``,
 ``no_genai_content``, ``duplicate_of_span_messages``, ``duplicate_log`` (a record equal to one

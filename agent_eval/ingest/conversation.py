@@ -16,6 +16,9 @@ and records every span as used or ignored:
   ``duplicate_of_parent_llm_span`` (a client instrumentation may drop content it cannot
   serialise, such as a list of content parts). Such pairs across two files, and spans read
   twice from two files (the same export given twice), are noted on the conversation;
+- a retriever span that returned nothing (:attr:`SpanExtraction.retrieved_nothing`) is a
+  retrieval with no documents; one beneath a retriever span already read (LlamaIndex's
+  ``_retrieve`` inside ``retrieve``) is ``duplicate_of_parent_retrieval``;
 - a span that only names an agent is used when that name labelled a message;
 - a turn that no LLM call answered (its trace has no chat call, only completions-API calls or
   none: LlamaIndex answers "Empty Response" itself when the retriever returns nothing) is taken
@@ -132,6 +135,8 @@ class ConversationBuilder:
         self.transcript = Transcript()
         self.retrievals: list[Retrieval] = []
         self.pending: list[Retrieval] = []
+        self.retriever_spans: set[str] = set()
+        """The retriever spans read as retrievals (an empty one beneath them repeats theirs)."""
         """Retrievals waiting for the LLM call they feed (placed after that call's input)."""
         self.usage: dict[str, ModelUsage] = {}
         self._tallies: dict[str, list[int]] = {}
@@ -373,8 +378,8 @@ class ConversationBuilder:
         ex = entry.extraction
         if ex is None:
             return entry.reason or "no_genai_content"
-        if entry.span_id in self.poorer:
-            return "duplicate_of_parent_llm_span"
+        if (duplicate := self._duplicate_of_parent(entry, ex)) is not None:
+            return duplicate
         if is_llm_call(entry) and entry.span_id in covered:
             return MAYBE_AGENT if ex.agent_name else "duplicate_of_child_llm_span"
         if entry.has_messages:
@@ -394,7 +399,8 @@ class ConversationBuilder:
             call = self.transcript.add_tool_run(ex.tool, entry.span_id, self._agent_name(entry))
             if entry.errors and ex.tool.call_id is None and call.id is not None:
                 self.ran_calls[entry.span_id] = call.id
-        elif ex.documents:
+        elif ex.documents or ex.retrieved_nothing:
+            self.retriever_spans.add(entry.span_id)
             self.pending.append(
                 Retrieval(
                     after_message=len(self.transcript),
@@ -407,6 +413,19 @@ class ConversationBuilder:
             return self._add_other(entry, ex)
         self._count_usage(entry)
         self._note_shadowed(entry)
+        return None
+
+    def _duplicate_of_parent(self, entry: SpanEntry, ex: SpanExtraction) -> str | None:
+        """The reason a span repeats the span above it, else ``None``.
+
+        ``duplicate_of_parent_llm_span`` (the parent recorded more of the call) or
+        ``duplicate_of_parent_retrieval`` (an empty retrieval beneath a retriever span already
+        read: LlamaIndex's ``_retrieve`` inside ``retrieve``).
+        """
+        if entry.span_id in self.poorer:
+            return "duplicate_of_parent_llm_span"
+        if ex.retrieved_nothing and not ex.documents and entry.parent_id in self.retriever_spans:
+            return "duplicate_of_parent_retrieval"
         return None
 
     def _add_other(self, entry: SpanEntry, ex: SpanExtraction) -> str | None:

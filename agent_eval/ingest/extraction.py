@@ -70,6 +70,9 @@ class SpanExtraction:
             (OpenInference ``input.value``/``output.value``), used only for a turn no LLM call
             of its trace answered (LlamaIndex answers "Empty Response" itself when the
             retriever returns nothing).
+        retrieved_nothing: A retriever span that ran and recorded an empty result (OpenInference
+            ``output.value`` ``[]`` and no ``retrieval.documents``): a retrieval with no
+            documents, kept so the turn says its retriever returned nothing.
 
     """
 
@@ -89,11 +92,18 @@ class SpanExtraction:
     notes: tuple[str, ...] = ()
     completion: str | None = None
     turn: tuple[str, str] | None = None
+    retrieved_nothing: bool = False
 
     @property
     def is_empty(self) -> bool:
-        """True when the extraction carries no message, tool run or document."""
-        return not (self.input_messages or self.output_messages or self.tool or self.documents)
+        """True when the extraction carries no message, tool run, document or empty retrieval."""
+        return not (
+            self.input_messages
+            or self.output_messages
+            or self.tool
+            or self.documents
+            or self.retrieved_nothing
+        )
 
 
 _new = object.__new__
@@ -114,6 +124,7 @@ _new = object.__new__
     _set_notes,
     _set_completion,
     _set_turn,
+    _set_retrieved_nothing,
 ) = (getattr(SpanExtraction, f.name).__set__ for f in fields(SpanExtraction))
 
 
@@ -134,11 +145,12 @@ def new_span_extraction(  # noqa: PLR0917  (one argument per field, positional f
     notes: tuple[str, ...],
     completion: str | None = None,
     turn: tuple[str, str] | None = None,
+    retrieved_nothing: bool = False,
 ) -> SpanExtraction:
     """A :class:`SpanExtraction` equal to ``SpanExtraction(...)`` of the same fields, built faster.
 
     For a convention that builds one per span: the frozen dataclass ``__init__`` parses keyword
-    arguments and sets each of the 16 slots through ``object.__setattr__``, about 2.5x the cost
+    arguments and sets each of the 17 slots through ``object.__setattr__``, about 2.5x the cost
     of setting the slots directly. The arguments are the fields in declaration order; no checks
     are made (the types are the caller's to get right, as with the plain constructor).
     """
@@ -159,4 +171,5 @@ def new_span_extraction(  # noqa: PLR0917  (one argument per field, positional f
     _set_notes(extraction, notes)
     _set_completion(extraction, completion)
     _set_turn(extraction, turn)
+    _set_retrieved_nothing(extraction, retrieved_nothing)
     return extraction

@@ -74,6 +74,9 @@ class Unit:
         question: The turn's user message text (several joined by a blank line).
         answer: The answer text (``""`` when the turn has none).
         contexts: The answer's context, in conversation order.
+        retrievals: The retriever calls of the turn before its answer, counting one that
+            returned nothing (a :class:`~agent_eval.trace.Retrieval` with no documents): a
+            turn with retrievals but no retrieved context had its retriever return nothing.
         reference: The turn's reference answer, when labelled.
         labels: The turn's other labels (from ``AgentTrace.labels["turns"]``).
 
@@ -86,6 +89,7 @@ class Unit:
     question: str = ""
     answer: str = ""
     contexts: tuple[Context, ...] = ()
+    retrievals: int = 0
     reference: str | None = None
     labels: Mapping[str, JsonValue] = field(default_factory=dict)
 
@@ -157,6 +161,7 @@ def _answer_unit(
         question="\n\n".join(questions),
         answer=answer.content if answer is not None else "",
         contexts=_contexts(trace, start, stop),
+        retrievals=sum(1 for r in trace.retrievals if start < r.after_message <= stop),
         reference=reference if isinstance(reference, str) else None,
         labels={k: v for k, v in labels.items() if k != "reference"},
     )

@@ -8,9 +8,9 @@ turn (every metric's score, verdict and details side by side) and classifies its
 **retrieval apart from generation** (:data:`FAILURE_CLASSES`):
 
 - ``retrieval_miss`` (retrieval): nothing relevant was retrieved for an answerable turn
-  (``context_precision`` found no relevant passage) or a needed passage is missing
-  (``context_recall`` below 1); a turn labelled UNANSWERABLE / UNDERSPECIFIED, or
-  CONVERSATIONAL (it needs no passage), is never one;
+  (``context_precision`` found no relevant passage, or the turn's retriever ran and returned
+  nothing) or a needed passage is missing (``context_recall`` below 1); a turn labelled
+  UNANSWERABLE / UNDERSPECIFIED, or CONVERSATIONAL (it needs no passage), is never one;
 - ``noisy_context`` (retrieval): relevant passages were retrieved but fewer than half of the
   passages are relevant (precision below :data:`NOISY_BELOW`);
 - ``hallucination`` (generation): the answer is unfaithful to its passages (``faithfulness`` or
@@ -95,6 +95,9 @@ class TurnRecord(BaseModel):
     answer: str
     reference: str | None = None
     passages: tuple[PassageRecord, ...] = ()
+    retrievals: int | None = None
+    """The turn's retriever calls, one that returned nothing included (``None``: a run written
+    before they were counted)."""
     duplicates: int = 0
     labels: dict[str, JsonValue] = {}
     label_error: str | None = None
@@ -128,6 +131,7 @@ def turn_records(traces: Iterable[AgentTrace]) -> list[TurnRecord]:
                     answer=unit.answer,
                     reference=unit.reference,
                     passages=passages,
+                    retrievals=unit.retrievals,
                     duplicates=duplicates,
                     labels=dict(unit.labels),
                     label_error=error,
@@ -265,7 +269,10 @@ def _failures(row: TurnRow, faithfulness_threshold: float) -> list[str]:
     precision = row.score("context_precision", "llm_context_precision")
     recall = row.score("context_recall", "llm_context_recall")
     needs_passages = not decline_expected and tag not in NO_RETRIEVAL_NEEDED
-    if needs_passages and (precision == 0.0 or (recall is not None and recall < 1.0)):
+    returned_nothing = bool(row.turn.retrievals) and not row.turn.passages
+    if needs_passages and (
+        precision == 0.0 or (recall is not None and recall < 1.0) or returned_nothing
+    ):
         found.append("retrieval_miss")
     elif precision is not None and 0.0 < precision < NOISY_BELOW:
         found.append("noisy_context")

@@ -221,8 +221,9 @@ def _not_ok(c: ConversationStability) -> str:
 def cache_caption(st: Stability) -> str | None:
     """The judge calls of a stability run and how many the cache answered; ``None`` if none.
 
-    ``"judge calls: 50, 10 cached (2 of 10 repeats answered from the judge-call cache, at 0
-    tokens and $0 in this run)"``.
+    ``"judge calls: 50, 10 of them from the judge-call cache (at 0 tokens and $0 in this run);
+    unit repeats: 2 of 10 answered wholly from the cache"``: judge calls and unit repeats (one
+    unit scored once, skipped ones included) are counted apart, each named.
     """
     if not st.judge_calls:
         return None
@@ -230,8 +231,9 @@ def cache_caption(st: Stability) -> str | None:
         return f"judge calls: {st.judge_calls}, none cached"
     rows = sum(c.n_pass + c.n_fail + c.n_not_ok for c in st.conversations)
     return (
-        f"judge calls: {st.judge_calls}, {st.cached_calls} cached ({st.cached_rows} of {rows} "
-        "repeats answered from the judge-call cache, at 0 tokens and $0 in this run)"
+        f"judge calls: {st.judge_calls}, {st.cached_calls} of them from the judge-call cache "
+        f"(at 0 tokens and $0 in this run); unit repeats: {st.cached_rows} of {rows} answered "
+        "wholly from the cache"
     )
 
 

@@ -98,28 +98,32 @@ class JudgeStack:
         (http://127.0.0.1:8988/v1), not from http://127.0.0.1:1/v1; --refresh-cache asks this
         endpoint again``. An entry that names no endpoint (written by an agent-eval that did
         not keep it) counts as filled by an unknown endpoint: ``warning: 2 of 10 judge answers
-        came from the cache, filled by an unknown endpoint (entries of an older agent-eval
-        name none), not known to be from http://...; --refresh-cache asks this endpoint
-        again``. ``None``: every hit was this endpoint's (or the cache is off).
+        came from the cache, filled by an unknown endpoint (entries an older agent-eval wrote
+        name no endpoint), not known to be from http://...; --refresh-cache asks this
+        endpoint again``. With both kinds, each says its own: ``... filled by another endpoint
+        (8: http://a/v1), not from http://b/v1, or by an unknown one (2: entries an older
+        agent-eval wrote name no endpoint), not known to be from it; ...``. ``None``: every
+        hit was this endpoint's (or the cache is off).
         """
         cached = self.cached
         if cached is None or not (cached.other_endpoint_hits or cached.unknown_endpoint_hits):
             return None
         asked = cached.hits + cached.misses
         other, unknown = cached.other_endpoint_hits, cached.unknown_endpoint_hits
-        unknown_why = "entries of an older agent-eval name none"
+        unknown_why = "entries an older agent-eval wrote name no endpoint"
+        here = cached.endpoint
         if not unknown:
-            filled = f"filled by another endpoint ({_endpoints(cached)}), not from"
+            filled = f"filled by another endpoint ({_endpoints(cached)}), not from {here}"
         elif not other:
-            filled = f"filled by an unknown endpoint ({unknown_why}), not known to be from"
+            filled = f"filled by an unknown endpoint ({unknown_why}), not known to be from {here}"
         else:
             filled = (
-                f"filled by another endpoint ({other}: {_endpoints(cached)}) or an unknown "
-                f"one ({unknown}: {unknown_why}), not from"
+                f"filled by another endpoint ({other}: {_endpoints(cached)}), not from {here}, "
+                f"or by an unknown one ({unknown}: {unknown_why}), not known to be from it"
             )
         return (
             f"warning: {other + unknown} of {asked} judge answers came from the cache, "
-            f"{filled} {cached.endpoint}; --refresh-cache asks this endpoint again"
+            f"{filled}; --refresh-cache asks this endpoint again"
         )
 
     async def aclose(self) -> None:

@@ -98,7 +98,7 @@ def test_answers_from_entries_that_name_no_endpoint_count_as_an_unknown_endpoint
     )
     assert (
         "warning: 2 of 4 judge answers came from the cache, filled by an unknown endpoint "
-        f"(entries of an older agent-eval name none), not known to be from {served}; "
+        f"(entries an older agent-eval wrote name no endpoint), not known to be from {served}; "
         "--refresh-cache asks this endpoint again"
     ) in stderr
     # another endpoint: two hits another endpoint filled, two an unknown one
@@ -110,8 +110,9 @@ def test_answers_from_entries_that_name_no_endpoint_count_as_an_unknown_endpoint
     ) in " ".join(stdout.split())
     assert (
         f"warning: 4 of 4 judge answers came from the cache, filled by another endpoint (2: "
-        f"{served}) or an unknown one (2: entries of an older agent-eval name none), not from "
-        f"{DEAD}; --refresh-cache asks this endpoint again"
+        f"{served}), not from {DEAD}, or by an unknown one (2: entries an older agent-eval "
+        "wrote name no endpoint), not known to be from it; --refresh-cache asks this endpoint "
+        "again"
     ) in stderr
     code, stdout, _ = _score(traces, cache, DEAD, tmp_path / "dead-json", "--json")
     assert code == 0

@@ -220,7 +220,11 @@ def test_stability_caption_counts_cached_repeats(
     result = runner.invoke(app, args, env=ENV)  # repeat 0 is answered from the cache
     assert result.exit_code == 0, result.output
     flat = " ".join(result.stdout.split())
-    assert "judge calls: 12, 4 cached (2 of 6 repeats answered from the judge-call cache" in flat
+    # trial10 N2: 12 judge calls (2 conversations x 3 repeats x 2 stages), 6 unit repeats
+    assert (
+        "judge calls: 12, 4 of them from the judge-call cache (at 0 tokens and $0 in this run); "
+        "unit repeats: 2 of 6 answered wholly from the cache"
+    ) in flat
 
 
 def _stability(server: FakeModelServer, inputs: Path, out: Path, *extra: str) -> str:
@@ -241,7 +245,8 @@ def test_stability_repeat_0_shares_the_cache_entries_of_score(
     assert _score(fake_server, inputs, tmp_path / "score", "--formatter", "transcript@1")[0] == 0
     sent = len(fake_server.requests)
     flat = _stability(fake_server, inputs, tmp_path / "st")
-    assert "judge calls: 8, 4 cached (2 of 4 repeats" in flat
+    assert "judge calls: 8, 4 of them from the judge-call cache" in flat
+    assert "unit repeats: 2 of 4 answered wholly from the cache" in flat
     assert len(fake_server.requests) == sent + 4  # only repeat 1 was sent
 
 

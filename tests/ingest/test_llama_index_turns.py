@@ -71,6 +71,7 @@ def _engine_chat(
     *,
     reply_recorded: bool = True,
     response_key: str = "response",
+    inner_retrieve: bool = False,
 ) -> None:
     """One ``CondensePlusContextChatEngine.chat`` call as the instrumentation records it."""
     common = {"session.id": session} if session else {}
@@ -95,7 +96,12 @@ def _engine_chat(
                           f"retrieval.documents.{n}.document.content": DOCS[doc],
                           f"retrieval.documents.{n}.document.score": 1.0}  # fmt: skip
         with tracer.start_as_current_span("KeywordRetriever.retrieve", attributes=retrieved):
-            pass
+            if inner_retrieve:  # the retriever's own _retrieve: no documents, the same output
+                inner = {KIND: "RETRIEVER", "input.value": json.dumps({"qb": {"query_str":
+                         question}}), "input.mime_type": JSON, "output.mime_type": JSON,
+                         "output.value": retrieved["output.value"], **common}  # fmt: skip
+                with tracer.start_as_current_span("KeywordRetriever._retrieve", attributes=inner):
+                    pass
         synth = {KIND: "CHAIN", "input.value": question, "output.value": answer, **common}
         with tracer.start_as_current_span("CompactAndRefine.synthesize", attributes=synth):
             if found:
@@ -137,7 +143,8 @@ def _record(tracer: Tracer, session: str | None, **last_turn: object) -> None:
     history: list[tuple[str, str]] = []
     for n, (question, found, answer) in enumerate(TURNS):
         extra = last_turn if n == len(TURNS) - 1 else {}
-        _engine_chat(tracer, question, found, answer, history, session, **extra)  # type: ignore[arg-type]
+        _engine_chat(tracer, question, found, answer, history, session, inner_retrieve=True,
+                     **extra)  # type: ignore[arg-type]  # fmt: skip
 
 
 @pytest.fixture
@@ -171,11 +178,22 @@ def test_a_condense_call_after_the_last_answer_is_not_the_missing_final_reply(
     # the condense calls add no message but count as calls: 2 chat + 2 condense
     (usage,) = trace.usage
     assert (usage.calls, usage.input_tokens, usage.output_tokens) == (4, 2 * 131 + 2 * 79, 44)
-    # each answered turn keeps its own passages, placed before its answer; the empty
-    # retrieval adds none
+    # each answered turn keeps its own passages, placed before its answer; the retriever that
+    # returned nothing (trial10 N1) is a retrieval with no documents, placed after its question
     placed = [(r.after_message, [d.id for d in r.documents]) for r in trace.retrievals]
     answers = [i for i, m in enumerate(trace.messages) if m.role == "assistant"]
-    assert placed == [(answers[0], ["returns-policy"]), (answers[1], ["shipping-policy"])]
+    assert placed == [
+        (answers[0], ["returns-policy"]),
+        (answers[1], ["shipping-policy"]),
+        (answers[2], []),
+    ]
+    empty = trace.retrievals[-1]
+    assert empty.query == "Is the sky green on Tuesdays?"
+    assert empty.span_id is not None
+    assert empty.span_id not in {r.span_id for r in trace.retrievals[:2]}
+    # LlamaIndex's inner _retrieve spans: two with a result list say nothing (no documents),
+    # the empty one beneath the empty retrieve repeats it
+    assert run.report.spans_ignored["duplicate_of_parent_retrieval"] == 1
     (note,) = [n for n in trace.notes if "without an LLM call" in n]
     root = trace.messages[-1].span_ids[0]
     assert note.startswith(f"span {root} ('CondensePlusContextChatEngine.chat', trace ")
@@ -335,3 +353,19 @@ def test_score_judges_the_answer_before_a_condense_call(
         ("skipped", "no_context", None),  # "Empty Response": nothing was retrieved
     ], result.output
     assert "final_reply_missing" not in result.output
+    # trial10 N1: the turn whose retriever returned nothing says so, and is a retrieval miss
+    shown = runner.invoke(app, ["show", str(spans)], env={"COLUMNS": "120"})
+    assert shown.exit_code == 0, shown.output
+    assert "retrieval: Is the sky green on Tuesdays? (0 documents)" in shown.output
+    assert "the retriever returned nothing" in shown.output
+    rag = runner.invoke(app, ["rag", str(tmp_path / "run")], env={"COLUMNS": "200"})
+    assert rag.exit_code == 0, rag.output
+    assert rag.output.count("passages: none retrieved") == 1
+    assert "retrieval failures: retrieval_miss: 1" in rag.output
+    turns = json.loads(runner.invoke(app, ["rag", str(tmp_path / "run"), "--json"]).output)
+    by_turn = {t["unit_id"]: t for t in turns["turns"]}
+    assert [by_turn[f"turn:{n}"]["failures"] for n in (1, 2, 3)] == [
+        [],
+        ["hallucination"],
+        ["retrieval_miss"],
+    ]

@@ -135,6 +135,7 @@ def test_new_span_extraction_sets_every_field_in_declaration_order() -> None:
         "notes": ("note",),
         "completion": "a completion",
         "turn": ("question", "reply"),
+        "retrieved_nothing": True,
     }
     assert list(values) == [f.name for f in fields(SpanExtraction)]
     fast = new_span_extraction(*values.values())

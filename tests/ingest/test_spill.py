@@ -132,6 +132,7 @@ def test_a_spilled_part_reads_back_equal_with_shared_messages_shared() -> None:
         "notes": ("a note",),
         "completion": "Do you ship to Mars?",
         "turn": ("Is the sky green?", "Empty Response"),
+        "retrieved_nothing": True,
     }
     assert set(values) == {f.name for f in fields(SpanExtraction)}  # every field non-default
     first = SpanExtraction(**values)  # type: ignore[arg-type]

@@ -8,7 +8,8 @@ and ``message.name`` on tool results), ``openinference.span.kind`` (LLM, TOOL, A
 RETRIEVER...), ``session.id``, TOOL spans (``tool.name``, ``tool_call.*``, arguments from
 ``input.value``, the result from ``output.value``; an OpenAI Agents SDK handoff's TOOL span,
 ``handoff to <agent>``, is no tool run: ignored as ``agent_handoff``), RETRIEVER spans
-(``retrieval.documents.{i}.document.{content,id,score,metadata}``), ``llm.model_name``,
+(``retrieval.documents.{i}.document.{content,id,score,metadata}``; one with no documents and
+``output.value`` ``[]`` ran and returned nothing: ``retrieved_nothing``), ``llm.model_name``,
 ``llm.token_count.{prompt,completion}``, ``agent.name`` and ``graph.node.name``. A completions-API
 LLM span (``llm.prompts``) has its reply, ``output.value``, read as the call's ``completion`` (no
 message); a root CHAIN/AGENT span's ``input.value``/``output.value`` are read as its ``turn`` (see
@@ -108,10 +109,11 @@ class OpenInferenceConvention(Convention):
             input_tokens=_tokens(span, k.LLM_TOKEN_COUNT_PROMPT),
             output_tokens=_tokens(span, k.LLM_TOKEN_COUNT_COMPLETION),
             retrieval_query=_str(attrs.get(k.INPUT_VALUE)) if kind == "retriever" else None,
-            documents=_documents(attrs) if kind == "retriever" else (),
+            documents=(documents := _documents(attrs) if kind == "retriever" else ()),
             notes=tuple(f"span {span.span_id}: {note}" for note in notes),
             completion=_completion(attrs) if kind == "llm" and not outputs else None,
             turn=_turn(attrs) if kind in ("chain", "agent") and not span.parent_span_id else None,
+            retrieved_nothing=kind == "retriever" and not documents and _empty_result(attrs),
         )
         if extraction.is_empty:
             return replace(extraction, ignored_reason="no_genai_content")
@@ -362,6 +364,15 @@ def _tool_output(value: Any) -> tuple[str | None, str | None]:
     if not isinstance(data, Mapping) or "content" not in data:
         return str(value), None
     return text_of(data["content"]), _str(data.get("tool_call_id"))
+
+
+def _empty_result(attrs: Mapping[str, Any]) -> bool:
+    """Whether a retriever span recorded an empty result: ``output.value`` is the JSON ``[]``.
+
+    A retriever span without ``retrieval.documents`` whose output is a non-empty list (LlamaIndex's
+    inner ``_retrieve`` span) or absent says nothing about what was retrieved.
+    """
+    return bool(decode_json(attrs.get(k.OUTPUT_VALUE)) == [])
 
 
 def _documents(attrs: Mapping[str, Any]) -> tuple[RetrievedDocument, ...]:
