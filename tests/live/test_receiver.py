@@ -35,7 +35,7 @@ from agent_eval.run.store import load_results
 from agent_eval.testing import FakeModelServer, Hang
 from agent_eval.trace import AgentTrace
 
-from ..run.goal_script import script_goal_judge
+from ..run.goal_script import REVIEW_MARKER, script_goal_judge
 from .agent import DONE, live_receiver, provider, run_agent, run_chat_turn, text
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures/otel"
@@ -77,7 +77,10 @@ def test_sdk_exporter_spans_become_scored_conversations(
     assert counters["http_200"] == 5  # SimpleSpanProcessor: one request per span
     assert report.spans_used + sum(report.spans_ignored.values()) == 5
     # the renderings the judge saw hold the conversation in order
-    stage1 = [r.text for r in fake_server.requests if "book it" in r.text]
+    # the conversation part of each stage-1 prompt (the prompt's own example says "book it" too,
+    # so matching the whole text took conv-not's request whenever it arrived first)
+    reviewed = [r.text.rsplit(REVIEW_MARKER, 1)[-1] for r in fake_server.requests]
+    stage1 = [text for text in reviewed if "book it" in text]
     assert stage1 and stage1[0].index("book it") < stage1[0].index(DONE)
 
 

@@ -12,10 +12,12 @@ from agent_eval.testing import FakeModelServer, RecordedRequest, Structured, Usa
 from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
 
 DONE = "ZEBRA-DONE"
+REVIEW_MARKER = "Now the conversation to review."
+"""What stage 1's prompt says before the conversation (its few-shot example comes before it)."""
 
 
 def _infer(request: RecordedRequest) -> Structured:
-    conversation = request.text.rsplit("Now the conversation to review.", 1)[-1]
+    conversation = request.text.rsplit(REVIEW_MARKER, 1)[-1]
     end_state = "goal reached" if DONE in conversation else "nothing done"
     return Structured(
         {"user_goal": "get the thing done", "end_state": end_state}, usage=Usage(100, 20)
