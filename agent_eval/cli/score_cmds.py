@@ -272,6 +272,16 @@ class _Progress:
     """When this invocation started scoring (rows started before are an earlier one's)."""
 
 
+def _run_rows(directory: Path, run_id: str) -> Iterator[tuple[MetricResult, bool]]:
+    """``(row, replaced)``: the run's rows, then the rows they replaced.
+
+    Streamed one at a time from the store (:func:`iter_results`): none is kept.
+    """
+    for replaced in (False, True):
+        for row in iter_results(directory, run_id, superseded=replaced):
+            yield row, replaced
+
+
 def _kept(progress: _Progress) -> list[RunSummary]:
     """Per metric, the counts of the rows the run's store holds (an interrupted run's).
 
@@ -292,17 +302,16 @@ def _kept(progress: _Progress) -> list[RunSummary]:
         for engine in progress.engines
     }
     totals = {metric: UsageTally() for metric in summaries}
-    for replaced in (False, True):
-        for row in iter_results(progress.directory, run_id, superseded=replaced):
-            if row.metric not in summaries:
-                continue
-            totals[row.metric].add(row, replaced=replaced)
-            if replaced:
-                continue
-            # an earlier invocation's row (finished or cut short) is not ours
-            engine = engines[row.metric]
-            earlier = result_key(row) in engine.done or row.started_at < progress.started_at
-            summaries[row.metric].add(row, keep=False, resumed=earlier)
+    for row, replaced in _run_rows(progress.directory, run_id):
+        if row.metric not in summaries:
+            continue
+        totals[row.metric].add(row, replaced=replaced)
+        if replaced:
+            continue
+        # an earlier invocation's row (finished or cut short) is not ours
+        engine = engines[row.metric]
+        earlier = result_key(row) in engine.done or row.started_at < progress.started_at
+        summaries[row.metric].add(row, keep=False, resumed=earlier)
     for metric, summary in summaries.items():
         summary.run_total = totals[metric].usage()
     return list(summaries.values())
@@ -879,16 +888,15 @@ class _Spent:
         self.judge = JudgeUsageGroups()
         self.stages = JudgeUsageGroups(by_stage=True)
         self.units = _UnitLines()
-        for replaced in (False, True):
-            for row in iter_results(directory, run_id, superseded=replaced):
-                tally = self.metrics.get(row.metric)
-                if tally is None:
-                    tally = self.metrics[row.metric] = UsageTally()
-                tally.add(row, replaced=replaced)
-                self.judge.add(row, replaced=replaced)
-                self.stages.add(row, replaced=replaced)
-                if not replaced:
-                    self.units.add(row)
+        for row, replaced in _run_rows(directory, run_id):
+            tally = self.metrics.get(row.metric)
+            if tally is None:
+                tally = self.metrics[row.metric] = UsageTally()
+            tally.add(row, replaced=replaced)
+            self.judge.add(row, replaced=replaced)
+            self.stages.add(row, replaced=replaced)
+            if not replaced:
+                self.units.add(row)
 
     def run_total(self, metric: str) -> RunUsage:
         """The run's usage over every invocation, of ``metric``'s rows."""
