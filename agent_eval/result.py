@@ -16,9 +16,19 @@ read from the model.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+
+from agent_eval.steering.flag import SteeringFlag
 
 __all__ = [
     "CONVERSATION_UNIT",
@@ -126,6 +136,10 @@ class MetricResult(BaseModel):
             (``agent-eval serve`` re-scores a conversation whose spans kept arriving after it
             was scored, as a new row; the earlier rows stay).
         note: Why the row exists besides the plain run (e.g. what a re-score added).
+        steering: What the judge-free steering detector found in the unit's messages
+            (:mod:`agent_eval.steering`): content that forges turns, addresses the evaluator,
+            asks for a verdict or hides instructions; on every row of the unit, whatever its
+            status. Empty, and left out of the JSON form, when nothing was found.
 
     """
 
@@ -166,6 +180,14 @@ class MetricResult(BaseModel):
     started_at: str = Field(description="ISO-8601 UTC")
     revision: int = Field(default=0, ge=0)
     note: str | None = None
+    steering: tuple[SteeringFlag, ...] = ()
+
+    @model_serializer(mode="wrap")
+    def _omit_no_steering(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and not data.get("steering", True):
+            del data["steering"]  # rows without flags read as they did before the field
+        return data
 
     @property
     def is_cached(self) -> bool:

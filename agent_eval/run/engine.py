@@ -73,6 +73,8 @@ from agent_eval.run.outcomes import (
 from agent_eval.run.rendering import RenderCache
 from agent_eval.run.store import ResultKey, ResultStore
 from agent_eval.run.summary import RunSummary
+from agent_eval.steering import unit_flags
+from agent_eval.steering.cache import cached_flags
 from agent_eval.trace import AgentTrace
 
 __all__ = [
@@ -521,6 +523,7 @@ class Engine:
             "repeat": self.repeat,
             "latency_ms": round(tally.latency_ms, 3),
             "started_at": started_at,
+            "steering": unit_flags(trace, unit.id, cached_flags(trace)),
             **tally.usage_fields(),
         }
         fields = _known_fields(fields)

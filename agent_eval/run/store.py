@@ -121,7 +121,7 @@ _TAIL_CHUNK = 1 << 16
 _FIELDS = tuple(MetricResult.model_fields)
 _COLUMNS = ", ".join(_FIELDS)
 _SQL_TYPES = {"bool": "INTEGER", "int": "INTEGER", "float": "REAL"}
-_JSON_FIELDS = ("trace_ids", "atoms", "details")
+_JSON_FIELDS = ("trace_ids", "atoms", "details", "steering")
 _NOT_NULL_DEFAULTS = {"unit_id": "'conversation'", "revision": "0"}
 _in_column_order = operator.itemgetter(*_FIELDS)
 SUPERSEDED_TABLE = "superseded_results"
@@ -278,6 +278,7 @@ def _encoded(result: MetricResult) -> tuple[tuple[Any, ...], bytes]:
     data["trace_ids"] = orjson.dumps(data["trace_ids"]).decode()
     data["atoms"] = None if result.atoms is None else orjson.dumps(data["atoms"]).decode()
     data["details"] = orjson.dumps(data["details"]).decode() if result.details else None
+    data["steering"] = orjson.dumps(data["steering"]).decode() if result.steering else None
     return _in_column_order(data), line
 
 
@@ -287,6 +288,8 @@ def _from_row(row: Sequence[Any], columns: Sequence[str] = _FIELDS) -> MetricRes
     if "atoms" in data:
         data["atoms"] = orjson.loads(data["atoms"])
     data["details"] = orjson.loads(data.get("details") or "{}")
+    if "steering" in data:
+        data["steering"] = orjson.loads(data["steering"])
     return MetricResult.model_validate(data)
 
 
