@@ -14,13 +14,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from agent_eval.analysis.steering import steered_units
 from agent_eval.cli.analysis_options import usage_errors
 from agent_eval.cli.app import app
 from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.json_output import ErrorsPayload, emit_json
+from agent_eval.cli.steering_view import steering_table
 from agent_eval.cli.tables import print_table
 from agent_eval.result import MetricResult
-from agent_eval.run.runs import errored_results, find_run
+from agent_eval.run.runs import find_run
+from agent_eval.run.store import ResultStore
 from agent_eval.terminal_text import escape_control
 
 __all__ = ["errors"]
@@ -69,21 +72,32 @@ def errors(
 ) -> None:
     """List a run's errored conversations (dead letters) with error type and message.
 
-    One line per errored unit (the conversation, or one of its answers, turn:K).
+    One line per errored unit (the conversation, or one of its answers, turn:K). Then the
+    units whose content tries to steer the judge (steering flags), one line per flag.
     """
     with usage_errors():
         ref = find_run(run, out)
-        rows = errored_results(ref)
+        with ResultStore(ref.directory) as store:
+            results = store.results(ref.run_id)
+    rows = [r for r in results if r.status == "error"]
+    steered = steered_units(results)
     if as_json:
-        emit_json("errors", ErrorsPayload(run_id=ref.run_id, errors=[_error(r) for r in rows]))
+        payload = ErrorsPayload(
+            run_id=ref.run_id,
+            errors=[_error(r) for r in rows],
+            steering=[unit.to_json() for unit in steered],
+        )
+        emit_json("errors", payload)
         return
     console = Console()
-    if not rows:
+    if rows:
+        print_table(console, _table(ref.run_id, rows))
+        console.print(
+            f"{len(rows)} errored; re-run only these: agent-eval score <the same inputs and "
+            f"options> --retry-errors {ref.run_id} --out {ref.directory}",
+            highlight=False,
+        )
+    else:
         console.print(f"run {ref.run_id}: no errored conversations")
-        return
-    print_table(console, _table(ref.run_id, rows))
-    console.print(
-        f"{len(rows)} errored; re-run only these: agent-eval score <the same inputs and "
-        f"options> --retry-errors {ref.run_id} --out {ref.directory}",
-        highlight=False,
-    )
+    if steered:
+        print_table(console, steering_table(ref.run_id, steered))

@@ -51,7 +51,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from agent_eval.run.plan import RunPlan
@@ -317,10 +317,15 @@ class CacheInfoPayload(_Payload):
 
 
 class ErrorsPayload(_Payload):
-    """``errors --json``: a run's errored rows (ids, metric, formatter, error type/message)."""
+    """``errors --json``: a run's errored rows (ids, metric, formatter, error type/message).
+
+    ``steering`` lists the units whose content tries to steer the judge, each with its flags
+    (:meth:`agent_eval.analysis.steering.SteeredUnit.to_json`); empty when none.
+    """
 
     run_id: str
     errors: list[dict[str, Any]]
+    steering: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class ErrorDetail(_Payload):

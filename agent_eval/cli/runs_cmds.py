@@ -24,10 +24,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from agent_eval.analysis.steering import steered_units
 from agent_eval.cli.analysis_options import usage_errors
 from agent_eval.cli.app import app, err_console
 from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.json_output import RunsListPayload, emit_json
+from agent_eval.cli.steering_view import steering_table
 from agent_eval.cli.tables import print_table
 from agent_eval.run.record import flatten
 from agent_eval.run.run_diff import RunDiff, diff_runs
@@ -122,6 +124,7 @@ def show_cmd(run: RunArg, out: OutOpt = None, as_json: JsonOpt = False) -> None:
 
     Of a serve run, the conversations its shutdown left unscored (OUT/unscored.jsonl, no row)
     are counted in the usage too (usage.unscored) and listed with their reason and spend.
+    The units whose content tries to steer the judge (steering flags) are listed last.
     """
     from agent_eval.live.unscored import read_unscored
 
@@ -129,11 +132,15 @@ def show_cmd(run: RunArg, out: OutOpt = None, as_json: JsonOpt = False) -> None:
         ref = find_run(run, out)
         unscored = read_unscored(ref.directory, ref.run_id)
         usage = run_usage(ref, unscored.entries)
+        steered = steered_units(_rows(ref))
     if unscored.entries or unscored.unattributed:
         usage["unscored"] = unscored.summary()
     listed = [entry.to_json() for entry in unscored.entries]
     if as_json:
-        emit_json("runs show", {**dataclasses.asdict(ref.run), "usage": usage, "unscored": listed})
+        document = {**dataclasses.asdict(ref.run), "usage": usage, "unscored": listed}
+        if steered:  # only then: the document reads as before for a run without flags
+            document["steering"] = [unit.to_json() for unit in steered]
+        emit_json("runs show", document)
         return
     table = _record_table(ref.run)
     for key, value in flatten(usage, "usage").items():
@@ -141,6 +148,8 @@ def show_cmd(run: RunArg, out: OutOpt = None, as_json: JsonOpt = False) -> None:
     print_table(_console, table)
     if listed:
         print_table(_console, _unscored_table(unscored.path, unscored.entries))
+    if steered:
+        print_table(_console, steering_table(ref.run_id, steered))
 
 
 def _unscored_table(path: Path, entries: Sequence[UnscoredEntry]) -> Table:

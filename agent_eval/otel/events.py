@@ -14,7 +14,9 @@ semantic conventions v1.38.0 (keys in :mod:`agent_eval.otel.semconv`):
 - ``error.type``: on ``error`` and ``skipped`` rows, the row's ``error_type`` (e.g.
   ``invalid_judge_output``, ``context_overflow``): the evaluation ended without a score;
 - ``agent_eval.*``: the run id, status, conversation and unit id, ``metric@version``,
-  formatter and its fingerprint, prompt sha256, judge model, verdict, and a note (a re-score).
+  formatter and its fingerprint, prompt sha256, judge model, verdict, and a note (a re-score);
+- ``agent_eval.steering.*``: on a row whose unit has steering flags (:mod:`agent_eval.steering`),
+  how many, their distinct classes and where each was found.
 
 Events go through the SDK's own ``LoggerProvider`` (a private one: the application's global
 providers are not touched), one ``BatchLogRecordProcessor`` per exporter: the OTLP/HTTP
@@ -80,6 +82,17 @@ def _metric_name(metric: str) -> str:
     return metric.split("@", 1)[0]
 
 
+def _steering_attributes(result: MetricResult) -> dict[str, Any]:
+    """The ``agent_eval.steering.*`` attributes of a row with steering flags, else ``{}``."""
+    if not result.steering:
+        return {}
+    return {
+        sc.AGENT_EVAL_STEERING_FLAGS: len(result.steering),
+        sc.AGENT_EVAL_STEERING_KINDS: list(dict.fromkeys(flag.kind for flag in result.steering)),
+        sc.AGENT_EVAL_STEERING_LOCATIONS: [flag.where for flag in result.steering],
+    }
+
+
 def evaluation_attributes(result: MetricResult, note: str | None = None) -> dict[str, Any]:
     """The event attributes of ``result`` (see the module docstring); ``None`` values left out."""
     label = _LABELS.get(result.verdict or "", result.verdict)
@@ -100,6 +113,7 @@ def evaluation_attributes(result: MetricResult, note: str | None = None) -> dict
         sc.AGENT_EVAL_JUDGE_MODEL: result.judge_model,
         sc.AGENT_EVAL_VERDICT: result.verdict,
         sc.AGENT_EVAL_NOTE: note,
+        **_steering_attributes(result),
     }
     return {key: value for key, value in values.items() if value is not None}
 

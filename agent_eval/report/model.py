@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from agent_eval.analysis.selection import ConfigurationIdentity
+from agent_eval.analysis.steering import SteeredUnit, steered_units
 from agent_eval.costs import NO_JUDGE
 from agent_eval.natural_order import natural_key
 from agent_eval.result import CONVERSATION_UNIT, MetricResult
@@ -249,6 +250,8 @@ class ReportData:
     runs: list[RunInfo] = field(default_factory=list)
     conversations: list[ConversationView] = field(default_factory=list)
     errors: list[ErrorGroup] = field(default_factory=list)
+    steering: list[SteeredUnit] = field(default_factory=list)
+    """Units whose content tries to steer the judge (:mod:`agent_eval.analysis.steering`)."""
     comparison: VariantComparison | None = None
     stability: dict[str, StabilityView] = field(default_factory=dict)
     calibration: dict[str, Calibration] = field(default_factory=dict)
@@ -618,6 +621,7 @@ def build_report(
         rows=rows,
         conversations=_conversation_views(rows, all_rows, texts, traces or {}, truth, limit=limit),
         errors=_errors(results),
+        steering=steered_units(results),
         comparison=comparison,
         stability=_stability(groups),
         calibration=calibration,
