@@ -12,6 +12,10 @@ Found on the raw text (before normalization), in this order:
 - **encoded payloads**: a base64 (standard or URL-safe) or hex run (within one
   whitespace-separated piece of the text) that decodes to readable
   text of at least three words (random ids, hashes and binary blobs decode to no such text);
+- **padding**: a short piece (1-8 characters holding a space or two distinct characters, not
+  only separators such as ``-`` or ``=`` nor hex digits) repeated 64 times or more in a row,
+  which floods the judge's context so that its own instructions lose their hold (the
+  token-flooding attacks of Tensor Trust);
 - **markup hidden from view**: HTML comments with words in them, markdown comments
   (``[//]: # (...)``), elements styled invisible (``display:none``, ``visibility:hidden``,
   ``font-size:0``, ``opacity:0``) or marked ``hidden``.
@@ -44,6 +48,9 @@ _MARKUP = re.compile(
     re.IGNORECASE | re.MULTILINE | re.DOTALL,
 )
 _TEXT_CHARS = frozenset("\n\t\r")
+_PADDING = re.compile(r"(.{1,8}?)\1{63,}", re.DOTALL)
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+_SEPARATOR_CHARS = frozenset(" \t\n\r-=_*#.~+|:")
 
 
 def _right_to_left(char: str) -> bool:
@@ -139,10 +146,33 @@ def _markup(text: str) -> str | None:
     return None
 
 
+def _padding_unit(unit: str) -> bool:
+    """Whether ``unit`` repeated is padding rather than data.
+
+    Padding repeats tokens (a space in the unit, or two distinct characters); a run of one
+    character, of separators or of hex digits is data (rules, dumps), not an attack.
+    """
+    if _SEPARATOR_CHARS.issuperset(unit) or _HEX_DIGITS.issuperset(unit):
+        return False
+    return any(c.isspace() for c in unit) or len(set(unit)) > 1
+
+
+def _padding(text: str) -> str | None:
+    if len(text) < 64:
+        return None
+    for match in _PADDING.finditer(text):
+        unit = match.group(1)
+        if _padding_unit(unit):
+            times = len(match.group()) // len(match.group(1))
+            return f"padding: {match.group(1)!r} repeated {times} times"
+    return None
+
+
 def find_hidden(text: str) -> str | None:
     """The first hidden instruction in raw ``text``, described for the excerpt, or ``None``."""
     if not text.isascii():
         invisible = _invisible(text)
         if invisible is not None:
             return invisible
-    return _payload(text) or (_markup(text) if "<" in text or "[//]" in text else None)
+    markup = _markup(text) if "<" in text or "[//]" in text else None
+    return _payload(text) or markup or _padding(text)

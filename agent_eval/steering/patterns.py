@@ -44,6 +44,10 @@ _TURN_SYNTAX = (
     r"</?(?:start|end)_of_turn>",
     r"^\s*#{2,}\s*(?:human|user|assistant|system|instruction|response|input|output)\s*:?\s*$",
     r"^\s*#{2,}\s*(?:human|user|assistant|system)\s*:",
+    # a forged boundary: a line that only says where instructions or the conversation end
+    r"^[\W_]*(?:end|begin|start|stop)\s+(?:of\s+)?(?:the\s+)?(?:[\w-]+\s+){0,3}?"
+    r"(?:instructions?|prompt|conversation|transcript|dialog(?:ue)?|input|context|system\s+message"
+    r"|user\s+input)[\W_]*$",
 )
 
 _EVALUATOR = (
@@ -83,9 +87,9 @@ _ADDRESSES_EVALUATOR = (
     rf"\b(?:ignore|disregard|forget|override|overrule|bypass|abandon|discard|neglect|drop)\s+"
     rf"(?:(?:the|my|of|these|those)\s+)?{_QUALIFIER}\s+(?:(?:{_QUALIFIER}|the|of)\s+){{0,3}}"
     rf"{_INSTRUCTIONS}\b",
-    r"\b(?:ignore|disregard)\s+(?:everything|anything|all)\s+(?:(?:written|said|stated|given"
-    r"|that\s+came|you\s+(?:were\s+)?(?:told|given|read))\s+)?(?:above|before|previously|earlier"
-    r"|so\s+far)\b",
+    r"\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s+(?:(?:(?:written|said|stated"
+    r"|given|that\s+came|you\s+(?:were\s+)?(?:told|given|read))\s+)?(?:above|before|previously"
+    r"|earlier|so\s+far)|you\s+(?:know|were\s+told|have\s+been\s+told))\b",
     r"\b(?:ignore|disregard)\s+(?:the\s+)?(?:above|preceding|foregoing)\b",
     r"\b(?:new|updated|revised|real|actual|true|override|secret|hidden|system|admin"
     r"|developer)\s+(?:system\s+)?(?:instructions?|prompt|directives?|rules|orders)\s*[:!]",
@@ -139,6 +143,9 @@ _ASKS_VERDICT = (
     r"\s+with|return|write|(?:begin|start|end)\s+your\s+(?:reply|response|answer)\s+with)\s+"
     r"(?:only\s+|exactly\s+|just\s+|the\s+(?:word|words|phrase|string|text)\s+)?[\"'“‘`]*\s*"
     r"(?:access\s+granted|pass(?:ed)?|success|approved|verdict\b)",
+    r"\b(?:say|output|print|respond|reply|answer|return|write|prefix|start|begin|end|proclaim"
+    r"|complete|repeat)\b[^.\n]{0,40}?[\"'“‘`\[(]\s*(?:access\s+granted|granted|approved"
+    r"|pass(?:ed)?|success(?:ful)?|verdict)\b",
 )
 
 _OWN_LABEL = {
@@ -185,12 +192,13 @@ _Gate = tuple[tuple[str, ...], ...]
 _TURN_GATES: tuple[_Gate, ...] = (
     ((":",),), (("]",),), (("->",),), (("<",),), (("role",),), (("role",),), (("<|",),),
     (("inst]",),), (("sys>>",),), (("_of_turn>",),), (("##",),), (("##",),),
+    (("end", "begin", "start", "stop"),),
 )
 _ADDRESS_GATES: tuple[_Gate, ...] = (
     (_EVAL_WORDS,), (_EVAL_WORDS,), (_EVAL_WORDS,), (_EVAL_WORDS,),
     (("if", "when", "while"), ("you",)),
     (_JUDGING_WORDS,), (_EVAL_WORDS,), (_JUDGING_WORDS,),
-    (_OVERRIDE_WORDS, _INSTRUCTION_WORDS), (("ignore", "disregard"),),
+    (_OVERRIDE_WORDS, _INSTRUCTION_WORDS), (("ignore", "disregard", "forget"),),
     (("ignore", "disregard"),), (("instruction", "prompt", "directive", "rule", "order"),),
     (("from now on", "henceforth", "starting now"),),
     (("act", "behave", "respond", "pretend", "roleplay", "role-play"),), (("mode",),),
@@ -208,6 +216,7 @@ _VERDICT_GATES: tuple[_Gate, ...] = (
     (("verdict",),),
     (("goal", "objective", "request", "task"), ("achieved", "accomplished", "met", "fulfilled")),
     (("access granted", "pass", "success", "approved", "verdict"),),
+    (("granted", "approved", "pass", "success", "verdict"),),
 )
 # fmt: on
 
