@@ -68,7 +68,7 @@ def _base(payload_message: Message | None, document: str | None = None) -> Agent
     if payload_message is not None:
         messages.append(payload_message)
     messages.append(AssistantMessage(content="Your order #W2378156 is cancelled."))
-    retrievals = ()
+    retrievals: tuple[Retrieval, ...] = ()
     if document is not None:
         retrievals = (Retrieval(after_message=3, documents=(RetrievedDocument(content=document),)),)
     return AgentTrace(conversation_id="bench", messages=tuple(messages), retrievals=retrievals)
