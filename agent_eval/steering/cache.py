@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import weakref
 
-from agent_eval.steering.detect import detect
+from agent_eval.steering.detector import detect
 from agent_eval.steering.flag import SteeringFlag
 from agent_eval.trace import AgentTrace
 

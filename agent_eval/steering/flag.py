@@ -1,6 +1,6 @@
 """The steering flag: one place where a conversation's content tries to steer its judge.
 
-A :class:`SteeringFlag` is what :mod:`agent_eval.steering.detect` finds and what a result row
+A :class:`SteeringFlag` is what :mod:`agent_eval.steering.detector` finds and what a result row
 carries in :attr:`~agent_eval.result.MetricResult.steering`. It names the class of the finding
 (:data:`SteeringKind`), where it is (message index, role, span id, or the retrieved document)
 and a trimmed excerpt of the text that matched. It depends on pydantic only, so the lowest
