@@ -152,14 +152,49 @@ def _padding_unit(unit: str) -> bool:
     Padding repeats tokens (a space in the unit, or two distinct characters); a run of one
     character, of separators or of hex digits is data (rules, dumps), not an attack.
     """
-    if _SEPARATOR_CHARS.issuperset(unit) or _HEX_DIGITS.issuperset(unit):
+    core = "".join(unit.split())
+    if _SEPARATOR_CHARS.issuperset(core) or _HEX_DIGITS.issuperset(core):
         return False
     return any(c.isspace() for c in unit) or len(set(unit)) > 1
 
 
+_PADDING_TIMES = 64
+_LONG_PIECE = 2 * _PADDING_TIMES
+
+
+def _repeated_tokens(tokens: list[str]) -> str | None:
+    """A unit of 1-4 whitespace-separated tokens repeated 64+ times in a row, if padding."""
+    for period in range(1, 5):
+        same = bytes(a == b for a, b in zip(tokens, tokens[period:], strict=False))
+        run = b"\x01" * ((_PADDING_TIMES - 1) * period)
+        at = same.find(run)
+        while at >= 0:
+            unit = " ".join(tokens[at : at + period]) + " "
+            if _padding_unit(unit):
+                return f"padding: {unit!r} repeated {_PADDING_TIMES}+ times"
+            end = same.find(b"\x00", at)  # past this run, to the next one
+            at = -1 if end < 0 else same.find(run, end)
+    return None
+
+
 def _padding(text: str) -> str | None:
-    if len(text) < 64:
+    """Padding among whitespace-separated tokens, or inside one long piece.
+
+    Tokens are compared as a whole (fast); only pieces long enough to hold a repeated unit
+    without spaces are searched with the regular expression.
+    """
+    if len(text) < _PADDING_TIMES:
         return None
+    pieces = text.split()
+    found = _repeated_tokens(pieces) if len(pieces) >= _PADDING_TIMES else None
+    if found is not None:
+        return found
+    return next(
+        (found for p in pieces if len(p) >= _LONG_PIECE and (found := _padded_piece(p))), None
+    )
+
+
+def _padded_piece(text: str) -> str | None:
     for match in _PADDING.finditer(text):
         unit = match.group(1)
         if _padding_unit(unit):
