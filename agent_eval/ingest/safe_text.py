@@ -11,9 +11,10 @@ container and convention uses instead of ``orjson.loads``:
   every lone surrogate (and any other code point UTF-8 cannot encode) is replaced by U+FFFD,
   counted in :data:`REPLACEMENTS` (the ingest report shows the count per file);
 - a document orjson refuses only for a number beyond the double range (an unquoted integer
-  of more than about 309 digits, ``1e400``) is decoded again by the standard library: such
-  an integer stays a Python ``int`` and such a float is ``inf``, so the one item holding it is
-  rejected by its own decoder (an OTLP span whose ``intValue`` is not 64-bit), not the file;
+  of more than about 309 digits, ``1e400``) is decoded again by the standard library, numbers
+  read as orjson reads them (an integer beyond 64 bits is a float) and those beyond the double
+  range as ``inf``/``-inf``, so the one item holding it is rejected by its own decoder (an
+  OTLP span whose ``intValue`` is not a 64-bit integer), not the file;
 - an integer longer than Python converts (:data:`MAX_INT_DIGITS`) is read as ``inf`` or
   ``-inf`` by every decoder of the project (:func:`parse_int`: this one, the streaming reader,
   YAML): it is out of every range a trace field allows, as a float beyond the double range is;
@@ -64,6 +65,8 @@ REPLACEMENTS = [0]
 difference per file)."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_INT64_DIGITS = 21
+"""Characters of the longest integer orjson keeps as an int (``-9223372036854775808``)."""
 _OUT_OF_RANGE = "number is infinity"
 """How orjson's error for a number beyond the double range starts (it does not decode them)."""
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
@@ -276,6 +279,18 @@ def parse_int(digits: str) -> int | float:
     return int(digits)
 
 
+def _int_as_orjson(digits: str) -> int | float:
+    """The number orjson would give for ``digits``: an int within 64 bits, else a float.
+
+    ``float()`` has no digit limit: past the double range it gives ``inf``/``-inf``.
+    """
+    if len(digits) <= _INT64_DIGITS:
+        value = int(digits)
+        if -(2**63) <= value < 2**64:
+            return value
+    return float(digits)
+
+
 def _no_constant(name: str) -> Any:
     """Reject ``NaN``/``Infinity`` literals, which orjson (the fast path) rejects too."""
     raise json.JSONDecodeError(f"{name} is not valid JSON", name, 0)
@@ -297,7 +312,7 @@ def _loads_with_surrogates(
 def _loads_stdlib(text: str, max_depth: int | None) -> Any:
     """``text`` decoded by the standard library (numbers of any size), then :func:`clean`ed."""
     try:
-        decoded = json.loads(text, parse_int=parse_int, parse_constant=_no_constant)
+        decoded = json.loads(text, parse_int=_int_as_orjson, parse_constant=_no_constant)
         return clean(decoded, max_depth or 1000)
     except RecursionError:
         raise _error(f"values nest deeper than {MAX_NESTING} levels", text) from None
