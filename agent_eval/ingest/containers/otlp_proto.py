@@ -22,7 +22,7 @@ from agent_eval.ingest.spans import SourceLocation
 if TYPE_CHECKING:  # protobuf is imported when a file is read, not to sniff one (start-up)
     from google.protobuf.message import Message
 
-__all__ = ["OtlpProtoContainer"]
+__all__ = ["OtlpProtoContainer", "split_request"]
 
 _LENGTH_DELIMITED_FIELD_1 = 0x0A
 """Tag byte of field 1, wire type 2: ``resource_spans`` / ``resource_logs`` of a request."""
@@ -109,7 +109,7 @@ def _decode(data: bytes, path: str) -> tuple[dict[str, Any], list[Skipped]]:
     if traces is not None:
         return _to_dict(traces), []
     for kind in (ExportTraceServiceRequest, ExportLogsServiceRequest):
-        split = _split(kind, data, path)
+        split = split_request(kind, data, path)
         if split is not None and (split[1] or _records(split[0])):
             return _to_dict(split[0]), split[1]
     raise DecodeError(
@@ -126,13 +126,25 @@ def _records(request: Any) -> bool:
     return any(s.log_records for r in request.resource_logs for s in r.scope_logs)
 
 
-def _split(kind: type[Message], data: bytes, path: str) -> tuple[Message, list[Skipped]] | None:
+def split_request(
+    kind: type[Message], data: bytes, path: str
+) -> tuple[Message, list[Skipped]] | None:
     """The request parsed one span (or log record) at a time; ``None`` if its frame is bad.
 
     A request the decoder refuses whole (an attribute nested deeper than its recursion limit,
     bytes corrupt inside one record) still has intact framing around its records: the three
     outer levels (request, resource, scope) are walked by hand and each record parsed alone,
-    so a record that does not parse is one :class:`Skipped`, not the file.
+    so a record that does not parse is one :class:`Skipped`, not the file. The live receiver
+    splits a request body the same way.
+
+    Args:
+        kind: ``ExportTraceServiceRequest`` or ``ExportLogsServiceRequest``.
+        data: The request's bytes.
+        path: What the skips name as their source (the file, ``<otlp-http>``).
+
+    Returns:
+        The request holding every record that parsed, and a skip for each one that did not.
+
     """
     from google.protobuf.message import DecodeError as ProtobufDecodeError
 
