@@ -704,7 +704,7 @@ def emit(as_json: bool, run_id: str, directory: Path, *, name: str, model: BaseM
         emit_json(_COMMANDS[name], payload)
     else:
         print_table(out_console, _TABLES[name](model))
-        out_console.print(f"results in {directory} (run {run_id})", highlight=False)
+        out_console.print(f"results in {directory} (run {run_id})", highlight=False, soft_wrap=True)
 
 
 def ordinal_calibration_for(

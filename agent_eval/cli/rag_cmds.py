@@ -27,7 +27,15 @@ from agent_eval.cli.json_output import RagPayload, emit_json
 from agent_eval.cli.tables import print_table
 from agent_eval.errors import AgentEvalError, ConfigError, StoreError
 from agent_eval.rag.policy import PolicyOutcome, RagPolicy, apply_policy, load_policy
-from agent_eval.rag.turns import TurnRow, failure_counts, passages_shown, read_turns, turn_rows
+from agent_eval.rag.turns import (
+    STAGE_METRICS,
+    TurnRow,
+    failure_counts,
+    measured_stages,
+    passages_shown,
+    read_turns,
+    turn_rows,
+)
 from agent_eval.run.runs import find_run
 from agent_eval.run.store import load_results
 
@@ -191,8 +199,11 @@ def rag_cmd(
         emit_json("rag", RagPayload.model_validate(_payload(rows, outcome)))
     else:
         print_table(console, _turn_table(rows))
+        measured = measured_stages(rows)
         for stage, counts in failure_counts(rows).items():
             shown = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "none"
+            if stage not in measured:  # nothing looked: "none" would claim it was fine
+                shown = f"not measured (no {', '.join(STAGE_METRICS[stage])} result)"
             console.print(f"{stage} failures: {shown}", highlight=False)
         from agent_eval.rag.agreement import reviewer_agreement  # scipy/sklearn: only when run
 

@@ -181,7 +181,8 @@ def report_cmd(  # noqa: PLR0917  (one parameter per CLI option)
             superseded=superseded,
         )
         path = write_html(data, html)
-    out_console.print(f"wrote {path} ({_rows_text(data.summary)})")
+    # soft_wrap: a path is never broken by a newline, whatever the console's width
+    out_console.print(f"wrote {path} ({_rows_text(data.summary)})", soft_wrap=True)
 
 
 def _rows_text(summary: RunSummary) -> str:

@@ -71,6 +71,6 @@ def review(  # noqa: PLR0917  (one parameter per CLI option)
             run, run_dir, select=select, out=out, labels=labels, inputs=inputs,
             label_field=label_field, metric=metric, seed=seed,
         )  # fmt: skip
-    out_console.print(f"wrote {picked} unit(s) to review to {out}")
+    out_console.print(f"wrote {picked} unit(s) to review to {out}", soft_wrap=True)
     if picked == 0:
         raise typer.Exit(EXIT_NOTHING)

@@ -12,7 +12,8 @@ beginning holds. Valid JSON of no known shape stays "not recognised".
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from itertools import islice
 
 import orjson
 
@@ -20,7 +21,12 @@ from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers.base import Container
 from agent_eval.ingest.sources import open_input
 
-__all__ = ["MAX_DIAGNOSED_BYTES", "diagnose_invalid_json", "likely_container"]
+__all__ = [
+    "MAX_DIAGNOSED_BYTES",
+    "diagnose_invalid_json",
+    "later_records",
+    "likely_container",
+]
 
 MAX_DIAGNOSED_BYTES = 64 * 1024**2
 """Larger unrecognised files are not parsed to find where they break (reported unrecognised)."""
@@ -28,6 +34,8 @@ MAX_DIAGNOSED_BYTES = 64 * 1024**2
 _BOM = b"\xef\xbb\xbf"
 _KEY = re.compile(rb'"((?:[^"\\\n]|\\.){1,80})"\s*:')
 """An object key (``"name":``) in the raw bytes."""
+_RECORD_LINE = re.compile(rb"\n[{\[]")
+"""A line that opens an object or array at column 0 (the next JSON Lines record)."""
 _PARTIAL_KEY = re.compile(rb'[{,]\s*"([^"\\\n]{2,80})\Z')
 """A key cut off by the end of the file (``{"resourceSp``)."""
 
@@ -81,6 +89,24 @@ def diagnose_invalid_json(
         path=path,
         line=line,
     )
+
+
+def later_records(head: bytes) -> Iterator[bytes]:
+    """``head`` from each of its later lines that may open a JSON Lines record, in order.
+
+    For a file no container recognises: JSON Lines whose first lines are bad (cut off, garbled,
+    valid JSON of another shape) are recognised from their first good record. A candidate line
+    starts with ``{`` or ``[`` at column 0 and ends within ``head`` (the inner lines of a
+    pretty-printed document are indented, so none of them is one); at most
+    :data:`~agent_eval.ingest.containers._leading.MAX_LEADING_BAD` lines are tried.
+    """
+    from agent_eval.ingest.containers._leading import MAX_LEADING_BAD
+
+    data = head.removeprefix(_BOM)
+    starts = (m.start() + 1 for m in _RECORD_LINE.finditer(data))
+    for start in islice(starts, MAX_LEADING_BAD):
+        if data.find(b"\n", start) >= 0:
+            yield data[start:]
 
 
 def likely_container(head: bytes, candidates: Iterable[Container]) -> Container | None:

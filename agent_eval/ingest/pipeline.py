@@ -284,6 +284,10 @@ def detect_container(path: str) -> Container:
     The containers see the file's first :data:`HEAD_BYTES` as :func:`sources.read_head` gives
     them: decompressed when the file is gzip'd, the kept bytes of standard input or a pipe.
 
+    A JSON Lines file whose first lines are bad (cut off, garbled, of another shape) is
+    recognised from its first record a container recognises, so that the bad lines cost only
+    themselves (:func:`~agent_eval.ingest.json_diagnosis.later_records`).
+
     Raises:
         DecodeError: none does and the file starts like JSON but does not parse (cut short or
             invalid): names the line and column, and the container it looks like; or the file
@@ -305,7 +309,12 @@ def detect_container(path: str) -> Container:
     for container in _by_priority():
         if _sniffs(container, path, head):
             return container
-    from agent_eval.ingest.json_diagnosis import diagnose_invalid_json
+    from agent_eval.ingest.json_diagnosis import diagnose_invalid_json, later_records
+
+    for later in later_records(head):  # JSON Lines whose first lines are bad: sniff the rest
+        for container in _by_priority():
+            if _sniffs(container, path, later):
+                return container
 
     try:  # JSON cut short loses the keys sniffs look for: say where it breaks instead
         size = sources.input_size(path, head)

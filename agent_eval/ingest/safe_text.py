@@ -10,9 +10,17 @@ container and convention uses instead of ``orjson.loads``:
 - a document orjson refuses only for a surrogate is decoded again by the standard library and
   every lone surrogate (and any other code point UTF-8 cannot encode) is replaced by U+FFFD,
   counted in :data:`REPLACEMENTS` (the ingest report shows the count per file);
-- nesting deeper than :data:`MAX_NESTING` levels, integers too long to convert, and every other
-  decoder failure raise :class:`orjson.JSONDecodeError` (a ``ValueError``), never
-  ``RecursionError`` or a bare ``ValueError`` from inside the decoder.
+- a document orjson refuses only for a number beyond the double range (an unquoted integer
+  of more than about 309 digits, ``1e400``) is decoded again by the standard library, numbers
+  read as orjson reads them (an integer beyond 64 bits is a float) and those beyond the double
+  range as ``inf``/``-inf``, so the one item holding it is rejected by its own decoder (an
+  OTLP span whose ``intValue`` is not a 64-bit integer), not the file;
+- an integer longer than Python converts (:data:`MAX_INT_DIGITS`) is read as ``inf`` or
+  ``-inf`` by every decoder of the project (:func:`parse_int`: this one, the streaming reader,
+  YAML): it is out of every range a trace field allows, as a float beyond the double range is;
+- nesting deeper than :data:`MAX_NESTING` levels and every other decoder failure raise
+  :class:`orjson.JSONDecodeError` (a ``ValueError``), never ``RecursionError`` or a bare
+  ``ValueError`` from inside the decoder.
 
 :func:`clean` does the replacement for values decoded by other means (the standard library's
 streaming decoder, YAML), and :func:`check_depth` bounds nesting without recursion. Unicode
@@ -39,6 +47,7 @@ __all__ = [
     "clean",
     "clean_str",
     "loads",
+    "parse_int",
     "replaced_so_far",
 ]
 
@@ -46,8 +55,9 @@ MAX_NESTING = 100
 """Deepest nesting of arrays and objects kept (real traces stay far below; AgentTrace lines
 written with deeper values could not be read back by pydantic's JSON parser)."""
 MAX_INT_DIGITS = 4300
-"""Longest integer accepted: Python's default integer string conversion limit (the Python docs,
-"Integer string conversion length limitation"); longer ones are a decode error."""
+"""Longest integer converted: Python's default integer string conversion limit (the Python docs,
+"Integer string conversion length limitation"); longer ones are read as infinite
+(:func:`parse_int`)."""
 REPLACEMENT = "\ufffd"
 """What an unencodable code point becomes (U+FFFD REPLACEMENT CHARACTER)."""
 REPLACEMENTS = [0]
@@ -55,6 +65,10 @@ REPLACEMENTS = [0]
 difference per file)."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_INT64_DIGITS = 21
+"""Characters of the longest integer orjson keeps as an int (``-9223372036854775808``)."""
+_OUT_OF_RANGE = "number is infinity"
+"""How orjson's error for a number beyond the double range starts (it does not decode them)."""
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
@@ -219,9 +233,15 @@ def loads(data: bytes | bytearray | memoryview | str, max_depth: int | None = MA
             f"values nest deeper than {MAX_NESTING} levels", _text_or_empty(data)
         ) from None
     except orjson.JSONDecodeError as exc:
-        if "surrogate" not in str(exc):
-            raise
-        return _loads_with_surrogates(data, max_depth)
+        if "surrogate" in str(exc):
+            return _loads_with_surrogates(data, max_depth)
+        if str(exc).startswith(_OUT_OF_RANGE):
+            try:
+                text = _text(data)
+            except UnicodeError:
+                raise exc from None
+            return _loads_stdlib(text, max_depth)
+        raise
 
 
 def _may_nest(data: bytes | bytearray | memoryview | str, max_depth: int) -> bool:
@@ -246,24 +266,54 @@ def _text(data: bytes | bytearray | memoryview | str) -> str:
     return data if isinstance(data, str) else bytes(data).decode("utf-8", "surrogatepass")
 
 
-def _parse_int(digits: str) -> int:
-    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
-        raise NestingTooDeep(f"an integer of {len(digits)} digits is too long")
+def parse_int(digits: str) -> int | float:
+    """The integer a JSON or YAML number's ``digits`` (an optional ``-`` first) spell.
+
+    More than :data:`MAX_INT_DIGITS` digits, which Python refuses to convert (``ValueError``),
+    give ``inf`` (``-inf`` when negative) instead: the number is beyond every range a trace
+    field allows, as a float beyond the double range (``1e400``) is, and the decoder of the
+    item holding it rejects it there, so it costs that item, never the file.
+    """
+    if len(digits) - digits.startswith(("-", "+")) > MAX_INT_DIGITS:
+        return float("-inf") if digits.startswith("-") else float("inf")
     return int(digits)
+
+
+def _int_as_orjson(digits: str) -> int | float:
+    """The number orjson would give for ``digits``: an int within 64 bits, else a float.
+
+    ``float()`` has no digit limit: past the double range it gives ``inf``/``-inf``.
+    """
+    if len(digits) <= _INT64_DIGITS:
+        value = int(digits)
+        if -(2**63) <= value < 2**64:
+            return value
+    return float(digits)
+
+
+def _no_constant(name: str) -> Any:
+    """Reject ``NaN``/``Infinity`` literals, which orjson (the fast path) rejects too."""
+    raise json.JSONDecodeError(f"{name} is not valid JSON", name, 0)
 
 
 def _loads_with_surrogates(
     data: bytes | bytearray | memoryview | str, max_depth: int | None
 ) -> Any:
     """The standard library decodes lone surrogate escapes; :func:`clean` then replaces them."""
-    text = ""
     try:
         text = _text(data)
-        if _SURROGATE.search(text) is None and _SURROGATE_ESCAPE.search(text) is None:
-            raise _error("not valid UTF-8 (surrogates)", text)
-        return clean(json.loads(text, parse_int=_parse_int), max_depth or 1000)
     except UnicodeError:
-        raise _error("not valid UTF-8", text) from None
+        raise _error("not valid UTF-8", "") from None
+    if _SURROGATE.search(text) is None and _SURROGATE_ESCAPE.search(text) is None:
+        raise _error("not valid UTF-8 (surrogates)", text)
+    return _loads_stdlib(text, max_depth)
+
+
+def _loads_stdlib(text: str, max_depth: int | None) -> Any:
+    """``text`` decoded by the standard library (numbers of any size), then :func:`clean`ed."""
+    try:
+        decoded = json.loads(text, parse_int=_int_as_orjson, parse_constant=_no_constant)
+        return clean(decoded, max_depth or 1000)
     except RecursionError:
         raise _error(f"values nest deeper than {MAX_NESTING} levels", text) from None
     except NestingTooDeep as exc:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from typing import Any, cast
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from pydantic import ValidationError
 
@@ -122,7 +122,7 @@ class OpenAIJudge(Judge):
                     "--base-url at a local OpenAI-compatible server (Ollama, vLLM, llama.cpp)"
                 )
             root, auth = userinfo_auth(self.base_url) if self.base_url else (DEFAULT_BASE_URL, {})
-            url = f"{root.rstrip('/')}/chat/completions"
+            url = _under(root, "chat/completions")  # ?api-key=K and such stay the query
             # http://user:pass@host: HTTP clients send no userinfo; Basic auth instead
             headers = auth or {"Authorization": f"Bearer {key or 'not-needed'}"}
         self._key = key
@@ -154,8 +154,11 @@ class OpenAIJudge(Judge):
 
     @property
     def url(self) -> str:
-        """The URL requests are POSTed to (no credentials: userinfo is sent as a header)."""
-        return str(self._transport.url)
+        """The URL requests are POSTed to, secrets masked (``?api-key=***``).
+
+        Userinfo is not in it: it is sent as a Basic auth header.
+        """
+        return redact_url(str(self._transport.url))
 
     async def ask(self, request: JudgeRequest) -> JudgeReply[Any]:
         """Send ``request``; see :meth:`Judge.ask` for the errors raised.
@@ -337,3 +340,13 @@ def _add_usage(usage: AttemptUsage, reported: Any) -> None:
         return
     usage.input_tokens += int(reported.get("prompt_tokens") or 0)
     usage.output_tokens += int(reported.get("completion_tokens") or 0)
+
+
+def _under(base_url: str, path: str) -> str:
+    """``base_url`` with ``path`` appended to its path, its query (``?api-key=K``) kept.
+
+    ``http://h/v1?api-key=K`` and ``chat/completions`` give
+    ``http://h/v1/chat/completions?api-key=K`` (RFC 3986: the query follows the path).
+    """
+    parts = urlsplit(base_url)
+    return urlunsplit(parts._replace(path=f"{parts.path.rstrip('/')}/{path}"))

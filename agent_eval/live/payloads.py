@@ -33,7 +33,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 
 from agent_eval.ingest.containers._otlp_records import iter_request
-from agent_eval.ingest.containers.base import ContainerItem
+from agent_eval.ingest.containers.base import ContainerItem, Skipped
+from agent_eval.ingest.containers.otlp_proto import split_request
+from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.ingest.spans import SourceLocation
 
 __all__ = [
@@ -134,29 +136,39 @@ def decode(
         )
     if len(body) > max_bytes:
         raise PayloadError(413, "too_large", f"the body exceeds the limit of {max_bytes} bytes")
-    request = _parse(body, signal, encoding)
+    request, skipped = _parse(body, signal, encoding)
     key = "resourceSpans" if signal == "traces" else "resourceLogs"
     other = "resourceLogs" if signal == "traces" else "resourceSpans"
     if not isinstance(request, dict) or other in request:
         raise PayloadError(400, "malformed", f"not an OTLP {signal} export request")
     request.setdefault(key, [])
-    return list(iter_request(request, SOURCE)), len(body)
+    return [*skipped, *iter_request(request, SOURCE)], len(body)
 
 
-def _parse(body: bytes, signal: Signal, encoding: Encoding) -> Any:
+def _parse(body: bytes, signal: Signal, encoding: Encoding) -> tuple[Any, list[Skipped]]:
+    """The request as OTLP JSON, and the records of a protobuf body parsed apart that failed.
+
+    The decoders of the file containers: JSON through :func:`~agent_eval.ingest.safe_text.
+    loads` (lone surrogates replaced, numbers past the double range cost their span), and a
+    protobuf body the decoder refuses whole split into its records
+    (:func:`~agent_eval.ingest.containers.otlp_proto.split_request`), so one bad span costs
+    only itself.
+    """
     if encoding == "json":
         try:
-            return orjson.loads(body) if body.strip() else {}
+            return (safe_json_loads(body, max_depth=None) if body.strip() else {}), []
         except orjson.JSONDecodeError as exc:
             raise PayloadError(400, "malformed", f"the body is not JSON: {exc}") from None
     cls = ExportTraceServiceRequest if signal == "traces" else ExportLogsServiceRequest
     try:
-        message = cls.FromString(body)
+        return _request_dict(cls.FromString(body), signal), []
     except (ProtobufDecodeError, RuntimeError, ValueError) as exc:
-        raise PayloadError(
-            400, "malformed", f"the body is not a protobuf {cls.__name__}: {exc}"
-        ) from None
-    return _request_dict(message, signal)
+        split = split_request(cls, body, SOURCE.path)
+        if split is None:
+            raise PayloadError(
+                400, "malformed", f"the body is not a protobuf {cls.__name__}: {exc}"
+            ) from None
+    return _request_dict(split[0], signal), split[1]
 
 
 def _any(value: Any) -> dict[str, Any]:  # noqa: PLR0911  (one branch per AnyValue kind)

@@ -26,7 +26,7 @@ from types import TracebackType
 
 import orjson
 
-from agent_eval.errors import StoreError
+from agent_eval.errors import OutputError, StoreError
 
 __all__ = ["DECOMPOSITIONS_FILENAME", "DecompositionCache", "decomposition_key"]
 
@@ -78,6 +78,7 @@ class DecompositionCache:
 
     Raises:
         StoreError: the file cannot be opened as a SQLite database.
+        OutputError: it cannot be written (disk full, read-only folder).
 
     """
 
@@ -96,6 +97,11 @@ class DecompositionCache:
                 self._db.execute("PRAGMA busy_timeout=10000")
             self._db.execute(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
+            if _cannot_write(exc):  # a full disk, a read-only folder: an output error, exit 5
+                raise OutputError(
+                    f"cannot write the decomposition cache {path}: {exc}; free some space or "
+                    "give another --out"
+                ) from exc
             raise StoreError(
                 f"cannot open the decomposition cache {path}: {exc}; delete the file or give "
                 "another --out"
@@ -140,3 +146,16 @@ class DecompositionCache:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+_WRITE_FAILURES = ("SQLITE_IOERR", "SQLITE_FULL", "SQLITE_READONLY", "SQLITE_CANTOPEN")
+"""SQLite result codes (sqlite.org/rescode.html) of a file that cannot be written, not a bad
+file: an I/O error (a full disk reports one), the disk full, read-only, cannot be created."""
+
+
+def _cannot_write(exc: OSError | sqlite3.Error) -> bool:
+    """Whether ``exc`` says the cache cannot be written, rather than that the file is bad."""
+    if isinstance(exc, OSError):
+        return True
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    return name.startswith(_WRITE_FAILURES)

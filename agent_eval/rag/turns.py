@@ -47,11 +47,13 @@ __all__ = [
     "CLAIM_SUPPORT",
     "FAILURE_CLASSES",
     "NOISY_BELOW",
+    "STAGE_METRICS",
     "TURNS_NAME",
     "PassageRecord",
     "TurnRecord",
     "TurnRow",
     "failure_counts",
+    "measured_stages",
     "read_turns",
     "turn_records",
     "turn_rows",
@@ -70,6 +72,16 @@ FAILURE_CLASSES: Final = {
 """Each failure class and the stage it points at."""
 CLAIM_SUPPORT: Final = ("faithfulness", "groundedness")
 """The claim-level metrics whose score is the share of the answer its passages support."""
+STAGE_METRICS: Final = {
+    "retrieval": (
+        "context_precision",
+        "llm_context_precision",
+        "context_recall",
+        "llm_context_recall",
+    ),
+    "generation": (*CLAIM_SUPPORT, "refusal", "answer_relevance"),
+}
+"""The metrics whose results classify each stage's failures (:func:`measured_stages`)."""
 
 
 class PassageRecord(BaseModel):
@@ -296,6 +308,22 @@ def failure_counts(rows: Iterable[TurnRow]) -> dict[str, Counter[str]]:
         for failure in row.failures:
             counts[FAILURE_CLASSES[failure]][failure] += 1
     return counts
+
+
+def measured_stages(rows: Iterable[TurnRow]) -> set[str]:
+    """The stages (``"retrieval"``, ``"generation"``) the run measured on some turn.
+
+    A stage is measured when a turn has an ``ok`` result of one of its :data:`STAGE_METRICS`,
+    or a failure of it (a retrieval that returned nothing needs no metric). A stage not
+    measured has no failures because nothing looked, which is not "none".
+    """
+    found: set[str] = set()
+    for row in rows:
+        found.update(FAILURE_CLASSES[failure] for failure in row.failures)
+        for stage, names in STAGE_METRICS.items():
+            if any(r.status == "ok" for n in names if (r := row.results.get(n)) is not None):
+                found.add(stage)
+    return found
 
 
 def passages_shown(record: TurnRecord) -> list[Mapping[str, Any]]:

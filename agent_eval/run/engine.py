@@ -492,6 +492,8 @@ class Engine:
                 self._hand_over(row)
             if self.on_interrupted is not None:
                 self.on_interrupted(row)
+        except OutputError:  # the store cannot write (disk full): the run's one error says so
+            return
         except Exception:
             _log.warning("could not keep the interrupted row of %s", unit.id, exc_info=True)
 

@@ -420,21 +420,28 @@ class ResultStore:
         continuation that carries a command line is appended to that record's ``resumes``
         list (start time, command line, and its own record's ``request``), so the budget and
         settings each part ran under stay known.
+
+        Raises:
+            OutputError: the database cannot be written (disk full, permissions).
+
         """
         argv = [redact_text(arg) for arg in run.argv]
-        cursor = self._db.execute(
-            "INSERT OR IGNORE INTO runs (run_id, started_at, config, argv, record)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (
-                run.run_id,
-                run.started_at,
-                orjson.dumps(run.config, option=orjson.OPT_SORT_KEYS).decode(),
-                orjson.dumps(argv).decode(),
-                orjson.dumps(run.record, option=orjson.OPT_SORT_KEYS).decode(),
-            ),
-        )
-        if cursor.rowcount == 0 and argv:
-            self._add_resume(run, argv)
+        try:
+            cursor = self._db.execute(
+                "INSERT OR IGNORE INTO runs (run_id, started_at, config, argv, record)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (
+                    run.run_id,
+                    run.started_at,
+                    orjson.dumps(run.config, option=orjson.OPT_SORT_KEYS).decode(),
+                    orjson.dumps(argv).decode(),
+                    orjson.dumps(run.record, option=orjson.OPT_SORT_KEYS).decode(),
+                ),
+            )
+            if cursor.rowcount == 0 and argv:
+                self._add_resume(run, argv)
+        except (OSError, sqlite3.Error) as exc:  # a full disk before the first row: exit 5
+            raise OutputError(f"cannot record the run in {self.directory}: {exc}") from exc
 
     def _add_resume(self, run: RunRecord, argv: list[str]) -> None:
         row = self._db.execute("SELECT record FROM runs WHERE run_id = ?", (run.run_id,))

@@ -25,7 +25,10 @@ __all__ = ["FakeModelServer", "main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the server as a process until SIGINT/SIGTERM; prints the base URL first."""
+    """Run the server as a process until SIGINT/SIGTERM; prints the base URL first.
+
+    Returns 0 after a stop, 1 (with a one-line error on stderr) when the port cannot be bound.
+    """
     parser = argparse.ArgumentParser(prog="python -m agent_eval.testing.fake_server")
     parser.add_argument("--port", type=int, default=0, help="port to bind (0: a free one)")
     parser.add_argument("--latency-ms", type=float, default=0.0)
@@ -43,10 +46,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     stopped = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stopped.set())
-    with server:
+    try:
+        server.start()
+    except OSError as exc:  # the port is taken (or not ours to bind): one line, no traceback
+        print(
+            f"error: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}; choose "
+            "another --port, or --port 0 for a free one (the base URL is printed first)",
+            file=sys.stderr,
+        )
+        return 1
+    try:
         print(server.base_url, flush=True)
         while not stopped.wait(0.5):
             pass
+    finally:
+        server.stop()
     return 0
 
 

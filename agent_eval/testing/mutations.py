@@ -9,9 +9,12 @@ span accounting balanced, every conversation writable as UTF-8 and readable back
 with a typed :class:`~agent_eval.errors.InputError`; never an untyped exception, never a safety
 net (``internal_error``) firing.
 
-The mutations are structure-aware for JSON and JSON Lines (one value of the document, or of one
-line, is replaced by a hostile value) and byte-level for everything (truncation, flipped bytes,
-a one-byte file). Standard library only: no hypothesis needed at run time.
+The mutations are structure-aware for JSON, JSON Lines and YAML (one value of the document, or
+of one line, is replaced by a hostile value), for binary OTLP (an attribute nested deeper than
+the protobuf decoder goes) and byte-level for everything (truncation, flipped bytes, a one-byte
+file). :func:`mutate_line` damages one line of a JSON Lines file (the first one too) and
+:func:`lost_records` checks that every good record around it is still read. Standard library
+only (and the PyYAML and protobuf the project depends on): no hypothesis needed at run time.
 """
 
 from __future__ import annotations
@@ -23,10 +26,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["MUTATIONS", "FuzzOutcome", "Seed", "check_ingest", "mutate", "seed_files"]
+__all__ = [
+    "LINE_MUTATIONS",
+    "MUTATIONS",
+    "FuzzOutcome",
+    "Seed",
+    "check_ingest",
+    "is_json_lines",
+    "lost_records",
+    "mutate",
+    "mutate_line",
+    "seed_files",
+]
 
 _MARK = "\x00agent-eval-mutation\x00"
 """Placeholder a structure-aware mutation puts in the document before it is serialized."""
+_YAML_MARK = "AGENTEVALMUTATION7F3A"
+"""The placeholder in YAML (a plain scalar, so that it is written as it is)."""
 
 _HOSTILE: dict[str, tuple[bytes, ...]] = {
     "deep_nesting": (
@@ -36,7 +52,14 @@ _HOSTILE: dict[str, tuple[bytes, ...]] = {
         b"[" * 250 + b'"x"' + b"]" * 250,
     ),
     "lone_surrogate": (b'"\\ud83d"', b'"ok \\udc00 end"', b'"\\ud83d\\ud83d"'),
-    "huge_integer": (b"9" * 5000, b"-" + b"1" * 4400, b"18446744073709551616"),
+    "huge_integer": (
+        b"9" * 5000,
+        b"-" + b"1" * 4400,
+        b"18446744073709551616",
+        b"9" * 4301,  # one digit over Python's integer string conversion limit
+        b"1" * 400,  # beyond the double range: orjson refuses it
+        b"-" + b"9" * 310,
+    ),
     "non_finite": (b"Infinity", b"-Infinity", b"NaN", b"1e308", b"-1e308", b"1e400"),
     "wrong_type": (b"null", b'"x"', b"[]", b"{}", b"true", b"-1", b"1.5", b'"1e308"'),
     "control_chars": (b'"\\u001b[2J\\u001b]0;pwned\\u0007 \\u009b31m"', b'"a\\u0000b"'),
@@ -82,7 +105,64 @@ def _replace_value(text: bytes, payload: bytes, rng: random.Random) -> bytes | N
     return encoded.replace(json.dumps(_MARK).encode(), payload, 1)
 
 
+def _replace_yaml_value(text: bytes, payload: bytes, rng: random.Random) -> bytes | None:
+    """``text`` (a YAML document of mappings and lists) with one value replaced by ``payload``.
+
+    ``payload`` is JSON text, which YAML's flow style reads too.
+    """
+    import yaml
+
+    try:
+        document = yaml.safe_load(text)
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return None
+    if not isinstance(document, dict | list):
+        return None
+    nodes = _nodes(document)
+    if not nodes:
+        return None
+    node, key = rng.choice(nodes)
+    node[key] = _YAML_MARK
+    dumped: str = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=1 << 20)
+    return dumped.encode("utf-8", "surrogatepass").replace(_YAML_MARK.encode(), payload, 1)
+
+
+def _deep_protobuf(data: bytes, rng: random.Random) -> bytes | None:
+    """A binary OTLP request with one span given an attribute nested 17-200 levels deep."""
+    from google.protobuf.message import DecodeError as ProtobufDecodeError
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    try:
+        request = ExportTraceServiceRequest.FromString(data)
+    except (ProtobufDecodeError, ValueError, RuntimeError):
+        return None
+    spans = [s for r in request.resource_spans for sc in r.scope_spans for s in sc.spans]
+    if not spans:
+        return None
+    attribute = rng.choice(spans).attributes.add()
+    attribute.key = "deep"
+    value = attribute.value
+    for _ in range(rng.choice((17, 31, 32, 33, 48, 60, 200))):
+        value = (
+            value.array_value.values.add()
+            if rng.random() < 0.5
+            else _kvlist_child(value.kvlist_value.values.add())
+        )
+    value.string_value = "x"
+    serialized: bytes = request.SerializeToString()
+    return serialized
+
+
+def _kvlist_child(item: Any) -> Any:
+    item.key = "k"
+    return item.value
+
+
 def _structured(data: bytes, payload: bytes, rng: random.Random) -> bytes | None:
+    if data.lstrip().startswith(b"interactions:"):  # a YAML cassette
+        return _replace_yaml_value(data, payload, rng)
     whole = _replace_value(data, payload, rng)
     if whole is not None:
         return whole
@@ -131,6 +211,10 @@ def mutate(data: bytes, rng: random.Random, kind: str | None = None) -> tuple[st
     kind = kind or rng.choice(MUTATIONS)
     if kind not in MUTATIONS:
         raise ValueError(f"unknown mutation {kind!r}; choose one of {', '.join(MUTATIONS)}")
+    if kind == "deep_nesting" and data[:1] == b"\n":  # binary OTLP (field 1, length-delimited)
+        deep = _deep_protobuf(data, rng)
+        if deep is not None:
+            return kind, deep
     if kind in _HOSTILE:
         mutated = _structured(data, rng.choice(_HOSTILE[kind]), rng)
         if mutated is not None:
@@ -281,6 +365,33 @@ _READABLE_SPAN: dict[str, Any] = {
 }
 
 
+def _phoenix_lines(count: int) -> bytes:
+    """``count`` Phoenix spans of one trace as JSON Lines."""
+    lines = []
+    for number in range(1, count + 1):
+        one = json.loads(json.dumps(_PHOENIX_SPAN))
+        one["context"]["span_id"] = f"{number:016x}"
+        lines.append(json.dumps(one).encode() + b"\n")
+    return b"".join(lines)
+
+
+def _message_lines(count: int) -> bytes:
+    """``count`` chat-log records as JSON Lines (one conversation each)."""
+    return b"".join(
+        json.dumps(
+            {
+                "conversation_id": f"c{n}",
+                "messages": [
+                    {"role": "user", "content": f"Question {n}?"},
+                    {"role": "assistant", "content": f"Answer {n}."},
+                ],
+            }
+        ).encode()
+        + b"\n"
+        for n in range(count)
+    )
+
+
 def _hex_ids_to_base64(value: Any) -> Any:
     """OTLP/JSON (hex ids) -> proto3 JSON (base64 bytes), for ``json_format.ParseDict``."""
     import base64
@@ -317,8 +428,10 @@ def seed_files(fixtures: Path, shared: Path | None, work: Path) -> list[Seed]:
 
     Returns:
         Seeds for ``otlp-json`` (the fixtures), ``otlp-proto`` (a fixture as protobuf),
-        ``agent-trace-jsonl`` (the fixtures ingested), ``phoenix``, ``otel-js``,
-        ``openai-messages`` and, from the shared data, the other containers.
+        ``agent-trace-jsonl`` (the fixtures ingested), ``phoenix`` and ``openai-messages``
+        (one record, and JSON Lines of three), ``otel-js`` (an array, and the recorded JSON
+        Lines of ``fixtures/js`` beside ``fixtures``) and, from the shared data, the other
+        containers.
 
     """
     from google.protobuf import json_format
@@ -342,6 +455,8 @@ def seed_files(fixtures: Path, shared: Path | None, work: Path) -> list[Seed]:
             "agent-trace-jsonl",
         ),
         "phoenix.jsonl": (json.dumps(_PHOENIX_SPAN).encode() + b"\n", "phoenix"),
+        "phoenix-lines.jsonl": (_phoenix_lines(3), "phoenix"),
+        "messages.jsonl": (_message_lines(3), "openai-messages"),
         "readable.json": (json.dumps([_READABLE_SPAN]).encode(), "otel-js"),
         "messages.json": (
             json.dumps(
@@ -370,7 +485,122 @@ def seed_files(fixtures: Path, shared: Path | None, work: Path) -> list[Seed]:
         if tau2:
             small = _first_records(tau2[-1], "simulations", 2)
             derived["tau2.json"] = (json.dumps(small).encode(), "tau2-bench")
+    console = fixtures.parent / "js" / "console-spans.jsonl"
+    if console.is_file():
+        seeds.append(Seed(console, "otel-js"))
     for name, (data, container) in derived.items():
         (work / name).write_bytes(data)
         seeds.append(Seed(work / name, container))
     return seeds
+
+
+LINE_MUTATIONS: tuple[str, ...] = ("cut_line", "garbage_line", "other_shape_line", "hostile_value")
+"""How :func:`mutate_line` damages one line of a JSON Lines file."""
+_GARBAGE = (b"INFO exporter: flushed 3 spans", b"\x00\x01\x02", b"}{", b"\xff\xfe not UTF-8")
+_OTHER_SHAPES = (b"[1, 2]", b'"a string"', b"null", b"{}", b'{"unrelated": true}', b"42")
+_NEUTRAL = b"{}"
+"""What stands in for the damaged line in the baseline: a record that holds nothing."""
+
+
+def is_json_lines(data: bytes) -> bool:
+    """Whether ``data`` has two or more non-blank lines, each a JSON object (JSON Lines)."""
+    lines = [line for line in data.splitlines() if line.strip()]
+    if len(lines) < 2:  # one line is a JSON document, not JSON Lines
+        return False
+    try:
+        return all(isinstance(json.loads(line), dict) for line in lines)
+    except ValueError:
+        return False
+
+
+def mutate_line(
+    data: bytes, rng: random.Random, kind: str | None = None
+) -> tuple[str, int, bytes, bytes]:
+    """One line of a JSON Lines file damaged, and the same file with that line neutral.
+
+    Args:
+        data: A JSON Lines file (:func:`is_json_lines`).
+        rng: The source of randomness.
+        kind: One of :data:`LINE_MUTATIONS`, or ``None`` to draw one.
+
+    Returns:
+        ``(kind, line index, mutated bytes, baseline bytes)``: in the baseline the damaged line
+        is ``{}`` (a record that holds nothing, so record numbering is unchanged). The first
+        line is drawn a third of the time, as it is where format detection looks.
+
+    Raises:
+        ValueError: ``kind`` is not one of :data:`LINE_MUTATIONS`.
+
+    """
+    kind = kind or rng.choice(LINE_MUTATIONS)
+    if kind not in LINE_MUTATIONS:
+        raise ValueError(f"unknown line mutation {kind!r}; choose one of {LINE_MUTATIONS}")
+    lines = data.splitlines(keepends=True)
+    usable = [i for i, line in enumerate(lines) if line.strip()]
+    index = usable[0] if rng.random() < 1 / 3 else rng.choice(usable)
+    line = lines[index].rstrip(b"\r\n")
+    if kind == "cut_line":
+        bad = line[: rng.randrange(1, max(2, len(line) - 1))]
+    elif kind == "garbage_line":
+        bad = rng.choice(_GARBAGE)
+    elif kind == "other_shape_line":
+        bad = rng.choice(_OTHER_SHAPES)
+    else:
+        hostile = rng.choice([p for v in _HOSTILE.values() for p in v])
+        bad = _replace_value(line, hostile, rng) or line
+    mutated = [*lines[:index], bad + b"\n", *lines[index + 1 :]]
+    baseline = [*lines[:index], _NEUTRAL + b"\n", *lines[index + 1 :]]
+    return kind, index, b"".join(mutated), b"".join(baseline)
+
+
+def _record_keys(path: Path, format: str) -> set[str] | str:
+    """Keys of the records a container yields for ``path``, or why it yields none."""
+    from agent_eval.errors import InputError
+    from agent_eval.ingest.containers.base import containers
+    from agent_eval.ingest.pipeline import detect_container, read_items
+    from agent_eval.ingest.spans import LogRecord, SpanRecord
+    from agent_eval.trace import AgentTrace
+
+    keys: set[str] = set()
+    try:
+        container = detect_container(str(path)) if format == "auto" else containers.get(format)
+        for item in read_items(container, str(path)):
+            if isinstance(item, SpanRecord):
+                keys.add(f"span {item.trace_id} {item.span_id}")
+            elif isinstance(item, LogRecord):
+                keys.add(f"log {item.trace_id} {item.span_id} {item.time_unix_nano}")
+            elif isinstance(item, AgentTrace):
+                keys.add(f"conversation {item.conversation_id} {item.messages!r}")
+    except InputError as exc:
+        return f"rejected: {str(exc)[:200]}"
+    except Exception:
+        return "untyped: " + traceback.format_exc()
+    finally:
+        from agent_eval.ingest import sources
+
+        sources.release(str(path))
+    return keys
+
+
+def lost_records(mutated: Path, baseline: Path, format: str) -> str | None:
+    """What reading ``mutated`` loses of the good records that ``baseline`` gives.
+
+    Both files are read with the container (``format``, or the one ``--format auto`` detects
+    for each), so a bad line that changes the detected format, rejects the file or stops the
+    reading shows as lost records.
+
+    Returns:
+        ``None`` when every record (span, log record, conversation) of ``baseline`` is also
+        read from ``mutated``; else a sentence naming how many are lost, or the error.
+
+    """
+    expected = _record_keys(baseline, format)
+    got = _record_keys(mutated, format)
+    if isinstance(expected, str):
+        return None  # the baseline itself is not readable: nothing to keep
+    if isinstance(got, str):
+        return f"{len(expected)} good records lost: {got}"
+    lost = expected - got
+    if lost:
+        return f"{len(lost)} of {len(expected)} good records lost, e.g. {sorted(lost)[0][:160]}"
+    return None

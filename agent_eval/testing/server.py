@@ -153,6 +153,7 @@ class FakeModelServer:
 
         Raises:
             RuntimeError: already started, or the server failed to start.
+            OSError: the port cannot be bound (``EADDRINUSE``: taken by another process).
 
         """
         if self._thread is not None:
@@ -161,7 +162,11 @@ class FakeModelServer:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         if self.reuse_port:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        sock.bind(("127.0.0.1", self._port))
+        try:
+            sock.bind(("127.0.0.1", self._port))
+        except OSError:
+            sock.close()
+            raise
         self._port = sock.getsockname()[1]
         factory = loop_factory()  # the loop agent-eval's commands run on (uvloop when installed)
         self._loop = factory() if factory is not None else asyncio.new_event_loop()

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers import _json_stream
 from agent_eval.ingest.containers._json_stream import BadValue, JsonStream
+from agent_eval.ingest.containers._leading import MAX_LEADING_BAD
 
 LEAVES = (
     st.none()
@@ -111,9 +112,19 @@ def test_records_resume_at_the_next_value_of_pretty_printed_output() -> None:
     assert got[2][0] == first_bad + value[: len(value) // 2].count("\n") + 2
 
 
-def test_records_raise_when_the_first_value_is_bad() -> None:
+def test_a_bad_first_value_costs_only_itself_when_a_good_one_follows() -> None:
+    got = list(stream('{bad\n{"a": 1}\n{"a": 2}\n').records())  # issue 32: not the file
+    assert [type(r).__name__ for r in got] == ["BadValue", "tuple", "tuple"]
+    assert isinstance(got[0], BadValue) and got[0].lines == "line 1"
+    assert [r[1] for r in got[1:] if not isinstance(r, BadValue)] == [{"a": 1}, {"a": 2}]
+
+
+def test_records_raise_when_no_value_is_good() -> None:
     with pytest.raises(DecodeError, match=r"f\.json:1: invalid JSON"):
-        list(stream('{bad\n{"a": 1}\n').records())
+        list(stream("{bad\n{worse\n").records())
+    many = "".join(f"{{bad {i}\n" for i in range(MAX_LEADING_BAD + 1)) + '{"a": 1}\n'
+    with pytest.raises(DecodeError, match=r"f\.json:1: invalid JSON"):  # not JSON Lines
+        list(stream(many).records())
 
 
 def test_bytes_that_are_not_utf8_cost_only_their_record() -> None:

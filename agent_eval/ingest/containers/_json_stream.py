@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers._leading import hold_leading_bad
 from agent_eval.ingest.containers.base import Skipped
-from agent_eval.ingest.safe_text import MAX_INT_DIGITS, MAX_NESTING, NestingTooDeep, brief, clean
+from agent_eval.ingest.safe_text import MAX_NESTING, NestingTooDeep, brief, clean, parse_int
 from agent_eval.ingest.spans import SourceLocation
 
 __all__ = ["BadValue", "JsonStream"]
@@ -92,7 +93,7 @@ class JsonStream:
         # bytes that are not UTF-8 become lone surrogates U+DC80..U+DCFF, which no valid UTF-8
         # decodes to: the value holding them is then reported bad, not the whole file
         self._decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
-        self._json = json.JSONDecoder(parse_int=_parse_int)
+        self._json = json.JSONDecoder(parse_int=parse_int)  # no int too long: inf
         self._buf = ""
         self._pos = 0
         self._eof = False
@@ -136,10 +137,6 @@ class JsonStream:
                 self._fail(f"invalid JSON: {exc.msg.removesuffix(' starting at')}")
             except RecursionError:
                 self._fail(f"invalid JSON: values nest deeper than {MAX_NESTING} levels")
-            except NestingTooDeep as exc:  # an integer too long to convert
-                if self._fill(grow=True):
-                    continue
-                self._fail(f"invalid JSON: {exc}")
             if self._cut_number(value, end) and self._fill(grow=True):
                 continue  # a number cut by the chunk boundary: read on and decode it again
             escaped = _NOT_UTF8.search(self._buf, self._pos, end)
@@ -158,28 +155,35 @@ class JsonStream:
             line = self.line
             yield line, self.value()
 
-    def records(self) -> Iterator[tuple[int, Any] | BadValue]:
+    def records(self, *, known: bool = False) -> Iterator[tuple[int, Any] | BadValue]:
         """Like :meth:`values`, but a value that does not decode is a :class:`BadValue`.
 
         Reading then resumes at the next line that starts with ``{`` or ``[`` (the next JSON
         Lines record), so one bad line (or a write cut off at the end of the file) costs only
-        itself.
+        itself, the first line included: bad values before the first good one are held until
+        it comes (:func:`~agent_eval.ingest.containers._leading.hold_leading_bad`), unless
+        ``known`` (values read before showed the format): then every bad value is yielded.
 
         Raises:
-            DecodeError: the first value does not decode (the file is likely not JSON at all).
+            DecodeError: no value decodes before the end of the file or within
+                :data:`~agent_eval.ingest.containers._leading.MAX_LEADING_BAD` bad ones (the
+                file is likely not JSON at all): the first value's error.
 
         """
-        first = True
+        if known:
+            return self._records()
+        return hold_leading_bad(
+            self._records(), lambda item: isinstance(item, BadValue), _first_error
+        )
+
+    def _records(self) -> Iterator[tuple[int, Any] | BadValue]:
         while self.peek():
             line = self.line
             try:
                 value = self.value()
             except DecodeError as exc:
-                if first:
-                    raise
                 yield BadValue(exc, self._skip_to_next_record())
                 continue
-            first = False
             yield line, value
 
     def array(self) -> Iterator[tuple[int, Any]]:
@@ -271,8 +275,6 @@ class JsonStream:
         raise DecodeError(message, path=self._path, line=self.line)
 
 
-def _parse_int(digits: str) -> int:
-    """``int(digits)``, or :class:`NestingTooDeep` for more than Python's conversion limit."""
-    if len(digits) > MAX_INT_DIGITS + 1:
-        raise NestingTooDeep(f"an integer of {len(digits)} digits is too long")
-    return int(digits)
+def _first_error(item: tuple[int, Any] | BadValue) -> Exception:
+    """The error of the bad value that :func:`hold_leading_bad` fails on (it only fails on one)."""
+    return item.error if isinstance(item, BadValue) else RuntimeError("not a bad value")

@@ -331,9 +331,13 @@ def iter_resource_logs(
 def iter_request(request: object, source: SourceLocation | None) -> Iterator[ContainerItem]:
     """Yield everything in one ``Export{Trace,Logs}ServiceRequest`` JSON object.
 
-    An object that is neither (no ``resourceSpans``/``resourceLogs`` list) yields one
-    ``Skipped`` record with reason ``"not_otlp"``.
+    An empty object ``{}`` is an empty request (proto3's JSON mapping omits empty lists) and
+    yields nothing, as ``{"resourceSpans": []}`` does. Anything else that is neither (no
+    ``resourceSpans``/``resourceLogs`` list) yields one ``Skipped`` record with reason
+    ``"not_otlp"``.
     """
+    if request == {}:
+        return
     if type(request) is not dict:
         request = {}
     spans = field(request, "resourceSpans", "resource_spans")

@@ -16,6 +16,7 @@ from typing import IO, Any
 import orjson
 
 from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers._leading import hold_leading_bad
 from agent_eval.ingest.containers.base import Skipped
 from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.ingest.sources import open_input
@@ -73,7 +74,7 @@ def read_records(
     (the line is then a skipped record, ``records_ignored``).
 
     Raises:
-        DecodeError: the file is neither a JSON document nor JSON Lines (first line bad).
+        DecodeError: the file is neither a JSON document nor JSON Lines (no line decodes).
 
     """
     with open_input(path) as handle:
@@ -95,16 +96,33 @@ def read_records(
 def _json_lines(
     path: str, data: bytes, spans_per_record: int
 ) -> Iterator[tuple[int | None, Any] | Skipped]:
+    """The lines of ``data``; a bad line costs itself, the first too when a good one follows.
+
+    Raises:
+        DecodeError: no line decodes (within :data:`._leading.MAX_LEADING_BAD`): the file is
+            neither JSON nor JSON Lines; names the first line.
+
+    """
+
+    def fail(item: tuple[int | None, Any] | Skipped) -> DecodeError:
+        line = item.source.line if isinstance(item, Skipped) and item.source else 1
+        detail = item.detail if isinstance(item, Skipped) else ""
+        return DecodeError(f"neither JSON nor JSON Lines: {detail}", path=path, line=line)
+
+    return hold_leading_bad(
+        _lines(path, data, spans_per_record), lambda i: isinstance(i, Skipped), fail
+    )
+
+
+def _lines(
+    path: str, data: bytes, spans_per_record: int
+) -> Iterator[tuple[int | None, Any] | Skipped]:
     for number, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             yield number, safe_json_loads(line)
         except orjson.JSONDecodeError as exc:
-            if number == 1:
-                raise DecodeError(
-                    f"neither JSON nor JSON Lines ({exc})", path=path, line=1
-                ) from exc
             yield Skipped(
                 reason="invalid_json",
                 detail=f"line {number} is not valid JSON ({exc}); fix or remove the line",

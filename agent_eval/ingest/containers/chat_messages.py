@@ -70,25 +70,36 @@ class OpenAIMessagesContainer(builtin.OpenAIMessages):
 
 
 def _read_list(json: JsonStream, path: str, stem: str) -> Iterator[AgentTrace | Skipped]:
+    """A whole-file list (of messages, or of records); more values after it: JSON Lines."""
     line = json.line
     items = json.array()
     first = next(items, None)
     if first is None or _is_message(first[1]):
         messages = [] if first is None else [first[1], *(value for _, value in items)]
-        yield _trace({"messages": messages}, path, stem, line)
+        more = bool(json.peek())  # JSON Lines of message lists: this was the first line
+        yield _trace({"messages": messages}, path, f"{stem}/1" if more else stem, line)
+        yield from _numbered(json.records(known=True), path, stem, start=2)
         return
-    for number, (item_line, value) in enumerate(chain([first], items), start=1):
-        yield _trace(value, path, f"{stem}/{number}", item_line)
+    count = 0
+    for count, (item_line, value) in enumerate(chain([first], items), start=1):
+        yield _trace(value, path, f"{stem}/{count}", item_line)
+    yield from _numbered(json.records(known=True), path, stem, start=count + 1)
 
 
 def _read_values(json: JsonStream, path: str, stem: str) -> Iterator[AgentTrace | Skipped]:
     records = json.records()
-    first = next(records)
-    assert not isinstance(first, BadValue)  # records() raises when the first value is bad
-    if not json.peek():  # the whole file is one record
+    first = next(records)  # records() raises when no value decodes
+    if not isinstance(first, BadValue) and not json.peek():  # the whole file is one record
         yield _trace(first[1], path, stem, first[0])
         return
-    for number, record in enumerate(chain([first], records), start=1):
+    yield from _numbered(chain([first], records), path, stem, start=1)
+
+
+def _numbered(
+    records: Iterator[tuple[int, Any] | BadValue], path: str, stem: str, start: int
+) -> Iterator[AgentTrace | Skipped]:
+    """JSON Lines records as conversations ``<stem>/<n>`` from ``start``; a bad line skipped."""
+    for number, record in enumerate(records, start=start):
         if isinstance(record, BadValue):  # a bad JSON Lines line: skipped, the rest read
             yield record.skipped()
         else:

@@ -14,7 +14,8 @@ a skip (``undecodable_response``/``undecodable_request``). Conversations are yie
 whole :class:`~agent_eval.trace.AgentTrace` objects (there are no spans), with the agent's token
 usage from the responses' ``usage``; each interaction is one record of the ingest accounting
 (``records: used + skipped = read``). Headers are never read, so recorded credentials cannot leak
-into results. Other interactions (other endpoints, non-2xx responses) are reported as skipped.
+into results. Other interactions (other endpoints, non-2xx responses, and ``invalid_interaction``:
+an interaction, request, response or status that is not a mapping) are reported as skipped.
 """
 
 from __future__ import annotations
@@ -71,6 +72,16 @@ class OpenAICassetteContainer(builtin.OpenAICassette):
         """
         calls: list[tuple[list[Message], Message | None, ModelUsage | None]] = []
         for index, interaction in enumerate(_interactions(path), start=1):
+            problem = _invalid(interaction)
+            if problem is not None:
+                yield Skipped(
+                    reason="invalid_interaction",
+                    detail=f"interaction {index} cannot be read: {problem} (a cassette "
+                    "written by vcrpy has them); fix or remove it",
+                    source=SourceLocation(path),
+                    spans=0,
+                )
+                continue
             call = _call(interaction)
             if isinstance(call, str):
                 yield Skipped(
@@ -86,12 +97,14 @@ class OpenAICassetteContainer(builtin.OpenAICassette):
             yield _trace(path, number, group)
 
 
-def _interactions(path: str) -> list[Mapping[str, Any]]:
+def _interactions(path: str) -> list[Any]:
     import yaml  # imported to read a cassette, not to sniff a file (CLI start-up)
+
+    from agent_eval.ingest.containers import _yaml
 
     try:
         with open_input(path) as handle:
-            document = clean(yaml.safe_load(handle))  # lone surrogates -> U+FFFD, counted
+            document = clean(_yaml.load(handle))  # lone surrogates -> U+FFFD, counted
     except yaml.YAMLError as exc:
         raise DecodeError(f"not a valid YAML cassette ({exc})", path=path) from exc
     except (RecursionError, NestingTooDeep):
@@ -100,7 +113,20 @@ def _interactions(path: str) -> list[Mapping[str, Any]]:
         ) from None
     if not isinstance(document, Mapping) or not isinstance(document.get("interactions"), list):
         raise DecodeError("expected a VCR cassette with an 'interactions' list", path=path)
-    return [i for i in document["interactions"] if isinstance(i, Mapping)]
+    interactions: list[Any] = document["interactions"]
+    return interactions
+
+
+def _invalid(interaction: Any) -> str | None:
+    """What is not a mapping where vcrpy writes one: the interaction, request, response, status."""
+    if not isinstance(interaction, Mapping):
+        return "the interaction is not a mapping"
+    for part in ("request", "response"):
+        if not isinstance(interaction.get(part) or {}, Mapping):
+            return f"its {part} is not a mapping of method, uri, body..."
+    if not isinstance((interaction.get("response") or {}).get("status") or {}, Mapping):
+        return "its response status is not a mapping of code and message"
+    return None
 
 
 def _call(

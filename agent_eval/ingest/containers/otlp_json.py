@@ -14,20 +14,25 @@ object per line, without the request wrapper: such a line (an object with ``scop
 ``scopeLogs`` and no ``resourceSpans`` / ``resourceLogs``) is read as a request of one.
 
 JSON Lines are streamed: one line in memory at a time. A single-object file is parsed whole.
+A bad line costs only itself, the first one too: when the file does not parse as one object
+and a later line (at column 0) is a whole request, the file is JSON Lines with a bad first line.
 Requests are decoded with :func:`~agent_eval.ingest.safe_text.loads` without its depth walk:
 the span decoder bounds attribute nesting itself and never recurses on anything else.
 """
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Iterator
+from itertools import islice
 from typing import IO
 
 import orjson
 
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers import builtin
+from agent_eval.ingest.containers._leading import MAX_LEADING_BAD
 from agent_eval.ingest.containers._otlp_records import iter_request
 from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.safe_text import loads as safe_json_loads
@@ -44,6 +49,8 @@ _BARE_START = re.compile(
     rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"(?:resource|scopeSpans|scope_spans|scopeLogs|scope_logs|schemaUrl)"\s*:'
 )
 """The first key of a bare ResourceSpans/ResourceLogs object (Java's logging-otlp exporter)."""
+_EMPTY_REQUEST = re.compile(rb"\A(?:\xef\xbb\xbf)?\s*\{\s*\}\s*\Z")
+"""A whole file ``{}``: an export request with no resources (proto3 JSON omits empty lists)."""
 _BARE_KEYS = (b'"scopeSpans"', b'"scope_spans"', b'"scopeLogs"', b'"scope_logs"')
 _BOM = b"\xef\xbb\xbf"
 
@@ -56,8 +63,12 @@ class OtlpJsonContainer(builtin.OtlpJson):
     """
 
     def sniff(self, path: str, head: bytes) -> bool:
-        """Whether the file starts with an export request, or a bare ResourceSpans/Logs."""
-        if _REQUEST_START.match(head) is not None:
+        """Whether the file starts with an export request, or a bare ResourceSpans/Logs.
+
+        A file that is only ``{}`` is an empty export request: proto3's JSON mapping omits an
+        empty ``resourceSpans`` list, so it reads as ``{"resourceSpans": []}`` does (no spans).
+        """
+        if _REQUEST_START.match(head) is not None or _EMPTY_REQUEST.match(head) is not None:
             return True
         return _BARE_START.match(head) is not None and any(k in head for k in _BARE_KEYS)
 
@@ -73,16 +84,24 @@ class OtlpJsonContainer(builtin.OtlpJson):
             first_no, first = _first_line(stream, path)
             try:
                 request = safe_json_loads(first, max_depth=None)
-            except orjson.JSONDecodeError:
-                request = None
+                first_error = f"a JSON {type(request).__name__}, not an export request object"
+            except orjson.JSONDecodeError as exc:
+                request, first_error = None, f"not valid JSON ({exc})"
             if type(request) is dict:
                 yield from iter_request(_wrapped(request), SourceLocation(path, first_no))
                 yield from _read_lines(stream, path, first_no)
-            else:
-                document = first + stream.read()
-                yield from iter_request(
-                    _wrapped(_parse_whole(document, path, first_no)), SourceLocation(path)
-                )
+                return
+            rest = stream.read()
+        try:
+            document = _parse_whole(first + rest, path, first_no)
+        except DecodeError:
+            if not _has_record(rest):
+                raise
+            # JSON Lines whose first line is bad: it costs itself, as any other line would
+            yield _bad_line(path, first_no, first_error)
+            yield from _read_lines(io.BytesIO(rest), path, first_no)
+            return
+        yield from iter_request(_wrapped(document), SourceLocation(path))
 
 
 def _first_line(stream: IO[bytes], path: str) -> tuple[int, bytes]:
@@ -99,14 +118,35 @@ def _read_lines(stream: IO[bytes], path: str, after: int) -> Iterator[ContainerI
     for number, line in enumerate(stream, start=after + 1):
         if not line or line.isspace():  # (strip() would copy a long line)
             continue
-        source = SourceLocation(path, number)
         try:
             request = safe_json_loads(line, max_depth=None)
         except orjson.JSONDecodeError as exc:
-            detail = f"line is not valid JSON ({exc}); its spans cannot be read"
-            yield Skipped(reason="invalid_json", detail=detail, source=source, spans=0)
+            yield _bad_line(path, number, f"not valid JSON ({exc})")
             continue
-        yield from iter_request(_wrapped(request), source)
+        yield from iter_request(_wrapped(request), SourceLocation(path, number))
+
+
+def _bad_line(path: str, number: int, error: str) -> Skipped:
+    detail = f"line is {error}; its spans cannot be read"
+    return Skipped(
+        reason="invalid_json", detail=detail, source=SourceLocation(path, number), spans=0
+    )
+
+
+def _has_record(rest: bytes) -> bool:
+    """Whether one of the first lines of ``rest`` is a whole export request (JSON Lines).
+
+    Only a line opening an object at column 0 counts: the inner lines of a pretty-printed
+    request are indented, so a single request cut short is not taken for JSON Lines.
+    """
+    lines = (line for line in io.BytesIO(rest) if line[:1] == b"{")
+    for line in islice(lines, MAX_LEADING_BAD):
+        try:
+            if type(safe_json_loads(line, max_depth=None)) is dict:
+                return True
+        except orjson.JSONDecodeError:
+            continue
+    return False
 
 
 def _wrapped(value: object) -> object:
@@ -121,14 +161,15 @@ def _wrapped(value: object) -> object:
 
 
 def _parse_whole(document: bytes, path: str, offset: int) -> object:
-    """Parse a single-object file, naming line and column on failure."""
+    """Parse a single-object file, naming line and column (and a cut-off end) on failure."""
     try:
         return safe_json_loads(document, max_depth=None)
     except orjson.JSONDecodeError as exc:
         line = exc.lineno + offset - 1
+        cut = exc.pos >= len(document.rstrip()) - 1
+        hint = " (the file ends early: truncated?)" if cut else ""
         raise DecodeError(
-            f"not valid JSON at line {line}, column {exc.colno}: {exc.msg} "
-            "(truncated file, or bytes that are not UTF-8?)",
+            f"not valid JSON at line {line}, column {exc.colno}: {exc.msg}{hint}",
             path=path,
             line=line,
         ) from None

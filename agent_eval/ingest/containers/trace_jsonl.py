@@ -1,19 +1,22 @@
 """AgentTrace JSON Lines: what ``agent-eval ingest --out`` writes, read back losslessly.
 
 One :class:`~agent_eval.trace.AgentTrace` JSON object per line (``model_dump_json``). Lines are
-streamed; a line that does not validate is a skipped record naming file:line and the reason.
+streamed; a line that does not validate is a skipped record naming file:line and the reason,
+the first line too when a later one is an AgentTrace.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import IO
 
 import orjson
 from pydantic import ValidationError
 
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers import builtin
+from agent_eval.ingest.containers._leading import hold_leading_bad
 from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.safe_text import loads
 from agent_eval.ingest.sources import open_input
@@ -39,36 +42,47 @@ class TraceJsonlContainer(builtin.TraceJsonl):
         return _AGENT_TRACE_START.match(head) is not None
 
     def read(self, path: str) -> Iterator[ContainerItem]:
-        """Yield one AgentTrace per line.
+        """Yield one AgentTrace per line (a bad line, the first included, costs only itself).
 
         Raises:
-            DecodeError: the file is empty, or its first line is not an AgentTrace (likely
-                not this format at all).
+            DecodeError: the file is empty, or no line is an AgentTrace (within
+                :data:`~agent_eval.ingest.containers._leading.MAX_LEADING_BAD` lines: likely
+                not this format at all); names the first line and why.
 
         """
         seen_any = False
         with open_input(path) as stream:
-            for number, line in enumerate(stream, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    # orjson, then python-mode validation: pydantic's own JSON parser stops at
-                    # about 200 levels, so a deep trace that was written could not be read back
-                    trace = AgentTrace.model_validate(loads(line, max_depth=TRACE_MAX_DEPTH))
-                except orjson.JSONDecodeError as exc:
-                    if not seen_any:
-                        raise DecodeError(f"not JSON: {exc}", path=path, line=number) from None
-                    yield _not_json(exc, path, number)
-                    continue
-                except ValidationError as exc:
-                    if not seen_any:
-                        raise DecodeError(_explain(exc), path=path, line=number) from None
-                    yield _skipped(exc, path, number)
-                    continue
+            for item in hold_leading_bad(
+                _lines(stream, path),
+                lambda i: isinstance(i, Skipped),
+                lambda first: _not_this_format(first, path),
+            ):
                 seen_any = True
-                yield trace
+                yield item
         if not seen_any:
             raise DecodeError("the file is empty; expected AgentTrace JSON Lines", path=path)
+
+
+def _lines(stream: IO[bytes], path: str) -> Iterator[AgentTrace | Skipped]:
+    for number, line in enumerate(stream, start=1):
+        if not line.strip():
+            continue
+        try:
+            # orjson, then python-mode validation: pydantic's own JSON parser stops at
+            # about 200 levels, so a deep trace that was written could not be read back
+            yield AgentTrace.model_validate(loads(line, max_depth=TRACE_MAX_DEPTH))
+        except orjson.JSONDecodeError as exc:
+            yield _not_json(exc, path, number)
+        except ValidationError as exc:
+            yield _skipped(exc, path, number)
+
+
+def _not_this_format(item: AgentTrace | Skipped, path: str) -> DecodeError:
+    """The error for a file whose first lines are no AgentTrace: the first one's reason."""
+    if not isinstance(item, Skipped):
+        return DecodeError("not AgentTrace JSON Lines", path=path)
+    line = item.source.line if item.source else None
+    return DecodeError(item.detail.split("; re-run")[0], path=path, line=line)
 
 
 def _explain(exc: ValidationError) -> str:
