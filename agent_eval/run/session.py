@@ -474,16 +474,52 @@ class RunSession:
         run = cfg.resume or cfg.retry_errors
         return None if run is None else find_run(run, cfg.out)
 
-    def run_record(self) -> RunRecord:
-        """The ``runs`` table's record of this run (config, redacted argv, reproducibility)."""
+    def run_record(self, **config: Any) -> RunRecord:
+        """The ``runs`` table's record of this run (config, redacted argv, reproducibility).
+
+        ``config`` entries are added to the run's config (``serve=True``).
+        """
         secret = os.environ.get(self.cfg.api_key_env, "")
         return RunRecord(
             run_id=self.engines[0].run_id,
             started_at=utc_now(),
-            config=(self._config or partial(run_config, cfg=self.cfg))(self.engines),
+            config=(self._config or partial(run_config, cfg=self.cfg))(self.engines) | config,
             argv=redact_argv(self.argv, (secret,)),
             record=run_record(self.cfg, self.model) | self._record,
         )
+
+    def start_live(self) -> tuple[Engine, ResultStore, EvaluationEvents | None]:
+        """Start a run whose conversations arrive later (``serve``): no read stage.
+
+        Wraps the judge, makes the one metric's engine, opens the store and records the run
+        (``config["serve"]`` true); the caller scores each conversation as it closes (the
+        live scorer writes its views) and ends with :meth:`stop_live`.
+
+        Raises:
+            ConfigError: more than one metric. OutputError: the directory cannot be written.
+
+        """
+        if len(self.metrics) != 1:
+            raise ConfigError(f"a live run scores one metric, not {len(self.metrics)}")
+        self.stack = self._wrap() if self.judge is not None else None
+        run_id = self.new_run_id or new_run_id()
+        engine = self._engine(self.metrics[0], self.formatter, run_id, 0)
+        self.engines = [engine]
+        self.directory = output_directory(self.cfg, run_id)
+        self.started_at = utc_now()
+        store = engine.store = ResultStore(self.directory)
+        store.start_run(self.run_record(serve=True))
+        emitter = self.events.build(self.directory) if self.events else None
+        return engine, store, emitter
+
+    async def stop_live(self, store: ResultStore, emitter: EvaluationEvents | None) -> None:
+        """End a live run: close the judges, the cache, the events (noticed) and the store."""
+        try:
+            await self._close_judges()
+            if emitter is not None:  # export failures are counted and shown, never fatal
+                self.hooks.notice(emitter.close().line())
+        finally:
+            store.close()
 
     async def _score(self, traces: TraceSpool, directory: Path) -> list[RunSummary]:
         pinned = self._pin_decompositions()
