@@ -3,7 +3,7 @@
 A run directory (``--out DIR``, else ``runs/RUN_ID``) holds the files of :data:`RUN_FILES`:
 ``results.db`` and ``results.jsonl`` (the rows; :class:`~agent_eval.run.store.ResultStore`),
 ``conversations.jsonl``, ``renderings.jsonl`` and ``units.jsonl`` (what the judge saw; written
-and read here), ``turns.jsonl`` (:mod:`agent_eval.rag.turns`), ``decompositions.db``
+and read here), ``turns.jsonl`` (:mod:`agent_eval.run.turns`), ``decompositions.db``
 (:mod:`agent_eval.metrics.decomposition`), ``unscored.jsonl`` (:mod:`agent_eval.live.unscored`),
 ``labels.jsonl`` (:mod:`agent_eval.analysis.labels`), ``evaluation-events.otlp.jsonl``
 (:mod:`agent_eval.otel.events`) and, with ``--cache-path`` there, ``judge-cache.db``.
@@ -27,10 +27,10 @@ from agent_eval.errors import OutputError, StoreError
 from agent_eval.formatting.registry import get_formatter
 from agent_eval.metrics.decomposition import DECOMPOSITIONS_FILENAME
 from agent_eval.metrics.units import answer_units
-from agent_eval.rag.turns import TURNS_NAME, read_turns, write_turns
 from agent_eval.run.cache import CACHE_FILENAME
 from agent_eval.run.judge_stack import DEFAULT_RUNS_DIR
 from agent_eval.run.store import DB_NAME, JSONL_NAME, LOCK_NAME
+from agent_eval.run.turns import TURNS_NAME, read_turns, write_turns
 from agent_eval.tokens import count_tokens
 from agent_eval.trace import AgentTrace
 

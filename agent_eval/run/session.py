@@ -40,13 +40,13 @@ from agent_eval.errors import ConfigError
 from agent_eval.formatting import load_formatters
 from agent_eval.formatting.base import Formatter
 from agent_eval.formatting.registry import get_formatter
+from agent_eval.ingest.rag_labels import load_turn_labels
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric
 from agent_eval.metrics.claim_metric import ClaimMetric
 from agent_eval.metrics.decomposition import DecompositionCache
 from agent_eval.metrics.spec import build_metric, split_metrics
 from agent_eval.otel.targets import SpanTarget, targets_by_conversation
-from agent_eval.rag.labels import attach_turn_labels, load_turn_labels
 from agent_eval.redaction import redact_text
 from agent_eval.reference_calls import load_reference_calls, with_reference_calls
 from agent_eval.references import load_references
@@ -63,6 +63,7 @@ from agent_eval.run.spend import RunSpend, run_rows
 from agent_eval.run.spool import TraceSpool
 from agent_eval.run.store import ResultStore, RunRecord, result_key
 from agent_eval.run.summary import RunSummary
+from agent_eval.run.turn_labels import attach_turn_labels
 from agent_eval.run.usage import UsageTally
 from agent_eval.trace import AgentTrace
 
