@@ -1,6 +1,8 @@
 """One run session behind every entry point: the same inputs through ``agent-eval score``,
-``agent_eval.score(out=...)`` and the pytest plugin's scoring give run directories with the same
-files and the same rows (run ids and times aside), and each holds what the judge saw."""
+``agent_eval.score(out=...)``, the pytest plugin's scoring and ``serve``'s live run (the session's
+``start_live`` with the live scorer ``serve`` uses, fed the conversations its receiver would
+assemble) give run directories with the same files and the same rows (run ids and times aside),
+and each holds what the judge saw."""
 
 from __future__ import annotations
 
@@ -13,9 +15,13 @@ from typer.testing import CliRunner
 
 import agent_eval
 from agent_eval.cli.app import app
+from agent_eval.config import ScoreConfig
 from agent_eval.ingest.pipeline import ingest
 from agent_eval.judges.openai_judge import OpenAIJudge
+from agent_eval.live.scorer import Job, LiveScorer
 from agent_eval.pytest_plugin import AgentSpans, JudgeSettings
+from agent_eval.run import event_loop
+from agent_eval.run.session import RunSession
 from agent_eval.run.store import load_results
 from agent_eval.testing import FakeModelServer
 from agent_eval.trace import AgentTrace
@@ -41,6 +47,23 @@ class _Collected:
         return _Run()
 
 
+async def _serve_like(traces: list[AgentTrace], base_url: str, out: Path) -> None:
+    session = RunSession(
+        ScoreConfig(out=out, judge="fake-model", base_url=base_url, cache="off"),
+        judge=OpenAIJudge("fake-model", base_url=base_url, api_key="sk-test"),
+        model="fake-model",
+        keep_results=True,
+        keep_interrupted=False,
+    )
+    engine, store, emitter = session.start_live()
+    scorer = LiveScorer(engine, store, emitter, concurrency=1, directory=out)
+    scorer.start()
+    for trace in traces:
+        scorer.submit(Job(trace))
+    assert await scorer.drain(timeout=60) == []
+    await session.stop_live(store, emitter)
+
+
 def _rows(directory: Path) -> list[dict[str, Any]]:
     rows = [r.model_dump(mode="json", exclude=_VARY) for r in load_results(directory)]
     return sorted(rows, key=lambda r: (r["conversation_id"], r["unit_id"]))
@@ -50,7 +73,7 @@ def _files(directory: Path) -> set[str]:
     return {p.name for p in directory.iterdir() if not p.name.startswith(".")}
 
 
-def test_cli_api_and_plugin_write_the_same_run_directory(
+def test_cli_api_plugin_and_serve_write_the_same_run_directory(
     fake_server: FakeModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AGENT_EVAL_PARITY_KEY", "sk-test")
@@ -79,10 +102,17 @@ def test_cli_api_and_plugin_write_the_same_run_directory(
     results = spans.score()  # the plugin's scoring, as assert_score runs it
     assert len(results) == len(specs)
 
+    serve_dir = tmp_path / "serve"
+    event_loop.run(_serve_like(list(ingest(path)), fake_server.base_url, serve_dir))
+
     files = _files(cli_dir)
     assert {"results.db", "results.jsonl", "conversations.jsonl", "renderings.jsonl"} <= files
-    assert _files(api_dir) == files == _files(plugin_dir)
-    assert _rows(api_dir) == _rows(cli_dir) == _rows(plugin_dir)
+    assert len(_rows(cli_dir)) == len(specs)
+    assert _files(api_dir) == files == _files(plugin_dir) == _files(serve_dir)
+    assert _rows(api_dir) == _rows(cli_dir) == _rows(plugin_dir) == _rows(serve_dir)
+    for name in ("conversations.jsonl", "renderings.jsonl"):  # live: in the order scored
+        lines = sorted((cli_dir / name).read_text().splitlines())
+        assert sorted((serve_dir / name).read_text().splitlines()) == lines
     for name in ("conversations.jsonl", "renderings.jsonl"):
         text = (cli_dir / name).read_text()
         assert (api_dir / name).read_text() == text == (plugin_dir / name).read_text()
