@@ -16,7 +16,7 @@ Example::
         formatter="ragas-pretty@1",
         judge=OpenAIJudge("gpt-4o-mini"),
         reference=True,          # use each trace's reference (or pass {conversation_id: goal})
-        out="runs/first",        # results.jsonl + results.db; None keeps results in memory
+        out="runs/first",        # the run directory, as `agent-eval score --out` writes it
     )
     print(summary.accounting_line, summary.mean_score)
 """
