@@ -1,4 +1,7 @@
-"""The Python API of scoring: :func:`score` and :func:`ascore`, with the power of the CLI.
+"""The Python API of scoring: :func:`score` and :func:`ascore`, through the CLI's run session.
+
+Both run a :class:`~agent_eval.run.session.RunSession`, as ``agent-eval score`` does, so a run
+directory written here (``out=``) holds the same files and rows as the CLI's.
 
 Example::
 
@@ -13,7 +16,7 @@ Example::
         formatter="ragas-pretty@1",
         judge=OpenAIJudge("gpt-4o-mini"),
         reference=True,          # use each trace's reference (or pass {conversation_id: goal})
-        out="runs/first",        # results.jsonl + results.db; None keeps results in memory
+        out="runs/first",        # the run directory, as `agent-eval score --out` writes it
     )
     print(summary.accounting_line, summary.mean_score)
 """
@@ -24,6 +27,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+
+from agent_eval.config import ScoreConfig
 from agent_eval.formatting.base import Formatter
 from agent_eval.formatting.registry import get_formatter
 from agent_eval.judges.base import Judge
@@ -32,8 +38,9 @@ from agent_eval.metrics.spec import build_metric
 from agent_eval.references import load_references
 from agent_eval.run import event_loop
 from agent_eval.run.budget import Budget
-from agent_eval.run.engine import DEFAULT_CONCURRENCY, Engine, new_run_id, utc_now
-from agent_eval.run.store import ResultStore, RunRecord
+from agent_eval.run.cache import CacheMode
+from agent_eval.run.engine import DEFAULT_CONCURRENCY
+from agent_eval.run.session import RunSession, SessionHooks
 from agent_eval.run.summary import RunSummary
 from agent_eval.trace import AgentTrace
 
@@ -80,6 +87,8 @@ async def ascore(
     progress: bool = False,
     budget: Budget | None = None,
     keep_interrupted: bool = False,
+    cache: CacheMode = "off",
+    cache_path: str | Path | None = None,
 ) -> RunSummary:
     """Score ``traces`` and return the run summary (its ``results`` hold every row).
 
@@ -92,7 +101,10 @@ async def ascore(
         reference: See :data:`Reference`; anything truthy selects the reference variant.
         concurrency: Conversations scored at once.
         max_context_tokens: Skip conversations whose prompt exceeds this (``None``: never).
-        out: Directory for ``results.jsonl`` and ``results.db``; ``None`` stores nothing.
+        out: The run directory, written as ``agent-eval score --out`` writes it (results,
+            the run record, ``conversations.jsonl``, ``renderings.jsonl``, for answer-level
+            metrics ``units.jsonl`` and ``turns.jsonl``: ``agent-eval report OUT`` shows what
+            the judge saw); ``None`` stores nothing.
         run_id: The run id; a new one when ``None``.
         progress: Show a progress bar on stderr.
         budget: The run's budget; the judge must already be wrapped in its
@@ -102,41 +114,44 @@ async def ascore(
         keep_interrupted: Keep each unit an interrupt (Ctrl-C, task cancelled) cut short after
             its judge calls had sent a request as a row skipped ``interrupted``, carrying what
             they spent (see :class:`~agent_eval.run.engine.Engine`); off, it leaves no row.
+        cache: The judge-call cache: ``off`` (default), ``use`` or ``refresh``.
+        cache_path: The cache file (default: the per-user one,
+            :func:`~agent_eval.run.judge_stack.default_cache_path`).
 
     Raises:
         ConfigError: an unknown metric/formatter name, or no judge endpoint configured.
         InputError: a reference file that cannot be read.
 
     """
-    chosen_metric = _metric(metric, reference)
+    chosen_metric = _metric(metric, reference)  # a bad name before any judge is made
     chosen_formatter = formatter if isinstance(formatter, Formatter) else get_formatter(formatter)
-    references = _references(reference)
     chosen_judge, owned = _judge(judge)
-    store = ResultStore(out, exclusive=True) if out is not None else None
-    engine = Engine(
-        metric=chosen_metric,
-        formatter=chosen_formatter,
-        judge=chosen_judge,
-        run_id=run_id or new_run_id(),
-        store=store,
+    settings = ScoreConfig(
+        out=Path(out) if out is not None else None,
         concurrency=concurrency,
         max_context_tokens=max_context_tokens,
-        references=references,
-        progress=progress,
+        cache=cache,
+        **({"cache_path": Path(cache_path)} if cache_path is not None else {}),
+    )
+    session = RunSession(
+        settings,
+        judge=chosen_judge,
+        model=chosen_judge.model,
+        metrics=[chosen_metric],
+        formatter=chosen_formatter,
+        hooks=SessionHooks(progress=Console(stderr=True) if progress else None),
         budget=budget,
+        run_id=run_id,
+        write=out is not None,
+        keep_results=True,
         keep_interrupted=keep_interrupted,
+        close_judges=owned,
     )
     try:
-        if store is not None:
-            store.start_run(
-                RunRecord(run_id=engine.run_id, started_at=utc_now(), config=engine.identity())
-            )
-        return await engine.run(traces)
+        session.read(traces, references=_references(reference))
+        return (await session.run())[0]
     finally:
-        if store is not None:
-            store.close()
-        if owned:
-            await chosen_judge.aclose()
+        session.close()
 
 
 def score(traces: Iterable[AgentTrace], **options: Any) -> RunSummary:

@@ -103,7 +103,7 @@ class ScoreConfig(BaseModel):
             calls (:mod:`agent_eval.reference_calls`), for ``tool_call_accuracy`` and
             ``trajectory_match``.
         turn_labels: JSON Lines of per-turn labels (relevance, gold passages, references),
-            :mod:`agent_eval.rag.labels`.
+            :mod:`agent_eval.ingest.rag_labels`.
         formatter: ``name@version[params]`` of the formatter.
         formatter_path: Directories, ``.py`` files or dotted modules to load formatters from
             (:func:`agent_eval.formatting.load_formatters`); one string is one location.

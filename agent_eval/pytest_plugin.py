@@ -24,6 +24,11 @@ Usage::
   ``agent_eval_base_url``, ``agent_eval_api_key_env``, ``agent_eval_formatter``, else the
   environment (``AGENT_EVAL_JUDGE``, ``AGENT_EVAL_BASE_URL``, then the openai client's own
   ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``).
+- ``--agent-eval-out DIR`` writes the run directory of each test's scoring to
+  ``DIR/<test id>/`` (the test's node id, other characters than letters, digits, ``.``, ``-``
+  and ``_`` as ``_``), as ``agent-eval score --out`` writes one (results, run record,
+  ``conversations.jsonl``, ``renderings.jsonl``), through the same run session
+  (:class:`~agent_eval.run.session.RunSession`), so ``agent-eval report`` shows it.
 - ``--agent-eval-report PATH`` writes one HTML report of every result of the session at its end.
   Under pytest-xdist each worker stores its results in ``PATH.parts/<worker>/`` and the
   controller writes the report once all workers finished.
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import threading
 from collections.abc import Coroutine, Iterator, Mapping
@@ -70,6 +76,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agent-eval-formatter", help="Formatter NAME@V (default ragas-pretty@1).")
     group.addoption(
         "--agent-eval-report", metavar="PATH", help="Write the session's HTML report to PATH."
+    )
+    group.addoption(
+        "--agent-eval-out",
+        metavar="DIR",
+        help="Write each scored test's run directory to DIR/<test id>/ (as agent-eval score).",
     )
     parser.addini("agent_eval_judge", "Judge model for agent_spans scoring.")
     parser.addini("agent_eval_base_url", "OpenAI-compatible judge endpoint URL.")
@@ -218,6 +229,7 @@ class AgentSpans:
         settings: The judge configuration.
         recorder: Where results go for the HTML report, when ``--agent-eval-report`` is set.
         test_id: The test's node id (recorded as the run's label).
+        out: Where run directories go (``--agent-eval-out``); ``None``: none is written.
 
     """
 
@@ -227,9 +239,11 @@ class AgentSpans:
         settings: JudgeSettings,
         recorder: _Recorder | None = None,
         test_id: str = "",
+        out: Path | None = None,
     ) -> None:
         self.collector, self.settings = collector, settings
         self.recorder, self.test_id = recorder, test_id
+        self.out = out
 
     def traces(self) -> list[AgentTrace]:
         """The conversations collected so far in this test."""
@@ -254,10 +268,11 @@ class AgentSpans:
     async def _score(
         self, traces: list[AgentTrace], metric_name: str, reference: str | None
     ) -> tuple[list[MetricResult], dict[tuple[str, str], str]]:
+        from agent_eval.config import ScoreConfig
         from agent_eval.formatting.registry import get_formatter
         from agent_eval.judges.openai_judge import OpenAIJudge
         from agent_eval.metrics.spec import build_metric
-        from agent_eval.run.engine import Engine
+        from agent_eval.run.session import RunSession
 
         if not self.settings.judge:
             raise pytest.UsageError(
@@ -272,22 +287,36 @@ class AgentSpans:
             base_url=self.settings.base_url,
             api_key_env=self.settings.api_key_env,
         )
-        engine = Engine(
-            metric=chosen,
-            formatter=formatter,
+        session = RunSession(
+            ScoreConfig(out=self.run_directory(), cache="off", max_context_tokens=None),
             judge=judge,
+            model=judge.model,
+            metrics=[chosen],
+            formatter=formatter,
             run_id=self.recorder.run_id if self.recorder else None,
-            references={t.conversation_id: reference for t in traces} if reference else None,
+            write=self.out is not None,
+            keep_results=True,
+            keep_interrupted=False,
         )
         try:
-            summary = await engine.run(traces)
+            session.read(
+                traces,
+                references={t.conversation_id: reference for t in traces} if reference else {},
+            )
+            summary = (await session.run())[0]
         finally:
-            await judge.aclose()
+            session.close()
         renderings = {(t.conversation_id, formatter.identity): formatter.render(t) for t in traces}
         results = list(summary.results)
         if self.recorder is not None:
             self.recorder.add(results, renderings)
         return results, renderings
+
+    def run_directory(self) -> Path | None:
+        """``DIR/<test id>/`` with ``--agent-eval-out DIR``; ``None`` without it."""
+        if self.out is None:
+            return None
+        return self.out / (re.sub(r"[^A-Za-z0-9_.-]+", "_", self.test_id) or "test")
 
     def assert_score(
         self,
@@ -363,6 +392,11 @@ def _collector(config: pytest.Config) -> Collector:
     return found
 
 
+def _out(config: pytest.Config) -> Path | None:
+    out = config.getoption("agent_eval_out", None)
+    return Path(out) if out else None
+
+
 @pytest.fixture
 def agent_spans(request: pytest.FixtureRequest) -> Iterator[AgentSpans]:
     """The spans the code under test emits during this test (see the module docstring)."""
@@ -373,6 +407,7 @@ def agent_spans(request: pytest.FixtureRequest) -> Iterator[AgentSpans]:
         JudgeSettings.from_config(request.config),
         request.config.stash.get(_RECORDER, None),
         request.node.nodeid,
+        _out(request.config),
     )
     collector.clear()
 

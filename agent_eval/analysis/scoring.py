@@ -1,8 +1,9 @@
 """Scoring for the analyses: the same conversations under several formatters, or K times.
 
-:func:`score_variants` scores every trace once per formatter through the scoring API
-(:func:`agent_eval.api.ascore`), all variants under one run id in one output directory and with
-one judge, so a judge-call cache wrapped around it is shared by the variants.
+:func:`score_variants` scores every trace once per formatter through the run session
+(:class:`~agent_eval.run.session.RunSession`, as ``score`` and the API do), all variants
+under one run id in one output directory and with one judge, so a judge-call cache wrapped
+around it is shared by the variants.
 :func:`score_repeats` scores every trace K times with one formatter (result ``repeat`` 0..K-1):
 repeat 0 may answer from the cache, repeats 1..K-1 always bypass it, so each is a fresh judge
 call at the configured temperature. Both also store the renderings the judge saw
@@ -21,61 +22,27 @@ what it was.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agent_eval.api import ascore
-from agent_eval.formatting.base import Formatter
+from rich.console import Console
+
+from agent_eval.config import ScoreConfig
 from agent_eval.formatting.registry import get_formatter
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric
-from agent_eval.report.conversations import write_conversations
-from agent_eval.report.renderings import write_rendering_items
 from agent_eval.result import MetricResult
 from agent_eval.run.budget import Budget
 from agent_eval.run.cache import CachedJudge, CacheMode, JudgeCache
-from agent_eval.run.engine import Engine, utc_now
+from agent_eval.run.session import RunSession, SessionHooks
 from agent_eval.run.spool import TraceSpool
-from agent_eval.run.store import ResultStore, RunRecord, load_results
 from agent_eval.trace import AgentTrace
 
 __all__ = ["Traces", "score_repeats", "score_variants"]
 
 Traces = Sequence[AgentTrace] | TraceSpool
 """The conversations of an analysis run, read once per pass: a list, or a spool."""
-
-
-@contextmanager
-def _spooled(traces: Traces) -> Iterator[TraceSpool]:
-    """``traces`` as a spool: itself, or a spool of the list (closed on leaving)."""
-    if isinstance(traces, TraceSpool):
-        yield traces
-        return
-    spool = TraceSpool.collect(traces)
-    try:
-        yield spool
-    finally:
-        spool.close()
-
-
-def _write_views(out: Path, spool: TraceSpool, formatters: Sequence[Formatter[Any]]) -> None:
-    """``renderings.jsonl`` (every trace with every formatter) and ``conversations.jsonl``.
-
-    One read of the spool renders (the spool keeps each rendering for its later passes) and
-    writes the conversations; the renderings are then written from the spool in key order:
-    what ``write_renderings(out, render_all(traces, identities))`` writes.
-    """
-
-    def rendered() -> Iterator[AgentTrace]:
-        for trace in spool:
-            for formatter in formatters:
-                spool.renderings.render(trace, formatter)
-            yield trace
-
-    write_conversations(out, rendered())
-    write_rendering_items(out, spool.sorted_renderings([f.identity for f in formatters]))
 
 
 async def score_variants(
@@ -105,43 +72,35 @@ async def score_variants(
 
     """
     built = [get_formatter(f) for f in formatters]
-    with _spooled(traces) as spool:
-        _write_views(out, spool, built)
-        config = {
+    session = RunSession(
+        _settings(out, concurrency, max_context_tokens),
+        judge=judge,
+        model=judge.model,
+        metrics=[metric],
+        formatter=built[0],
+        formatters=built,
+        argv=argv,
+        hooks=SessionHooks(progress=_stderr()),
+        budget=budget,
+        run_id=run_id,
+        record=record,
+        config=lambda engines: {
             "metric": metric.id,
             "formatters": [f.identity for f in built],
             "judge_model": judge.model,
             "concurrency": concurrency,
             "max_context_tokens": max_context_tokens,
-        }
-        with ResultStore(out) as store:  # first record wins: ascore's own is ignored
-            store.start_run(
-                RunRecord(
-                    run_id=run_id,
-                    started_at=utc_now(),
-                    config=config,
-                    argv=tuple(argv),
-                    record=dict(record or {}),
-                )
-            )
-        for formatter in built:
-            await ascore(
-                spool,
-                metric=metric,
-                formatter=formatter,
-                judge=judge,
-                reference=dict(references) if references else None,
-                concurrency=concurrency,
-                max_context_tokens=max_context_tokens,
-                out=out,
-                run_id=run_id,
-                progress=True,
-                budget=budget,
-                keep_interrupted=True,  # the spend of units cut short stays in the run's usage
-            )
-        order = {f.identity: i for i, f in enumerate(built)}
-        rows = [r for r in load_results(out) if r.run_id == run_id]
-        return sorted(rows, key=lambda r: order.get(r.formatter, len(order)))  # stable: as given
+        },
+        close_judges=False,
+    )
+    try:
+        session.read(traces, references=dict(references or {}))
+        rows = session.results(await session.run())
+    finally:
+        if not isinstance(traces, TraceSpool):
+            session.close()
+    order = {f.identity: i for i, f in enumerate(built)}
+    return sorted(rows, key=lambda r: order.get(r.formatter, len(order)))  # stable: as given
 
 
 async def score_repeats(
@@ -192,42 +151,43 @@ async def score_repeats(
     if repeats < 2:
         raise ValueError(f"stability needs at least 2 repeats, got {repeats}")
     chosen = get_formatter(formatter)
-    with _spooled(traces) as spool:
-        _write_views(out, spool, [chosen])
-        # every repeat judges the one rendering renderings.jsonl holds (the spool's, seeded)
-        renderings = spool.renderings
-        with ResultStore(out, exclusive=True) as store:
-            for k in range(repeats):
-                mode: CacheMode = cache_mode if k == 0 and cache is not None else "off"
-                engine = Engine(
-                    metric=metric,
-                    formatter=chosen,
-                    judge=CachedJudge(
-                        judge,
-                        cache if mode != "off" else None,
-                        mode=mode,
-                        parameters=cache_parameters,
-                    ),
-                    run_id=run_id,
-                    store=store,
-                    concurrency=concurrency,
-                    max_context_tokens=max_context_tokens,
-                    references=references,
-                    repeat=k,
-                    progress=True,
-                    budget=budget,
-                    renderings=renderings,
-                    keep_interrupted=True,  # the spend of units cut short stays in the run's usage
-                )
-                if k == 0:
-                    store.start_run(
-                        RunRecord(
-                            run_id=run_id,
-                            started_at=utc_now(),
-                            config=engine.identity() | {"repeats": repeats},
-                            argv=tuple(argv),
-                            record=dict(record or {}),
-                        )
-                    )
-                await engine.run(spool, total=len(spool))
-            return store.results(run_id)
+
+    def repeat_judge(k: int, wrapped: Judge) -> Judge:
+        mode: CacheMode = cache_mode if k == 0 and cache is not None else "off"
+        return CachedJudge(
+            wrapped, cache if mode != "off" else None, mode=mode, parameters=cache_parameters
+        )
+
+    session = RunSession(
+        _settings(out, concurrency, max_context_tokens),
+        judge=judge,
+        model=judge.model,
+        metrics=[metric],
+        formatter=chosen,
+        argv=argv,
+        hooks=SessionHooks(progress=_stderr()),
+        budget=budget,
+        run_id=run_id,
+        record=record,
+        repeats=repeats,
+        repeat_judge=repeat_judge,
+        config=lambda engines: engines[0].identity() | {"repeats": repeats},
+        close_judges=False,
+    )
+    try:
+        session.read(traces, references=dict(references or {}))
+        return session.results(await session.run())
+    finally:
+        if not isinstance(traces, TraceSpool):
+            session.close()
+
+
+def _settings(out: Path, concurrency: int, max_context_tokens: int | None) -> ScoreConfig:
+    """The session settings of an analysis run: its judge comes wrapped (cache, limits)."""
+    return ScoreConfig(
+        out=out, concurrency=concurrency, max_context_tokens=max_context_tokens, cache="off"
+    )
+
+
+def _stderr() -> Console:
+    return Console(stderr=True)

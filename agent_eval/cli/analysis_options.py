@@ -223,9 +223,9 @@ def load_run_results(path: Path) -> list[MetricResult]:
 def warn_formatter_drift(results: Iterable[MetricResult]) -> list[str]:
     """Warn on stderr for each formatter identity ``results`` record with two fingerprints.
 
-    See :mod:`agent_eval.analysis.formatter_drift`. Returns the warnings (``[]``: none).
+    See :mod:`agent_eval.run.formatter_drift`. Returns the warnings (``[]``: none).
     """
-    from agent_eval.analysis.formatter_drift import formatter_drift
+    from agent_eval.run.formatter_drift import formatter_drift
 
     warnings = [drift.describe() for drift in formatter_drift(results)]
     for warning in warnings:

@@ -286,7 +286,7 @@ class RagPayload(_Payload):
     """``rag --json``: the turns, failure counts, reviewer agreement and policy outcome.
 
     Every turn with its results, failures and failing statements
-    (:meth:`~agent_eval.rag.turns.TurnRow.failing_statements`), failure counts by stage, each
+    (:meth:`~agent_eval.run.turns.TurnRow.failing_statements`), failure counts by stage, each
     reviewer's agreement with the labels, and the policy's outcome
     (:meth:`~agent_eval.rag.policy.PolicyOutcome.to_json`: each gate with its metric,
     threshold, turns measured and needed, passed, turns not measured, and its sentence as

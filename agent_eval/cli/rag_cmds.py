@@ -27,7 +27,9 @@ from agent_eval.cli.json_output import RagPayload, emit_json
 from agent_eval.cli.tables import print_table
 from agent_eval.errors import AgentEvalError, ConfigError, StoreError
 from agent_eval.rag.policy import PolicyOutcome, RagPolicy, apply_policy, load_policy
-from agent_eval.rag.turns import (
+from agent_eval.run.runs import find_run
+from agent_eval.run.store import load_results
+from agent_eval.run.turns import (
     STAGE_METRICS,
     TurnRow,
     failure_counts,
@@ -36,8 +38,6 @@ from agent_eval.rag.turns import (
     read_turns,
     turn_rows,
 )
-from agent_eval.run.runs import find_run
-from agent_eval.run.store import load_results
 
 __all__ = ["rag_cmd"]
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
 import sys
 from pathlib import Path
@@ -34,7 +33,7 @@ from agent_eval.cli.app import EXIT_USAGE, app, err_console
 from agent_eval.cli.event_options import EventOptions, EventsFile, OtlpEndpoint
 from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.judge_setup import build_judge, cache_endpoint, judge_model, missing_judge
-from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config, redact_url
+from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config
 from agent_eval.errors import AgentEvalError, ConfigError
 from agent_eval.run import event_loop
 
@@ -68,14 +67,10 @@ async def _serve(  # noqa: PLR0917  (the command's parts, passed through once)
     events: EventOptions,
     argv: list[str],
 ) -> dict[str, Any]:
-    from agent_eval.cli.score_cmds import redact_argv
-    from agent_eval.formatting.registry import get_formatter
     from agent_eval.live.receiver import Receiver
     from agent_eval.live.scorer import LiveScorer
-    from agent_eval.metrics.spec import build_metric, split_metrics
-    from agent_eval.run.engine import Engine, new_run_id, utc_now
-    from agent_eval.run.judge_stack import default_cache_path, wrap_judge
-    from agent_eval.run.store import ResultStore, RunRecord
+    from agent_eval.metrics.spec import split_metrics
+    from agent_eval.run.session import RunSession, SessionHooks
 
     model = judge_model(cfg)
     if model is None:
@@ -89,44 +84,25 @@ async def _serve(  # noqa: PLR0917  (the command's parts, passed through once)
             f"--metric NAME (e.g. --metric {names[0]}), and run one serve per metric if you "
             "need several"
         )
-    metric = build_metric(cfg.metric, temperature=cfg.temperature, seed=cfg.seed)
-    stack = wrap_judge(
-        build_judge(cfg, model),
-        cache_mode=cfg.cache,
-        cache_path=cfg.cache_path or default_cache_path(),
-        requests_per_minute=cfg.rpm,
-        tokens_per_minute=cfg.tpm,
-        parameters={"mode": cfg.mode},
+    session = RunSession(
+        cfg,
+        judge=build_judge(cfg, model),
+        model=model,
         endpoint=cache_endpoint(cfg),
+        argv=argv,
+        events=events,
+        hooks=SessionHooks(notice=_notice),
+        keep_results=True,
+        keep_interrupted=False,  # a unit cut short goes to unscored.jsonl, not to a row
     )
-    run_id = new_run_id()
-    directory = cfg.out or Path("runs") / run_id
-    store = ResultStore(directory)
-    engine = Engine(
-        metric=metric,
-        formatter=get_formatter(cfg.formatter),
-        judge=stack.judge,
-        run_id=run_id,
-        store=store,
-        max_context_tokens=cfg.max_context_tokens,
-    )
-    config = engine.identity() | {"mode": cfg.mode, "base_url": redact_url(cfg.base_url)}
-    secret = os.environ.get(cfg.api_key_env, "")
-    store.start_run(
-        RunRecord(
-            run_id=run_id,
-            started_at=utc_now(),
-            config=config | {"serve": True},
-            argv=redact_argv(argv, (secret,)),
-        )
-    )
-    emitter = events.build(directory)
+    engine, store, emitter = session.start_live()
+    directory, run_id = session.directory or Path("runs"), engine.run_id
     scorer = LiveScorer(engine, store, emitter, concurrency=cfg.concurrency, directory=directory)
     receiver = Receiver(scorer, limits, out_dir=directory)
     try:
         bound = await receiver.start(host, port)
     except OSError as exc:
-        store.close()
+        await session.stop_live(store, emitter)
         raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     err_console.print(
         f"agent-eval serve: listening on http://{host}:{bound} (POST /v1/traces, /v1/logs; "
@@ -144,13 +120,12 @@ async def _serve(  # noqa: PLR0917  (the command's parts, passed through once)
     finally:
         err_console.print("agent-eval serve: stopping; scoring what is held", highlight=False)
         await receiver.stop()
-        await stack.judge.aclose()
-        if stack.cache is not None:
-            stack.cache.close()
-        if emitter is not None:
-            err_console.print(emitter.close().line(), highlight=False, soft_wrap=True)
-        store.close()
+        await session.stop_live(store, emitter)
     return receiver.summary() | {"judge_usage": _judge_usage(directory, run_id, scorer)}
+
+
+def _notice(line: str) -> None:
+    err_console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 def _judge_usage(directory: Path, run_id: str, scorer: LiveScorer) -> dict[str, Any]:

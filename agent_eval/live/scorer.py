@@ -28,13 +28,13 @@ from pathlib import Path
 
 from agent_eval.otel.events import EvaluationEvents
 from agent_eval.otel.targets import conversation_target
-from agent_eval.rag.turns import write_turns
 from agent_eval.report.conversations import append_conversation
 from agent_eval.report.renderings import append_rendering
 from agent_eval.report.unit_contexts import write_units
 from agent_eval.result import MetricResult
 from agent_eval.run.engine import Engine
 from agent_eval.run.store import ResultStore
+from agent_eval.run.turns import write_turns
 from agent_eval.trace import AgentTrace
 
 __all__ = ["Job", "LiveScorer"]

@@ -1,7 +1,7 @@
 """Context precision: how much of what a turn retrieved was relevant to its question.
 
 Two metrics, both on the distinct passages the turn actually received
-(:func:`agent_eval.rag.passages.turn_passages`: after re-ranking, duplicates counted once):
+(:func:`agent_eval.metrics.passages.turn_passages`: after re-ranking, duplicates counted once):
 
 - ``context_precision@1`` (**judge-free**): from human relevance labels (the turn's
   ``relevance`` map or the passages' ``relevant`` metadata). Runs with no judge and no key.
@@ -11,7 +11,7 @@ Two metrics, both on the distinct passages the turn actually received
 
 Both score the **share of passages that are relevant** (``relevant / passages``, each passage
 an atom) and report beside it the rank-aware **average precision**
-(:func:`~agent_eval.rag.passages.average_precision`, the figure Ragas calls context
+(:func:`~agent_eval.metrics.passages.average_precision`, the figure Ragas calls context
 precision) in ``details.average_precision``. A turn with no passages is skipped
 (``no_passages``), never scored 0; with passages but no label, ``context_precision@1`` skips it
 (``no_relevance_labels``).
@@ -26,9 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from agent_eval.judges.base import Judge, JudgeRequest
 from agent_eval.metrics.base import CallTally, MetricInput, MetricOutcome, require_judge
-from agent_eval.metrics.prompts import PromptSet
-from agent_eval.metrics.rag_base import RagMetric, k_of_n, render_passages
-from agent_eval.rag.passages import (
+from agent_eval.metrics.passages import (
     LabelError,
     Passage,
     TurnPassages,
@@ -36,6 +34,8 @@ from agent_eval.rag.passages import (
     passage_label,
     turn_passages,
 )
+from agent_eval.metrics.prompts import PromptSet
+from agent_eval.metrics.rag_base import RagMetric, k_of_n, render_passages
 from agent_eval.result import Atom
 
 __all__ = ["ContextPrecision", "LLMContextPrecision", "PassageVerdict", "passage_verdicts_model"]

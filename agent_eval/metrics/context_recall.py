@@ -24,9 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent_eval.judges.base import Judge, JudgeRequest
 from agent_eval.metrics.base import CallTally, MetricInput, MetricOutcome, require_judge
 from agent_eval.metrics.context_precision import retrieval_skip
+from agent_eval.metrics.passages import LabelError, turn_passages
 from agent_eval.metrics.prompts import PromptSet
 from agent_eval.metrics.rag_base import RagMetric, k_of_n, render_passages
-from agent_eval.rag.passages import LabelError, turn_passages
 from agent_eval.result import Atom
 
 __all__ = ["AttributedStatement", "AttributedStatements", "ContextRecall", "LLMContextRecall"]

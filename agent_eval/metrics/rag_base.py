@@ -16,8 +16,8 @@ from pydantic import BaseModel
 
 from agent_eval.judges.base import Judge, JudgeRequest
 from agent_eval.metrics.base import CallTally, Metric, MetricInput, require_judge
+from agent_eval.metrics.passages import Passage
 from agent_eval.metrics.prompts import PromptSet
-from agent_eval.rag.passages import Passage
 from agent_eval.tokens import count_tokens, tokens_at_most
 
 __all__ = ["RagMetric", "exact_int", "k_of_n", "render_passages"]

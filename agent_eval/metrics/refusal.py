@@ -18,11 +18,11 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
+from agent_eval.ingest.rag_labels import answerability
 from agent_eval.judges.base import Judge, JudgeRequest
 from agent_eval.metrics.base import CallTally, MetricInput, MetricOutcome
 from agent_eval.metrics.prompts import PromptSet
 from agent_eval.metrics.rag_base import RagMetric
-from agent_eval.rag.labels import answerability
 
 __all__ = ["Refusal", "RefusalVerdict", "expected_behaviour"]
 

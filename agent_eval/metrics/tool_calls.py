@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar
 
-from agent_eval.metrics.base import Metric, MetricInput
+from agent_eval.metrics.base import JudgeFreeMetric
 from agent_eval.trace import AgentTrace, AssistantMessage, SpanErrorInfo, ToolCall, ToolMessage
 
 __all__ = ["AgentCall", "JudgeFreeMetric", "agent_calls", "error_of"]
@@ -104,32 +103,3 @@ def error_of(call: AgentCall, errors: tuple[SpanErrorInfo, ...]) -> str | None:
 def _cut(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= _ERROR_TEXT else text[: _ERROR_TEXT - 1] + "…"
-
-
-class JudgeFreeMetric(Metric):
-    """Base of metrics computed from the trace alone: no judge, no formatter, no prompt.
-
-    One unit per conversation; ``judge=None`` and ``conversation == ""`` are passed in, and the
-    rows record judge ``"none"`` and formatter ``"none"``.
-    """
-
-    requires_judge: ClassVar[bool] = False
-    uses_formatter: ClassVar[bool] = False
-    judge_calls: ClassVar[int] = 0
-
-    @property
-    def prompt_sha256(self) -> str:
-        """``""``: no prompt."""
-        return ""
-
-    def prompt_tokens(self, sample: MetricInput) -> int:
-        """0: nothing is sent to a model."""
-        return 0
-
-    def prompt_tokens_at_most(self, sample: MetricInput) -> int:
-        """0: nothing is sent to a model."""
-        return 0
-
-    def planned_prompt_tokens(self, sample: MetricInput) -> int:
-        """0: nothing is sent to a model."""
-        return 0

@@ -35,9 +35,9 @@ from scipy.stats import kendalltau, spearmanr
 
 from agent_eval.analysis.binary_stats import cohen_kappa
 from agent_eval.analysis.labels import parse_binary
+from agent_eval.ingest.rag_labels import HUMAN_RATINGS
 from agent_eval.metrics.refusal import expected_behaviour
-from agent_eval.rag.labels import HUMAN_RATINGS
-from agent_eval.rag.turns import TurnRow
+from agent_eval.run.turns import TurnRow
 
 __all__ = ["HUMAN_LABEL_FOR", "HUMAN_RATING_FOR", "Agreement", "reviewer_agreement"]
 

@@ -54,7 +54,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_eval.errors import ConfigError
-from agent_eval.rag.turns import TurnRow
+from agent_eval.run.turns import TurnRow
 
 __all__ = [
     "NOT_CHECKED",

@@ -2,6 +2,8 @@
 
 One module per concept, in the order a run uses them:
 
+- :mod:`~agent_eval.run.session`: the run session, the one owner of a scoring run (every entry
+  point goes through it), and :mod:`~agent_eval.run.artifacts`: the run directory's files.
 - :mod:`~agent_eval.run.plan`: what a run will send (units, calls, tokens, cost) before it sends it.
 - :mod:`~agent_eval.run.outcomes`: a unit's sample, its skips, and the fields of its result row.
 - :mod:`~agent_eval.run.engine`: concurrent scoring; every unit ends as exactly one result.
@@ -12,3 +14,27 @@ One module per concept, in the order a run uses them:
 - :mod:`~agent_eval.run.runs`: run ids, resuming and retrying a stored run.
 - :mod:`~agent_eval.run.summary`: the counts and usage a run reports.
 """
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_eval.run.session import RunSession, SessionHooks
+    from agent_eval.run.spend import RunSpend
+
+__all__ = ["RunSession", "RunSpend", "SessionHooks"]
+
+_LAZY = {
+    "RunSession": "agent_eval.run.session",
+    "SessionHooks": "agent_eval.run.session",
+    "RunSpend": "agent_eval.run.spend",
+}
+"""The public face, imported on first use (``import agent_eval.run.event_loop`` stays light)."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agent_eval.run' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -55,7 +55,7 @@ from agent_eval.errors import BudgetExhausted, InputError, JudgeError, OutputErr
 from agent_eval.formatting.base import Formatter
 from agent_eval.formatting.fingerprint import fingerprint
 from agent_eval.judges.base import Judge
-from agent_eval.metrics.base import CallTally, Metric, MetricInput, UnitSkipped
+from agent_eval.metrics.base import CallTally, CountingJudge, Metric, MetricInput, UnitSkipped
 from agent_eval.metrics.units import Unit
 from agent_eval.result import MetricResult
 from agent_eval.run.budget import Budget
@@ -437,7 +437,8 @@ class Engine:
                 skip = budget_skip("the run's budget was spent before this unit")
             if skip is not None:
                 return self._row(trace, sample.unit, started_at, tally, {**fields, **skip})
-            outcome = await self.metric.evaluate(sample, self.judge, tally)
+            judge = CountingJudge(self.judge, tally) if self.judge is not None else None
+            outcome = await self.metric.evaluate(sample, judge, tally)
             scored = {**fields, **ok(outcome), **tally.stage_details()}
             return self._row(trace, sample.unit, started_at, tally, scored)
         except UnitSkipped as exc:  # nothing to score after all (e.g. no statements)

@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_eval.analysis.formatter_drift import formatter_drift
 from agent_eval.result import MetricResult
+from agent_eval.run.formatter_drift import formatter_drift
 from agent_eval.run.record import diff_records
 from agent_eval.run.store import RunRecord
 
@@ -50,7 +50,7 @@ class RunDiff:
         unchanged: How many paired rows are the same.
         only_a / only_b: Keys of rows in one run only.
         formatter_drift: One sentence per formatter identity the two runs recorded with
-            different fingerprints (:mod:`agent_eval.analysis.formatter_drift`): changed
+            different fingerprints (:mod:`agent_eval.run.formatter_drift`): changed
             without a version bump, so its rows are not comparable.
 
     """

@@ -5,7 +5,7 @@ MTRAG (github.com/IBM/mt-rag-benchmark) records multi-turn RAG conversations in 
 one :class:`~agent_eval.trace.AgentTrace` per conversation whose turns carry their own passages
 (a :class:`~agent_eval.trace.Retrieval` right after the turn's user message) and their labels
 on ``AgentTrace.labels["turns"]["K"]`` (K = 1-based turn number, as a string), in the keys of
-:mod:`agent_eval.rag.labels` (``reference``, ``answerability``, ``relevance``...).
+:mod:`agent_eval.ingest.rag_labels` (``reference``, ``answerability``, ``relevance``...).
 """
 
 from __future__ import annotations

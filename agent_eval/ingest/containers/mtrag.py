@@ -35,9 +35,9 @@ from agent_eval.ingest.containers._mtrag import MtragTurn, first_label, mtrag_tr
 from agent_eval.ingest.containers._records import load_json
 from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.conventions.messages import to_json_value
+from agent_eval.ingest.rag_labels import ANSWERABILITY, REFERENCE, RELEVANCE
 from agent_eval.ingest.sources import input_stem
 from agent_eval.ingest.spans import SourceLocation
-from agent_eval.rag.labels import ANSWERABILITY, REFERENCE, RELEVANCE
 from agent_eval.trace import AgentTrace, RetrievedDocument
 
 __all__ = ["MtragContainer"]

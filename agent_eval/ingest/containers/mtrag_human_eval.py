@@ -41,8 +41,8 @@ from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._mtrag import MtragTurn, first_label, mtrag_trace, split_task_id
 from agent_eval.ingest.containers._records import load_json
 from agent_eval.ingest.containers.base import ContainerItem, RecordsUsed, Skipped
+from agent_eval.ingest.rag_labels import ANSWERABILITY, HUMAN_RATINGS, REFERENCE, RELEVANCE
 from agent_eval.ingest.spans import SourceLocation
-from agent_eval.rag.labels import ANSWERABILITY, HUMAN_RATINGS, REFERENCE, RELEVANCE
 from agent_eval.trace import RetrievedDocument
 
 __all__ = ["HUMAN_QUALITIES", "MtragHumanEvalContainer", "median_low"]

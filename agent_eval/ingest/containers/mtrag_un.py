@@ -32,9 +32,9 @@ from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers._json_stream import BadValue, JsonStream
 from agent_eval.ingest.containers._mtrag import MtragTurn, first_label, mtrag_trace
 from agent_eval.ingest.containers.base import ContainerItem, Skipped
+from agent_eval.ingest.rag_labels import ANSWERABILITY
 from agent_eval.ingest.sources import open_input
 from agent_eval.ingest.spans import SourceLocation
-from agent_eval.rag.labels import ANSWERABILITY
 from agent_eval.trace import AgentTrace, AssistantMessage, Message, RetrievedDocument, UserMessage
 
 __all__ = ["MtragUnContainer"]
