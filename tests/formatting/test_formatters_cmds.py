@@ -55,7 +55,7 @@ def test_list_json_numbers() -> None:
 def test_lock_check_passes() -> None:
     result = runner.invoke(app, ["formatters", "lock", "--check"])
     assert result.exit_code == 0, result.output
-    assert "lock OK: 6 formatter identities match" in result.stdout
+    assert "lock OK: 11 formatter identities match" in result.stdout
 
 
 def test_lock_check_fails_on_unversioned_change(monkeypatch: pytest.MonkeyPatch) -> None:
