@@ -10,7 +10,7 @@ Example::
     summary = agent_eval.score(  # closes the judge's connections before it returns
         traces,
         metric="goal_accuracy",
-        formatter="ragas-pretty@1",
+        formatter="transcript@2",   # the default (hardened); Ragas parity: "ragas-pretty@1"
         judge=OpenAIJudge("gpt-4o-mini"),
         reference=True,          # use each trace's reference (or pass {conversation_id: goal})
         out="runs/first",        # results.jsonl + results.db; None keeps results in memory
@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from agent_eval.config import DEFAULT_FORMATTER
 from agent_eval.formatting.base import Formatter
 from agent_eval.formatting.registry import get_formatter
 from agent_eval.judges.base import Judge
@@ -70,7 +71,7 @@ async def ascore(
     traces: Iterable[AgentTrace],
     *,
     metric: str | Metric = "goal_accuracy",
-    formatter: str | Formatter[Any] = "ragas-pretty@1",
+    formatter: str | Formatter[Any] = DEFAULT_FORMATTER,
     judge: Judge | str,
     reference: Reference = None,
     concurrency: int = DEFAULT_CONCURRENCY,

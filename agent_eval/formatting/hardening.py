@@ -38,7 +38,9 @@ __all__ = [
     "LINE_BOUNDARIES",
     "boundary_digest",
     "fold",
+    "imitates_syntax",
     "one_line",
+    "quote_lines",
     "split_lines",
     "visible",
 ]
@@ -101,6 +103,44 @@ def fold(line: str) -> str:
     text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", line))
     text = "".join(c for c in text if unicodedata.category(c) not in ("Mn", "Cf", "Cc"))
     return unicodedata.normalize("NFKC", text.translate(_LOOKALIKES)).casefold()
+
+
+_ROLE = r"(?:system|user|assistant|human|ai|tool ?results?|tool ?output|tools|tool ?calls?)"
+_LABEL = (  # the headings of the judge prompts that carry trace text
+    r"(?:question|answer|reference answer|answer to judge|context|passages?|statements?|claims?"
+    r"|conversation|desired outcome|arrived outcome|result|verdict)"
+)
+_IMITATION = re.compile(
+    r"^[\s\W_]*(?:"
+    rf"(?:\[\s*\d+\s*\]\s*)?{_ROLE}\s*(?::|\(|\bfrom\b|$)"  # [6] ASSISTANT, AI:, TOOL RESULT from
+    rf"|{_LABEL}\s*:"  # a prompt heading: Answer: / Statements:
+    r"|(?:begin|end)\s*transcript"  # a boundary line
+    r"|-+\s*(?:>\s*tool|retrieved)"  # a tool call or retrieval line
+    r"|truncated\s*:"
+    r")"
+)
+
+
+def imitates_syntax(line: str) -> bool:
+    """Whether a content line reads, through look-alikes, as a structural or heading line.
+
+    Structural lines are those of the transcript formatters (``[6] ASSISTANT``, ``Human:``,
+    ``AI:``, ``ToolOutput:``, ``-> tool call``, boundary lines) and the headings of the judge
+    prompts (``Answer:``, ``Statements:``...), after :func:`fold`.
+    """
+    return _IMITATION.match(fold(line)) is not None
+
+
+def quote_lines(text: str) -> list[str]:
+    """``text`` as quoted content lines: ``| line``, ``|! line`` when the line imitates syntax.
+
+    Split with :func:`split_lines`, hidden characters made :func:`visible`; an empty line is
+    ``|``. No returned line can be read as anything but quoted content.
+    """
+    return [
+        ("|! " if imitates_syntax(line) else "| ") + visible(line) if line else "|"
+        for line in split_lines(text)
+    ]
 
 
 def boundary_digest(rendering: str) -> str:

@@ -43,40 +43,14 @@ structural line ``[truncated: N of M characters cut]``.
 from __future__ import annotations
 
 import json
-import re
 
 from pydantic import Field
 
 from agent_eval.formatting import Formatter, FormatterParams
-from agent_eval.formatting.hardening import boundary_digest, fold, one_line, split_lines, visible
+from agent_eval.formatting.hardening import boundary_digest, one_line, quote_lines
 from agent_eval.trace import AgentTrace, AssistantMessage, Message, Retrieval, ToolCall, ToolMessage
 
-__all__ = ["TranscriptV2", "TranscriptV2Params", "imitates_syntax"]
-
-_ROLE = r"(system|user|assistant|human|ai|tool ?results?|tool ?output|tools|tool ?calls?)"
-_IMITATION = re.compile(
-    r"^[\s\W_]*(?:"
-    rf"\[\s*\d+\s*\]"  # a numbered header: [6] ..., ［６］...
-    rf"|{_ROLE}\s*(?::|\(|\bfrom\b|$)"  # a role label: AI: / USER / TOOL RESULT from
-    r"|(?:begin|end)\s*transcript"  # a boundary line
-    r"|-+\s*(?:>\s*tool|retrieved)"  # a tool call or retrieval line
-    r"|truncated\s*:"
-    r")"
-)
-
-
-def imitates_syntax(line: str) -> bool:
-    """Whether a content line reads, through look-alikes, as a structural line of a transcript."""
-    return _IMITATION.match(fold(line)) is not None
-
-
-def _quote(text: str) -> list[str]:
-    """Content lines: ``| line``, or ``|! line`` when it imitates the syntax, ``|`` when empty."""
-    return [
-        ("|! " if imitates_syntax(line) else "| ") + visible(line) if line else "|"
-        for line in split_lines(text)
-    ]
-
+__all__ = ["TranscriptV2", "TranscriptV2Params"]
 
 class TranscriptV2Params(FormatterParams):
     """Parameters of ``transcript@2`` (the same as ``transcript@1``'s)."""
@@ -87,7 +61,7 @@ class TranscriptV2Params(FormatterParams):
 
 def _arguments(call: ToolCall) -> list[str]:
     if call.arguments is None and call.raw_arguments is not None:
-        return ["with arguments that are not valid JSON:", *_quote(call.raw_arguments)]
+        return ["with arguments that are not valid JSON:", *quote_lines(call.raw_arguments)]
     if call.arguments is None:
         return ["with no arguments"]
     return [f"with arguments {one_line(json.dumps(call.arguments, ensure_ascii=False))}"]
@@ -107,7 +81,7 @@ def _retrieval(retrieval: Retrieval) -> str:
         facts = [f"id: {one_line(doc.id)}"] if doc.id is not None else []
         facts += [f"score: {doc.score!r}"] if doc.score is not None else []
         lines.append(f"[document {number}]" + (f" {', '.join(facts)}" if facts else ""))
-        lines += _quote(doc.content)
+        lines += quote_lines(doc.content)
     return "\n".join(lines)
 
 
@@ -165,7 +139,7 @@ class TranscriptV2(Formatter[TranscriptV2Params]):
             content, cut = self._truncate(content)
         calls = message.tool_calls or () if isinstance(message, AssistantMessage) else ()
         if content:
-            lines += _quote(content)
+            lines += quote_lines(content)
         elif not (calls or message.parts):
             lines.append("(no content)")
         lines += [cut] if cut else []
