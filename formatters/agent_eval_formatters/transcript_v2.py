@@ -52,6 +52,7 @@ from agent_eval.trace import AgentTrace, AssistantMessage, Message, Retrieval, T
 
 __all__ = ["TranscriptV2", "TranscriptV2Params"]
 
+
 class TranscriptV2Params(FormatterParams):
     """Parameters of ``transcript@2`` (the same as ``transcript@1``'s)."""
 
