@@ -66,7 +66,7 @@ def test_no_judge_shows_the_plan_and_how_to_configure(
     monkeypatch.delenv("MY_JUDGE_KEY")
     code, out, err = score(str(sample(tmp_path)))
     assert code == 2
-    assert "scoring plan" in out and "goal_accuracy@1" in out and "ragas-pretty@1" in out
+    assert "scoring plan" in out and "goal_accuracy@2" in out and "transcript@2" in out
     assert "No judge is configured" in err and "OPENAI_API_KEY" in err and "--base-url" in err
     assert "Ollama" in err and "vLLM" in err and "llama.cpp" in err
     assert "Traceback" not in out + err
@@ -211,7 +211,7 @@ def test_fail_under_gates_on_the_mean_score(
         str(inputs), "--fail-under", threshold, *judge_args(fake_server, tmp_path / threshold)
     )
     assert code == expected, out + err
-    assert ("gate failed: goal_accuracy@1 mean score 0.500" in err) == (expected == 1)
+    assert ("gate failed: goal_accuracy@2 mean score 0.500" in err) == (expected == 1)
 
 
 def test_redact_argv_hides_secret_flags_and_values() -> None:

@@ -83,7 +83,7 @@ def test_without_a_judge_the_judge_free_metric_still_scores(tmp_path: Path) -> N
     )
     # exit 2: a metric asked for (goal_accuracy) could not run; the judge-free one still did
     assert result.exit_code == 2, result.stderr
-    assert "No judge is configured, so goal_accuracy@1 was not scored" in result.stderr
+    assert "No judge is configured, so goal_accuracy@2 was not scored" in result.stderr
     assert "goal_accuracy@1" in result.stdout  # its plan
     rows = load_results(out)
     assert {r.metric for r in rows} == {"test_words@1"}

@@ -240,7 +240,7 @@ def test_a_shutdown_keeps_the_spend_of_the_judge_calls_it_cuts_short(
         "judge_requests": 1,
         "unanswered_requests": 1,
     }
-    assert spend["metric"] == "goal_accuracy@1" and spend["tokens_estimated"] is True
+    assert spend["metric"] == "goal_accuracy@2" and spend["tokens_estimated"] is True
     assert spend["judge_input_tokens"] > 0  # the unread reply's request, at its estimate
 
 

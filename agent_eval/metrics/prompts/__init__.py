@@ -61,7 +61,7 @@ class PromptSet:
         # of a render's time). A template that used one fails loudly (StrictUndefined).
         env.globals.clear()
         env.filters["quoted"] = _quoted
-        env.filters["one_line"] = one_line
+        env.filters["one_line"] = _one_line
         self._templates = {name[: -len(".j2")]: env.get_template(name) for name in self.sources}
         self._parts = {  # templates that only substitute variables: their parts and names
             name[: -len(".j2")]: (parts, frozenset(p[0] for p in parts if isinstance(p, tuple)))
@@ -104,8 +104,12 @@ class PromptSet:
             raise jinja2.TemplateNotFound(f"{name}.j2") from None
 
 
-def _quoted(text: str) -> str:
-    return "\n".join(quote_lines(str(text)))
+def _quoted(value: object) -> str:
+    return "\n".join(quote_lines(str(value)))
+
+
+def _one_line(value: object) -> str:
+    return one_line(str(value))
 
 
 def _substitution_parts(
