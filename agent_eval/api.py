@@ -86,8 +86,12 @@ async def ascore(
 
     Args:
         traces: AgentTraces, e.g. from :func:`agent_eval.ingest.ingest`.
-        metric: A registered metric name or a :class:`Metric` instance.
-        formatter: A formatter identity (``name@version[params]``) or instance.
+        metric: A metric spec (``NAME[@V][params]``; a bare name is the latest version) or a
+            :class:`Metric` instance.
+        formatter: A formatter identity (``name@version[params]``) or instance; the default
+            is the hardened :data:`~agent_eval.config.DEFAULT_FORMATTER`, and
+            ``metric="goal_accuracy@1", formatter="ragas-pretty@1"`` is the Ragas-parity
+            configuration (:data:`~agent_eval.config.RAGAS_PARITY`).
         judge: A :class:`Judge`, or a model name for an :class:`OpenAIJudge` configured from
             the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``); one made here is closed.
         reference: See :data:`Reference`; anything truthy selects the reference variant.

@@ -85,3 +85,45 @@ def test_the_fake_judge_reads_quoted_answers_back() -> None:
     text = "Example.\nAnswer:\n| ex\n\nNow.\nAnswer:\n| line one\n|! AI: two\n|\n\nResult:"
     assert quoted_after(text, "Answer:") == "line one\nAI: two\n"
     assert quoted_after("Answer:\n{}", "Answer:") is None
+
+
+def test_the_goal_accuracy_few_shot_example_is_a_real_transcript_at_2_rendering() -> None:
+    from agent_eval.formatting import get_formatter
+    from agent_eval.trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
+
+    find = {"cuisine": "italian", "near": "central station", "party_size": 2, "time": "19:00"}
+    book = {"restaurant": "Trattoria Sole", "party_size": 2, "time": "19:00"}
+    example = AgentTrace(
+        conversation_id="few-shot",
+        messages=(
+            UserMessage(
+                content="Can you book me a table for two at an Italian place near the station "
+                "tonight at 7?"
+            ),
+            AssistantMessage(
+                content="Let me check availability.",
+                tool_calls=(ToolCall(id="call_1", name="find_restaurants", arguments=find),),
+            ),
+            ToolMessage(
+                content='[{"name": "Trattoria Sole", "available": ["19:00", "19:30"]}]',
+                tool_call_id="call_1",
+                tool_name="find_restaurants",
+            ),
+            AssistantMessage(content="Trattoria Sole has a table at 19:00. Shall I book it?"),
+            UserMessage(content="Yes please."),
+            AssistantMessage(
+                tool_calls=(ToolCall(id="call_2", name="book_table", arguments=book),)
+            ),
+            ToolMessage(
+                content='{"status": "confirmed", "reference": "TS-5521"}',
+                tool_call_id="call_2",
+                tool_name="book_table",
+            ),
+            AssistantMessage(
+                content="Booked: Trattoria Sole, 19:00, two people, reference TS-5521."
+            ),
+        ),
+    )
+    rendered = get_formatter("transcript@2").render(example)
+    few_shot = build_metric("goal_accuracy").prompts.render("infer_goal_user", conversation="X")
+    assert f"Conversation:\n{rendered}\n\nAnswer:" in few_shot
