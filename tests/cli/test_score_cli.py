@@ -87,8 +87,8 @@ def test_dry_run_plans_calls_tokens_and_cost(tmp_path: Path) -> None:
     )
     assert code == 0
     assert (cell(out, "metric"), cell(out, "formatter"), cell(out, "judge")) == (
-        "goal_accuracy@1",
-        "ragas-pretty@1",
+        "goal_accuracy@2",
+        "transcript@2",
         "gpt-4o-mini",
     )
     assert (cell(out, "conversations"), cell(out, "to score")) == ("4", "3")
@@ -382,7 +382,7 @@ def test_a_gate_score_cannot_measure_is_refused_before_any_judge_call(
     ("args", "message"),
     [
         (["--metric", "goal_acuracy"], "metric 'goal_acuracy'; did you mean 'goal_accuracy'?"),
-        (["--formatter", "transcript@2"], "formatter 'transcript@2'; did you mean 'transcript@1'?"),
+        (["--formatter", "transcrpt@1"], "formatter 'transcrpt@1'; did you mean 'transcript@1'?"),
         (["--config", "judge.toml"], "judge 'langchian'; did you mean 'langchain'?"),
     ],
 )  # fmt: skip

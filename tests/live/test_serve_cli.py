@@ -120,8 +120,8 @@ def test_serve_scores_sdk_spans_and_stops_cleanly_on_sigterm(
     assert set(stored) == {"cli-done", "cli-held"}
     assert stored["cli-done"].messages[-1].content == f"gone {DONE}"
     renderings = read_renderings(out)
-    assert set(renderings) == {("cli-done", "ragas-pretty@1"), ("cli-held", "ragas-pretty@1")}
-    assert DONE in renderings[("cli-done", "ragas-pretty@1")]
+    assert set(renderings) == {("cli-done", "transcript@2"), ("cli-held", "transcript@2")}
+    assert DONE in renderings[("cli-done", "transcript@2")]
     with ResultStore(out) as store:
         [run] = store.runs()
     assert run.argv[1:4] == ("serve", "--port", "0") and "--judge" in run.argv
