@@ -13,7 +13,7 @@ Example::
     summary = agent_eval.score(  # closes the judge's connections before it returns
         traces,
         metric="goal_accuracy",
-        formatter="ragas-pretty@1",
+        formatter="transcript@2",   # the default (hardened); Ragas parity: "ragas-pretty@1"
         judge=OpenAIJudge("gpt-4o-mini"),
         reference=True,          # use each trace's reference (or pass {conversation_id: goal})
         out="runs/first",        # the run directory, as `agent-eval score --out` writes it
@@ -29,7 +29,7 @@ from typing import Any
 
 from rich.console import Console
 
-from agent_eval.config import ScoreConfig
+from agent_eval.config import DEFAULT_FORMATTER, ScoreConfig
 from agent_eval.formatting.base import Formatter
 from agent_eval.formatting.registry import get_formatter
 from agent_eval.judges.base import Judge
@@ -77,7 +77,7 @@ async def ascore(
     traces: Iterable[AgentTrace],
     *,
     metric: str | Metric = "goal_accuracy",
-    formatter: str | Formatter[Any] = "ragas-pretty@1",
+    formatter: str | Formatter[Any] = DEFAULT_FORMATTER,
     judge: Judge | str,
     reference: Reference = None,
     concurrency: int = DEFAULT_CONCURRENCY,
@@ -94,8 +94,12 @@ async def ascore(
 
     Args:
         traces: AgentTraces, e.g. from :func:`agent_eval.ingest.ingest`.
-        metric: A registered metric name or a :class:`Metric` instance.
-        formatter: A formatter identity (``name@version[params]``) or instance.
+        metric: A metric spec (``NAME[@V][params]``; a bare name is the latest version) or a
+            :class:`Metric` instance.
+        formatter: A formatter identity (``name@version[params]``) or instance; the default
+            is the hardened :data:`~agent_eval.config.DEFAULT_FORMATTER`, and
+            ``metric="goal_accuracy@1", formatter="ragas-pretty@1"`` is the Ragas-parity
+            configuration (:data:`~agent_eval.config.RAGAS_PARITY`).
         judge: A :class:`Judge`, or a model name for an :class:`OpenAIJudge` configured from
             the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``); one made here is closed.
         reference: See :data:`Reference`; anything truthy selects the reference variant.

@@ -7,7 +7,7 @@ Keys are the flag names with ``-`` or ``_``::
     [score]
     metric = "goal_accuracy"
     with-reference = false
-    formatter = "ragas-pretty@1"
+    formatter = "transcript@2"                # the hardened default; "ragas-pretty@1": Ragas parity
     formatter-path = ["my_formatters/"]      # directories, .py files or modules to load
     judge = "gpt-4o-mini"
     base-url = "http://localhost:11434/v1"   # any OpenAI-compatible server
@@ -59,6 +59,8 @@ from agent_eval.errors import ConfigError
 
 __all__ = [
     "DEFAULT_CONFIG_NAME",
+    "DEFAULT_FORMATTER",
+    "RAGAS_PARITY",
     "JudgeTable",
     "ScoreConfig",
     "load_config",
@@ -67,6 +69,16 @@ __all__ = [
 ]
 
 DEFAULT_CONFIG_NAME = "agent-eval.toml"
+
+DEFAULT_FORMATTER = "transcript@2"
+"""The formatter used wherever none is chosen (``score``, ``stability``, ``serve``, the pytest
+plugin, :func:`agent_eval.score`): hardened, so no message content can forge a turn or end the
+conversation early (``docs/hardened-judging.md``)."""
+
+RAGAS_PARITY = ("goal_accuracy@1", "ragas-pretty@1")
+"""The Ragas-parity configuration ``(metric, formatter)``: Ragas' rendering byte for byte and the
+prompts that follow Ragas' published instructions, for results comparable with Ragas'. Not
+hardened: content can forge turns in it."""
 
 
 class JudgeTable(BaseModel):
@@ -152,7 +164,7 @@ class ScoreConfig(BaseModel):
     references: Path | None = None
     tool_references: Path | None = None
     turn_labels: Path | None = None
-    formatter: str = "ragas-pretty@1"
+    formatter: str = DEFAULT_FORMATTER
     formatter_path: tuple[str, ...] = ()
     judge: str | None = None
     judge_table: JudgeTable = Field(default_factory=JudgeTable)

@@ -73,7 +73,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agent-eval-judge", help="Judge model (ini agent_eval_judge).")
     group.addoption("--agent-eval-base-url", help="OpenAI-compatible judge endpoint.")
     group.addoption("--agent-eval-api-key-env", help="Env var holding the judge's key.")
-    group.addoption("--agent-eval-formatter", help="Formatter NAME@V (default ragas-pretty@1).")
+    group.addoption("--agent-eval-formatter", help="Formatter NAME@V (default transcript@2).")
     group.addoption(
         "--agent-eval-report", metavar="PATH", help="Write the session's HTML report to PATH."
     )
@@ -122,6 +122,8 @@ class JudgeSettings:
     @classmethod
     def from_config(cls, config: pytest.Config) -> JudgeSettings:
         """Option, then ini key, then environment variable (see the module docstring)."""
+        from agent_eval.config import DEFAULT_FORMATTER
+
         values: dict[str, str | None] = {}
         for name, (ini, env) in _INI.items():
             value = config.getoption(f"agent_eval_{name}", None) or config.getini(ini)
@@ -130,7 +132,7 @@ class JudgeSettings:
             judge=values["judge"],
             base_url=values["base_url"],
             api_key_env=values["api_key_env"] or "OPENAI_API_KEY",
-            formatter=values["formatter"] or "ragas-pretty@1",
+            formatter=values["formatter"] or DEFAULT_FORMATTER,
         )
 
 

@@ -17,7 +17,7 @@ def test_defaults_without_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert config == ScoreConfig()
     assert (config.metric, config.formatter, config.concurrency, config.max_retries) == (
         "goal_accuracy",
-        "ragas-pretty@1",
+        "transcript@2",
         16,
         2,
     )

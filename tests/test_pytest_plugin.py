@@ -103,7 +103,7 @@ def test_assert_score_and_marker_pass_and_fail_with_the_verdict_reason_and_rende
     result.assert_outcomes(passed=3, failed=2)
     out = result.stdout.str()
     failure = out[out.index("test_goal_missed") :]
-    assert "agent-eval: goal_accuracy@1 on conversation 'c-bad': status ok" in failure
+    assert "agent-eval: goal_accuracy@2 on conversation 'c-bad': status ok" in failure
     assert "verdict '0', score 0.0 < 1.0" in failure
     assert "reason: compared" in failure
     assert "end state: nothing done" in failure

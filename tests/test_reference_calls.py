@@ -164,7 +164,7 @@ def test_score_reads_tool_references_and_exits_2_for_the_judged_metric(tmp_path:
     )
     assert mixed.exit_code == 2, mixed.stderr
     assert "references: 1 of 1 id(s)" in mixed.stderr
-    assert "so goal_accuracy@1 was not scored (tool_call_accuracy@1[order=superset] need none" in (
+    assert "so goal_accuracy@2 was not scored (tool_call_accuracy@1[order=superset] need none" in (
         mixed.stderr
     )
     by_id = {r.conversation_id: r for r in load_results(out)}

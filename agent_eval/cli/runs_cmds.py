@@ -225,7 +225,8 @@ def diff_cmd(run_a: RunArg, run_b: RunArg, out: OutOpt = None, as_json: JsonOpt 
     """What differs between two runs' records, and which result rows changed.
 
     Warns when one formatter name@version was recorded with two fingerprints (changed without
-    a version bump: its rows are not comparable).
+    a version bump: its rows are not comparable), and when the runs used different formatters
+    or metric versions (such as the change of the default to the hardened transcript@2).
     """
     with usage_errors():
         ref_a, ref_b = find_run(run_a, out), find_run(run_b, out)
@@ -237,7 +238,7 @@ def diff_cmd(run_a: RunArg, run_b: RunArg, out: OutOpt = None, as_json: JsonOpt 
 
 
 def _print_diff(diff: RunDiff) -> None:
-    for warning in diff.formatter_drift:
+    for warning in [*diff.formatter_drift, *diff.identity_changes]:
         err_console.print(
             f"[bold yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True
         )

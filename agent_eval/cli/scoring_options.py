@@ -61,7 +61,12 @@ PathsArg = Annotated[
 MetricOpt = Annotated[
     str | None,
     typer.Option(
-        "--metric", metavar="SPEC", help="Metric NAME[@V][params] (default goal_accuracy)."
+        "--metric",
+        metavar="SPEC",
+        help=(
+            "Metric NAME[@V][params] (default goal_accuracy); a bare NAME is the latest "
+            "version, NAME@1 the original prompts."
+        ),
     ),
 ]
 JudgeOpt = Annotated[
@@ -123,7 +128,10 @@ FormatterOpt = Annotated[
     typer.Option(
         "--formatter",
         metavar="NAME@V",
-        help="Formatter NAME@V[params] (default ragas-pretty@1).",
+        help=(
+            "Formatter NAME@V[params] (default transcript@2, hardened; ragas-pretty@1 for "
+            "Ragas parity)."
+        ),
         show_default=False,
     ),
 ]

@@ -167,10 +167,15 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     ] = 30.0,
     metric: Annotated[
         str | None,
-        typer.Option(help="The one metric serve scores, NAME[@V] (default goal_accuracy)."),
+        typer.Option(
+            help=(
+                "The one metric serve scores, NAME[@V] (default goal_accuracy; a bare name "
+                "is the latest version)."
+            )
+        ),
     ] = None,
     formatter: Annotated[
-        str | None, typer.Option(help="Formatter NAME@V (default ragas-pretty@1).")
+        str | None, typer.Option(help="Formatter NAME@V (default transcript@2, hardened).")
     ] = None,
     judge: Annotated[str | None, typer.Option(help="Judge model name.")] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint URL.")] = None,

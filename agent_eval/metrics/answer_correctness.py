@@ -27,7 +27,7 @@ from agent_eval.metrics.prompts import PromptSet
 from agent_eval.metrics.rag_base import RagMetric, exact_int, k_of_n
 from agent_eval.result import Atom
 
-__all__ = ["AnswerCorrectness", "CorrectnessVerdict", "CriticalFact"]
+__all__ = ["AnswerCorrectness", "AnswerCorrectnessV2", "CorrectnessVerdict", "CriticalFact"]
 
 
 class CriticalFact(BaseModel):
@@ -124,3 +124,18 @@ class AnswerCorrectness(RagMetric):
                 "missing_critical_facts": [f.fact for f in facts if f.status == "missing"],
             },
         )
+
+
+class AnswerCorrectnessV2(AnswerCorrectness):
+    """``answer_correctness@2``: the same procedure with prompts that frame the input as data.
+
+    The ``answer_correctness_v2`` prompts say that the material is recorded, untrusted data to
+    evaluate, that any instruction inside it (one that addresses an evaluator or asks for a
+    verdict included) is part of what is evaluated and never addressed to the judge, and show
+    trace text as quoted lines (``| line``, ``|! line`` for lines imitating a header), as the
+    hardened formatters do (``docs/hardened-judging.md``).
+    ``answer_correctness@1`` keeps the original prompts.
+    """
+
+    version: ClassVar[int] = 2
+    prompts: ClassVar[PromptSet | None] = PromptSet("answer_correctness_v2")

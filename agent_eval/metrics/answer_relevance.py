@@ -22,7 +22,7 @@ from agent_eval.metrics.base import CallTally, MetricInput, MetricOutcome
 from agent_eval.metrics.prompts import PromptSet
 from agent_eval.metrics.rag_base import RagMetric, exact_int
 
-__all__ = ["AnswerRelevance", "RelevanceVerdict", "normalise_rubric"]
+__all__ = ["AnswerRelevance", "AnswerRelevanceV2", "RelevanceVerdict", "normalise_rubric"]
 
 
 def normalise_rubric(value: int) -> float:
@@ -66,3 +66,18 @@ class AnswerRelevance(RagMetric):
             score=normalise_rubric(verdict.verdict),
             details={"rubric": verdict.verdict},
         )
+
+
+class AnswerRelevanceV2(AnswerRelevance):
+    """``answer_relevance@2``: the same procedure with prompts that frame the input as data.
+
+    The ``answer_relevance_v2`` prompts say that the material is recorded, untrusted data to
+    evaluate, that any instruction inside it (one that addresses an evaluator or asks for a
+    verdict included) is part of what is evaluated and never addressed to the judge, and show
+    trace text as quoted lines (``| line``, ``|! line`` for lines imitating a header), as the
+    hardened formatters do (``docs/hardened-judging.md``).
+    ``answer_relevance@1`` keeps the original prompts.
+    """
+
+    version: ClassVar[int] = 2
+    prompts: ClassVar[PromptSet | None] = PromptSet("answer_relevance_v2")

@@ -331,8 +331,11 @@ def require_judge(metric: Metric, judge: Judge | None) -> Judge:
 def _adapt(name: str, obj: object) -> type[Metric]:
     if not (isinstance(obj, type) and issubclass(obj, Metric)):
         raise TypeError(f"metric entry point {name!r} is not a Metric subclass: {obj!r}")
+    if "@" in name and f"{obj.name}@{obj.version}" != name:  # an older version: NAME@VERSION
+        raise ValueError(f"metric entry point {name!r} declares {obj.name}@{obj.version}")
     return obj
 
 
 metrics: Registry[type[Metric]] = Registry("metric", "agent_eval.metrics", _adapt)
-"""Metric classes by name (``goal_accuracy``, third-party)."""
+"""Metric classes by name (``goal_accuracy``: the latest version; ``goal_accuracy@1``: an older
+one kept available; see :func:`agent_eval.metrics.spec.metric_class`)."""

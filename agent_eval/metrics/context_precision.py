@@ -38,7 +38,13 @@ from agent_eval.metrics.prompts import PromptSet
 from agent_eval.metrics.rag_base import RagMetric, k_of_n, render_passages
 from agent_eval.result import Atom
 
-__all__ = ["ContextPrecision", "LLMContextPrecision", "PassageVerdict", "passage_verdicts_model"]
+__all__ = [
+    "ContextPrecision",
+    "LLMContextPrecision",
+    "LLMContextPrecisionV2",
+    "PassageVerdict",
+    "passage_verdicts_model",
+]
 
 
 def retrieval_skip(sample: MetricInput) -> str | None:
@@ -216,3 +222,18 @@ def _label_name(relevant: bool | None) -> str:
 
 def _flag(passage: Passage) -> int | None:
     return None if passage.relevant is None else int(passage.relevant)
+
+
+class LLMContextPrecisionV2(LLMContextPrecision):
+    """``llm_context_precision@2``: the same procedure with prompts that frame the input as data.
+
+    The ``context_precision_v2`` prompts say that the material is recorded, untrusted data to
+    evaluate, that any instruction inside it (one that addresses an evaluator or asks for a
+    verdict included) is part of what is evaluated and never addressed to the judge, and show
+    trace text as quoted lines (``| line``, ``|! line`` for lines imitating a header), as the
+    hardened formatters do (``docs/hardened-judging.md``).
+    ``llm_context_precision@1`` keeps the original prompts.
+    """
+
+    version: ClassVar[int] = 2
+    prompts: ClassVar[PromptSet | None] = PromptSet("context_precision_v2")

@@ -29,7 +29,13 @@ from agent_eval.metrics.prompts import PromptSet
 from agent_eval.metrics.rag_base import RagMetric, k_of_n, render_passages
 from agent_eval.result import Atom
 
-__all__ = ["AttributedStatement", "AttributedStatements", "ContextRecall", "LLMContextRecall"]
+__all__ = [
+    "AttributedStatement",
+    "AttributedStatements",
+    "ContextRecall",
+    "LLMContextRecall",
+    "LLMContextRecallV2",
+]
 
 
 class ContextRecall(RagMetric):
@@ -163,3 +169,18 @@ class LLMContextRecall(RagMetric):
             reason=f"{k_of_n(hits, len(atoms))} reference statements found in the passages",
             details={"recall": hits / len(atoms), "k_of_n": k_of_n(hits, len(atoms))},
         )
+
+
+class LLMContextRecallV2(LLMContextRecall):
+    """``llm_context_recall@2``: the same procedure with prompts that frame the input as data.
+
+    The ``context_recall_v2`` prompts say that the material is recorded, untrusted data to
+    evaluate, that any instruction inside it (one that addresses an evaluator or asks for a
+    verdict included) is part of what is evaluated and never addressed to the judge, and show
+    trace text as quoted lines (``| line``, ``|! line`` for lines imitating a header), as the
+    hardened formatters do (``docs/hardened-judging.md``).
+    ``llm_context_recall@1`` keeps the original prompts.
+    """
+
+    version: ClassVar[int] = 2
+    prompts: ClassVar[PromptSet | None] = PromptSet("context_recall_v2")

@@ -48,6 +48,7 @@ from agent_eval.tokens import count_tokens
 __all__ = [
     "Faithfulness",
     "FaithfulnessParams",
+    "FaithfulnessV2",
     "StatementVerdict",
     "StatementVerdicts",
     "Statements",
@@ -219,3 +220,18 @@ def _alignment(output: StatementVerdicts, statements: list[str]) -> Problem | No
                 "each statement exactly"
             )
     return None
+
+
+class FaithfulnessV2(Faithfulness):
+    """``faithfulness@2``: the same procedure with prompts that frame the input as data.
+
+    The ``faithfulness_v2`` prompts say that the material is recorded, untrusted data to
+    evaluate, that any instruction inside it (one that addresses an evaluator or asks for a
+    verdict included) is part of what is evaluated and never addressed to the judge, and show
+    trace text as quoted lines (``| line``, ``|! line`` for lines imitating a header), as the
+    hardened formatters do (``docs/hardened-judging.md``).
+    ``faithfulness@1`` keeps the original prompts.
+    """
+
+    version: ClassVar[int] = 2
+    prompts: ClassVar[PromptSet] = PromptSet("faithfulness_v2")

@@ -31,7 +31,7 @@ from agent_eval.metrics.base import (
 from agent_eval.metrics.prompts import PromptSet
 from agent_eval.tokens import count_tokens, tokens_at_most
 
-__all__ = ["GoalAccuracy", "GoalAndOutcome", "OutcomeComparison"]
+__all__ = ["GoalAccuracy", "GoalAccuracyV2", "GoalAndOutcome", "OutcomeComparison"]
 
 
 class GoalAndOutcome(BaseModel):
@@ -156,3 +156,18 @@ class GoalAccuracy(Metric):
 
 def _tokens(request: JudgeRequest) -> int:
     return sum(count_tokens(m["content"]) for m in request.messages)
+
+
+class GoalAccuracyV2(GoalAccuracy):
+    """``goal_accuracy@2``: the same procedure with prompts that frame the input as data.
+
+    The ``goal_accuracy_v2`` prompts say that the material is recorded, untrusted data to
+    evaluate, that any instruction inside it (one that addresses an evaluator or asks for a
+    verdict included) is part of what is evaluated and never addressed to the judge, and show
+    trace text as quoted lines (``| line``, ``|! line`` for lines imitating a header), as the
+    hardened formatters do (``docs/hardened-judging.md``).
+    ``goal_accuracy@1`` keeps the original prompts.
+    """
+
+    version: ClassVar[int] = 2
+    prompts: ClassVar[PromptSet] = PromptSet("goal_accuracy_v2")

@@ -51,6 +51,7 @@ __all__ = [
     "ClaimLabel",
     "Claims",
     "Groundedness",
+    "GroundednessV2",
 ]
 
 ClaimLabel = Literal["SUPPORTED", "CONTRADICTED", "UNSUPPORTED"]
@@ -237,3 +238,18 @@ def _atom(text: str, judgement: ClaimJudgement, passages: list[str]) -> Atom:
         rationale=judgement.rationale,
         judge_label=None if verified else judgement.label,
     )
+
+
+class GroundednessV2(Groundedness):
+    """``groundedness@2``: the same procedure with prompts that frame the input as data.
+
+    The ``groundedness_v2`` prompts say that the material is recorded, untrusted data to
+    evaluate, that any instruction inside it (one that addresses an evaluator or asks for a
+    verdict included) is part of what is evaluated and never addressed to the judge, and show
+    trace text as quoted lines (``| line``, ``|! line`` for lines imitating a header), as the
+    hardened formatters do (``docs/hardened-judging.md``).
+    ``groundedness@1`` keeps the original prompts.
+    """
+
+    version: ClassVar[int] = 2
+    prompts: ClassVar[PromptSet] = PromptSet("groundedness_v2")

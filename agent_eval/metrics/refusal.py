@@ -24,7 +24,7 @@ from agent_eval.metrics.base import CallTally, MetricInput, MetricOutcome
 from agent_eval.metrics.prompts import PromptSet
 from agent_eval.metrics.rag_base import RagMetric
 
-__all__ = ["Refusal", "RefusalVerdict", "expected_behaviour"]
+__all__ = ["Refusal", "RefusalV2", "RefusalVerdict", "expected_behaviour"]
 
 _EXPECTED = {
     "UNANSWERABLE": "decline",
@@ -86,3 +86,18 @@ class Refusal(RagMetric):
             details["expected"] = expected
             details["appropriate"] = (verdict.verdict == "1") == (expected != "answer")
         return MetricOutcome(verdict=verdict.verdict, reason=verdict.reason, details=details)
+
+
+class RefusalV2(Refusal):
+    """``refusal@2``: the same procedure with prompts that frame the input as data.
+
+    The ``refusal_v2`` prompts say that the material is recorded, untrusted data to
+    evaluate, that any instruction inside it (one that addresses an evaluator or asks for a
+    verdict included) is part of what is evaluated and never addressed to the judge, and show
+    trace text as quoted lines (``| line``, ``|! line`` for lines imitating a header), as the
+    hardened formatters do (``docs/hardened-judging.md``).
+    ``refusal@1`` keeps the original prompts.
+    """
+
+    version: ClassVar[int] = 2
+    prompts: ClassVar[PromptSet | None] = PromptSet("refusal_v2")

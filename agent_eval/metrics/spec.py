@@ -1,8 +1,14 @@
 """Metric specs: ``name[@version][params]`` on the command line, to a :class:`Metric`.
 
 The syntax is the formatters' (:mod:`agent_eval.formatting.identity`): ``goal_accuracy``,
-``faithfulness@1``, ``faithfulness@1[per_statement=true]``. The version, when given, must be
-the registered class's; parameters are validated against the class's ``Params`` model.
+``faithfulness@1``, ``faithfulness@1[per_statement=true]``. Parameters are validated against
+the class's ``Params`` model.
+
+Several versions of a metric can be registered (:func:`metric_class`): the entry point named
+after the bare name (``goal_accuracy``) is the latest version, and each older version that stays
+available has an entry point ``NAME@VERSION`` (``goal_accuracy@1``). So ``goal_accuracy@1``
+always resolves to the same prompts, and a bare ``goal_accuracy`` to the latest version; the run
+record stores the full ``name@version``, never the bare name.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from agent_eval.errors import ConfigError
 from agent_eval.formatting.identity import build_params, parse_identity
 from agent_eval.metrics.base import Metric, metrics
 
-__all__ = ["build_metric", "split_metrics"]
+__all__ = ["build_metric", "metric_class", "metric_versions", "split_metrics"]
 
 
 def split_metrics(text: str) -> list[str]:
@@ -28,6 +34,39 @@ def split_metrics(text: str) -> list[str]:
     return [spec for spec in specs if spec]
 
 
+def metric_versions(name: str) -> list[int]:
+    """The registered versions of metric ``name``, ascending (reads entry-point names only)."""
+    versions = {
+        int(entry.rpartition("@")[2])
+        for entry in metrics.declared_names()
+        if entry.startswith(f"{name}@") and entry.rpartition("@")[2].isdigit()
+    }
+    if name in metrics.declared_names():
+        versions.add(metrics.get(name).version)
+    return sorted(versions)
+
+
+def metric_class(name: str, version: int | None = None) -> type[Metric]:
+    """The class of metric ``name`` at ``version``; the latest (the bare entry) when ``None``.
+
+    Raises:
+        ConfigError: that version of the metric is not registered (lists the ones that are).
+        UnknownPluginError: no metric of that name is registered (the message lists them).
+
+    """
+    if version is not None and f"{name}@{version}" in metrics:
+        cls = metrics.get(f"{name}@{version}")
+    else:
+        cls = metrics.get(name)
+    if version is not None and version != cls.version:
+        known = ", ".join(f"{name}@{v}" for v in metric_versions(name))
+        raise ConfigError(
+            f"metric {name} has no version {version} here; available: {known} "
+            f"(a bare {name} is the latest)"
+        )
+    return cls
+
+
 def build_metric(
     spec: str,
     *,
@@ -36,21 +75,16 @@ def build_metric(
     max_tokens: int | None = None,
     seed: int | None = None,
 ) -> Metric:
-    """The metric ``spec`` names, with the run's judge settings.
+    """The metric ``spec`` names, with the run's judge settings; a bare name is the latest version.
 
     Raises:
-        ConfigError: a malformed spec, a version that is not the registered one, an unknown
+        ConfigError: a malformed spec, a version that is not registered, an unknown
             parameter or a value of the wrong type.
         UnknownPluginError: no metric of that name is registered (the message lists them).
 
     """
     parsed = parse_identity(spec, "metric")
-    cls = metrics.get(parsed.name)
-    if parsed.version is not None and parsed.version != cls.version:
-        raise ConfigError(
-            f"metric {parsed.name} is at version {cls.version} here, not {parsed.version}: "
-            f"use {parsed.name}@{cls.version}"
-        )
+    cls = metric_class(parsed.name, parsed.version)
     params = build_params(f"{parsed.name}@{cls.version}", cls.Params, dict(parsed.params), "metric")
     return cls(
         params,

@@ -44,6 +44,7 @@ __all__ = [
     "flatten",
     "reproducibility_record",
     "request_parameters",
+    "resolved_metrics",
     "run_record",
 ]
 
@@ -209,6 +210,7 @@ def request_parameters(cfg: ScoreConfig, model: str | None) -> dict[str, Any]:
         "max_context_tokens": cfg.max_context_tokens,
         "concurrency": cfg.concurrency,
         "metric": cfg.metric,
+        "metric_resolved": resolved_metrics(cfg.metric),
         "with_reference": cfg.with_reference,
         "formatter": cfg.formatter,
         "cache": cfg.cache,
@@ -217,6 +219,25 @@ def request_parameters(cfg: ScoreConfig, model: str | None) -> dict[str, Any]:
         "max_judge_tokens": cfg.max_judge_tokens,
         "max_cost": cfg.max_cost,
     }
+
+
+def resolved_metrics(text: str) -> dict[str, str]:
+    """Each metric spec of ``text`` (``"goal_accuracy,faithfulness@1"``) -> the identity it names.
+
+    A bare name resolves to the latest registered version (``goal_accuracy`` ->
+    ``goal_accuracy@2``), so the record says which prompts a bare name meant. A spec that does
+    not resolve maps to ``"unresolved"`` (the run reports that error itself).
+    """
+    from agent_eval.errors import AgentEvalError
+    from agent_eval.metrics.spec import build_metric, split_metrics
+
+    resolved = {}
+    for spec in split_metrics(text):
+        try:
+            resolved[spec] = build_metric(spec).id
+        except AgentEvalError:
+            resolved[spec] = "unresolved"
+    return resolved
 
 
 def flatten(value: Any, prefix: str = "") -> dict[str, Any]:

@@ -4,6 +4,11 @@ Rows are paired by (subject, metric, formatter, repeat), the subject being the c
 or ``conversation_id/unit_id``. When the two runs share no such pair (e.g. a metric version or a
 formatter changed), they are paired by (subject, repeat) instead, and the pairing used is named.
 A pair has changed when its status, verdict or score differs.
+
+When the runs scored with different formatter or metric identities (for example across the
+change of the default to the hardened ``transcript@2`` and ``goal_accuracy@2``,
+``docs/migration-hardened-defaults.md``), :attr:`RunDiff.identity_changes` says so in one
+sentence each, so changed verdicts are read as the effect of that change.
 """
 
 from __future__ import annotations
@@ -52,6 +57,8 @@ class RunDiff:
         formatter_drift: One sentence per formatter identity the two runs recorded with
             different fingerprints (:mod:`agent_eval.run.formatter_drift`): changed
             without a version bump, so its rows are not comparable.
+        identity_changes: One sentence per kind of identity (formatter, metric) whose set
+            differs between the two runs' rows, naming both sets.
 
     """
 
@@ -65,6 +72,31 @@ class RunDiff:
     only_a: list[tuple[str, ...]] = field(default_factory=list)
     only_b: list[tuple[str, ...]] = field(default_factory=list)
     formatter_drift: list[str] = field(default_factory=list)
+    identity_changes: list[str] = field(default_factory=list)
+
+
+def _identity_changes(rows_a: Sequence[MetricResult], rows_b: Sequence[MetricResult]) -> list[str]:
+    """A sentence per identity kind (formatter, metric) the two runs' rows differ in."""
+    changes = []
+    for kind, get in (("formatter", _formatter), ("metric", _metric)):
+        in_a, in_b = sorted({get(r) for r in rows_a}), sorted({get(r) for r in rows_b})
+        if in_a and in_b and in_a != in_b:
+            changes.append(
+                f"the runs used different {kind}s (A: {', '.join(in_a)}; B: {', '.join(in_b)}): "
+                f"the judge read different {'texts' if kind == 'formatter' else 'prompts'}, so "
+                "changed verdicts may come from that change rather than from the conversations "
+                "(the default changed to the hardened transcript@2 and the @2 metric prompts; "
+                "see docs/migration-hardened-defaults.md)"
+            )
+    return changes
+
+
+def _formatter(r: MetricResult) -> str:
+    return r.formatter
+
+
+def _metric(r: MetricResult) -> str:
+    return r.metric
 
 
 def _full(r: MetricResult) -> RowKey:
@@ -93,6 +125,7 @@ def diff_runs(
     diff.config = diff_records(a.config, b.config)
     diff.record = diff_records(a.record, b.record)
     diff.formatter_drift = [d.describe() for d in formatter_drift([*rows_a, *rows_b])]
+    diff.identity_changes = _identity_changes(rows_a, rows_b)
     key, diff.pairing = _full, "subject, metric, formatter, repeat"
     if not set(_index(rows_a, _full)) & set(_index(rows_b, _full)):
         key, diff.pairing = _loose, "subject, repeat"

@@ -4,7 +4,8 @@
 judge would, from two tables: the statements of each answer, and the label (and quote) of each
 statement. It reads the request's own text (the answer after the last ``Answer:``; the numbered
 statements or claims after the last ``Statements:`` / ``Claims:``; the single ``Statement:``), so
-the real client, prompts and parsing all run::
+the real client, prompts and parsing all run (the ``@2`` prompts show the question and answer as
+quoted lines, ``| text``, which :func:`quoted_after` reads back)::
 
     script = ClaimScript(
         statements={"You can return it within 14 days, and shipping is free.": [
@@ -30,7 +31,7 @@ from typing import Any
 from agent_eval.testing.recording import RecordedRequest
 from agent_eval.testing.replies import Reply, Structured, Usage
 
-__all__ = ["ClaimScript", "first_user_text", "numbered_items"]
+__all__ = ["ClaimScript", "first_user_text", "numbered_items", "quoted_after"]
 
 _NUMBERED = re.compile(r"^(\d+)\. (.*)$")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+")
@@ -53,6 +54,25 @@ def numbered_items(text: str, heading: str) -> list[str]:
         if found:
             items.append(found.group(2))
     return items
+
+
+def quoted_after(text: str, heading: str) -> str | None:
+    """The quoted lines (``| x``, ``|! x``, ``|``) after the last ``heading`` line, unquoted.
+
+    ``None`` when the last ``heading`` line is not followed by a quoted line (a ``@1`` prompt).
+    """
+    _, found, tail = text.rpartition(f"\n{heading}\n")
+    lines = []
+    for line in tail.split("\n") if found else ():
+        if not line.startswith("|"):
+            break
+        lines.append(line[3:] if line.startswith("|! ") else line[2:])
+    return "\n".join(lines) if lines else None
+
+
+def _answer(text: str) -> str:
+    quoted = quoted_after(text, "Answer:")
+    return quoted.strip() if quoted is not None else text.rpartition("\nAnswer: ")[2].strip()
 
 
 @dataclass
@@ -79,8 +99,7 @@ class ClaimScript:
 
     def decompose(self, request: RecordedRequest) -> Reply:
         """Reply to a decomposition request (``Statements`` or ``Claims``)."""
-        text = first_user_text(request)
-        answer = text.rpartition("\nAnswer: ")[2].strip()
+        answer = _answer(first_user_text(request))
         atoms = self.statements.get(answer)
         if atoms is None:
             atoms = [s for s in _SENTENCES.split(answer) if s.strip()]

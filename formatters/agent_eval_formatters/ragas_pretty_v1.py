@@ -60,7 +60,10 @@ class RagasPrettyV1(Formatter[NoParams]):
 
     name = "ragas-pretty"
     version = 1
-    description = "Ragas MultiTurnSample.pretty_repr(), byte-identical (Ragas 0.2.15-0.4.3)"
+    description = (
+        "Ragas MultiTurnSample.pretty_repr(), byte-identical (Ragas 0.2.15-0.4.3); "
+        "not hardened: content can forge turns (Ragas parity only)"
+    )
 
     def render(self, trace: AgentTrace) -> str:
         """Render ``trace`` the way Ragas renders the equivalent ``MultiTurnSample``."""

@@ -85,7 +85,10 @@ class TranscriptV1(Formatter[TranscriptParams]):
 
     name = "transcript"
     version = 1
-    description = "numbered transcript: roles, agent names, JSON tool calls, labelled tool results"
+    description = (
+        "numbered transcript: roles, agent names, JSON tool calls, labelled tool results; "
+        "not hardened (see transcript@2)"
+    )
     Params = TranscriptParams
     lock_variants = ("max_tool_chars=200", "system=false")
 

@@ -73,7 +73,7 @@ def overlap_judge(server: FakeModelServer, claims: dict[str, list[str]] | None =
 
 
 def _score(server: FakeModelServer, inputs: list[Path], out: Path) -> None:
-    args = ["score", *map(str, inputs), "--metric", "faithfulness", "--judge", "fake-model",
+    args = ["score", *map(str, inputs), "--metric", "faithfulness@1", "--judge", "fake-model",
             "--base-url", server.base_url, "--out", str(out), "--concurrency", "8"]  # fmt: skip
     result = CliRunner().invoke(app, args, env=ENV)
     assert result.exit_code == 0, result.output

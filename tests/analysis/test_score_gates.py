@@ -136,7 +136,7 @@ def test_fail_under_names_the_metric_and_json_carries_every_outcome(
     judge_script.script(fake_server)
     traces = judge_script.write_traces(tmp_path / "t.jsonl", {"a": "DONE", "b": "DONE"})
     args = [
-        "score", str(traces), "--metric", "goal_accuracy,tool_errors", "--formatter",
+        "score", str(traces), "--metric", "goal_accuracy@1,tool_errors", "--formatter",
         "transcript@1", "--judge", "fake-model", "--base-url", fake_server.base_url,
         "--out", str(tmp_path / "out"), "--fail-under", "0.99", "--gate", "ci=mean_score>=1.0/2",
         "--json",

@@ -118,7 +118,7 @@ def test_score_json(scored: tuple[Path, dict[str, Any]]) -> None:
     assert document["out"] == str(out) and document["exit_code"] == 0
     assert document["dry_run"] is False and document["not_scored"] == []
     (metric,) = document["metrics"]
-    assert (metric["metric"], metric["scored"], metric["units"]) == ("goal_accuracy@1", 2, 2)
+    assert (metric["metric"], metric["scored"], metric["units"]) == ("goal_accuracy@2", 2, 2)
     assert metric["mean_score"] == 0.5 and metric["judge_requests"] == 4
     assert (metric["judge_calls"], metric["cached_calls"], metric["usage_unknown"]) == (4, 0, 0)
     (plan,) = document["plans"]
@@ -226,9 +226,9 @@ def test_export_phoenix_unreachable_exits_5(fake_server: FakeModelServer, tmp_pa
     assert (document["written"], len(document["not_written"])) == (0, 1)
     cid = document["not_written"][0]
     assert document["not_written_annotations"] == [
-        {"conversation_id": cid, "unit_id": "conversation", "metric": "goal_accuracy@1"}
+        {"conversation_id": cid, "unit_id": "conversation", "metric": "goal_accuracy@2"}
     ]  # trial7 #21: each unwritten annotation names its metric, not only the conversation
-    assert f"not written: {cid} goal_accuracy@1" in " ".join(result.stderr.split())
+    assert f"not written: {cid} goal_accuracy@2" in " ".join(result.stderr.split())
     missing = runner.invoke(app, ["export", "phoenix", str(tmp_path / "no-run")])
     same = runner.invoke(app, ["runs", "show", str(tmp_path / "no-run")])
     assert missing.exit_code == same.exit_code != 0  # no such run: as every command says it
@@ -249,8 +249,8 @@ def test_calibrate_a_multi_metric_run_asks_for_one_metric(
     )
     asked = runner.invoke(app, ["calibrate", str(out), "--labels", str(labels)])
     assert asked.exit_code == 2
-    assert "the run scored 2 metrics (goal_accuracy@1, tool_errors@1)" in asked.stderr
-    assert "--metric goal_accuracy@1" in asked.stderr
+    assert "the run scored 2 metrics (goal_accuracy@2, tool_errors@1)" in asked.stderr
+    assert "--metric goal_accuracy@2" in asked.stderr
     one = runner.invoke(
         app, ["calibrate", str(out), "--labels", str(labels), "--metric", "goal_accuracy", "--json"]
     )

@@ -17,9 +17,25 @@ from agent_eval.testing import FakeModelServer
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "otel"
 runner = CliRunner()
 COMMANDS = {
-    "score": ["score", str(FIXTURES), "--formatter", "transcript@1"],
-    "compare": ["compare", str(FIXTURES), "--formatters", "transcript@1,json@1"],
-    "stability": ["stability", str(FIXTURES), "--repeats", "3", "--formatter", "transcript@1"],
+    "score": ["score", str(FIXTURES), "--formatter", "transcript@1", "--metric", "goal_accuracy@1"],
+    "compare": [
+        "compare",
+        str(FIXTURES),
+        "--formatters",
+        "transcript@1,json@1",
+        "--metric",
+        "goal_accuracy@1",
+    ],
+    "stability": [
+        "stability",
+        str(FIXTURES),
+        "--repeats",
+        "3",
+        "--formatter",
+        "transcript@1",
+        "--metric",
+        "goal_accuracy@1",
+    ],
 }
 
 pytestmark = pytest.mark.usefixtures("judge_env_cleared")

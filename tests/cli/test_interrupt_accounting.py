@@ -159,7 +159,7 @@ def test_an_interrupted_score_counts_every_request_and_resume_adds_up(tmp_path: 
         for x in lines
     ), lines
     # the usage table counts the replaced rows too, so it adds up to the run total (#7)
-    (judge,) = [x for x in lines if "goal_accuracy@1" in x and "fake-model" in x]
+    (judge,) = [x for x in lines if "goal_accuracy@2" in x and "fake-model" in x]
     cells = [c.strip() for c in judge.strip("│ ").split("│")]
     assert cells[4:6] == ["14 (4 replaced)", str(total)], cells
 

@@ -114,7 +114,7 @@ def test_a_command_that_printed_its_document_prints_no_second_one(tmp_path: Path
     code, document, _ = _run(*args, cwd=tmp_path)
     assert code == 2
     assert document["command"] == "score" and document["exit_code"] == 2
-    assert document["not_scored"] == ["goal_accuracy@1"] and "error" not in document
+    assert document["not_scored"] == ["goal_accuracy@2"] and "error" not in document
 
 
 def test_without_json_stdout_stays_empty_on_failure(tmp_path: Path) -> None:

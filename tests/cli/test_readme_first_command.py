@@ -35,7 +35,7 @@ def test_the_first_command_scores_the_judge_free_metrics_and_prints_the_plan(
     args[args.index("--out") + 1] = str(tmp_path / "fixtures")
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2, result.stderr  # goal accuracy could not run: no judge
-    assert "No judge is configured, so goal_accuracy@1 was not scored" in result.stderr
+    assert "No judge is configured, so goal_accuracy@2 was not scored" in result.stderr
     assert "judge calls" in result.stdout  # goal accuracy's plan
     # regression (trial5 #11): the README said the plan came after the judge-free results, and
     # the last line summed rows over the four metrics ("108 of 108" for 27 units)

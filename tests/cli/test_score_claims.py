@@ -85,24 +85,24 @@ def test_three_metrics_in_one_run_one_row_per_unit_per_metric(
     rows = load_results(tmp_path / "out")
     by = {(r.metric, r.conversation_id): r for r in rows}
     assert len(rows) == 9 and len({r.run_id for r in rows}) == 1
-    assert by[("faithfulness@1", "returns")].score == 0.5
-    assert by[("groundedness@1", "returns")].score == 0.5
-    assert by[("faithfulness@1", "refusal")].error_type == "no_statements"
-    assert by[("groundedness@1", "nothing")].error_type == "no_context"
-    assert by[("goal_accuracy@1", "returns")].unit_id == "conversation"
+    assert by[("faithfulness@2", "returns")].score == 0.5
+    assert by[("groundedness@2", "returns")].score == 0.5
+    assert by[("faithfulness@2", "refusal")].error_type == "no_statements"
+    assert by[("groundedness@2", "nothing")].error_type == "no_context"
+    assert by[("goal_accuracy@2", "returns")].unit_id == "conversation"
     assert out.count("scored + skipped + errored = units: 1 + 2 + 0 = 3") == 2
     assert "atoms passed" in out and "1 of 2 over 1 scored units" in out
     assert "stage decompose" in out and "stage verify" in out
     assert "judge tokens and cost by stage" in out
     # per metric (trial5 #11: "0 of 2" summed rows over faithfulness and groundedness)
-    assert "units with every atom passed: faithfulness@1 0 of 1; groundedness@1 0 of 1" in out
-    assert "faithfulness@1 returns/turn:1: 1 of 2 passed" in out
+    assert "units with every atom passed: faithfulness@2 0 of 1; groundedness@2 0 of 1" in out
+    assert "faithfulness@2 returns/turn:1: 1 of 2 passed" in out
     assert (tmp_path / "out" / "decompositions.db").is_file()
     # the report can find each verified quote in the unit's stored context
     units = read_units(tmp_path / "out")
     unit = units[("returns", "turn:1")]
     assert unit["answer"] == ANSWER and unit["contexts"][0]["text"] == POLICY
-    atom = (by[("groundedness@1", "returns")].atoms or ())[0]
+    atom = (by[("groundedness@2", "returns")].atoms or ())[0]
     assert atom.evidence_verified
     assert find_quote(atom.evidence, [c["text"] for c in unit["contexts"]]) == 0
 

@@ -66,7 +66,7 @@ def test_no_judge_shows_the_plan_and_how_to_configure(
     monkeypatch.delenv("MY_JUDGE_KEY")
     code, out, err = score(str(sample(tmp_path)))
     assert code == 2
-    assert "scoring plan" in out and "goal_accuracy@1" in out and "ragas-pretty@1" in out
+    assert "scoring plan" in out and "goal_accuracy@2" in out and "transcript@2" in out
     assert "No judge is configured" in err and "OPENAI_API_KEY" in err and "--base-url" in err
     assert "Ollama" in err and "vLLM" in err and "llama.cpp" in err
     assert "Traceback" not in out + err
@@ -87,8 +87,8 @@ def test_dry_run_plans_calls_tokens_and_cost(tmp_path: Path) -> None:
     )
     assert code == 0
     assert (cell(out, "metric"), cell(out, "formatter"), cell(out, "judge")) == (
-        "goal_accuracy@1",
-        "ragas-pretty@1",
+        "goal_accuracy@2",
+        "transcript@2",
         "gpt-4o-mini",
     )
     assert (cell(out, "conversations"), cell(out, "to score")) == ("4", "3")
@@ -211,7 +211,7 @@ def test_fail_under_gates_on_the_mean_score(
         str(inputs), "--fail-under", threshold, *judge_args(fake_server, tmp_path / threshold)
     )
     assert code == expected, out + err
-    assert ("gate failed: goal_accuracy@1 mean score 0.500" in err) == (expected == 1)
+    assert ("gate failed: goal_accuracy@2 mean score 0.500" in err) == (expected == 1)
 
 
 def test_redact_argv_hides_secret_flags_and_values() -> None:
@@ -382,7 +382,7 @@ def test_a_gate_score_cannot_measure_is_refused_before_any_judge_call(
     ("args", "message"),
     [
         (["--metric", "goal_acuracy"], "metric 'goal_acuracy'; did you mean 'goal_accuracy'?"),
-        (["--formatter", "transcript@2"], "formatter 'transcript@2'; did you mean 'transcript@1'?"),
+        (["--formatter", "transcrpt@1"], "formatter 'transcrpt@1'; did you mean 'transcript@1'?"),
         (["--config", "judge.toml"], "judge 'langchian'; did you mean 'langchain'?"),
     ],
 )  # fmt: skip

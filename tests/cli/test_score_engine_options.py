@@ -97,8 +97,8 @@ def test_usage_and_cost_by_metric_formatter_model_and_agent_apart(
     assert code == 0, output
     # goal_script usage: stage 1 100 in / 20 out, stage 2 50 / 10, per conversation.
     lines = output.splitlines()
-    judge_line = next(line for line in lines if "goal_accuracy@1" in line and "fake-model" in line)
-    assert "judge" in judge_line and "ragas-pretty@1" in judge_line
+    judge_line = next(line for line in lines if "goal_accuracy@2" in line and "fake-model" in line)
+    assert "judge" in judge_line and "transcript@2" in judge_line  # the defaults
     assert "300" in judge_line and "60" in judge_line and "$0.0004" in judge_line
     agent_line = next(line for line in lines if "agent" in line and "gpt-4o" in line)
     assert "gpt-4o" in agent_line and "1000" in agent_line and "$0.0035" in agent_line

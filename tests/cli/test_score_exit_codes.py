@@ -103,7 +103,7 @@ def test_a_metric_that_errored_on_every_unit_exits_4_beside_metrics_that_scored(
     err = " ".join(result.stderr.split())
     n = len(json.loads((ROOT / "fixtures" / "expected.json").read_text())["conversations"])
     assert (
-        f"error: goal_accuracy@1: nothing was scored: all {n} conversations errored (mostly "
+        f"error: goal_accuracy@2: nothing was scored: all {n} conversations errored (mostly "
         f"judge_unavailable: {n} of {n}); the other metrics' results are written; list the "
         f"errors with: agent-eval errors {out_dir}"
     ) in err
@@ -116,10 +116,10 @@ def test_a_metric_that_errored_on_every_unit_exits_4_beside_metrics_that_scored(
         "trajectory_match@1": (n, 0),
         "tool_errors@1": (n, 0),
         "loops@1": (n, 0),
-        "goal_accuracy@1": (0, n),
+        "goal_accuracy@2": (0, n),
     }
     statuses = Counter((r.metric, r.status) for r in load_results(out_dir))
-    assert statuses[("goal_accuracy@1", "error")] == n
+    assert statuses[("goal_accuracy@2", "error")] == n
     assert statuses[("loops@1", "ok")] == n
 
 

@@ -59,8 +59,8 @@ def test_judged_and_judge_free_metrics_share_one_run(
     assert result.exit_code == 0, result.stderr
     rows = load_results(out)
     assert {(r.metric, r.conversation_id, r.unit_id) for r in rows} == {
-        ("goal_accuracy@1", "a", "conversation"),
-        ("goal_accuracy@1", "b", "conversation"),
+        ("goal_accuracy@2", "a", "conversation"),
+        ("goal_accuracy@2", "b", "conversation"),
         ("test_words@1[min_length=4]", "a", "turn:1"),
         ("test_words@1[min_length=4]", "b", "turn:1"),
     }
@@ -83,8 +83,8 @@ def test_without_a_judge_the_judge_free_metric_still_scores(tmp_path: Path) -> N
     )
     # exit 2: a metric asked for (goal_accuracy) could not run; the judge-free one still did
     assert result.exit_code == 2, result.stderr
-    assert "No judge is configured, so goal_accuracy@1 was not scored" in result.stderr
-    assert "goal_accuracy@1" in result.stdout  # its plan
+    assert "No judge is configured, so goal_accuracy@2 was not scored" in result.stderr
+    assert "goal_accuracy@2" in result.stdout  # its plan
     rows = load_results(out)
     assert {r.metric for r in rows} == {"test_words@1"}
     assert all(r.judge_model == "none" for r in rows)
@@ -95,6 +95,6 @@ def test_a_metric_named_twice_or_at_a_wrong_version_is_a_usage_error(tmp_path: P
     twice = runner.invoke(app, ["score", str(path), "--metric", "test_words,test_words@1"])
     assert twice.exit_code == 2 and "twice" in twice.stderr
     wrong = runner.invoke(app, ["score", str(path), "--metric", "test_words@7"])
-    assert wrong.exit_code == 2 and "use test_words@1" in wrong.stderr
+    assert wrong.exit_code == 2 and "available: test_words@1" in wrong.stderr
     bad = runner.invoke(app, ["score", str(path), "--metric", "test_words[nope=1]"])
     assert bad.exit_code == 2 and "has no parameter 'nope'" in bad.stderr

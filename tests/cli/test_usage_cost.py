@@ -357,7 +357,7 @@ def test_claim_stages_without_usage_are_estimated_and_add_up(
         assert sent > 0 and replied > 0
         line = cell(out, f"stage {stage}")
         assert line.startswith(f"{len(requests)} requests, ~{sent} in, ~{replied} out (estimated")
-        cells = _stage_line(out, "faithfulness@1", stage)
+        cells = _stage_line(out, "faithfulness@2", stage)
         assert cells[5:7] == [f"~{sent}", f"~{replied}"]
         costs.append(price.cost(sent, replied))
         assert cells[7] == f"~{usd_text(costs[-1])} est."

@@ -55,7 +55,7 @@ def test_list_json_numbers() -> None:
 def test_lock_check_passes() -> None:
     result = runner.invoke(app, ["formatters", "lock", "--check"])
     assert result.exit_code == 0, result.output
-    assert "lock OK: 6 formatter identities match" in result.stdout
+    assert "lock OK: 11 formatter identities match" in result.stdout
 
 
 def test_lock_check_fails_on_unversioned_change(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -140,7 +140,10 @@ def test_show_with_formatter_panel(traces_file: Path) -> None:
 @pytest.mark.parametrize(
     ("option", "expected"),
     [
-        (["--formatter", "nope@1"], "available: json@1, ragas-pretty@1, transcript@1, xml@1"),
+        (
+            ["--formatter", "nope@1"],
+            "available: json@1, json@2, ragas-pretty@1, transcript@1, transcript@2, xml@1, xml@2",
+        ),
         (["--formatter", "transcript@1[bogus=1]"], "max_tool_chars: int | None = none"),
         (["--formatter", "transcript"], "needs a version"),
         (["--conversation", "missing"], "conversations: probe-basic, probe-empty-content"),

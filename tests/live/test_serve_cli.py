@@ -120,8 +120,8 @@ def test_serve_scores_sdk_spans_and_stops_cleanly_on_sigterm(
     assert set(stored) == {"cli-done", "cli-held"}
     assert stored["cli-done"].messages[-1].content == f"gone {DONE}"
     renderings = read_renderings(out)
-    assert set(renderings) == {("cli-done", "ragas-pretty@1"), ("cli-held", "ragas-pretty@1")}
-    assert DONE in renderings[("cli-done", "ragas-pretty@1")]
+    assert set(renderings) == {("cli-done", "transcript@2"), ("cli-held", "transcript@2")}
+    assert DONE in renderings[("cli-done", "transcript@2")]
     with ResultStore(out) as store:
         [run] = store.runs()
     assert run.argv[1:4] == ("serve", "--port", "0") and "--judge" in run.argv
@@ -240,7 +240,7 @@ def test_a_shutdown_keeps_the_spend_of_the_judge_calls_it_cuts_short(
         "judge_requests": 1,
         "unanswered_requests": 1,
     }
-    assert spend["metric"] == "goal_accuracy@1" and spend["tokens_estimated"] is True
+    assert spend["metric"] == "goal_accuracy@2" and spend["tokens_estimated"] is True
     assert spend["judge_input_tokens"] > 0  # the unread reply's request, at its estimate
 
 

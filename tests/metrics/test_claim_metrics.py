@@ -73,9 +73,10 @@ async def score(metric: Any, judge: OpenAIJudge | None, *traces: AgentTrace) -> 
 
 
 def test_registered_with_their_identities() -> None:
-    assert metrics.get("faithfulness") is Faithfulness
-    assert metrics.get("groundedness") is Groundedness
-    assert build_metric("faithfulness").id == "faithfulness@1"
+    assert metrics.get("faithfulness@1") is Faithfulness
+    assert metrics.get("groundedness@1") is Groundedness
+    assert build_metric("faithfulness").id == "faithfulness@2"  # a bare name: the latest
+    assert build_metric("faithfulness@1").id == "faithfulness@1"
     per = build_metric("faithfulness@1[per_statement=true]")
     assert per.id == "faithfulness@1[per_statement=true]"
     assert isinstance(per.params, FaithfulnessParams) and per.params.per_statement
@@ -142,7 +143,7 @@ async def test_per_statement_judges_each_statement_in_its_own_call(
     fake_server: FakeModelServer, judge: OpenAIJudge
 ) -> None:
     script().install(fake_server)
-    metric = build_metric("faithfulness[per_statement=true]")
+    metric = build_metric("faithfulness@1[per_statement=true]")
     (row,) = await score(metric, judge, returns_trace())
     assert row.metric == "faithfulness@1[per_statement=true]" and row.score == 0.5
     verify = [r for r in fake_server.requests if r.schema_name == "StatementVerdict"]

@@ -21,7 +21,7 @@ CONVERSATION = "Human: refund order 7\nAI: Refund issued for order 7."
 
 
 def test_registered_as_goal_accuracy() -> None:
-    assert metrics.get("goal_accuracy") is GoalAccuracy
+    assert metrics.get("goal_accuracy@1") is GoalAccuracy
     assert GoalAccuracy().id == "goal_accuracy@1"
     assert GoalAccuracy.judge_calls == 2
 

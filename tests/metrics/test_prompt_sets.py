@@ -8,6 +8,7 @@ import jinja2
 import jinja2.meta
 import pytest
 
+from agent_eval.formatting.hardening import one_line, quote_lines
 from agent_eval.metrics.prompts import PromptSet
 
 FOLDERS = sorted(
@@ -17,12 +18,17 @@ FOLDERS = sorted(
 )
 
 
+def _quoted(text: object) -> str:
+    return "\n".join(quote_lines(str(text)))
+
+
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_every_template_renders_as_a_default_jinja_environment_does(folder: str) -> None:
     prompts = PromptSet(folder)
     reference = jinja2.Environment(
         loader=jinja2.DictLoader(prompts.sources), undefined=jinja2.StrictUndefined
     )
+    reference.filters.update(quoted=_quoted, one_line=one_line)  # the @2 prompts' two filters
     for name, source in prompts.sources.items():
         used = jinja2.meta.find_undeclared_variables(reference.parse(source))
         variables = {var: f"<{var} with {{braces}} and\nlines>" for var in sorted(used)}

@@ -128,7 +128,7 @@ def test_score_sends_events_over_otlp_and_writes_the_json_file(
         assert attrs["gen_ai.evaluation.explanation"] == row.reason == "compared"
         assert "error.type" not in attrs
         assert attrs[sc.AGENT_EVAL_RUN_ID] == row.run_id
-        assert attrs[sc.AGENT_EVAL_FORMATTER] == "ragas-pretty@1"
+        assert attrs[sc.AGENT_EVAL_FORMATTER] == "transcript@2"
         assert event["scope"] == "agent_eval"
         assert event["schema_url"] == "https://opentelemetry.io/schemas/1.38.0"
     assert "evaluation events: 5 emitted" in err and "5 exported, 0 failed" in err

@@ -80,7 +80,7 @@ async def test_llm_context_precision_against_mtrag_relevance_labels(
 ) -> None:
     traces = list(ingest([str(shared_data / "mtrag-conversations" / "conversations")]))
     fake_server.add_rule(_passage_rule)
-    summary = await _run("llm_context_precision", traces, judge)
+    summary = await _run("llm_context_precision@1", traces, judge)
     assert summary.scored == 56 and summary.errored == 0
     rows = turn_rows(turn_records(traces), summary.results)
     (agreement,) = reviewer_agreement(rows)
@@ -104,7 +104,7 @@ async def test_answer_relevance_against_mtrag_human_ratings(
 ) -> None:
     traces = list(ingest([str(shared_data / "mtrag-human-eval")]))
     fake_server.add_rule(_relevance_rule)
-    summary = await _run("answer_relevance", traces, judge)
+    summary = await _run("answer_relevance@1", traces, judge)
     assert summary.scored == 177
     rows = turn_rows(turn_records(traces), summary.results)
     found = {a.against: a for a in reviewer_agreement(rows)}

@@ -52,6 +52,10 @@ def _planned_per_conversation(tmp_path: Path) -> list[tuple[int, int]]:
     return out
 
 
+PARITY = ("--metric", "goal_accuracy@1", "--formatter", "ragas-pretty@1")
+"""The identities the budgets here were computed for (GoalAccuracy, ragas-pretty@1)."""
+
+
 def _score(server: FakeModelServer, path: Path, out: Path, *extra: str) -> tuple[int, str, str]:
     result = runner.invoke(
         app,
@@ -66,6 +70,7 @@ def _score(server: FakeModelServer, path: Path, out: Path, *extra: str) -> tuple
             str(out),
             "--concurrency",
             "1",
+            *PARITY,
             *extra,
         ],
     )
@@ -201,7 +206,7 @@ def test_the_dry_run_says_whether_the_plan_fits(tmp_path: Path) -> None:
     traces = [trace(f"c{i}", done=i % 2 == 0, extra=f"conv-c{i}") for i in range(N)]
     plan = plan_run(traces, metric=GoalAccuracy(), formatter=get_formatter("ragas-pretty@1"))
     total = plan.prompt_tokens + plan.output_tokens  # the plan's own estimate, checked elsewhere
-    args = ["score", str(path), "--dry-run", "--judge", "gpt-4o-mini"]
+    args = ["score", str(path), "--dry-run", "--judge", "gpt-4o-mini", *PARITY]
     fits = runner.invoke(app, [*args, "--max-judge-tokens", str(total)])
     assert fits.exit_code == 0
     assert f"budget: the plan ({total:,} judge tokens estimated) fits" in fits.stdout

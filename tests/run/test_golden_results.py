@@ -54,7 +54,9 @@ SCENARIOS = (
         (ROOT / "fixtures" / "otel",),
         (
             "--metric",
-            "goal_accuracy,faithfulness,groundedness,tool_errors,loops",
+            "goal_accuracy@1,faithfulness@1,groundedness@1,tool_errors,loops",
+            "--formatter",
+            "ragas-pretty@1",  # today's behaviour: the hardened defaults are tested elsewhere
             "--max-context-tokens",
             "520",
         ),
@@ -64,7 +66,7 @@ SCENARIOS = (
         (ROOT / "fixtures" / "rag",),
         (
             "--metric",
-            "goal_accuracy,faithfulness[per_statement=true],groundedness,loops",
+            "goal_accuracy@1,faithfulness@1[per_statement=true],groundedness@1,loops",
             "--formatter",
             "transcript@1",
         ),
@@ -72,7 +74,14 @@ SCENARIOS = (
     Scenario(
         "shared-otel-tau2",
         (SHARED_DATA / "otel", SHARED_DATA / "tau2-bench"),
-        ("--metric", "goal_accuracy,tool_errors", "--max-context-tokens", "6000"),
+        (
+            "--metric",
+            "goal_accuracy@1,tool_errors",
+            "--formatter",
+            "ragas-pretty@1",
+            "--max-context-tokens",
+            "6000",
+        ),
         shared=True,
     ),
 )

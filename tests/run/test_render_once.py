@@ -77,7 +77,7 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> Iterator[CountingEncoding]:
 def _score(server: FakeModelServer, tmp_path: Path, *extra: str) -> Any:
     load_script(ROOT / "fixtures" / "fake-judge.json", server)
     args = [
-        "score", str(ROOT / "fixtures" / "otel"), "--metric", "goal_accuracy,tool_errors",
+        "score", str(ROOT / "fixtures" / "otel"), "--metric", "goal_accuracy@1,tool_errors",
         "--formatter", "counting@1", "--judge", "fake", "--base-url", server.base_url,
         "--out", str(tmp_path / "out"), *extra,
     ]  # fmt: skip

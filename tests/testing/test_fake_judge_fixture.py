@@ -36,8 +36,8 @@ def test_goal_faithfulness_and_groundedness_all_end_ok(
     assert result.exit_code == 0, result.stderr
     rows = load_results(tmp_path / "out")
     assert {r.metric: (r.status, r.score) for r in rows} == {
-        "goal_accuracy@1": ("ok", 1.0),
-        "faithfulness@1": ("ok", 1.0),
-        "faithfulness@1[per_statement=true]": ("ok", 1.0),
-        "groundedness@1": ("ok", 0.0),  # its one claim is scripted UNSUPPORTED
+        "goal_accuracy@2": ("ok", 1.0),
+        "faithfulness@2": ("ok", 1.0),
+        "faithfulness@2[per_statement=true]": ("ok", 1.0),
+        "groundedness@2": ("ok", 0.0),  # its one claim is scripted UNSUPPORTED
     }

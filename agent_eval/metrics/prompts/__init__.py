@@ -4,6 +4,13 @@ Each metric version owns one folder here (``goal_accuracy_v1/``) of ``*.j2`` tem
 released folder is never edited: a new wording is a new folder and a new metric version. The
 :attr:`PromptSet.sha256` over the folder's file names and bytes goes into every result, so a
 verdict always names the exact prompts that produced it.
+
+Two filters let a template show trace text as data (the hardened prompt versions, ``*_v2``):
+``quoted`` writes each line of the text as a quoted content line (``| line``, ``|! line`` when
+it imitates a turn header or a prompt heading; :func:`~agent_eval.formatting.hardening.quote_lines`)
+and ``one_line`` keeps a value on its line (line breaks and invisible characters as ``<U+XXXX>``;
+:func:`~agent_eval.formatting.hardening.one_line`). Their behaviour is frozen like a released
+formatter's: a change is a new filter name, used by a new prompt folder.
 """
 
 from __future__ import annotations
@@ -15,6 +22,8 @@ from typing import Any
 
 import jinja2
 from jinja2 import nodes
+
+from agent_eval.formatting.hardening import one_line, quote_lines
 
 __all__ = ["PromptSet"]
 
@@ -51,6 +60,8 @@ class PromptSet:
         # lipsum...), which no prompt uses and whose lookup table every render copied (half
         # of a render's time). A template that used one fails loudly (StrictUndefined).
         env.globals.clear()
+        env.filters["quoted"] = _quoted
+        env.filters["one_line"] = _one_line
         self._templates = {name[: -len(".j2")]: env.get_template(name) for name in self.sources}
         self._parts = {  # templates that only substitute variables: their parts and names
             name[: -len(".j2")]: (parts, frozenset(p[0] for p in parts if isinstance(p, tuple)))
@@ -91,6 +102,14 @@ class PromptSet:
             return self._templates[name]
         except KeyError:
             raise jinja2.TemplateNotFound(f"{name}.j2") from None
+
+
+def _quoted(value: object) -> str:
+    return "\n".join(quote_lines(str(value)))
+
+
+def _one_line(value: object) -> str:
+    return one_line(str(value))
 
 
 def _substitution_parts(
