@@ -3,15 +3,22 @@
 The syntax is the formatters' (:mod:`agent_eval.formatting.identity`): ``goal_accuracy``,
 ``faithfulness@1``, ``faithfulness@1[per_statement=true]``. The version, when given, must be
 the registered class's; parameters are validated against the class's ``Params`` model.
+
+``criteria:PATH`` names a criteria file instead (:mod:`agent_eval.metrics.criteria`), resolved
+by :func:`criteria_spec_metric` so that every entry point that builds a metric from a spec
+(``score``, ``compare``, ``stability``, ``calibrate``, ``serve``, the pytest plugin, the Python
+API) reads one.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from agent_eval.errors import ConfigError
 from agent_eval.formatting.identity import build_params, parse_identity
 from agent_eval.metrics.base import Metric, metrics
 
-__all__ = ["build_metric", "split_metrics"]
+__all__ = ["build_metric", "criteria_spec_metric", "split_metrics"]
 
 
 def split_metrics(text: str) -> list[str]:
@@ -44,6 +51,11 @@ def build_metric(
         UnknownPluginError: no metric of that name is registered (the message lists them).
 
     """
+    if spec.strip().startswith("criteria:"):
+        return criteria_spec_metric(
+            spec, with_reference=with_reference, temperature=temperature, max_tokens=max_tokens,
+            seed=seed,
+        )  # fmt: skip
     parsed = parse_identity(spec, "metric")
     cls = metrics.get(parsed.name)
     if parsed.version is not None and parsed.version != cls.version:
@@ -59,3 +71,16 @@ def build_metric(
         max_tokens=max_tokens,
         seed=seed,
     )
+
+
+def criteria_spec_metric(spec: str, **settings: Any) -> Metric:
+    """The metric of ``criteria:PATH`` (the criteria file at PATH), with the run's settings.
+
+    Raises:
+        CriteriaError: the file is unreadable or breaks the criteria format.
+
+    """
+    from agent_eval.metrics.criteria import CRITERIA_PREFIX, criteria_metric
+
+    path = spec.strip()[len(CRITERIA_PREFIX) :].strip()
+    return criteria_metric(path, **settings)

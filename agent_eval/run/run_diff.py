@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_eval.analysis.criteria_drift import criteria_drift
 from agent_eval.analysis.formatter_drift import formatter_drift
 from agent_eval.result import MetricResult
 from agent_eval.run.record import diff_records
@@ -51,7 +52,8 @@ class RunDiff:
         only_a / only_b: Keys of rows in one run only.
         formatter_drift: One sentence per formatter identity the two runs recorded with
             different fingerprints (:mod:`agent_eval.analysis.formatter_drift`): changed
-            without a version bump, so its rows are not comparable.
+            without a version bump, so its rows are not comparable; and one per criteria
+            identity recorded with two file hashes (:mod:`agent_eval.analysis.criteria_drift`).
 
     """
 
@@ -92,7 +94,11 @@ def diff_runs(
     diff = RunDiff(run_a=a.run_id, run_b=b.run_id)
     diff.config = diff_records(a.config, b.config)
     diff.record = diff_records(a.record, b.record)
-    diff.formatter_drift = [d.describe() for d in formatter_drift([*rows_a, *rows_b])]
+    rows = [*rows_a, *rows_b]
+    diff.formatter_drift = [
+        *(d.describe() for d in formatter_drift(rows)),
+        *(d.describe() for d in criteria_drift(rows)),
+    ]
     key, diff.pairing = _full, "subject, metric, formatter, repeat"
     if not set(_index(rows_a, _full)) & set(_index(rows_b, _full)):
         key, diff.pairing = _loose, "subject, repeat"
