@@ -26,7 +26,9 @@ from agent_eval.judges.base import Judge, JudgeRequest
 from agent_eval.metrics.base import CallTally, Metric, MetricInput, MetricOutcome, require_judge
 from agent_eval.metrics.criteria_file import CRITERIA_SHA256, Criteria, load_criteria
 from agent_eval.metrics.prompts import PromptSet
+from agent_eval.metrics.units import Unit
 from agent_eval.tokens import count_tokens, tokens_at_most
+from agent_eval.trace import AgentTrace
 
 __all__ = ["CRITERIA_PREFIX", "CriteriaMetric", "CriteriaVerdict", "criteria_metric"]
 
@@ -51,7 +53,8 @@ class CriteriaMetric(Metric):
     """One criteria file as a metric (a subclass per file is made by :func:`criteria_metric`).
 
     Takes :class:`~agent_eval.metrics.base.Metric`'s arguments. A file with a ``reference`` key
-    judges with the unit's reference and skips units without one (``missing_reference``).
+    judges with the unit's reference (an answer turn's own, else the conversation's) and skips
+    units without one (``missing_reference``).
     """
 
     criteria: ClassVar[Criteria]
@@ -67,6 +70,10 @@ class CriteriaMetric(Metric):
     def uses_reference(self) -> bool:
         """True when the criteria file says how to use a reference."""
         return self.criteria.reference is not None
+
+    def unit_reference(self, unit: Unit, trace: AgentTrace) -> str | None:
+        """The turn's reference for an answer unit, else the conversation's (the trace's)."""
+        return unit.reference or trace.reference
 
     def skip_reason(self, sample: MetricInput) -> str | None:
         """``no_answer`` (answer units), ``missing_reference`` (files that use a reference)."""
