@@ -185,6 +185,11 @@ def test_a_file_changed_under_the_same_version_warns_in_runs_diff_and_calibrate(
     assert _invoke(*args, "--out", str(tmp_path / "one"))[0] == 0
     criteria.write_text(criteria.read_text().replace("30 days", "60 days"))  # version kept
     assert _invoke(*args, "--out", str(tmp_path / "two"))[0] == 0
+    # continuing the first run with the changed file is refused: its prompt hash differs
+    code, _, stderr = _invoke(
+        *args, "--out", str(tmp_path / "one"), "--resume", str(tmp_path / "one")
+    )
+    assert code == 2 and "prompt_sha256" in stderr
     code, _, stderr = _invoke("runs", "diff", str(tmp_path / "one"), str(tmp_path / "two"))
     assert code == 0, stderr
     flat = " ".join(stderr.split())
