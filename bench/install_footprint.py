@@ -5,8 +5,9 @@ virtual environment (its core dependencies only, no extra), then measured:
 
 - ``site-packages``: the size of the environment's site-packages (``du -sk``), MB;
 - ``distributions``: the lines of ``pip list`` (headers included, as ``pip list | wc -l``);
-- ``import agent_eval`` / ``import agent_eval.api``: the best wall time of ``--repeats`` fresh
-  interpreters (bytecode already written by one untimed run), minus nothing: the bare
+- ``import agent_eval`` / ``import agent_eval.api``: the best wall time and the best CPU time
+  (user + system of the child, ``getrusage``; the figure to read on a shared machine) of
+  ``--repeats`` fresh interpreters (bytecode already written by one untimed run); the bare
   interpreter's own start-up is printed beside them (``python -c pass``).
 
 The ratio column is candidate / baseline. Environments are kept under ``--workdir`` and reused
@@ -18,6 +19,7 @@ when present (``--fresh`` makes them again), so a second look costs no install.
 from __future__ import annotations
 
 import argparse
+import resource
 import subprocess
 import sys
 import tempfile
@@ -66,23 +68,32 @@ def _distributions(venv: Path) -> int:
     return len(done.stdout.splitlines())
 
 
-def _best_seconds(venv: Path, code: str, repeats: int) -> float:
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _best_seconds(venv: Path, code: str, repeats: int) -> tuple[float, float]:
+    """Best ``(wall, cpu)`` seconds of ``python -c code`` over ``repeats`` runs."""
     python = str(venv / "bin" / "python")
     with tempfile.TemporaryDirectory() as empty:  # no project checkout on sys.path
         subprocess.run([python, "-c", code], check=True, cwd=empty)  # writes the bytecode
-        best = float("inf")
+        wall = cpu = float("inf")
         for _ in range(repeats):
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), _cpu()
             subprocess.run([python, "-c", code], check=True, cwd=empty)
-            best = min(best, time.perf_counter() - start)
-    return best
+            wall = min(wall, time.perf_counter() - start)
+            cpu = min(cpu, _cpu() - start_cpu)
+    return wall, cpu
 
 
 def measure(venv: Path, repeats: int) -> dict[str, float]:
     """The figures of one environment (sizes in MB, times in seconds)."""
     figures = {"site-packages (MB)": _site_packages_mb(venv), "distributions": _distributions(venv)}
     for label, code in PROBES.items():
-        figures[f"{label} (s)"] = _best_seconds(venv, code, repeats)
+        figures[f"{label} wall (s)"], figures[f"{label} cpu (s)"] = _best_seconds(
+            venv, code, repeats
+        )
     return figures
 
 
@@ -102,9 +113,9 @@ def main() -> None:
         ref: _environment(ref, args.workdir, args.fresh) for ref in (args.baseline, args.candidate)
     }
     base, cand = (measure(envs[ref], args.repeats) for ref in (args.baseline, args.candidate))
-    print(f"{'':28}{args.baseline:>14}{args.candidate:>14}{'ratio':>8}")
+    print(f"{'':34}{args.baseline:>14}{args.candidate:>14}{'ratio':>8}")
     for key in base:
-        print(f"{key:28}{base[key]:14.3f}{cand[key]:14.3f}{cand[key] / base[key]:8.2f}")
+        print(f"{key:34}{base[key]:14.3f}{cand[key]:14.3f}{cand[key] / base[key]:8.2f}")
 
 
 if __name__ == "__main__":
