@@ -84,10 +84,13 @@ class CriteriaMetric(Metric):
     @cached_property
     def _system(self) -> str:
         criteria = self.criteria
-        examples = [
-            {"conversation": e.conversation, "answer": _example_answer(e.reason, e.verdict)}
-            for e in criteria.examples
-        ]
+        examples = "".join(
+            self.prompts.render(
+                "example", number=number, conversation=example.conversation,
+                answer=_example_answer(example.reason, example.verdict),
+            ) + "\n"
+            for number, example in enumerate(criteria.examples, 1)
+        )  # fmt: skip
         return self.prompts.render(
             "system", unit=criteria.unit, criterion=criteria.name, question=criteria.question,
             pass_when=criteria.pass_when, fail_when=criteria.fail_when,
