@@ -57,7 +57,7 @@ if _TYPE_CHECKING:  # the lazily imported names, for type checkers and IDEs
 __version__ = "0.1.0"
 
 # Imported on first use (PEP 562) so that ``import agent_eval`` and every CLI command stay fast:
-# analysis pulls in statsmodels, scipy and numpy, the scoring API the judge stack, langchain-core
+# analysis pulls in scipy and numpy, the scoring API the judge stack, langchain-core
 # the LangChain bridge, the data model pydantic (its models take a tenth of a second to build);
 # only the errors are imported eagerly.
 _LAZY = {

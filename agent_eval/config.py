@@ -34,6 +34,12 @@ Keys are the flag names with ``-`` or ``_``::
     input = 0.0
     output = 0.0
 
+    [metrics.policy]                         # a metric of one's own, from a criteria file
+    criteria = "criteria/policy.toml"        # relative to this file; then metric = "policy"
+
+A ``[metrics.NAME]`` table makes ``NAME`` stand for ``criteria:PATH`` wherever a metric is named
+(``[score] metric``, ``--metric``); see ``docs/criteria.md``.
+
 An API key is never read from the file: ``api-key`` there is an error that says to use
 ``api-key-env``.
 """
@@ -108,7 +114,9 @@ class ScoreConfig(BaseModel):
     Attributes:
         paths: Inputs: files, directories or globs anything ``ingest`` reads.
         format: Input container, ``auto`` to detect per file.
-        metric: Registered metric name (``goal_accuracy``).
+        metric: Metric specs, comma-separated: registered names (``goal_accuracy``),
+            ``criteria:PATH`` (a criteria file), or a ``[metrics.NAME]`` table's name (replaced
+            by that table's ``criteria:PATH`` when the file is read).
         with_reference: Compare against references (the trace's, or ``references``').
         references: JSONL or CSV of ``{conversation_id, reference}``.
         tool_references: JSONL or CSV of ``{conversation_id, tool_calls}``: the expected tool
@@ -255,6 +263,8 @@ def _score_table(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: [score] judge-table is not a setting; write a [judge] table")
     if "prices" in document:
         settings["prices"] = document["prices"]
+    if "metrics" in document:
+        settings["metric_tables"] = _metric_tables(path, document["metrics"])
     if "judge" in document:
         if not isinstance(document["judge"], dict):
             raise ConfigError(f"{path}: [judge] must be a table (kind, factory, model, params)")
@@ -265,6 +275,38 @@ def _score_table(path: Path) -> dict[str, Any]:
             'environment variable and name it with api-key-env = "MY_KEY_VAR"'
         )
     return settings
+
+
+def _metric_tables(path: Path, tables: object) -> dict[str, str]:
+    """``{NAME: "criteria:PATH"}`` of the ``[metrics.NAME]`` tables, PATH resolved from ``path``.
+
+    Raises:
+        ConfigError: a table that is not ``criteria = "PATH"`` (names the table and the fix).
+
+    """
+    if not isinstance(tables, dict):
+        raise ConfigError(f'{path}: [metrics] must hold tables: [metrics.NAME] criteria = "PATH"')
+    found: dict[str, str] = {}
+    for name, table in tables.items():
+        criteria = table.get("criteria") if isinstance(table, dict) else None
+        if not isinstance(criteria, str) or set(table) != {"criteria"}:
+            raise ConfigError(
+                f"{path}: [metrics.{name}] must be one key, the criteria file: "
+                f'criteria = "criteria/{name}.toml" (a path relative to {path.name})'
+            )
+        found[name] = f"criteria:{(path.parent / criteria).as_posix()}"
+    return found
+
+
+def _resolve_metric_names(settings: dict[str, Any]) -> None:
+    """Replace each metric name that has a ``[metrics.NAME]`` table by its ``criteria:PATH``."""
+    tables = settings.pop("metric_tables", None)
+    if not tables or not isinstance(settings.get("metric"), str):
+        return
+    from agent_eval.metrics.spec import split_metrics  # only configs with [metrics] tables
+
+    specs = split_metrics(settings["metric"])
+    settings["metric"] = ",".join(tables.get(spec, spec) for spec in specs)
 
 
 def load_config(path: Path | None = None, **overrides: Any) -> ScoreConfig:
@@ -284,6 +326,7 @@ def load_config(path: Path | None = None, **overrides: Any) -> ScoreConfig:
     if "config_file" in settings:
         raise ConfigError(f"{path}: [score] config-file is not a setting")
     settings.update({k: v for k, v in overrides.items() if v is not None})
+    _resolve_metric_names(settings)
     settings["config_file"] = path
     try:
         return ScoreConfig.model_validate(settings)

@@ -42,15 +42,16 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
 from importlib import metadata
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from rich.markup import escape
-from rich.table import Table
 
 from agent_eval.errors import ConfigError
 from agent_eval.result import MetricResult
 from agent_eval.trace import AgentTrace
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 __all__ = [
     "NO_JUDGE",
@@ -506,6 +507,9 @@ def _int(value: object) -> int:
 
 def stage_table(lines: list[UsageLine]) -> Table:
     """Judge usage by metric and stage (from :func:`stage_usage`) as a table."""
+    from rich.markup import escape  # rich only where a table is printed
+    from rich.table import Table
+
     table = Table(title="judge tokens and cost by stage (USD)", title_justify="left")
     for column in ("metric", "stage", "model", "rows", "requests", "input", "output", "cost"):
         table.add_column(column, justify="right" if column[0] in "rioc" else "left")
@@ -642,6 +646,9 @@ def _legend(lines: list[UsageLine]) -> str:
 
 def usage_table(judge: list[UsageLine], agent: list[UsageLine]) -> Table:
     """Judge usage by metric/formatter/model and, apart, the agent's own usage, as one table."""
+    from rich.markup import escape  # rich only where a table is printed
+    from rich.table import Table
+
     table = Table(title="tokens and cost (USD; n/a = no price for the model)", title_justify="left")
     for column in ("who", "metric", "formatter", "model", "rows", "requests", "input", "output"):
         table.add_column(column, justify="right" if column[0] in "rio" else "left")

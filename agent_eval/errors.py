@@ -16,7 +16,9 @@ Hierarchy::
     │   ├── MissingDependencyError an optional extra is not installed; names the pip line
     │   ├── UnknownPluginError     a formatter, metric, judge, convention or container name
     │   │                          that is not registered; lists what is
-    │   └── JudgeNotConfiguredError  scoring was asked for with no judge endpoint
+    │   ├── JudgeNotConfiguredError  scoring was asked for with no judge endpoint
+    │   └── CriteriaError          a criteria file (``--metric criteria:PATH``) is unusable;
+    │                              names the file, the key and the fix
     ├── FormatterLockError         a released formatter renders differently from its lock entry
     ├── JudgeError                 one judge call failed (recorded as a result, not raised
     │   │                          out of a run)
@@ -42,6 +44,7 @@ __all__ = [
     "AgentEvalError",
     "BudgetExhausted",
     "ConfigError",
+    "CriteriaError",
     "DecodeError",
     "FormatterLockError",
     "InputError",
@@ -166,6 +169,24 @@ class UnknownPluginError(ConfigError):
 
 class JudgeNotConfiguredError(ConfigError):
     """Scoring needs a judge model and endpoint and none was configured."""
+
+
+class CriteriaError(ConfigError):
+    """A criteria file cannot be read or breaks its format.
+
+    Args:
+        path: The file.
+        key: The key at fault (dotted, e.g. ``examples.0.verdict``), or ``None`` for the whole
+            file (unreadable, not TOML/YAML).
+        problem: What is wrong, with the value found.
+        fix: What to write instead.
+
+    """
+
+    def __init__(self, path: str, key: str | None, problem: str, fix: str) -> None:
+        self.path, self.key, self.problem, self.fix = path, key, problem, fix
+        where = f"{path}: key {key!r}" if key else path
+        super().__init__(f"{where}: {problem}; {fix}")
 
 
 class FormatterLockError(AgentEvalError):

@@ -16,7 +16,6 @@ from pathlib import Path
 import orjson
 
 from agent_eval.errors import InputError
-from agent_eval.ingest.sources import input_suffix, opened_input, opened_text
 
 __all__ = ["load_references"]
 
@@ -42,6 +41,8 @@ def _check(row: object, path: Path, line: int) -> tuple[str, str]:
 
 
 def _jsonl(path: Path) -> list[tuple[str, str]]:
+    from agent_eval.ingest.sources import opened_input  # the ingest package only when reading
+
     rows = []
     with opened_input(path) as handle:
         for number, line in enumerate(handle, 1):
@@ -57,6 +58,8 @@ def _jsonl(path: Path) -> list[tuple[str, str]]:
 
 
 def _csv(path: Path) -> list[tuple[str, str]]:
+    from agent_eval.ingest.sources import opened_text
+
     with opened_text(path) as handle:
         reader = csv.DictReader(handle)
         missing = [f for f in _FIELDS if f not in (reader.fieldnames or [])]
@@ -79,6 +82,8 @@ def load_references(path: str | Path) -> dict[str, str]:
             different references, or is gzip'd and cut short or corrupt.
 
     """
+    from agent_eval.ingest.sources import input_suffix
+
     source = Path(path)
     if not source.is_file():
         raise InputError("reference file not found", path=str(source))

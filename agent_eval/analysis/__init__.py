@@ -1,7 +1,7 @@
 """Paired formatter comparison, judge stability, calibration against labels, and CI gates.
 
 Each concept lives in its own module; this package re-exports the public names, importing a
-module only when one of its names is first used (statsmodels and scipy load slowly).
+module only when one of its names is first used (scipy and numpy load slowly).
 """
 
 from __future__ import annotations

@@ -1,31 +1,30 @@
-"""Agreement statistics on paired binary outcomes (verdicts ``0``/``1``), via well-kept libraries.
+"""Agreement statistics on paired binary outcomes (verdicts ``0``/``1``): short formulas and scipy.
 
 Every function takes equal-length sequences of ints in ``{0, 1}`` (or a 2x2 count table) and
-returns plain floats, or ``None`` where the statistic is undefined (never NaN):
+returns plain floats, or ``None`` where the statistic is undefined (never NaN). The formulas are
+written out here (a few lines each) rather than taken from statsmodels, whose install (with the
+pandas it pulls) outweighed everything else; the tests assert the values equal statsmodels' on
+the project's calibration and comparison data.
 
 - :func:`cohen_kappa`: Cohen's kappa (Cohen 1960, "A coefficient of agreement for nominal
-  scales", Educational and Psychological Measurement 20(1)), ``(p_o - p_e) / (1 - p_e)``, as
-  computed by statsmodels' ``inter_rater.cohens_kappa`` on the 2x2 table.
+  scales", Educational and Psychological Measurement 20(1)), ``(p_o - p_e) / (1 - p_e)``.
 - :func:`kappa_interval`: its 95% confidence interval from the large-sample standard error of
   Fleiss, Cohen & Everitt (1969), "Large sample standard errors of kappa and weighted kappa",
-  Psychological Bulletin 72(5), as implemented by statsmodels' ``inter_rater.cohens_kappa``
-  (``kappa ± z_{0.975} · SE``, clipped to kappa's range [-1, 1]).
-- :func:`mcnemar_p`: the exact McNemar test (a two-sided binomial test on the discordant pairs),
-  statsmodels' ``contingency_tables.mcnemar(table, exact=True)``.
-- :func:`wilson_interval`: the Wilson score interval of a proportion (Wilson 1927), statsmodels'
-  ``proportion_confint(method="wilson")``; it stays inside [0, 1] and behaves at 0/n and n/n.
+  Psychological Bulletin 72(5), eq. 13 (``kappa ± z_{0.975} · SE``, clipped to kappa's range
+  [-1, 1]).
+- :func:`mcnemar_p`: the exact McNemar test (McNemar 1947): a two-sided binomial test of the
+  discordant pairs against p = 1/2, scipy's ``binomtest``.
+- :func:`wilson_interval`: the Wilson score interval of a proportion (Wilson 1927, "Probable
+  inference, the law of succession, and statistical inference", JASA 22(158); the form of
+  Brown, Cai & DasGupta 2001, eq. 4); it stays inside [0, 1] and behaves at 0/n and n/n.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 
-import numpy as np
-from statsmodels.stats.contingency_tables import mcnemar
-from statsmodels.stats.inter_rater import cohens_kappa
-from statsmodels.stats.proportion import proportion_confint
+from scipy.stats import binomtest, norm
 
 __all__ = [
     "cohen_kappa",
@@ -61,24 +60,65 @@ def _finite(value: float) -> float | None:
     return float(value) + 0.0 if math.isfinite(value) else None  # + 0.0: no negative zero
 
 
+def _margins(table: list[list[int]]) -> tuple[int, list[list[float]], list[float], list[float]]:
+    """``(n, p_ij, row shares p_i., column shares p_.j)`` of a 2x2 table with ``n > 0``."""
+    n = sum(map(sum, table))
+    probs = [[cell / n for cell in row] for row in table]
+    rows = [sum(row) / n for row in table]
+    cols = [(table[0][j] + table[1][j]) / n for j in (0, 1)]
+    return n, probs, rows, cols
+
+
+def _kappa(table: list[list[int]]) -> tuple[float, float, float]:
+    """``(kappa, p_e, n)`` of a 2x2 table with ``n > 0``; kappa is ``nan`` when ``p_e == 1``.
+
+    ``p_o`` is the share on the diagonal, ``p_e = sum_i p_i. * p_.i`` the agreement expected by
+    chance from the margins (Cohen 1960, eq. 1).
+    """
+    n, _, rows, cols = _margins(table)
+    expected = cols[0] * rows[0] + cols[1] * rows[1]
+    observed = (table[0][0] + table[1][1]) / n
+    if expected == 1.0:
+        return math.nan, expected, n
+    return (observed - expected) / (1 - expected), expected, n
+
+
+def _kappa_se(table: list[list[int]], kappa: float, expected: float) -> float:
+    """Large-sample standard error of kappa (Fleiss, Cohen & Everitt 1969, eq. 13).
+
+    ``Var = [sum_i p_ii (1 - (p_i. + p_.i)(1 - k))^2 + (1 - k)^2 sum_{i!=j} p_ij (p_.i + p_j.)^2
+    - (k - p_e (1 - k))^2] / (n (1 - p_e)^2)``.
+    """
+    n, probs, rows, cols = _margins(table)
+    term_a = sum(probs[i][i] * (1 - (rows[i] + cols[i]) * (1 - kappa)) ** 2 for i in (0, 1))
+    off = probs[0][1] * (cols[0] + rows[1]) ** 2 + probs[1][0] * (cols[1] + rows[0]) ** 2
+    term_b = (1 - kappa) ** 2 * off
+    term_c = (kappa - expected * (1 - kappa)) ** 2
+    variance = (term_a + term_b - term_c) / (1 - expected) ** 2 / n
+    return math.sqrt(variance) if variance >= 0 else math.nan
+
+
 def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float | None:
-    """Cohen's kappa of two raters' binary outcomes (statsmodels' ``cohens_kappa``).
+    """Cohen's kappa of two raters' binary outcomes (Cohen 1960).
 
     Returns:
         Kappa in [-1, 1], or ``None`` when undefined (no items, or chance agreement is 1,
         e.g. both raters gave one and the same outcome to every item).
 
+    Raises:
+        ValueError: The sequences differ in length or hold values other than 0 and 1.
+
     """
-    table = np.asarray(table_2x2(a, b), dtype=float)
+    table = table_2x2(a, b)
     if not a:
         return None
-    with warnings.catch_warnings():  # undefined kappa: a warning and NaN, mapped to None
-        warnings.simplefilter("ignore")
-        return _finite(cohens_kappa(table).kappa)
+    return _finite(_kappa(table)[0])
 
 
 def kappa_interval(a: Sequence[int], b: Sequence[int]) -> tuple[float, float, float] | None:
     """Large-sample standard error and 95% confidence interval of Cohen's kappa.
+
+    ``kappa ± z_{0.975} · SE`` with the standard error of Fleiss, Cohen & Everitt (1969).
 
     Returns:
         ``(se, low, high)``; ``None`` when kappa is undefined, or when its large-sample standard
@@ -87,16 +127,15 @@ def kappa_interval(a: Sequence[int], b: Sequence[int]) -> tuple[float, float, fl
         which).
 
     """
-    table = np.asarray(table_2x2(a, b), dtype=float)
+    table = table_2x2(a, b)
     if kappa_interval_undefined(a, b) is not None:
         return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        res = cohens_kappa(table)  # 95% interval (alpha 0.05, the default)
-    se, low, high = (_finite(v) for v in (res.std_kappa, res.kappa_low, res.kappa_upp))
-    if se is None or low is None or high is None:
+    kappa, expected, _ = _kappa(table)
+    se = _finite(_kappa_se(table, kappa, expected))
+    if se is None:
         return None
-    return se, max(low, -1.0), min(high, 1.0)
+    delta = float(norm.isf(0.025)) * se
+    return se, max(kappa - delta, -1.0), min(kappa + delta, 1.0)
 
 
 def kappa_interval_undefined(
@@ -146,14 +185,23 @@ def kappa_interval_undefined(
 def mcnemar_p(a: Sequence[int], b: Sequence[int]) -> float:
     """Two-sided p-value of the exact McNemar test on paired binary outcomes.
 
-    With no discordant pairs the p-value is 1.0 (no evidence of a difference).
+    The discordant pairs ``b = n(a=0,b=1)`` and ``c = n(a=1,b=0)`` are tested against a fair
+    coin: scipy's two-sided ``binomtest(b, b + c, 0.5)`` (for p = 1/2 this is
+    ``min(1, 2 * P(X <= min(b, c)))``, McNemar 1947). With no discordant pairs the p-value is
+    1.0 (no evidence of a difference).
     """
     table = table_2x2(a, b)
-    return float(mcnemar(table, exact=True).pvalue)
+    discordant = table[0][1] + table[1][0]
+    if discordant == 0:
+        return 1.0
+    return float(binomtest(table[0][1], discordant, 0.5).pvalue)
 
 
 def wilson_interval(successes: int, n: int, alpha: float = 0.05) -> tuple[float, float] | None:
     """Wilson score interval of ``successes / n`` at confidence ``1 - alpha``.
+
+    ``(p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)`` with ``z = z_{1-alpha/2}``
+    (Wilson 1927; Brown, Cai & DasGupta 2001, eq. 4), clipped to [0, 1].
 
     Returns:
         ``(low, high)`` in [0, 1], or ``None`` when ``n == 0``.
@@ -161,5 +209,9 @@ def wilson_interval(successes: int, n: int, alpha: float = 0.05) -> tuple[float,
     """
     if n == 0:
         return None
-    low, high = proportion_confint(successes, n, alpha=alpha, method="wilson")
-    return float(low), float(high)
+    z = float(norm.isf(alpha / 2))
+    share, z2 = successes / n, z**2
+    denom = 1 + z2 / n
+    center = (share + z2 / (2 * n)) / denom
+    half = z * math.sqrt(share * (1.0 - share) / n + z2 / (4.0 * n**2)) / denom
+    return min(max(center - half, 0.0), 1.0), min(max(center + half, 0.0), 1.0)

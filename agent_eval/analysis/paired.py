@@ -5,7 +5,7 @@ prompts and judge). For every variant: counts by status, mean score with a 95% W
 judge tokens and cost, and (with labels) accuracy and Cohen's kappa against them. For every pair
 of variants, on the conversations both scored ``ok``: agreement, flips each way, Cohen's kappa,
 the exact McNemar p-value and the flipped conversations with both reasons. Statistics come from
-:mod:`agent_eval.analysis.binary_stats` (statsmodels).
+:mod:`agent_eval.analysis.binary_stats` (short formulas and scipy).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ variation starts:
 - ``comparison`` (stage 2): the same inferred goal and end state, yet different verdicts.
 
 Overall: the flip rate (share of conversations with at least two ``ok`` repeats whose verdicts
-are not unanimous) and Fleiss' kappa across repeats (statsmodels ``fleiss_kappa``; Fleiss 1971),
+are not unanimous) and Fleiss' kappa across repeats (:func:`fleiss_kappa`; Fleiss 1971),
 computed on the conversations with all K repeats ``ok``, since the statistic assumes an equal
 number of ratings per subject.
 
@@ -26,19 +26,23 @@ over atoms uses those judged in all K, with their labels as the categories.
 from __future__ import annotations
 
 import math
-import warnings
 from collections import Counter
 from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
-from statsmodels.stats.inter_rater import fleiss_kappa
 
 from agent_eval.analysis.selection import group_by
 from agent_eval.result import MetricResult
 
-__all__ = ["ConversationStability", "Stability", "VariationStage", "measure_stability"]
+__all__ = [
+    "ConversationStability",
+    "Stability",
+    "VariationStage",
+    "fleiss_kappa",
+    "measure_stability",
+]
 
 VariationStage = Literal["goal_inference", "comparison", "decomposition", "verification"]
 
@@ -185,6 +189,25 @@ def _atom_unit(cid: str, rows: Sequence[MetricResult]) -> ConversationStability:
     )
 
 
+def fleiss_kappa(table: Sequence[Sequence[int]]) -> float:
+    """Fleiss' kappa of a subjects x categories table of rating counts (``nan`` if undefined).
+
+    Every subject has the same number of ratings ``m >= 2``. With ``p_j`` the share of all
+    ratings in category ``j``, ``P_i = (sum_j n_ij^2 - m) / (m (m - 1))`` the agreement on
+    subject ``i``, ``P = mean_i P_i`` and ``P_e = sum_j p_j^2``: ``kappa = (P - P_e) / (1 - P_e)``
+    (Fleiss 1971, "Measuring nominal scale agreement among many raters", Psychological
+    Bulletin 76(5), eqs. 2-6; the same arithmetic as statsmodels' ``fleiss_kappa``, which the
+    tests compare it with).
+    """
+    counts = np.asarray(table, dtype=float)
+    raters = counts.sum(1).max()
+    shares = counts.sum(0) / counts.sum()
+    agreement = ((counts * counts).sum(1) - raters) / (raters * (raters - 1.0))
+    expected = (shares * shares).sum()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float((agreement.mean() - expected) / (1 - expected))
+
+
 def _atom_fleiss(
     groups: Sequence[Sequence[MetricResult]], repeats: int
 ) -> tuple[float | None, int]:
@@ -196,9 +219,7 @@ def _atom_fleiss(
     if not rows or repeats < 2 or len(categories) < 2:
         return None, len(rows)
     table = [[row.count(c) for c in categories] for row in rows]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        value = float(fleiss_kappa(np.asarray(table), method="fleiss"))
+    value = fleiss_kappa(table)
     return (value if math.isfinite(value) else None), len(rows)
 
 
@@ -233,9 +254,7 @@ def _fleiss(convs: Sequence[ConversationStability], repeats: int) -> tuple[float
     table = [[c.n_fail, c.n_pass] for c in convs if c.n_pass + c.n_fail == repeats]
     if not table or repeats < 2:
         return None, len(table)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        value = float(fleiss_kappa(np.asarray(table), method="fleiss"))
+    value = fleiss_kappa(table)
     return (value if math.isfinite(value) else None), len(table)
 
 

@@ -223,11 +223,18 @@ def load_run_results(path: Path) -> list[MetricResult]:
 def warn_formatter_drift(results: Iterable[MetricResult]) -> list[str]:
     """Warn on stderr for each formatter identity ``results`` record with two fingerprints.
 
-    See :mod:`agent_eval.run.formatter_drift`. Returns the warnings (``[]``: none).
+    And for each criteria identity recorded with two file hashes (a criteria file changed
+    under the same version). See :mod:`agent_eval.run.formatter_drift` and
+    :mod:`agent_eval.run.criteria_drift`. Returns the warnings (``[]``: none).
     """
+    from agent_eval.run.criteria_drift import criteria_drift
     from agent_eval.run.formatter_drift import formatter_drift
 
-    warnings = [drift.describe() for drift in formatter_drift(results)]
+    rows = list(results)
+    warnings = [
+        *(d.describe() for d in formatter_drift(rows)),
+        *(d.describe() for d in criteria_drift(rows)),
+    ]
     for warning in warnings:
         err_console.print(
             f"[bold yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True

@@ -9,15 +9,22 @@ after the bare name (``goal_accuracy``) is the latest version, and each older ve
 available has an entry point ``NAME@VERSION`` (``goal_accuracy@1``). So ``goal_accuracy@1``
 always resolves to the same prompts, and a bare ``goal_accuracy`` to the latest version; the run
 record stores the full ``name@version``, never the bare name.
+
+``criteria:PATH`` names a criteria file instead (:mod:`agent_eval.metrics.criteria`), resolved
+by :func:`criteria_spec_metric` so that every entry point that builds a metric from a spec
+(``score``, ``compare``, ``stability``, ``calibrate``, ``serve``, the pytest plugin, the Python
+API) reads one.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from agent_eval.errors import ConfigError
 from agent_eval.formatting.identity import build_params, parse_identity
 from agent_eval.metrics.base import Metric, metrics
 
-__all__ = ["build_metric", "metric_class", "metric_versions", "split_metrics"]
+__all__ = ["build_metric", "criteria_spec_metric", "metric_class", "metric_versions", "split_metrics"]
 
 
 def split_metrics(text: str) -> list[str]:
@@ -83,6 +90,11 @@ def build_metric(
         UnknownPluginError: no metric of that name is registered (the message lists them).
 
     """
+    if spec.strip().startswith("criteria:"):
+        return criteria_spec_metric(
+            spec, with_reference=with_reference, temperature=temperature, max_tokens=max_tokens,
+            seed=seed,
+        )  # fmt: skip
     parsed = parse_identity(spec, "metric")
     cls = metric_class(parsed.name, parsed.version)
     params = build_params(f"{parsed.name}@{cls.version}", cls.Params, dict(parsed.params), "metric")
@@ -93,3 +105,16 @@ def build_metric(
         max_tokens=max_tokens,
         seed=seed,
     )
+
+
+def criteria_spec_metric(spec: str, **settings: Any) -> Metric:
+    """The metric of ``criteria:PATH`` (the criteria file at PATH), with the run's settings.
+
+    Raises:
+        CriteriaError: the file is unreadable or breaks the criteria format.
+
+    """
+    from agent_eval.metrics.criteria import CRITERIA_PREFIX, criteria_metric
+
+    path = spec.strip()[len(CRITERIA_PREFIX) :].strip()
+    return criteria_metric(path, **settings)

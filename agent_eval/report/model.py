@@ -18,7 +18,7 @@ supports:
   a stability view (all repeats side by side) for each variant with repeats, and a calibration
   view for each variant when labels are given.
 
-The statistics modules (statsmodels, scipy) are imported only for the views that need them.
+The statistics modules (scipy) are imported only for the views that need them.
 """
 
 from __future__ import annotations

@@ -22,14 +22,16 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agent_eval.config import ScoreConfig
 from agent_eval.costs import PriceTable, usd_text
 from agent_eval.errors import BudgetExhausted, ConfigError, JudgeError
 from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
 from agent_eval.run.plan import OUTPUT_TOKENS_PER_CALL
 from agent_eval.run.ratelimit import estimate_tokens
+
+if TYPE_CHECKING:
+    from agent_eval.config import ScoreConfig
 
 __all__ = ["BUDGET_SKIP", "Budget", "BudgetedJudge", "budget_line", "planned_tokens"]
 

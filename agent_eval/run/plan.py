@@ -14,10 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-from rich.markup import escape
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from agent_eval.costs import PriceTable, usd_text
 from agent_eval.formatting.base import Formatter
@@ -25,6 +22,9 @@ from agent_eval.metrics.base import Metric
 from agent_eval.run.outcomes import build_samples, skip_fields
 from agent_eval.run.rendering import RenderCache
 from agent_eval.trace import AgentTrace
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 __all__ = ["OUTPUT_TOKENS_PER_CALL", "RunPlan", "plan_run"]
 
@@ -71,6 +71,9 @@ class RunPlan:
 
     def table(self) -> Table:
         """The plan as a two-column rich table."""
+        from rich.markup import escape  # rich only where the plan is printed
+        from rich.table import Table
+
         table = Table(
             title="scoring plan (no judge called)", show_header=False, title_justify="left"
         )

@@ -14,6 +14,8 @@ Every scoring run stores a record beside its configuration identity (the ``runs`
   expands them), and of the references and labels files;
 - ``config``: the config file's path, sha256 and parsed content with secrets removed (values of
   keys that name a key, token, password or secret, and credentials inside URLs);
+- ``criteria``: path, sha256, size and ``name@version`` of each criteria file the run's metrics
+  name (``--metric criteria:PATH``; :mod:`agent_eval.metrics.criteria`), ``[]`` for none;
 - ``prices``: what priced the run (:func:`agent_eval.costs.price_source`): the genai-prices
   version whose bundled data was used (never auto-updated), the ``[prices]`` overrides, and the
   judge model's price with its source.
@@ -139,6 +141,7 @@ def reproducibility_record(
     labels: Path | None = None,
     config_file: Path | None = None,
     prices: Mapping[str, Any] | None = None,
+    criteria: Iterable[str] = (),
 ) -> dict[str, Any]:
     """The record of a run about to start (JSON-able; never a secret).
 
@@ -150,6 +153,7 @@ def reproducibility_record(
         labels: The labels file, if any.
         config_file: The config file read, if any.
         prices: What priced the run (:func:`agent_eval.costs.price_source`), if known.
+        criteria: The run's metric specs; those that name a criteria file are recorded.
 
     """
     return {
@@ -171,7 +175,26 @@ def reproducibility_record(
         "labels": None if labels is None else file_digest(labels),
         "config": _config(config_file),
         "prices": None if prices is None else dict(prices),
+        "criteria": _criteria(criteria),
     }
+
+
+def _criteria(specs: Iterable[str]) -> list[dict[str, Any]]:
+    """:func:`file_digest` and ``name@version`` of each ``criteria:PATH`` among ``specs``."""
+    found = []
+    for spec in specs:
+        if not spec.strip().startswith("criteria:"):
+            continue
+        path = spec.strip()[len("criteria:") :].strip()
+        digest = file_digest(path)
+        try:
+            from agent_eval.metrics.criteria_file import load_criteria
+
+            digest["metric"] = load_criteria(path).identity
+        except Exception as exc:  # recorded, never fatal: the record describes, it does not check
+            digest["error"] = str(exc)
+        found.append(digest)
+    return found
 
 
 def run_record(
@@ -183,6 +206,7 @@ def run_record(
     (e.g. ``{"repeats": 5}``), and what priced it (``[prices]``, then genai-prices).
     """
     from agent_eval.costs import PriceTable, price_source
+    from agent_eval.metrics.spec import split_metrics
 
     return reproducibility_record(
         inputs=cfg.paths,
@@ -190,6 +214,7 @@ def run_record(
         references=cfg.references,
         config_file=cfg.config_file,
         prices=price_source(PriceTable.from_config(cfg.prices), [model] if model else []),
+        criteria=split_metrics(cfg.metric),
     )
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_eval.result import MetricResult
+from agent_eval.run.criteria_drift import criteria_drift
 from agent_eval.run.formatter_drift import formatter_drift
 from agent_eval.run.record import diff_records
 from agent_eval.run.store import RunRecord
@@ -56,7 +57,8 @@ class RunDiff:
         only_a / only_b: Keys of rows in one run only.
         formatter_drift: One sentence per formatter identity the two runs recorded with
             different fingerprints (:mod:`agent_eval.run.formatter_drift`): changed
-            without a version bump, so its rows are not comparable.
+            without a version bump, so its rows are not comparable; and one per criteria
+            identity recorded with two file hashes (:mod:`agent_eval.run.criteria_drift`).
         identity_changes: One sentence per kind of identity (formatter, metric) whose set
             differs between the two runs' rows, naming both sets.
 
@@ -124,7 +126,11 @@ def diff_runs(
     diff = RunDiff(run_a=a.run_id, run_b=b.run_id)
     diff.config = diff_records(a.config, b.config)
     diff.record = diff_records(a.record, b.record)
-    diff.formatter_drift = [d.describe() for d in formatter_drift([*rows_a, *rows_b])]
+    rows = [*rows_a, *rows_b]
+    diff.formatter_drift = [
+        *(d.describe() for d in formatter_drift(rows)),
+        *(d.describe() for d in criteria_drift(rows)),
+    ]
     diff.identity_changes = _identity_changes(rows_a, rows_b)
     key, diff.pairing = _full, "subject, metric, formatter, repeat"
     if not set(_index(rows_a, _full)) & set(_index(rows_b, _full)):

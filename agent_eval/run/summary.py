@@ -12,13 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.markup import escape
-from rich.table import Table
-
 from agent_eval.costs import stage_tokens
 from agent_eval.result import CONVERSATION_UNIT, MetricResult
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from agent_eval.run.usage import RunUsage
 
 __all__ = ["FULL_SCORE", "RunSummary"]
@@ -246,6 +245,9 @@ class RunSummary:
 
     def table(self) -> Table:
         """The end-of-run summary as a rich table."""
+        from rich.markup import escape  # rich only where the summary is printed
+        from rich.table import Table
+
         table = Table(title=f"run {self.run_id}", show_header=False, title_justify="left")
         table.add_column("what", style="bold")
         table.add_column("value")

@@ -161,3 +161,16 @@ def test_events_file_name_is_the_emitter_s() -> None:
     from agent_eval.otel.events import EVENTS_FILE_NAME as EMITTED
 
     assert EVENTS_FILE_NAME == EMITTED
+
+
+def test_import_agent_eval_api_imports_no_ingest_config_or_statistics() -> None:
+    """``import agent_eval.api`` loads the scoring path only (issue 30).
+
+    Regression: it imported the whole ingest package (for ``load_references``, used only with a
+    reference file) and the config model (a type hint of the budget).
+    """
+    modules = _modules_after("import agent_eval.api")
+    unwanted = ("agent_eval.ingest", "agent_eval.config", "statsmodels", "scipy", "yaml")
+    assert not {m for m in modules if m.startswith(unwanted)}
+    bare = _modules_after("import agent_eval")
+    assert not {m for m in bare if m.startswith(("pydantic", "rich", "agent_eval.trace"))}
