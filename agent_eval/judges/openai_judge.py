@@ -131,10 +131,11 @@ class OpenAIJudge(Judge):
         self._transport: ChatTransport | ClientTransport
         self._key: str | None
         if client is not None:
-            given: dict[str, object] = {"base_url": base_url, "api_key": api_key}
-            given |= {"azure_endpoint": azure_endpoint, "azure_api_version": azure_api_version}
-            given["default_headers"] = default_headers
-            _no_endpoint_with_client({k for k, v in given.items() if v is not None})
+            given = {"base_url": base_url, "api_key": api_key, "azure_endpoint": azure_endpoint}
+            given |= {"azure_api_version": azure_api_version}
+            _no_endpoint_with_client(
+                {k for k, v in given.items() if v is not None}, default_headers
+            )
             self._transport = ClientTransport(
                 check_client(client, "client"), retries=transport_retries
             )
@@ -336,7 +337,10 @@ class OpenAIJudge(Judge):
         )
 
 
-def _no_endpoint_with_client(given: set[str]) -> None:
+def _no_endpoint_with_client(given: set[str], headers: Mapping[str, str] | None) -> None:
+    """Refuse endpoint settings beside a client: they would be silently ignored."""
+    if headers is not None:
+        given.add("default_headers")
     if given:
         raise ConfigError(
             f"OpenAIJudge(client=...) takes no {', '.join(sorted(given))}: configure the "
