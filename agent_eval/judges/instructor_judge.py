@@ -183,6 +183,10 @@ class InstructorJudge(Judge):
             )
         except instructor.core.InstructorRetryException as exc:
             raise self._failure(exc, calls) from None
+        except instructor.core.IncompleteOutputException:  # finish_reason=length, not re-asked
+            raise self._output_error(
+                "the reply was cut off at the completion token limit", calls
+            ) from None
         except asyncio.CancelledError:
             in_flight = CancelledUsage(
                 calls.attempts + 1, calls.input_tokens, calls.output_tokens, 1
@@ -216,8 +220,12 @@ class InstructorJudge(Judge):
                 output_tokens=calls.output_tokens,
                 usage_known=calls.known,
             )
+        return self._output_error(_short(exc), calls)
+
+    @staticmethod
+    def _output_error(reason: str, calls: _Calls) -> JudgeOutputError:
         return JudgeOutputError(
-            f"judge reply did not validate after {calls.attempts} request(s): {_short(exc)}",
+            f"judge reply did not validate after {calls.attempts} request(s): {reason}",
             attempts=calls.attempts,
             raw_reply=calls.raw,
             input_tokens=calls.input_tokens,

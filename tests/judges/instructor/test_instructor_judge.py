@@ -136,3 +136,27 @@ def test_judge_flag_scores_end_to_end(
     assert {r.judge_model for r in rows} == {"openai/fake-model"}
     assert all((r.attempts, r.input_tokens, r.output_tokens) == (2, 150, 30) for r in rows)
     assert len(fake_server.requests) == 4
+
+
+async def test_a_reply_cut_off_at_the_token_limit_is_invalid_output() -> None:
+    import httpx2
+
+    body = {
+        "id": "c1", "object": "chat.completion", "created": 0, "model": "fake-model",
+        "choices": [{"index": 0, "finish_reason": "length", "message": {
+            "role": "assistant", "content": None, "tool_calls": [{
+                "id": "t1", "type": "function",
+                "function": {"name": "OutcomeComparison", "arguments": '{"reason": "cut'}}]}}],
+        "usage": {"prompt_tokens": 30, "completion_tokens": 5, "total_tokens": 35},
+    }  # fmt: skip
+    http = httpx2.AsyncClient(
+        transport=httpx2.MockTransport(lambda _: httpx2.Response(200, json=body))
+    )
+    raw = openai.AsyncOpenAI(base_url="http://judge.invalid/v1", api_key="k", http_client=http)
+    _clients.append(raw)
+    judge = InstructorJudge(instructor.from_openai(raw), model="fake-model")
+    with pytest.raises(JudgeOutputError) as caught:
+        await judge.ask(REQUEST)
+    assert "cut off at the completion token limit" in str(caught.value)
+    assert (caught.value.attempts, caught.value.input_tokens) == (1, 30)
+    assert caught.value.raw_reply == '{"reason": "cut'
