@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, cast
 
 from agent_eval.errors import ConfigError
 from agent_eval.judges.base import JudgeSettings
-from agent_eval.judges.openai_client import ClientTransport, check_client
+from agent_eval.judges.openai_client import ClientTransport, check_client, require_openai
 from agent_eval.judges.openai_judge import OpenAIJudge
 from agent_eval.judges.structured import StructuredMode
 
@@ -79,6 +79,7 @@ class OpenAIClientJudge(OpenAIJudge):
         from agent_eval.judges.langchain_judge import load_factory
 
         spec, model = split_target(settings)
+        require_openai()  # before the factory's module, whose import would fail on it
         factory = load_factory(spec)
         params = dict(settings.params)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -163,3 +164,11 @@ def test_factory_errors_name_what_to_fix(factory_module: str) -> None:
         build_judge(load_config(judge="openai-client"), "x")
     with pytest.raises(ConfigError, match="has no nope"):
         build_judge(load_config(judge=f"openai-client:{factory_module}:nope@m"), "x")
+
+
+def test_without_openai_the_error_names_the_extra(
+    factory_module: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "openai", None)  # import openai raises ImportError
+    with pytest.raises(ConfigError, match=r"otel-agent-eval\[openai\]"):
+        build_judge(load_config(judge=f"openai-client:{factory_module}:make_client@m"), "x")
