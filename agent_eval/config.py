@@ -92,9 +92,12 @@ class JudgeTable(BaseModel):
 
     Attributes:
         kind: A name in the ``agent_eval.judges`` entry-point group (``openai``,
-            ``langchain``, ``llama-cpp`` or a third-party judge).
+            ``openai-client``, ``instructor``, ``langchain``, ``llama-cpp`` or a third-party
+            judge).
         factory: The judge's target: ``langchain``: ``package.module:factory`` returning a
-            chat model; ``llama-cpp``: the GGUF path; ``openai``: the model.
+            chat model; ``openai-client``: ``package.module:factory`` returning an
+            ``openai.AsyncOpenAI``; ``instructor``: ``provider/model``; ``llama-cpp``: the
+            GGUF path; ``openai``: the model.
         model: The model name (``[score] judge`` / ``--judge`` override it).
         params: Keyword arguments for the factory or constructor.
 

@@ -83,6 +83,10 @@ NO_JUDGE = "none"
 """The judge model recorded by rows of judge-free metrics (they call no judge, cost nothing)."""
 
 _PROBE_TOKENS = 1000
+_PROVIDER_IDS = {"gemini": "google", "genai": "google", "vertexai": "google", "bedrock": "aws"}
+_PROVIDER_IDS |= {"azure_openai": "azure", "xai": "x-ai", "fireworks": "fireworks"}
+"""instructor's provider names (``PROVIDER/MODEL`` judges) -> genai-prices provider ids, where
+they differ (``anthropic``, ``openai``, ``mistral``, ``cohere``, ``groq``... are the same)."""
 """Tokens of the probe request whose price gives the per-million rate (base tier)."""
 
 
@@ -183,15 +187,33 @@ def _fields(price: Price) -> dict[str, Any]:
 def _looked_up(model: str) -> Price | None:
     """:func:`database_price` asked of genai-prices itself.
 
-    The import of genai-prices (0.15-0.4 s measured by bench/usage_accounting.py) happens on
-    the first call.
+    A ``PROVIDER/MODEL`` id that genai-prices does not know as a whole (the ``instructor``
+    judge's ``anthropic/claude-3-5-haiku-latest``) is priced as ``MODEL`` of that provider. The
+    import of genai-prices (0.15-0.4 s measured by bench/usage_accounting.py) happens on the
+    first call.
     """
     from genai_prices import Usage, calc_price
 
-    try:
-        probe_in = calc_price(Usage(input_tokens=_PROBE_TOKENS, output_tokens=0), model)
-        probe_out = calc_price(Usage(input_tokens=0, output_tokens=_PROBE_TOKENS), model)
-    except LookupError:
+    provider, sep, name = model.partition("/")
+    asked = (
+        [(model, None), (name, _PROVIDER_IDS.get(provider, provider))] if sep else [(model, None)]
+    )
+    for model_ref, provider_id in asked:
+        try:
+            probe_in = calc_price(
+                Usage(input_tokens=_PROBE_TOKENS, output_tokens=0),
+                model_ref,
+                provider_id=provider_id,
+            )
+            probe_out = calc_price(
+                Usage(input_tokens=0, output_tokens=_PROBE_TOKENS),
+                model_ref,
+                provider_id=provider_id,
+            )
+        except LookupError:
+            continue
+        break
+    else:
         return None
     per_million = Decimal(1_000_000 // _PROBE_TOKENS)
     return Price(

@@ -2,8 +2,11 @@
 
 :mod:`~agent_eval.judges.base` holds the protocol (:class:`Judge`, :class:`JudgeRequest`,
 :class:`JudgeReply`) and the ``agent_eval.judges`` registry. Adapters: ``openai``
-(:mod:`~agent_eval.judges.openai_judge`, the openai client on any OpenAI-compatible endpoint),
-``langchain`` (:mod:`~agent_eval.judges.langchain_judge`) and ``llama-cpp``
+(:mod:`~agent_eval.judges.openai_judge`, any OpenAI-compatible endpoint, through its own aiohttp
+transport or the user's openai client, :mod:`~agent_eval.judges.openai_client`),
+``openai-client`` (:mod:`~agent_eval.judges.openai_client_judge`, that client from a factory),
+``instructor`` (:mod:`~agent_eval.judges.instructor_judge`, an extra), ``langchain``
+(:mod:`~agent_eval.judges.langchain_judge`) and ``llama-cpp``
 (:mod:`~agent_eval.judges.llama_cpp_judge`, an extra). Adapters are imported on use.
 """
 

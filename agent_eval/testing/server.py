@@ -9,7 +9,9 @@ whole client stack runs, retries and parsing included::
         ...
         assert server.requests[0].mode == "tools"
 
-Endpoints: ``POST /v1/chat/completions`` (plain, or server-sent events for ``"stream": true``),
+Endpoints: ``POST /v1/chat/completions`` (plain, or server-sent events for ``"stream": true``;
+also at Azure OpenAI's ``/openai/deployments/{deployment}/chat/completions``, for
+``AsyncAzureOpenAI(azure_endpoint=server.root, ...)``),
 ``POST /v1/responses`` (the OpenAI Responses API, plain or streamed; the same rules answer it,
 see :mod:`~agent_eval.testing.responses_api`) and ``GET /v1/models``. The aiohttp server runs
 its own event loop in a background thread, so sync and async clients both work (uvloop when
@@ -148,6 +150,11 @@ class FakeModelServer:
         """``http://127.0.0.1:PORT/v1``, the ``base_url`` for OpenAI clients."""
         return f"http://127.0.0.1:{self._port}/v1"
 
+    @property
+    def root(self) -> str:
+        """``http://127.0.0.1:PORT``, an ``azure_endpoint`` for Azure OpenAI clients."""
+        return f"http://127.0.0.1:{self._port}"
+
     def start(self) -> FakeModelServer:
         """Bind the port and serve in a background thread; returns ``self``.
 
@@ -204,6 +211,10 @@ class FakeModelServer:
         asyncio.set_event_loop(loop)
         app = web.Application(client_max_size=64 * 1024**2)
         app.router.add_post("/v1/chat/completions", self._handlers.chat)
+        # Azure OpenAI's path (openai's AsyncAzureOpenAI with azure_endpoint=server.root)
+        app.router.add_post(
+            "/openai/deployments/{deployment}/chat/completions", self._handlers.chat
+        )
         app.router.add_post("/v1/responses", self._handlers.responses)
         app.router.add_get("/v1/models", self._handlers.models)
         runner = web.AppRunner(
