@@ -43,6 +43,7 @@ from agent_eval.ingest.conventions.messages import (
     text_of,
     to_json_value,
 )
+from agent_eval.ingest.conventions.text_hints import AUTOGEN_SYSTEM, AUTOGEN_TRACING_HINT
 from agent_eval.ingest.extraction import (
     SpanExtraction,
     SpanKind,
@@ -121,6 +122,7 @@ class GenAIConvention(Convention):
             (),  # documents
             "no_genai_content" if empty else None,  # ignored_reason
             tuple(f"span {span.span_id}: {note}" for note in notes) if notes else (),
+            text_hint=AUTOGEN_TRACING_HINT if attrs.get(k.SYSTEM) == AUTOGEN_SYSTEM else None,
         )
 
 

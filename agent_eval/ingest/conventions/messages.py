@@ -110,6 +110,8 @@ def build_message(
 ) -> Message:
     """One of our message types for ``role`` (aliases such as ``developer``/``ai`` accepted).
 
+    ``tool_name`` is kept on tool results only, ``agent_name`` on assistant messages only.
+
     Raises:
         ValueError: the role is not one of :data:`ROLE_ALIASES`.
 
@@ -160,13 +162,15 @@ def _from_openai(role: Any, data: Mapping[str, Any]) -> Message:
         if len(messages) == 1:
             return messages[0]
     calls = _openai_tool_calls(data)
+    name = _str_or_none(data.get("name"))
     return build_message(
         role,
         text_of(content),
         tool_calls=calls,
         tool_call_id=_str_or_none(data.get("tool_call_id") or data.get("id")),
-        tool_name=_str_or_none(data.get("name")),
+        tool_name=name,
         parts=opaque_parts_of(content),
+        agent_name=name,  # an assistant message's name: the participant (agent) that spoke
     )
 
 

@@ -10,15 +10,17 @@ RETRIEVER...), ``session.id``, TOOL spans (``tool.name``, ``tool_call.*``, argum
 ``handoff to <agent>``, is no tool run: ignored as ``agent_handoff``), RETRIEVER spans
 (``retrieval.documents.{i}.document.{content,id,score,metadata}``; one with no documents and
 ``output.value`` ``[]`` ran and returned nothing: ``retrieved_nothing``), ``llm.model_name``,
-``llm.token_count.{prompt,completion}``, ``agent.name`` and ``graph.node.name``. A completions-API
+``llm.token_count.{prompt,completion}``, ``agent.name`` and ``graph.node.name``. AutoGen's tool
+results (role ``function``, one JSON object per result in ``function.{k}``) are one ``tool``
+message each. A completions-API
 LLM span (``llm.prompts``) has its reply, ``output.value``, read as the call's ``completion`` (no
 message); a root CHAIN/AGENT span's ``input.value``/``output.value`` are read as its ``turn`` (see
 :func:`_turn`), used only where no LLM call answered that turn. When an LLM span
 has no flattened messages, a JSON ``input.value`` request body with ``messages`` and an
 ``output.value`` chat completion (``choices[0].message``) are read instead; a flattened tool
-call without arguments takes them from the span's Responses API ``function_call`` items of the
-same call id (openai-agents writes none for ``{}``). Keys are in
-:mod:`~agent_eval.ingest.conventions.openinference_keys`.
+call without arguments takes them from the span's Responses API ``function_call`` items or
+chat-completions ``tool_calls`` of the same call id (openai-agents writes none for ``{}``).
+Keys are in :mod:`~agent_eval.ingest.conventions.openinference_keys`.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from agent_eval.ingest.conventions.messages import (
     to_json_value,
     tool_call,
 )
+from agent_eval.ingest.conventions.text_hints import HAYSTACK_CHAIN_HINT, is_haystack_repr
 from agent_eval.ingest.conventions.tool_outputs import llama_index_tool_output
 from agent_eval.ingest.extraction import SpanExtraction, SpanKind, ToolExecution
 from agent_eval.ingest.safe_text import brief
@@ -114,6 +117,9 @@ class OpenInferenceConvention(Convention):
             completion=_completion(attrs) if kind == "llm" and not outputs else None,
             turn=_turn(attrs) if kind in ("chain", "agent") and not span.parent_span_id else None,
             retrieved_nothing=kind == "retriever" and not documents and _empty_result(attrs),
+            text_hint=HAYSTACK_CHAIN_HINT
+            if kind == "chain" and is_haystack_repr(attrs, (k.INPUT_VALUE, k.OUTPUT_VALUE))
+            else None,
         )
         if extraction.is_empty:
             return replace(extraction, ignored_reason="no_genai_content")
@@ -219,10 +225,10 @@ def _function_call_arguments(attrs: Mapping[str, Any]) -> dict[str, Any]:
     for key, mime in ((k.INPUT_VALUE, k.INPUT_MIME_TYPE), (k.OUTPUT_VALUE, k.OUTPUT_MIME_TYPE)):
         value = decode_json(attrs.get(key)) if _is_json(attrs, mime) else None
         if isinstance(value, Mapping):
-            value = value.get("output")
+            value = value.get("output", value.get("messages", value.get("choices")))
         if isinstance(value, list):
             items += value
-    return {
+    found = {
         str(item["call_id"]): item["arguments"]
         for item in items
         if isinstance(item, Mapping)
@@ -230,6 +236,25 @@ def _function_call_arguments(attrs: Mapping[str, Any]) -> dict[str, Any]:
         and item.get("call_id")
         and isinstance(item.get("arguments"), str)
     }
+    return _chat_call_arguments(items) | found
+
+
+def _chat_call_arguments(items: list[Any]) -> dict[str, Any]:
+    """``{call_id: arguments}`` of the chat-completions tool calls among ``items``.
+
+    ``items`` are chat messages (``{"role", "tool_calls": [{"id", "function": {"arguments"}}]}``)
+    or choices holding one (``{"message": {...}}``): what the Agents SDK's chat-completions
+    model records as a generation's input and output.
+    """
+    found: dict[str, Any] = {}
+    for item in items:
+        message = item.get("message", item) if isinstance(item, Mapping) else None
+        calls = message.get("tool_calls") if isinstance(message, Mapping) else None
+        for call in calls if isinstance(calls, list) else ():
+            function = call.get("function") if isinstance(call, Mapping) else None
+            if isinstance(function, Mapping) and isinstance(function.get("arguments"), str):
+                found[str(call.get("id"))] = function["arguments"]
+    return found
 
 
 def _with_arguments(message: Message, found: Mapping[str, Any]) -> Message:
@@ -261,13 +286,39 @@ def _known(
     flats: Sequence[Mapping[str, Any]], default_role: str, prefix: str, notes: list[str]
 ) -> list[Message]:
     """The messages of one flattened list; one with an unknown role is left out, with a note."""
-    messages = []
+    messages: list[Message] = []
     for index, flat in enumerate(flats):
         try:
-            messages.append(_message(flat, default_role))
+            messages.extend(_function_results(flat) or (_message(flat, default_role),))
         except ValueError as exc:
             notes.append(f"message {prefix}.{index} left out: {exc}")
     return messages
+
+
+def _function_results(flat: Mapping[str, Any]) -> list[Message]:
+    """The tool results of an AutoGen ``FunctionExecutionResultMessage``, one message each.
+
+    openinference-instrumentation-autogen-agentchat writes that message as role ``function``
+    with one JSON object per result in ``function.{k}`` (``name``, ``content``, ``call_id``,
+    ``is_error``) instead of ``message.content``. A message without such keys gives ``[]``.
+    """
+    found = sorted(
+        (int(key[len(k.FUNCTION_RESULT_PREFIX) :]), value)
+        for key, value in flat.items()
+        if key.startswith(k.FUNCTION_RESULT_PREFIX)
+        and key[len(k.FUNCTION_RESULT_PREFIX) :].isdigit()
+    )
+    results = [decode_json(value) for _, value in found]
+    return [
+        build_message(
+            "tool",
+            text_of(result.get("content")),
+            tool_call_id=_str(result.get("call_id")),
+            tool_name=_str(result.get("name")),
+        )
+        for result in results
+        if isinstance(result, Mapping)
+    ]
 
 
 def _message(flat: Mapping[str, Any], default_role: str) -> Message:
@@ -276,13 +327,15 @@ def _message(flat: Mapping[str, Any], default_role: str) -> Message:
     special = smolagents.smolagents_message(str(role), text)
     if special is not None:
         return special
+    name = _str(flat.get(k.MESSAGE_NAME))
     return build_message(
         role,
         text,
         tool_calls=_tool_calls(flat),
         tool_call_id=_str(flat.get(k.MESSAGE_TOOL_CALL_ID)),
-        tool_name=_str(flat.get(k.MESSAGE_NAME)),
+        tool_name=name,
         parts=parts,
+        agent_name=name,  # an assistant message's name is the agent that spoke (LangGraph)
     )
 
 
