@@ -214,47 +214,54 @@ def _unrecorded_arguments(message: Message) -> bool:
 
 
 def _function_call_arguments(attrs: Mapping[str, Any]) -> dict[str, Any]:
-    """``{call_id: arguments}`` of the Responses API ``function_call`` items of the span.
+    """``{call_id: arguments}`` of the tool calls the span's JSON input and output hold.
 
-    Read from the JSON ``input.value`` (the input list) and ``output.value`` (the response's
-    ``output``). openinference-instrumentation-openai-agents 2.6 writes no flattened
-    ``tool_call.function.arguments`` for an empty argument object (a handoff's ``{}``); the
-    request and response bodies still hold what the model sent.
-    """
-    items: list[Any] = []
-    for key, mime in ((k.INPUT_VALUE, k.INPUT_MIME_TYPE), (k.OUTPUT_VALUE, k.OUTPUT_MIME_TYPE)):
-        value = decode_json(attrs.get(key)) if _is_json(attrs, mime) else None
-        if isinstance(value, Mapping):
-            value = value.get("output", value.get("messages", value.get("choices")))
-        if isinstance(value, list):
-            items += value
-    found = {
-        str(item["call_id"]): item["arguments"]
-        for item in items
-        if isinstance(item, Mapping)
-        and item.get("type") == "function_call"
-        and item.get("call_id")
-        and isinstance(item.get("arguments"), str)
-    }
-    return _chat_call_arguments(items) | found
-
-
-def _chat_call_arguments(items: list[Any]) -> dict[str, Any]:
-    """``{call_id: arguments}`` of the chat-completions tool calls among ``items``.
-
-    ``items`` are chat messages (``{"role", "tool_calls": [{"id", "function": {"arguments"}}]}``)
-    or choices holding one (``{"message": {...}}``): what the Agents SDK's chat-completions
-    model records as a generation's input and output.
+    Read from the JSON ``input.value`` and ``output.value``: Responses API ``function_call``
+    items (``call_id``, ``arguments``), chat-completions ``tool_calls`` (``id``,
+    ``function.arguments``) and LangChain tool calls (``id``, ``args``), wherever they sit in the
+    body. openinference writes no flattened ``tool_call.function.arguments`` for an empty
+    argument object (an Agents SDK or langgraph-supervisor handoff's ``{}``); the request and
+    response bodies still hold what the model sent.
     """
     found: dict[str, Any] = {}
-    for item in items:
-        message = item.get("message", item) if isinstance(item, Mapping) else None
-        calls = message.get("tool_calls") if isinstance(message, Mapping) else None
-        for call in calls if isinstance(calls, list) else ():
-            function = call.get("function") if isinstance(call, Mapping) else None
-            if isinstance(function, Mapping) and isinstance(function.get("arguments"), str):
-                found[str(call.get("id"))] = function["arguments"]
+    for key, mime in ((k.INPUT_VALUE, k.INPUT_MIME_TYPE), (k.OUTPUT_VALUE, k.OUTPUT_MIME_TYPE)):
+        if _is_json(attrs, mime):
+            _collect_arguments(decode_json(attrs.get(key)), found, CALL_SEARCH_DEPTH)
     return found
+
+
+CALL_SEARCH_DEPTH = 12
+"""How deep :func:`_collect_arguments` looks into a body (LangChain's ``LLMResult`` nests a
+tool call 7 levels down)."""
+
+
+def _collect_arguments(value: Any, found: dict[str, Any], depth: int) -> None:
+    if depth <= 0:
+        return
+    if isinstance(value, list):
+        for item in value:
+            _collect_arguments(item, found, depth - 1)
+        return
+    if not isinstance(value, Mapping):
+        return
+    call_id, arguments = _call_arguments(value)
+    if call_id is not None:
+        found.setdefault(call_id, arguments)
+    for item in value.values():
+        if isinstance(item, Mapping | list):
+            _collect_arguments(item, found, depth - 1)
+
+
+def _call_arguments(value: Mapping[str, Any]) -> tuple[str | None, Any]:
+    """``(call id, arguments)`` when ``value`` is one tool call, else ``(None, None)``."""
+    if value.get("type") == "function_call" and isinstance(value.get("arguments"), str):
+        return _str(value.get("call_id")), value["arguments"]
+    function = value.get("function")
+    if isinstance(function, Mapping) and isinstance(function.get("arguments"), str):
+        return _str(value.get("id")), function["arguments"]
+    if isinstance(value.get("args"), Mapping) and "name" in value:
+        return _str(value.get("id")), dict(value["args"])
+    return None, None
 
 
 def _with_arguments(message: Message, found: Mapping[str, Any]) -> Message:
@@ -448,12 +455,36 @@ def _document(flat: Mapping[str, Any]) -> RetrievedDocument:
 
 
 def _agent_name(span: SpanRecord, kind: SpanKind, smol: bool = False) -> str | None:
-    name = _str(span.attributes.get(k.AGENT_NAME))
+    name = _str(span.attributes.get(k.AGENT_NAME)) or _langgraph_agent(span.attributes)
     if name or kind != "agent":
         return name
     if smol:  # smolagents names its agent span "<agent name>.run"
         return _str(span.name.removesuffix(".run"))
-    return _str(span.attributes.get(k.GRAPH_NODE_NAME)) or _str(span.name)
+    # AutoGen (openinference-instrumentation-autogen-agentchat) names the AGENT span
+    # "<agent>.on_messages_stream" and gives the agent's name as graph.node.id only
+    attrs = span.attributes
+    node = _str(attrs.get(k.GRAPH_NODE_NAME)) or _str(attrs.get(k.GRAPH_NODE_ID))
+    return node or _str(span.name)
+
+
+def _langgraph_agent(attrs: Mapping[str, Any]) -> str | None:
+    """The LangGraph (sub)graph a span runs in, from its LangChain ``metadata``.
+
+    openinference-instrumentation-langchain writes the run's metadata as JSON; LangGraph puts
+    ``checkpoint_ns`` there: ``"<graph>:<task id>"`` inside a subgraph (``weather_agent``,
+    ``supervisor``: the names ``create_react_agent(name=...)`` and ``create_supervisor`` give
+    their graphs), empty at the top level. The span's node name (``agent``, the prebuilt ReAct
+    agent's model node) names no agent; the graph does.
+    """
+    raw = attrs.get(k.METADATA)
+    if not isinstance(raw, str) or k.CHECKPOINT_NS not in raw:
+        return None
+    metadata = decode_json(raw)
+    namespace = metadata.get(k.CHECKPOINT_NS) if isinstance(metadata, Mapping) else None
+    if not isinstance(namespace, str) or not namespace:
+        return None
+    graph = namespace.split("|")[-1].partition(":")[0]
+    return graph or None
 
 
 def _tokens(span: SpanRecord, key: str) -> int | None:

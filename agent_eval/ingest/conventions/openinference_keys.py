@@ -85,6 +85,11 @@ AGENT_NAME: Final = "agent.name"
 GRAPH_NODE_ID: Final = "graph.node.id"
 GRAPH_NODE_NAME: Final = "graph.node.name"
 GRAPH_NODE_PARENT_ID: Final = "graph.node.parent_id"
+METADATA: Final = "metadata"
+"""The run's metadata as JSON (openinference-instrumentation-langchain)."""
+CHECKPOINT_NS: Final = "checkpoint_ns"
+"""LangGraph's key in that metadata: ``"<graph>:<task id>"`` inside a subgraph (nested ones
+joined by ``|``), empty at the top level."""
 
 SPAN_KINDS: Final = {
     "LLM": "llm",

@@ -79,6 +79,7 @@ INPUT_TOKENS = ("gen_ai.usage.prompt_tokens", "gen_ai.usage.input_tokens")
 OUTPUT_TOKENS = ("gen_ai.usage.completion_tokens", "gen_ai.usage.output_tokens")
 AGENT_NAME = "gen_ai.agent.name"
 CONVERSATION_ID = "gen_ai.conversation.id"
+GENAI_OUTPUT_MESSAGES = "gen_ai.output.messages"
 
 _INDEXED_PREFIXES = (PROMPT_PREFIX, COMPLETION_PREFIX, FUNCTIONS_PREFIX)
 
@@ -115,6 +116,10 @@ class OpenLLMetryConvention(Convention):
         entity_kind = _ENTITY_KINDS.get(str(attributes.get(SPAN_KIND) or ""))
         inputs = tuple(_messages(indexed(attributes, PROMPT_PREFIX)))
         outputs = tuple(_messages(indexed(attributes, COMPLETION_PREFIX), completion=True))
+        if GENAI_OUTPUT_MESSAGES in attributes and not inputs:
+            # LiteLLM writes its reply's tool calls as gen_ai.completion.N.function_call.* beside
+            # GenAI gen_ai.input/output.messages: the genai convention reads them together
+            outputs = ()
         common: dict[str, Any] = {
             "convention": self.name,
             "conversation_id": as_str(attributes.get(SESSION_ID))
