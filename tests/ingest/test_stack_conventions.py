@@ -127,3 +127,69 @@ def test_haystack_chain_spans_carry_their_hint() -> None:
     attrs = {"openinference.span.kind": "CHAIN", "input.value": value}
     extraction = OpenInferenceConvention().extract(span(attrs, "OpenAIChatGenerator"))
     assert extraction.text_hint == HAYSTACK_CHAIN_HINT
+
+
+def test_litellm_raw_span_reprs_are_read_as_literals_never_run() -> None:
+    from agent_eval.ingest.conventions.litellm import LiteLLMConvention
+
+    messages = [{"role": "user", "content": "hi"}]
+    choices = [
+        {
+            "message": {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "c1", "function": {"name": "f", "arguments": "{}"}, "type": "function"}
+                ],
+            }
+        }
+    ]
+    attrs = {"llm.openai.messages": repr(messages), "llm.openai.choices": repr(choices),
+             "llm.openai.model": "m"}  # fmt: skip
+    convention = LiteLLMConvention()
+    raw = span(attrs, "raw_gen_ai_request")
+    assert convention.detect(raw) and not convention.detect(span(attrs, "other"))
+    extraction = convention.extract(raw)
+    (out,) = extraction.output_messages
+    assert isinstance(out, AssistantMessage) and out.tool_calls
+    assert (out.tool_calls[0].id, out.tool_calls[0].arguments) == ("c1", {})
+    for bad in ("__import__('os').system('false')", "[" * 5000, "{'a': ", "1" * 10):
+        broken = convention.extract(span({"llm.openai.messages": bad}, "raw_gen_ai_request"))
+        assert broken.ignored_reason == "no_message_content"
+
+
+def test_langgraph_agent_is_the_graph_a_call_ran_in_not_its_node() -> None:
+    metadata = {"langgraph_node": "agent", "checkpoint_ns": "weather_agent:1f2e",
+                "langgraph_checkpoint_ns": "weather_agent:1f2e|agent:9a"}  # fmt: skip
+    attrs = {"openinference.span.kind": "LLM", "metadata": json.dumps(metadata),
+             "llm.input_messages.0.message.role": "user",
+             "llm.input_messages.0.message.content": "hi",
+             "llm.output_messages.0.message.role": "assistant",
+             "llm.output_messages.0.message.content": "sunny"}  # fmt: skip
+    assert OpenInferenceConvention().extract(span(attrs)).agent_name == "weather_agent"
+    top = {**attrs, "metadata": json.dumps({"langgraph_node": "agent", "checkpoint_ns": ""})}
+    assert OpenInferenceConvention().extract(span(top)).agent_name is None
+
+
+def test_litellm_parts_messages_keep_their_openai_tool_calls_and_ids() -> None:
+    inputs = [
+        {"role": "user", "parts": [{"type": "text", "content": "weather?"}]},
+        {"role": "assistant", "parts": [{"type": "text", "content": ""}],
+         "tool_calls": [{"id": "c1", "type": "function",
+                         "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+        {"role": "tool", "parts": [{"type": "text", "content": "sunny"}], "tool_call_id": "c1"},
+    ]  # fmt: skip
+    outputs = [{"role": "assistant", "parts": [], "finish_reason": "tool_calls"}]
+    attrs = {"gen_ai.operation.name": "chat", "gen_ai.input.messages": json.dumps(inputs),
+             "gen_ai.output.messages": json.dumps(outputs),
+             "gen_ai.completion.0.function_call.name": "get_weather",
+             "gen_ai.completion.0.function_call.arguments": '{"city": "Rome"}'}  # fmt: skip
+    extraction = GenAIConvention().extract(span(attrs, "litellm_request"))
+    _, assistant, tool = extraction.input_messages
+    assert isinstance(assistant, AssistantMessage) and assistant.tool_calls
+    assert assistant.tool_calls[0].id == "c1"
+    assert isinstance(tool, ToolMessage) and tool.tool_call_id == "c1"
+    (reply,) = extraction.output_messages
+    assert isinstance(reply, AssistantMessage) and reply.tool_calls
+    call = reply.tool_calls[0]
+    assert (call.name, call.arguments) == ("get_weather", {"city": "Rome"})
