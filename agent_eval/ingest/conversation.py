@@ -257,10 +257,12 @@ class ConversationBuilder:
         """Count the conversation's spans ``no_message_content``, with a located reason.
 
         The reason says how to get the text: :data:`HIDDEN_HINT` when OpenInference redacted
-        it, else when no message has text :data:`PYDANTIC_AI_HINT` for pydantic-ai's spans and
-        :data:`CAPTURE_HINT` for others (with :data:`LOGS_HINT` for GenAI-convention spans no
-        log record was joined to), or, when only the model's side is missing and its LLM call
-        recorded output tokens, that call and why its reply is absent.
+        it, else when no message has text :data:`PYDANTIC_AI_HINT` for pydantic-ai's spans, the
+        hint a convention gave for spans of an instrumentation that records no text at all
+        (:attr:`~.SpanExtraction.text_hint`), and :data:`CAPTURE_HINT` for others (with
+        :data:`LOGS_HINT` for GenAI-convention spans no log record was joined to), or, when
+        only the model's side is missing and its LLM call recorded output tokens, that call
+        and why its reply is absent.
         """
         spans = len(self.used)
         self.counted += spans
@@ -273,6 +275,8 @@ class ConversationBuilder:
             hint = f"; {HIDDEN_HINT}"
         elif not texts and self._convention_used(PYDANTIC_AI_CONVENTION):
             hint = f"; {PYDANTIC_AI_HINT}"
+        elif not texts and (known := self._text_hint()) is not None:
+            hint = f"; {known}"
         elif not texts and (said := self._text_without_messages()) is not None:
             hint = f"; {said}"
         elif not texts:
@@ -290,6 +294,14 @@ class ConversationBuilder:
             span_id=first.span_id, source=first.location, spans=spans,
         )  # fmt: skip
         self.report.note_skipped(skipped)
+
+    def _text_hint(self) -> str | None:
+        """The first :attr:`~.SpanExtraction.text_hint` of the conversation's spans, if any."""
+        entries = self.conversation.entries
+        return next(
+            (e.extraction.text_hint for e in entries if e.extraction and e.extraction.text_hint),
+            None,
+        )
 
     def _text_without_messages(self) -> str | None:
         """What is missing when a span recorded text that is no message, else ``None``.

@@ -62,6 +62,7 @@ FIXTURE_FOLDERS = (
     "fixtures/langfuse",
     "fixtures/cassettes",
     "fixtures/handoff",
+    "fixtures/stacks",
 )
 FIXTURE_FILES = sorted(
     str(p.relative_to(REPO_ROOT))

@@ -136,6 +136,7 @@ def test_new_span_extraction_sets_every_field_in_declaration_order() -> None:
         "completion": "a completion",
         "turn": ("question", "reply"),
         "retrieved_nothing": True,
+        "text_hint": "what the spans are",
     }
     assert list(values) == [f.name for f in fields(SpanExtraction)]
     fast = new_span_extraction(*values.values())

@@ -239,3 +239,65 @@ def test_a_handoff_is_the_call_the_model_made_with_its_one_result(
         'book_flight({"city":"Oslo"})',
     ]
     assert (accuracy.status, accuracy.score) == ("ok", 1.0)
+
+
+STACKS: list[dict[str, Any]] = EXPECTED["stacks"]
+"""Issue 32's stacks (``fixtures/stacks``, ``fixtures/stacks.py``): AutoGen AgentChat, LiteLLM's
+OTel callback (both shapes), a LangGraph supervisor, an Agents SDK handoff over chat
+completions, a Haystack agent."""
+WITH_TEXT = [s for s in STACKS if not s.get("skipped")]
+
+
+@pytest.mark.parametrize("stack", WITH_TEXT, ids=lambda s: s["library"])
+def test_each_stack_ingests_to_exactly_its_conversation(stack: dict[str, Any]) -> None:
+    """Messages, tool calls with ids and arguments, tool results with their call ids, and the
+    agent on every assistant message; one conversation from the whole file, nothing skipped.
+
+    Before issue 32: AutoGen's role-``function`` tool results were empty tool messages (one lost)
+    and its turns two conversations; LiteLLM's tool calls and call ids vanished; the LangGraph
+    supervisor's messages were all labelled ``agent``; the handoff's ``{}`` was ``null``.
+    """
+    trace, report = only([FIXTURES / stack["file"]])
+    assert trace.conversation_id == stack["conversation_id"]
+    assert [normalized(m) for m in trace.messages] == stack["messages"]
+    assert report.balanced and not report.skipped and report.conversations == 1
+    tool_messages = [m for m in trace.messages if isinstance(m, ToolMessage)]
+    assert all(m.content and m.tool_call_id for m in tool_messages)
+
+
+def test_the_supervisor_and_its_agent_each_label_their_own_messages() -> None:
+    (stack,) = [s for s in STACKS if s["library"] == "langgraph-supervisor"]
+    trace, _ = only([FIXTURES / stack["file"]])
+    speakers = [m.agent_name for m in trace.messages if isinstance(m, AssistantMessage)]
+    assert set(speakers) == {"supervisor", "weather_agent"}
+    assert trace.agent_names == ("supervisor", "weather_agent")
+    backs = [m for m in trace.messages if isinstance(m, AssistantMessage) and m.tool_calls
+             and m.tool_calls[0].name == "transfer_back_to_supervisor"]  # fmt: skip
+    assert len(backs) == 2 and {m.agent_name for m in backs} == {"weather_agent"}
+
+
+@pytest.mark.parametrize("library", ["openai-agents-chat-handoff", "langgraph-supervisor"])
+def test_tool_call_accuracy_reads_empty_handoff_arguments(library: str, tmp_path: Path) -> None:
+    """The transfer's ``{}`` is ``{}``: chat-completions and Responses recordings agree (1.0)."""
+    (stack,) = [s for s in STACKS if s["library"] == library]
+    references = tmp_path / "tool-references.jsonl"
+    references.write_text(json.dumps({"conversation_id": stack["conversation_id"],
+                                      "tool_calls": stack["tool_calls"]}) + "\n")  # fmt: skip
+    out = tmp_path / "run"
+    args = ["score", str(FIXTURES / stack["file"]), "--metric", "tool_call_accuracy",
+            "--tool-references", str(references), "--out", str(out)]  # fmt: skip
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    (row,) = load_results(out)
+    assert (row.status, row.score) == ("ok", 1.0)
+
+
+def test_autogen_own_tracing_is_skipped_with_what_it_is_and_what_to_add() -> None:
+    (stack,) = [s for s in STACKS if s["library"] == "autogen-tracing"]
+    run = ingest([FIXTURES / stack["file"]])
+    assert run.collect() == []
+    (skipped,) = run.report.skipped
+    assert skipped.reason == stack["skipped"] == "no_message_content"
+    assert "AutoGen's own tracing" in skipped.detail
+    assert "openinference-instrumentation-autogen-agentchat" in skipped.detail
+    assert "CAPTURE_MESSAGE_CONTENT" not in skipped.detail

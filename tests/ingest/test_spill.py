@@ -133,6 +133,7 @@ def test_a_spilled_part_reads_back_equal_with_shared_messages_shared() -> None:
         "completion": "Do you ship to Mars?",
         "turn": ("Is the sky green?", "Empty Response"),
         "retrieved_nothing": True,
+        "text_hint": "what the spans are",
     }
     assert set(values) == {f.name for f in fields(SpanExtraction)}  # every field non-default
     first = SpanExtraction(**values)  # type: ignore[arg-type]

@@ -30,7 +30,7 @@ import orjson
 from agent_eval.errors import DecodeError
 from agent_eval.ingest.containers import builtin
 from agent_eval.ingest.containers.base import ContainerItem, RecordsUsed, Skipped
-from agent_eval.ingest.conventions._values import as_int, as_str, text_of, tool_call
+from agent_eval.ingest.conventions._values import as_int, as_str, content_of, tool_call
 from agent_eval.ingest.safe_text import MAX_NESTING, NestingTooDeep, clean
 from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.ingest.sources import input_stem, open_input
@@ -228,15 +228,18 @@ def _message(raw: Any) -> Message | None:
     """One OpenAI Chat Completions message (request or response) as our message type."""
     if not isinstance(raw, Mapping):
         return None
-    role, content = raw.get("role"), text_of(raw.get("content"))
+    role = raw.get("role")
+    content, parts = content_of(raw.get("content"))  # images etc.: typed placeholders
     if role == "assistant":
         calls = [_tool_call(c) for c in raw.get("tool_calls") or () if isinstance(c, Mapping)]
-        return AssistantMessage(content=content, tool_calls=tuple(calls) if calls else None)
+        calls_or_none = tuple(calls) if calls else None
+        return AssistantMessage(content=content, parts=parts, tool_calls=calls_or_none)
     if role == "tool":
-        return ToolMessage(content=content, tool_call_id=as_str(raw.get("tool_call_id")))
+        call_id = as_str(raw.get("tool_call_id"))
+        return ToolMessage(content=content, parts=parts, tool_call_id=call_id)
     if role in ("system", "developer"):
-        return SystemMessage(content=content)
-    return UserMessage(content=content) if role == "user" else None
+        return SystemMessage(content=content, parts=parts)
+    return UserMessage(content=content, parts=parts) if role == "user" else None
 
 
 def _tool_call(raw: Mapping[str, Any]) -> ToolCall:

@@ -14,13 +14,17 @@ from typing import Any
 import orjson
 from pydantic import JsonValue
 
+from agent_eval.ingest.conventions.attachments import strip_inline_data
+from agent_eval.ingest.conventions.content_parts import opaque_parts_of
+from agent_eval.ingest.conventions.content_parts import text_of as parts_text_of
 from agent_eval.ingest.extraction import ToolExecution
 from agent_eval.ingest.safe_text import loads as safe_json_loads
-from agent_eval.trace import ToolCall
+from agent_eval.trace import OpaquePart, ToolCall
 
 __all__ = [
     "as_int",
     "as_str",
+    "content_of",
     "first",
     "indexed",
     "maybe_json",
@@ -95,14 +99,39 @@ def tool_execution(name: Any, call_id: Any, arguments: Any, result: Any) -> Tool
 
 
 def text_of(value: Any) -> str:
-    """Message content as text: strings verbatim, text parts joined, anything else as JSON."""
+    """Message content as text: strings verbatim, text parts joined, anything else as JSON.
+
+    The JSON of a structured value has its inline payloads (base64 images, audio, files)
+    replaced by a short marker (:func:`~.attachments.strip_inline_data`).
+    """
     if value is None:
         return ""
     if isinstance(value, str):
         return value
     if isinstance(value, list) and value and all(_is_text_part(p) for p in value):
         return "".join(str(p.get("text", p.get("content", ""))) for p in value)
-    return orjson.dumps(_jsonable(value)).decode()
+    return orjson.dumps(_jsonable(strip_inline_data(value))).decode()
+
+
+def content_of(value: Any) -> tuple[str, tuple[OpaquePart, ...]]:
+    """A message content's text and its attachments (typed placeholders, no inline payload).
+
+    A list of typed content parts holding anything but text (OpenAI ``image_url`` /
+    ``input_audio`` / ``file`` parts, GenAI ``blob`` / ``uri`` parts) gives its text parts
+    joined by newlines and one :class:`~agent_eval.trace.OpaquePart` per other part, its
+    base64 data replaced by a marker (:mod:`.attachments`). Any other value gives
+    :func:`text_of` and no part.
+    """
+    if _is_mixed_parts(value):
+        return parts_text_of(value), opaque_parts_of(value)
+    return text_of(value), ()
+
+
+def _is_mixed_parts(value: Any) -> bool:
+    if not isinstance(value, list) or not value:
+        return False
+    typed = all(isinstance(p, Mapping) and isinstance(p.get("type"), str) for p in value)
+    return typed and not all(_is_text_part(p) for p in value)
 
 
 def _is_text_part(part: Any) -> bool:

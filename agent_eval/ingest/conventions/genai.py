@@ -42,7 +42,9 @@ from agent_eval.ingest.conventions.messages import (
     parse_arguments,
     text_of,
     to_json_value,
+    tool_call,
 )
+from agent_eval.ingest.conventions.text_hints import AUTOGEN_SYSTEM, AUTOGEN_TRACING_HINT
 from agent_eval.ingest.extraction import (
     SpanExtraction,
     SpanKind,
@@ -121,6 +123,7 @@ class GenAIConvention(Convention):
             (),  # documents
             "no_genai_content" if empty else None,  # ignored_reason
             tuple(f"span {span.span_id}: {note}" for note in notes) if notes else (),
+            text_hint=AUTOGEN_TRACING_HINT if attrs.get(k.SYSTEM) == AUTOGEN_SYSTEM else None,
         )
 
 
@@ -150,9 +153,30 @@ def _messages(span: SpanRecord, logs: Sequence[LogRecord], notes: list[str]) -> 
         outputs = messages_from_value(
             attrs.get(k.COMPLETION), "assistant", notes=notes, where=k.COMPLETION
         )
+    if outputs and k.LITELLM_FUNCTION_CALL_NAME.format(0) in attrs:
+        outputs = _litellm_calls(attrs, outputs)
     if inputs or outputs or not (events or logs):
         return inputs, outputs
     return messages_from_events(event_bodies(events, logs), notes)
+
+
+def _litellm_calls(attrs: Mapping[str, Any], outputs: list[Message]) -> list[Message]:
+    """LiteLLM's reply with its tool calls, which its ``gen_ai.output.messages`` leaves out.
+
+    LiteLLM's OpenTelemetry callback writes a tool-calling reply as an assistant message with no
+    parts, and each call as ``gen_ai.completion.{i}.function_call.name`` / ``.arguments``
+    (no call id; the next call's input replays them with their ids).
+    """
+    reply = outputs[0] if len(outputs) == 1 else None
+    if not isinstance(reply, AssistantMessage) or reply.tool_calls or reply.content:
+        return outputs  # (keys left from an earlier call on the same span: not this reply's)
+    calls = []
+    index = 0
+    while (name := attrs.get(k.LITELLM_FUNCTION_CALL_NAME.format(index))) is not None:
+        arguments = attrs.get(k.LITELLM_FUNCTION_CALL_ARGUMENTS.format(index))
+        calls.append(tool_call(name, arguments))
+        index += 1
+    return [reply.model_copy(update={"tool_calls": tuple(calls)})]
 
 
 def _v137_messages(attrs: Mapping[str, Any], notes: list[str]) -> Messages:

@@ -101,3 +101,9 @@ LLM_OPERATIONS: Final = frozenset(
 TOOL_OPERATIONS: Final = frozenset({"execute_tool"})
 AGENT_OPERATIONS: Final = frozenset({"invoke_agent", "create_agent"})
 OTHER_OPERATIONS: Final = frozenset({"embeddings"})
+
+LITELLM_FUNCTION_CALL_NAME: Final = "gen_ai.completion.{}.function_call.name"
+"""LiteLLM's OpenTelemetry callback (litellm 1.7x-1.11x): the name of the reply's i-th tool call
+(``.format(i)``); its ``gen_ai.output.messages`` message holds no part for the calls."""
+LITELLM_FUNCTION_CALL_ARGUMENTS: Final = "gen_ai.completion.{}.function_call.arguments"
+"""The JSON arguments of that call (no call id is written)."""

@@ -33,12 +33,14 @@ from agent_eval.ingest.conventions._values import (
     tool_call,
     tool_execution,
 )
+from agent_eval.ingest.conventions.attachments import attachment_part
 from agent_eval.ingest.conventions.base import Convention, markers_of
 from agent_eval.ingest.extraction import SpanExtraction, ToolExecution
 from agent_eval.ingest.spans import LogRecord, SpanRecord
 from agent_eval.trace import (
     AssistantMessage,
     Message,
+    OpaquePart,
     SystemMessage,
     ToolCall,
     ToolMessage,
@@ -63,6 +65,9 @@ REQUEST_MODEL = "gen_ai.request.model"
 INPUT_TOKENS = "gen_ai.usage.input_tokens"
 OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
 LABEL_AGENT_NAME = "adk_agent_name"
+MEDIA_PART_KEYS = ("inline_data", "file_data")
+"""google-genai ``Part`` fields holding media: ``Blob`` (``mime_type``, base64 ``data``) and
+``FileData`` (``mime_type``, ``file_uri``)."""
 
 
 class GoogleADKConvention(Convention):
@@ -154,9 +159,20 @@ def _content_messages(content: Any) -> list[Message]:
             )
         ]
     messages: list[Message] = list(responses)
-    if texts:
-        messages.append(UserMessage(content="".join(texts)))
+    media = _media(parts)
+    if texts or media:
+        messages.append(UserMessage(content="".join(texts), parts=media))
     return messages
+
+
+def _media(parts: list[Mapping[str, Any]]) -> tuple[OpaquePart, ...]:
+    """``inline_data`` / ``file_data`` parts (images, audio, files) as typed placeholders."""
+    return tuple(
+        attachment_part(kind, part[kind])
+        for part in parts
+        for kind in MEDIA_PART_KEYS
+        if isinstance(part.get(kind), Mapping)
+    )
 
 
 def _call(call: Mapping[str, Any]) -> ToolCall:

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 from agent_eval.ingest.conventions._values import (
     as_int,
     as_str,
+    content_of,
     first,
     maybe_json,
     text_of,
@@ -178,19 +179,21 @@ def _message(raw: Any) -> Message | None:
         )
         raw = fields
     role = _ROLES.get(str(raw.get("role") or raw.get("type") or ""))
-    content = text_of(raw.get("content"))
+    content, parts = content_of(raw.get("content"))  # images etc.: typed placeholders
     if role == "assistant":
         calls = _tool_calls(raw)
-        return AssistantMessage(content=content, tool_calls=tuple(calls) if calls else None)
+        calls_or_none = tuple(calls) if calls else None
+        return AssistantMessage(content=content, parts=parts, tool_calls=calls_or_none)
     if role == "tool":
         return ToolMessage(
             content=content,
+            parts=parts,
             tool_call_id=as_str(raw.get("tool_call_id")),
             tool_name=as_str(raw.get("name")),
         )
     if role == "system":
-        return SystemMessage(content=content)
-    return UserMessage(content=content) if role == "user" else None
+        return SystemMessage(content=content, parts=parts)
+    return UserMessage(content=content, parts=parts) if role == "user" else None
 
 
 def _tool_calls(raw: Mapping[str, Any]) -> list[ToolCall]:

@@ -110,6 +110,8 @@ def build_message(
 ) -> Message:
     """One of our message types for ``role`` (aliases such as ``developer``/``ai`` accepted).
 
+    ``tool_name`` is kept on tool results only, ``agent_name`` on assistant messages only.
+
     Raises:
         ValueError: the role is not one of :data:`ROLE_ALIASES`.
 
@@ -160,13 +162,15 @@ def _from_openai(role: Any, data: Mapping[str, Any]) -> Message:
         if len(messages) == 1:
             return messages[0]
     calls = _openai_tool_calls(data)
+    name = _str_or_none(data.get("name"))
     return build_message(
         role,
         text_of(content),
         tool_calls=calls,
         tool_call_id=_str_or_none(data.get("tool_call_id") or data.get("id")),
-        tool_name=_str_or_none(data.get("name")),
+        tool_name=name,
         parts=opaque_parts_of(content),
+        agent_name=name,  # an assistant message's name: the participant (agent) that spoke
     )
 
 
@@ -370,13 +374,35 @@ def _read_message_json(raw: bytes, default_role: str | None) -> tuple[Message, .
 def _read_message(data: Mapping[str, Any], default_role: str | None) -> tuple[Message, ...]:
     parts = data.get("parts")
     if type(parts) is list and not _splits(data, parts):  # GenAI parts shape, one message
-        return (_from_parts(data.get("role") or default_role, parts),)
+        message = _from_parts(data.get("role") or default_role, parts)
+        if "tool_calls" in data or "tool_call_id" in data:
+            message = _with_openai_fields(message, data)
+        return (message,)
     content = data.get("content") if "parts" not in data else None
     if _is_blocks_json(content):
         content = decode_json(content)
     if is_converse_content(content):  # Converse blocks: tool results become their own messages
         return tuple(converse_messages(_canonical_role(data.get("role") or default_role), content))
     return tuple(message_from_mapping(one, default_role) for one in split_tool_responses(data))
+
+
+def _with_openai_fields(message: Message, data: Mapping[str, Any]) -> Message:
+    """A parts-shaped message completed by OpenAI-shaped ``tool_calls`` / ``tool_call_id``.
+
+    LiteLLM's OpenTelemetry callback writes ``gen_ai.input.messages`` with text ``parts`` and
+    keeps the OpenAI message's own ``tool_calls`` (``[{"id", "function": {"name",
+    "arguments"}}]``) and ``tool_call_id`` beside them; parts that already hold tool calls or a
+    call id win.
+    """
+    if isinstance(message, AssistantMessage) and not message.tool_calls:
+        calls = _openai_tool_calls(data)
+        if calls:
+            return message.model_copy(update={"tool_calls": tuple(calls)})
+    if isinstance(message, ToolMessage) and not message.tool_call_id:
+        call_id = _str_or_none(data.get("tool_call_id"))
+        if call_id:
+            return message.model_copy(update={"tool_call_id": call_id})
+    return message
 
 
 def _splits(data: Mapping[str, Any], parts: list[Any]) -> bool:

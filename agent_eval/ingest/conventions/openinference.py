@@ -10,15 +10,17 @@ RETRIEVER...), ``session.id``, TOOL spans (``tool.name``, ``tool_call.*``, argum
 ``handoff to <agent>``, is no tool run: ignored as ``agent_handoff``), RETRIEVER spans
 (``retrieval.documents.{i}.document.{content,id,score,metadata}``; one with no documents and
 ``output.value`` ``[]`` ran and returned nothing: ``retrieved_nothing``), ``llm.model_name``,
-``llm.token_count.{prompt,completion}``, ``agent.name`` and ``graph.node.name``. A completions-API
+``llm.token_count.{prompt,completion}``, ``agent.name`` and ``graph.node.name``. AutoGen's tool
+results (role ``function``, one JSON object per result in ``function.{k}``) are one ``tool``
+message each. A completions-API
 LLM span (``llm.prompts``) has its reply, ``output.value``, read as the call's ``completion`` (no
 message); a root CHAIN/AGENT span's ``input.value``/``output.value`` are read as its ``turn`` (see
 :func:`_turn`), used only where no LLM call answered that turn. When an LLM span
 has no flattened messages, a JSON ``input.value`` request body with ``messages`` and an
 ``output.value`` chat completion (``choices[0].message``) are read instead; a flattened tool
-call without arguments takes them from the span's Responses API ``function_call`` items of the
-same call id (openai-agents writes none for ``{}``). Keys are in
-:mod:`~agent_eval.ingest.conventions.openinference_keys`.
+call without arguments takes them from the span's Responses API ``function_call`` items or
+chat-completions ``tool_calls`` of the same call id (openai-agents writes none for ``{}``).
+Keys are in :mod:`~agent_eval.ingest.conventions.openinference_keys`.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from agent_eval.ingest.conventions.messages import (
     to_json_value,
     tool_call,
 )
+from agent_eval.ingest.conventions.text_hints import HAYSTACK_CHAIN_HINT, is_haystack_repr
 from agent_eval.ingest.conventions.tool_outputs import llama_index_tool_output
 from agent_eval.ingest.extraction import SpanExtraction, SpanKind, ToolExecution
 from agent_eval.ingest.safe_text import brief
@@ -114,6 +117,9 @@ class OpenInferenceConvention(Convention):
             completion=_completion(attrs) if kind == "llm" and not outputs else None,
             turn=_turn(attrs) if kind in ("chain", "agent") and not span.parent_span_id else None,
             retrieved_nothing=kind == "retriever" and not documents and _empty_result(attrs),
+            text_hint=HAYSTACK_CHAIN_HINT
+            if kind == "chain" and is_haystack_repr(attrs, (k.INPUT_VALUE, k.OUTPUT_VALUE))
+            else None,
         )
         if extraction.is_empty:
             return replace(extraction, ignored_reason="no_genai_content")
@@ -208,28 +214,54 @@ def _unrecorded_arguments(message: Message) -> bool:
 
 
 def _function_call_arguments(attrs: Mapping[str, Any]) -> dict[str, Any]:
-    """``{call_id: arguments}`` of the Responses API ``function_call`` items of the span.
+    """``{call_id: arguments}`` of the tool calls the span's JSON input and output hold.
 
-    Read from the JSON ``input.value`` (the input list) and ``output.value`` (the response's
-    ``output``). openinference-instrumentation-openai-agents 2.6 writes no flattened
-    ``tool_call.function.arguments`` for an empty argument object (a handoff's ``{}``); the
-    request and response bodies still hold what the model sent.
+    Read from the JSON ``input.value`` and ``output.value``: Responses API ``function_call``
+    items (``call_id``, ``arguments``), chat-completions ``tool_calls`` (``id``,
+    ``function.arguments``) and LangChain tool calls (``id``, ``args``), wherever they sit in the
+    body. openinference writes no flattened ``tool_call.function.arguments`` for an empty
+    argument object (an Agents SDK or langgraph-supervisor handoff's ``{}``); the request and
+    response bodies still hold what the model sent.
     """
-    items: list[Any] = []
+    found: dict[str, Any] = {}
     for key, mime in ((k.INPUT_VALUE, k.INPUT_MIME_TYPE), (k.OUTPUT_VALUE, k.OUTPUT_MIME_TYPE)):
-        value = decode_json(attrs.get(key)) if _is_json(attrs, mime) else None
-        if isinstance(value, Mapping):
-            value = value.get("output")
-        if isinstance(value, list):
-            items += value
-    return {
-        str(item["call_id"]): item["arguments"]
-        for item in items
-        if isinstance(item, Mapping)
-        and item.get("type") == "function_call"
-        and item.get("call_id")
-        and isinstance(item.get("arguments"), str)
-    }
+        if _is_json(attrs, mime):
+            _collect_arguments(decode_json(attrs.get(key)), found, CALL_SEARCH_DEPTH)
+    return found
+
+
+CALL_SEARCH_DEPTH = 12
+"""How deep :func:`_collect_arguments` looks into a body (LangChain's ``LLMResult`` nests a
+tool call 7 levels down)."""
+
+
+def _collect_arguments(value: Any, found: dict[str, Any], depth: int) -> None:
+    if depth <= 0:
+        return
+    if isinstance(value, list):
+        for item in value:
+            _collect_arguments(item, found, depth - 1)
+        return
+    if not isinstance(value, Mapping):
+        return
+    call_id, arguments = _call_arguments(value)
+    if call_id is not None:
+        found.setdefault(call_id, arguments)
+    for item in value.values():
+        if isinstance(item, Mapping | list):
+            _collect_arguments(item, found, depth - 1)
+
+
+def _call_arguments(value: Mapping[str, Any]) -> tuple[str | None, Any]:
+    """``(call id, arguments)`` when ``value`` is one tool call, else ``(None, None)``."""
+    if value.get("type") == "function_call" and isinstance(value.get("arguments"), str):
+        return _str(value.get("call_id")), value["arguments"]
+    function = value.get("function")
+    if isinstance(function, Mapping) and isinstance(function.get("arguments"), str):
+        return _str(value.get("id")), function["arguments"]
+    if isinstance(value.get("args"), Mapping) and "name" in value:
+        return _str(value.get("id")), dict(value["args"])
+    return None, None
 
 
 def _with_arguments(message: Message, found: Mapping[str, Any]) -> Message:
@@ -261,13 +293,39 @@ def _known(
     flats: Sequence[Mapping[str, Any]], default_role: str, prefix: str, notes: list[str]
 ) -> list[Message]:
     """The messages of one flattened list; one with an unknown role is left out, with a note."""
-    messages = []
+    messages: list[Message] = []
     for index, flat in enumerate(flats):
         try:
-            messages.append(_message(flat, default_role))
+            messages.extend(_function_results(flat) or (_message(flat, default_role),))
         except ValueError as exc:
             notes.append(f"message {prefix}.{index} left out: {exc}")
     return messages
+
+
+def _function_results(flat: Mapping[str, Any]) -> list[Message]:
+    """The tool results of an AutoGen ``FunctionExecutionResultMessage``, one message each.
+
+    openinference-instrumentation-autogen-agentchat writes that message as role ``function``
+    with one JSON object per result in ``function.{k}`` (``name``, ``content``, ``call_id``,
+    ``is_error``) instead of ``message.content``. A message without such keys gives ``[]``.
+    """
+    found = sorted(
+        (int(key[len(k.FUNCTION_RESULT_PREFIX) :]), value)
+        for key, value in flat.items()
+        if key.startswith(k.FUNCTION_RESULT_PREFIX)
+        and key[len(k.FUNCTION_RESULT_PREFIX) :].isdigit()
+    )
+    results = [decode_json(value) for _, value in found]
+    return [
+        build_message(
+            "tool",
+            text_of(result.get("content")),
+            tool_call_id=_str(result.get("call_id")),
+            tool_name=_str(result.get("name")),
+        )
+        for result in results
+        if isinstance(result, Mapping)
+    ]
 
 
 def _message(flat: Mapping[str, Any], default_role: str) -> Message:
@@ -276,13 +334,15 @@ def _message(flat: Mapping[str, Any], default_role: str) -> Message:
     special = smolagents.smolagents_message(str(role), text)
     if special is not None:
         return special
+    name = _str(flat.get(k.MESSAGE_NAME))
     return build_message(
         role,
         text,
         tool_calls=_tool_calls(flat),
         tool_call_id=_str(flat.get(k.MESSAGE_TOOL_CALL_ID)),
-        tool_name=_str(flat.get(k.MESSAGE_NAME)),
+        tool_name=name,
         parts=parts,
+        agent_name=name,  # an assistant message's name is the agent that spoke (LangGraph)
     )
 
 
@@ -395,12 +455,36 @@ def _document(flat: Mapping[str, Any]) -> RetrievedDocument:
 
 
 def _agent_name(span: SpanRecord, kind: SpanKind, smol: bool = False) -> str | None:
-    name = _str(span.attributes.get(k.AGENT_NAME))
+    name = _str(span.attributes.get(k.AGENT_NAME)) or _langgraph_agent(span.attributes)
     if name or kind != "agent":
         return name
     if smol:  # smolagents names its agent span "<agent name>.run"
         return _str(span.name.removesuffix(".run"))
-    return _str(span.attributes.get(k.GRAPH_NODE_NAME)) or _str(span.name)
+    # AutoGen (openinference-instrumentation-autogen-agentchat) names the AGENT span
+    # "<agent>.on_messages_stream" and gives the agent's name as graph.node.id only
+    attrs = span.attributes
+    node = _str(attrs.get(k.GRAPH_NODE_NAME)) or _str(attrs.get(k.GRAPH_NODE_ID))
+    return node or _str(span.name)
+
+
+def _langgraph_agent(attrs: Mapping[str, Any]) -> str | None:
+    """The LangGraph (sub)graph a span runs in, from its LangChain ``metadata``.
+
+    openinference-instrumentation-langchain writes the run's metadata as JSON; LangGraph puts
+    ``checkpoint_ns`` there: ``"<graph>:<task id>"`` inside a subgraph (``weather_agent``,
+    ``supervisor``: the names ``create_react_agent(name=...)`` and ``create_supervisor`` give
+    their graphs), empty at the top level. The span's node name (``agent``, the prebuilt ReAct
+    agent's model node) names no agent; the graph does.
+    """
+    raw = attrs.get(k.METADATA)
+    if not isinstance(raw, str) or k.CHECKPOINT_NS not in raw:
+        return None
+    metadata = decode_json(raw)
+    namespace = metadata.get(k.CHECKPOINT_NS) if isinstance(metadata, Mapping) else None
+    if not isinstance(namespace, str) or not namespace:
+        return None
+    graph = namespace.split("|")[-1].partition(":")[0]
+    return graph or None
 
 
 def _tokens(span: SpanRecord, key: str) -> int | None:

@@ -43,6 +43,10 @@ MESSAGE_TOOL_CALL_ID: Final = "message.tool_call_id"
 MESSAGE_TOOL_CALLS: Final = "message.tool_calls"
 MESSAGE_FUNCTION_CALL_NAME: Final = "message.function_call_name"
 MESSAGE_FUNCTION_CALL_ARGUMENTS: Final = "message.function_call_arguments_json"
+FUNCTION_RESULT_PREFIX: Final = "function."
+"""openinference-instrumentation-autogen-agentchat (0.1.x) writes an AutoGen
+``FunctionExecutionResultMessage`` as role ``function`` and, per result ``k``, the key
+``function.{k}`` holding the JSON ``{"name", "content", "call_id", "is_error"}``."""
 CONTENT_TYPE: Final = "message_content.type"
 CONTENT_TEXT: Final = "message_content.text"
 CONTENT_IMAGE_URL: Final = "message_content.image.image.url"
@@ -81,6 +85,11 @@ AGENT_NAME: Final = "agent.name"
 GRAPH_NODE_ID: Final = "graph.node.id"
 GRAPH_NODE_NAME: Final = "graph.node.name"
 GRAPH_NODE_PARENT_ID: Final = "graph.node.parent_id"
+METADATA: Final = "metadata"
+"""The run's metadata as JSON (openinference-instrumentation-langchain)."""
+CHECKPOINT_NS: Final = "checkpoint_ns"
+"""LangGraph's key in that metadata: ``"<graph>:<task id>"`` inside a subgraph (nested ones
+joined by ``|``), empty at the top level."""
 
 SPAN_KINDS: Final = {
     "LLM": "llm",

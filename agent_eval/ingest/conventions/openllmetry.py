@@ -11,8 +11,10 @@ predate OTel GenAI semantic conventions v1.28 and flatten each message into inde
 - ``llm.request.functions.{i}.name`` / ``.description`` / ``.parameters``: the tool definitions
   (recognised for detection; agent-eval keeps no tool definitions);
 - the newer parts-JSON form: ``content`` holding a JSON list of content parts
-  (``[{"type": "text", "text": ...}]``), or, as Koog writes it, a JSON list of OpenAI tool calls
-  (``[{"id", "type": "function", "function": {"name", "arguments"}}]``), which is read as the
+  (``[{"type": "text", "text": ...}, {"type": "image_url", ...}]``: text parts joined, the
+  others kept as attachment placeholders without their base64 data), or, as Koog writes it,
+  a JSON list of OpenAI tool calls
+  (``[{"id", "type": "function", "function": {"name", "arguments"}}]``), read as the
   assistant's tool calls whatever role was recorded (Koog records each parallel call of one
   response as its own completion; they are kept as recorded, one assistant turn each);
 - ``traceloop.association.properties.session_id`` (conversation id; also read on spans whose
@@ -34,6 +36,7 @@ from typing import Any, ClassVar
 from agent_eval.ingest.conventions._values import (
     as_int,
     as_str,
+    content_of,
     first,
     indexed,
     maybe_json,
@@ -76,6 +79,7 @@ INPUT_TOKENS = ("gen_ai.usage.prompt_tokens", "gen_ai.usage.input_tokens")
 OUTPUT_TOKENS = ("gen_ai.usage.completion_tokens", "gen_ai.usage.output_tokens")
 AGENT_NAME = "gen_ai.agent.name"
 CONVERSATION_ID = "gen_ai.conversation.id"
+GENAI_OUTPUT_MESSAGES = "gen_ai.output.messages"
 
 _INDEXED_PREFIXES = (PROMPT_PREFIX, COMPLETION_PREFIX, FUNCTIONS_PREFIX)
 
@@ -112,6 +116,10 @@ class OpenLLMetryConvention(Convention):
         entity_kind = _ENTITY_KINDS.get(str(attributes.get(SPAN_KIND) or ""))
         inputs = tuple(_messages(indexed(attributes, PROMPT_PREFIX)))
         outputs = tuple(_messages(indexed(attributes, COMPLETION_PREFIX), completion=True))
+        if GENAI_OUTPUT_MESSAGES in attributes and not inputs:
+            # LiteLLM writes its reply's tool calls as gen_ai.completion.N.function_call.* beside
+            # GenAI gen_ai.input/output.messages: the genai convention reads them together
+            outputs = ()
         common: dict[str, Any] = {
             "convention": self.name,
             "conversation_id": as_str(attributes.get(SESSION_ID))
@@ -159,16 +167,17 @@ def _message(entry: Mapping[str, Any], completion: bool) -> Message | None:
     if calls:
         text = "" if _openai_tool_calls(content) else text_of(content)
         return AssistantMessage(content=text, tool_calls=tuple(calls))
-    text = text_of(entry.get(CONTENT) if isinstance(content, str) else content)
+    text, parts = content_of(entry.get(CONTENT) if isinstance(content, str) else content)
     if role in {"system", "developer"}:
-        return SystemMessage(content=text)
+        return SystemMessage(content=text, parts=parts)
     if role == "assistant":
-        return AssistantMessage(content=text)
+        return AssistantMessage(content=text, parts=parts)
     if role in {"tool", "function"}:
-        return ToolMessage(content=text, tool_call_id=as_str(entry.get(TOOL_CALL_ID)))
+        tool_call_id = as_str(entry.get(TOOL_CALL_ID))
+        return ToolMessage(content=text, parts=parts, tool_call_id=tool_call_id)
     if role == "user":
-        return UserMessage(content=text)
-    return None if not text else UserMessage(content=text)
+        return UserMessage(content=text, parts=parts)
+    return None if not (text or parts) else UserMessage(content=text, parts=parts)
 
 
 def _tool_calls(entry: Mapping[str, Any]) -> list[ToolCall]:

@@ -34,6 +34,7 @@ import orjson
 from agent_eval.ingest.conventions._values import (
     as_int,
     as_str,
+    content_of,
     first,
     maybe_json,
     text_of,
@@ -242,4 +243,5 @@ def _event_messages(event: Any) -> list[Message]:
         ]
     if role == "system":
         return [SystemMessage(content=text_of(content))]
-    return [UserMessage(content=text_of(content))] if role == "user" else []
+    text, parts = content_of(content)  # images etc.: typed placeholders
+    return [UserMessage(content=text, parts=parts)] if role == "user" else []

@@ -36,12 +36,14 @@ from agent_eval.ingest.conventions._values import (
     tool_call,
     tool_execution,
 )
+from agent_eval.ingest.conventions.attachments import attachment_part
 from agent_eval.ingest.conventions.base import Convention, markers_of
 from agent_eval.ingest.extraction import SpanExtraction
 from agent_eval.ingest.spans import LogRecord, SpanRecord
 from agent_eval.trace import (
     AssistantMessage,
     Message,
+    OpaquePart,
     SystemMessage,
     ToolCall,
     ToolMessage,
@@ -72,6 +74,8 @@ OUTPUT_TOKENS = (
     "gen_ai.usage.output_tokens",
 )
 TOOL_CALL_OPERATION = "ai.toolCall"
+ATTACHMENT_PART_TYPES = frozenset({"image", "file"})
+"""AI SDK user content parts carrying media (``image``: data or URL; ``file``: data, mediaType)."""
 
 
 class VercelAIConvention(Convention):
@@ -165,7 +169,7 @@ def _message(raw: Any) -> list[Message]:
     if role == "system":
         return [SystemMessage(content=text_of(content))]
     if role == "user":
-        return [UserMessage(content=_text(parts) if parts is not None else text_of(content))]
+        return [_user(parts) if parts is not None else UserMessage(content=text_of(content))]
     if role == "assistant":
         return [
             _assistant(parts) if parts is not None else AssistantMessage(content=text_of(content))
@@ -180,6 +184,19 @@ def _text(parts: list[Any]) -> str:
         str(p.get("text") or "")
         for p in parts
         if isinstance(p, Mapping) and p.get("type") == "text"
+    )
+
+
+def _user(parts: list[Any]) -> UserMessage:
+    return UserMessage(content=_text(parts), parts=_attachments(parts))
+
+
+def _attachments(parts: list[Any]) -> tuple[OpaquePart, ...]:
+    """The user's ``image`` / ``file`` parts as typed placeholders (no inline base64)."""
+    return tuple(
+        attachment_part(str(p["type"]), p)
+        for p in parts
+        if isinstance(p, Mapping) and p.get("type") in ATTACHMENT_PART_TYPES
     )
 
 
