@@ -29,7 +29,11 @@ Every annotation has:
 ``skipped`` rows and rows with nowhere to go (no session, no span) are not written and are
 counted with the reason. Annotations go in batches per kind; a batch Phoenix does not accept
 (down, 4xx/5xx, a server too old for session annotations) is counted as not written with the
-error, and the export carries on with the next batch.
+error, and the export carries on with the next batch. Phoenix refuses a whole batch of session
+annotations (404) when one conversation id is not one of its sessions (its spans carried no
+``session.id``, e.g. a conversation grouped by ``gen_ai.conversation.id`` only): that batch is
+sent again one annotation at a time, and each unknown session is counted as skipped
+(``no_phoenix_session``; the verdict is still on the conversation's root spans).
 """
 
 from __future__ import annotations
@@ -233,21 +237,45 @@ def export_annotations(
 def _send(
     client: Any, kind: str, batch: Sequence[tuple[str, dict[str, Any]]], report: ExportReport
 ) -> None:
-    annotations = [a for _, a in batch]
     try:
-        if kind == "session":
-            client.sessions.log_session_annotations(session_annotations=annotations, sync=True)
-        else:
-            client.spans.log_span_annotations(span_annotations=annotations, sync=True)
+        _log(client, kind, [a for _, a in batch])
     except Exception as exc:  # httpx errors, HTTP status errors: counted, the export goes on
-        message = f"{kind} annotations: {type(exc).__name__}: {exc}"
-        if message not in report.errors:
-            report.errors.append(message)
-        report.not_written += [conversation for conversation, _ in batch]
-        report.not_written_annotations += [_named(a) for a in annotations]
+        if kind == "session" and len(batch) > 1 and _status(exc) == 404:
+            for one in batch:  # find the unknown session(s); write the others
+                _send(client, kind, [one], report)
+        elif kind == "session" and _status(exc) == 404:
+            report.skipped["no_phoenix_session"] += 1
+        else:
+            _not_written(report, kind, batch, exc)
         return
     report.written += len(batch)
     report.written_by_kind[kind] += len(batch)
+
+
+def _not_written(
+    report: ExportReport, kind: str, batch: Sequence[tuple[str, dict[str, Any]]], exc: Exception
+) -> None:
+    """Count ``batch`` as not written, with the request's error once."""
+    message = f"{kind} annotations: {type(exc).__name__}: {exc}"
+    if message not in report.errors:
+        report.errors.append(message)
+    report.not_written += [conversation for conversation, _ in batch]
+    report.not_written_annotations += [_named(a) for _, a in batch]
+
+
+def _log(client: Any, kind: str, annotations: list[dict[str, Any]]) -> None:
+    """One request of ``annotations`` of ``kind`` (``session`` or ``span``), synchronously."""
+    if kind == "session":
+        client.sessions.log_session_annotations(session_annotations=annotations, sync=True)
+    else:
+        client.spans.log_span_annotations(span_annotations=annotations, sync=True)
+
+
+def _status(exc: Exception) -> int | None:
+    """The HTTP status of an ``httpx.HTTPStatusError`` (``None`` for any other error)."""
+    response = getattr(exc, "response", None)
+    status = getattr(response, "status_code", None)
+    return status if isinstance(status, int) else None
 
 
 def _named(annotation: Mapping[str, Any]) -> dict[str, str]:
