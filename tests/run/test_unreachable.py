@@ -97,8 +97,10 @@ def test_score_against_a_closed_port_stops_sending_and_says_why(tmp_path: Path) 
     base_url = f"http://127.0.0.1:{_closed_port()}/v1"
     result = CliRunner().invoke(
         app,
-        ["score", str(FIXTURES), "--judge", "fake-model", "--base-url", base_url]
-        + ["--out", str(out), "--no-cache", "--concurrency", "4"],
+        [
+            *("score", str(FIXTURES), "--judge", "fake-model", "--base-url", base_url),
+            *("--out", str(out), "--no-cache", "--concurrency", "4"),
+        ],
     )
     assert result.exit_code == 4, result.output  # the metric errored on every unit
     rows = load_results(out)
