@@ -252,9 +252,10 @@ def _merged(trace: AgentTrace, folded: list[AgentTrace], notes: list[str]) -> Ag
     Nothing an earlier trace knew is lost: its trace ids, root spans, response ids, usage
     (summed per model), errors, retrievals (each at its own position: the earlier transcript
     is a prefix of this one), conventions, reference tool calls (the first span carrying them
-    wins, as within one trace), labels and metadata (keys this trace lacks), notes, and what it saw of each shared
-    message (:func:`_with_earlier_sightings`). A folded trace's ``final_reply_missing`` note is
-    dropped: the reply it lacked is the next message of this transcript, read from the replay.
+    wins, as within one trace), labels and metadata (keys this trace lacks), notes, and what it
+    saw of each shared message (:func:`_with_earlier_sightings`). A folded trace's
+    ``final_reply_missing`` note is dropped: the reply it lacked is the next message of this
+    transcript, read from the replay.
     """
     if not folded:
         return trace.model_copy(update={"notes": (*trace.notes, *notes)}) if notes else trace

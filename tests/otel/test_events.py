@@ -46,7 +46,7 @@ def _attrs(items: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def agent_spans() -> dict[str, tuple[str, str]]:
-    """``{session.id: (trace_id, span_id)}`` of the root AGENT span that ended last, from the file."""
+    """``{session.id: (trace_id, span_id)}`` of the root AGENT span that ended last (the file)."""
     document = orjson.loads(FIXTURE.read_bytes())
     best: dict[str, tuple[int, str, str]] = {}
     for resource in document["resourceSpans"]:
