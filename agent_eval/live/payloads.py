@@ -59,8 +59,10 @@ class PayloadError(Exception):
     """A request the receiver refuses, with the HTTP status to answer.
 
     Attributes:
-        status: 400 (malformed), 413 (too large) or 415 (unsupported media type).
-        reason: A short counter key (``malformed``, ``too_large``, ``unsupported_media_type``).
+        status: 400 (malformed, or the client went away mid-body), 408 (the body did not
+            arrive in time), 413 (too large) or 415 (unsupported media type).
+        reason: A short counter key (``malformed``, ``client_disconnected``, ``read_timeout``,
+            ``too_large``, ``unsupported_media_type``).
         message: What was wrong, for the response body and the log.
 
     """

@@ -137,6 +137,7 @@ def live_receiver(
     out: Path,
     limits: ReceiverLimits | None = None,
     events: EvaluationEvents | None = None,
+    token: str | None = None,
 ) -> Iterator[Live]:
     """A receiver on a free loopback port, scoring with the fake judge, in its own thread."""
     loop = asyncio.new_event_loop()
@@ -155,7 +156,7 @@ def live_receiver(
             store=store,
         )
         scorer = LiveScorer(engine, store, events, concurrency=4, directory=out)
-        receiver = Receiver(scorer, limits, out)
+        receiver = Receiver(scorer, limits, out, token=token)
         await receiver.start("127.0.0.1", 0)
         return receiver
 
