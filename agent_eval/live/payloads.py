@@ -32,6 +32,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from agent_eval.ingest import safe_text
 from agent_eval.ingest.containers._otlp_records import iter_request
 from agent_eval.ingest.containers.base import ContainerItem
 from agent_eval.ingest.spans import SourceLocation
@@ -147,8 +148,8 @@ def decode(
 
 def _parse(body: bytes, signal: Signal, encoding: Encoding) -> Any:
     if encoding == "json":
-        try:
-            return orjson.loads(body) if body.strip() else {}
+        try:  # as offline ingest reads it: lone surrogates become U+FFFD, counted
+            return safe_text.loads(body, max_depth=None) if body.strip() else {}
         except orjson.JSONDecodeError as exc:
             raise PayloadError(400, "malformed", f"the body is not JSON: {exc}") from None
     cls = ExportTraceServiceRequest if signal == "traces" else ExportLogsServiceRequest

@@ -130,3 +130,30 @@ def test_a_client_gone_mid_body_is_one_counted_line_not_a_traceback(
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
     lines = [r for r in caplog.records if "client went away" in r.getMessage()]
     assert len(lines) == 3
+
+
+def test_a_lone_surrogate_costs_nothing_the_batch_is_kept(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """A lone surrogate escape (valid JSON, not valid Unicode) was a 400 for the whole batch
+    (``no low surrogate in string``) although ``ingest`` reads the same bytes: now both read it
+    as U+FFFD and keep every span."""
+    trace = "ab" * 16
+    spans = [
+        {"traceId": trace, "spanId": "cd" * 8, "name": "bad \\ud800 name"},
+        {"traceId": trace, "spanId": "ef" * 8, "name": "good", "parentSpanId": "cd" * 8},
+    ]
+    body = '{"resourceSpans": [{"scopeSpans": [{"spans": %s}]}]}' % str(spans).replace("'", '"')
+    body = body.replace("\\\\ud800", "\\ud800")
+    assert "\\ud800" in body
+    with live_receiver(fake_server, tmp_path / "out") as live:
+        reply = requests.post(
+            f"{live.url}/v1/traces",
+            data=body.encode(),
+            headers={"Content-Type": "application/json"},
+            timeout=10,
+        )
+        health = requests.get(f"{live.url}/healthz", timeout=10).json()
+    assert reply.status_code == 200, reply.text
+    assert health["counters"]["spans_accepted"] == 2
+    assert "http_400" not in health["counters"]
