@@ -11,6 +11,7 @@ import socket
 import time
 from pathlib import Path
 
+import orjson
 import pytest
 import requests
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -140,11 +141,11 @@ def test_a_lone_surrogate_costs_nothing_the_batch_is_kept(
     as U+FFFD and keep every span."""
     trace = "ab" * 16
     spans = [
-        {"traceId": trace, "spanId": "cd" * 8, "name": "bad \\ud800 name"},
+        {"traceId": trace, "spanId": "cd" * 8, "name": "bad SURROGATE name"},
         {"traceId": trace, "spanId": "ef" * 8, "name": "good", "parentSpanId": "cd" * 8},
     ]
-    body = '{"resourceSpans": [{"scopeSpans": [{"spans": %s}]}]}' % str(spans).replace("'", '"')
-    body = body.replace("\\\\ud800", "\\ud800")
+    document = {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
+    body = orjson.dumps(document).decode().replace("SURROGATE", "\\ud800")
     assert "\\ud800" in body
     with live_receiver(fake_server, tmp_path / "out") as live:
         reply = requests.post(
