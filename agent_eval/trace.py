@@ -35,6 +35,7 @@ __all__ = [
     "RetrievedDocument",
     "SourceInfo",
     "SpanErrorInfo",
+    "SpanRef",
     "SystemMessage",
     "ToolCall",
     "ToolMessage",
@@ -220,6 +221,21 @@ class SpanErrorInfo(_Frozen):
     tool_name: str | None = None
 
 
+class SpanRef(_Frozen):
+    """A span named by its ids: where a conversation-level verdict belongs.
+
+    Attributes:
+        trace_id: 32 lowercase hex characters.
+        span_id: 16 lowercase hex characters.
+        name: The span's name (``invoke_agent booking``, ``AgentExecutor``...).
+
+    """
+
+    trace_id: str
+    span_id: str
+    name: str = ""
+
+
 class SourceInfo(_Frozen):
     """Where a conversation was read from.
 
@@ -267,6 +283,15 @@ class AgentTrace(_Frozen):
             nor is any call before a turn read from a root span (answered without an LLM
             call). Judge metrics skip such a conversation's conversation unit and last turn
             (``final_reply_missing``). Left out of the JSON form when ``None``.
+        root_spans: The span that stands for each trace of the conversation, in trace order:
+            its outermost agent-invocation span (GenAI ``invoke_agent``, OpenInference
+            ``AGENT``) when it has one, else its root span (no parent, or a parent that was
+            never exported). Conversation-level verdicts are parented to these spans (OTel
+            evaluation events, Phoenix annotations). Empty for chat logs; left out of the JSON
+            form when empty.
+        response_ids: ``{span id: gen_ai.response.id}`` of the LLM calls that recorded one
+            (the provider's id of the completion), for the ``gen_ai.response.id`` of evaluation
+            events. Left out of the JSON form when empty.
 
     """
 
@@ -284,12 +309,19 @@ class AgentTrace(_Frozen):
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
     notes: tuple[str, ...] = ()
     final_reply_missing: str | None = None
+    root_spans: tuple[SpanRef, ...] = ()
+    response_ids: dict[str, str] = Field(default_factory=dict)
 
     @model_serializer(mode="wrap")
-    def _omit_unset_final_reply(self, handler: SerializerFunctionWrapHandler) -> Any:
+    def _omit_unset(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """The JSON form without the optional fields left unset (older output stays as it was)."""
         data = handler(self)
-        if isinstance(data, dict) and data.get("final_reply_missing", "") is None:
-            del data["final_reply_missing"]
+        if isinstance(data, dict):
+            if data.get("final_reply_missing", "") is None:
+                del data["final_reply_missing"]
+            for name in ("root_spans", "response_ids"):
+                if name in data and not data[name]:
+                    del data[name]
         return data
 
     @model_validator(mode="before")

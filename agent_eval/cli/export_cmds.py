@@ -1,7 +1,9 @@
-"""``agent-eval export phoenix RUN``: write a run's results into Phoenix as span annotations.
+"""``agent-eval export phoenix RUN``: write a run's results into Phoenix as annotations.
 
 ``RUN`` is a run directory or run id (``--out`` to look it up), as for ``agent-eval errors``.
-Each result is written on its evaluated span (``span_id``); Phoenix must hold those spans (it
+A conversation-level result is written on its Phoenix session and on the root (agent) span of
+each of its traces (from the run's ``conversations.jsonl``), a unit-level result on the span of
+the answer it judged (:mod:`agent_eval.export.phoenix`); Phoenix must hold those spans (it
 received the agent's traces over OTLP).
 Exit codes (:mod:`agent_eval.cli.exit_codes`): 0 every exportable result written; 2 usage
 error (the ``phoenix`` extra missing, no such run); 3 the run cannot be read; 5 some were not
@@ -27,7 +29,7 @@ from agent_eval.errors import AgentEvalError
 __all__ = ["export_app", "phoenix"]
 
 export_app = typer.Typer(
-    rich_markup_mode=None, help="Write results into other tools (Phoenix span annotations)."
+    rich_markup_mode=None, help="Write results into other tools (Phoenix annotations)."
 )
 app.add_typer(export_app, name="export")
 
@@ -43,8 +45,10 @@ def phoenix(  # noqa: PLR0917  (a typer command: one parameter per flag)
     timeout: Annotated[float, typer.Option(help="Seconds per request.")] = 30.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
 ) -> None:
-    """Write RUN's results as annotations on the spans they evaluated, in Phoenix."""
+    """Write RUN's results into Phoenix: on sessions, root spans and answer spans."""
     from agent_eval.export.phoenix import export_annotations
+    from agent_eval.report.conversations import read_conversations
+    from agent_eval.result import CONVERSATION_UNIT
     from agent_eval.run.runs import find_run
     from agent_eval.run.store import ResultStore
 
@@ -52,11 +56,14 @@ def phoenix(  # noqa: PLR0917  (a typer command: one parameter per flag)
         ref = find_run(run, out)
         with ResultStore(ref.directory) as store:
             results = store.results(ref.run_id)
+        wanted = {r.conversation_id for r in results if r.unit_id == CONVERSATION_UNIT}
+        conversations = read_conversations(ref.directory, wanted) if wanted else {}
         report = export_annotations(
             results,
             endpoint=endpoint.rstrip("/"),
             api_key=os.environ.get(api_key_env) or None,
             timeout=timeout,
+            roots={cid: trace.root_spans for cid, trace in conversations.items()},
         )
     except AgentEvalError as exc:
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
@@ -66,6 +73,7 @@ def phoenix(  # noqa: PLR0917  (a typer command: one parameter per flag)
             endpoint=endpoint,
             run_id=ref.run_id,
             written=report.written,
+            written_by_kind=dict(report.written_by_kind),
             not_written=report.not_written,
             not_written_annotations=report.not_written_annotations,
             skipped=dict(report.skipped),

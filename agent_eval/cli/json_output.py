@@ -372,12 +372,16 @@ class ExportPayload(_Payload):
 
     ``not_written`` lists the conversation ids whose annotation failed (exit 5 when any), one
     entry per annotation; ``not_written_annotations`` names each of them by
-    ``conversation_id``, ``unit_id`` and ``metric`` (added within schema version 1).
+    ``conversation_id``, ``unit_id``, ``metric`` and ``target`` (``session`` or
+    ``span <span id>``) (added within schema version 1);
+    ``written_by_kind`` splits ``written`` into ``session`` and ``span`` annotations (added
+    within schema version 1).
     """
 
     endpoint: str
     run_id: str
     written: int
+    written_by_kind: dict[str, int] = {}
     not_written: list[str]
     not_written_annotations: list[dict[str, str]] = []
     skipped: dict[str, int]

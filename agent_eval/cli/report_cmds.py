@@ -117,7 +117,9 @@ def _rerender(
 )
 def report_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     run: Annotated[Path, typer.Argument(help="Run directory, results.db or results.jsonl.")],
-    html: Annotated[Path, typer.Option("--html", help="Where to write the HTML file.")],
+    html: Annotated[
+        Path, typer.Option("--html", "-o", "--output", help="Where to write the HTML file.")
+    ],
     compare: Annotated[
         Path | None, typer.Option("--compare", help="A second run to compare with.")
     ] = None,

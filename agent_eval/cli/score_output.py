@@ -226,6 +226,9 @@ def _print_usage(
     line = stack.cache_line() if stack is not None else None
     if line is not None:
         out.print(line, highlight=False, markup=False)
+    unreachable = stack.unreachable_line() if stack is not None else None
+    if unreachable is not None:  # stderr: why nothing was judged, also under --json
+        err_console.print(unreachable, highlight=False, markup=False, soft_wrap=True)
     warning = stack.other_endpoint_warning() if stack is not None else None
     if warning is not None:  # stderr too: a --json run shows no cache line
         err_console.print(warning, highlight=False, markup=False, soft_wrap=True)

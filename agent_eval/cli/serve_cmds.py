@@ -66,6 +66,7 @@ async def _serve(  # noqa: PLR0917  (the command's parts, passed through once)
     port: int,
     events: EventOptions,
     argv: list[str],
+    token: str | None = None,
 ) -> dict[str, Any]:
     from agent_eval.live.receiver import Receiver
     from agent_eval.live.scorer import LiveScorer
@@ -98,7 +99,7 @@ async def _serve(  # noqa: PLR0917  (the command's parts, passed through once)
     engine, store, emitter = session.start_live()
     directory, run_id = session.directory or Path("runs"), engine.run_id
     scorer = LiveScorer(engine, store, emitter, concurrency=cfg.concurrency, directory=directory)
-    receiver = Receiver(scorer, limits, out_dir=directory)
+    receiver = Receiver(scorer, limits, out_dir=directory, token=token)
     try:
         bound = await receiver.start(host, port)
     except OSError as exc:
@@ -196,6 +197,17 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     ] = False,
     otlp_endpoint: OtlpEndpoint = None,
     events_file: EventsFile = False,
+    token_env: Annotated[
+        str | None,
+        typer.Option(help="Env var holding a token every POST must send as Bearer (401 else)."),
+    ] = None,
+    allow_unauthenticated: Annotated[
+        bool,
+        typer.Option("--allow-unauthenticated", help="Listen beyond loopback without --token-env."),
+    ] = False,
+    read_timeout: Annotated[
+        float, typer.Option(help="Seconds a client may take to send a body; beyond it 408.")
+    ] = 30.0,
 ) -> None:
     """Receive OTLP/HTTP spans (protobuf or JSON, gzip) and score conversations as they close.
 
@@ -204,9 +216,14 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     judge calls spent. The JSON summary on stdout counts every judge request sent
     (judge_usage); so does agent-eval runs show OUT, which lists the unscored conversations.
 
+    Only this machine may post by default (loopback). A --host beyond it needs a token
+    (--token-env VAR; exporters send it with OTEL_EXPORTER_OTLP_HEADERS=
+    'Authorization=Bearer%20TOKEN'), or --allow-unauthenticated.
+
     Exit codes: 0 stopped cleanly (Ctrl-C or SIGTERM); 2 a usage or configuration error (no
-    judge configured, the port in use).
+    judge configured, the port in use, a non-loopback --host without a token).
     """
+    from agent_eval.live.auth import check_exposure, read_token
     from agent_eval.live.receiver import ReceiverLimits, dumps
 
     overrides = {
@@ -226,11 +243,14 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
         idle_seconds=idle,
         after_root_seconds=after_root,
         shutdown_timeout=shutdown_timeout,
+        read_timeout_seconds=read_timeout,
     )
     events = EventOptions(otlp_endpoint=otlp_endpoint, events_file=events_file)
     try:
+        token = read_token(token_env) if token_env else None
+        check_exposure(host, token, allow_unauthenticated)
         cfg = load_config(config, **overrides)
-        summary = event_loop.run(_serve(cfg, limits, host, port, events, sys.argv))
+        summary = event_loop.run(_serve(cfg, limits, host, port, events, sys.argv, token))
     except AgentEvalError as exc:
         err_console.print(
             f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True

@@ -53,6 +53,7 @@ from agent_eval.trace import (
     Retrieval,
     SourceInfo,
     SpanErrorInfo,
+    SpanRef,
     ToolCall,
     UserMessage,
 )
@@ -601,6 +602,35 @@ class ConversationBuilder:
             ),
             reference_tool_calls=reference_calls,
             final_reply_missing=cut_short,
+            root_spans=self._root_spans(),
+            response_ids={e.span_id: e.response_id for e in self.used if e.response_id},
+        )
+
+    def _root_spans(self) -> tuple[SpanRef, ...]:
+        """Each trace's outermost agent-invocation span, else its root (see ``AgentTrace``).
+
+        A root is a span with no ancestor among the trace's exported spans (no parent, or a
+        parent that was never exported); of several, the first in conversation order.
+        """
+        roots: dict[str, tuple[int, SpanEntry]] = {}
+        agents: dict[str, tuple[int, SpanEntry]] = {}
+        for entry in self.conversation.entries:  # in conversation order: first wins a tie
+            depth = len(self.conversation.ancestors(entry))
+            trace_id = entry.trace_id
+            if depth == 0 and trace_id not in roots:
+                roots[trace_id] = (0, entry)
+            extraction = entry.extraction
+            if extraction is not None and extraction.kind == "agent":
+                known = agents.get(trace_id)
+                if known is None or depth < known[0]:
+                    agents[trace_id] = (depth, entry)
+        chosen = [
+            (agents.get(t) or roots.get(t) or (0, None))[1] for t in self.conversation.trace_ids
+        ]
+        return tuple(
+            SpanRef(trace_id=e.trace_id, span_id=e.span_id, name=e.name)
+            for e in chosen
+            if e is not None
         )
 
     def _final_reply_missing(self) -> tuple[str | None, list[str]]:

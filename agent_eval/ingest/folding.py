@@ -249,12 +249,13 @@ def _system_change_note(changed: dict[str, set[int]]) -> list[str]:
 def _merged(trace: AgentTrace, folded: list[AgentTrace], notes: list[str]) -> AgentTrace:
     """``trace`` with the traces folded into it (in arrival order) merged in.
 
-    Nothing an earlier trace knew is lost: its trace ids, usage (summed per model), errors,
-    retrievals (each at its own position: the earlier transcript is a prefix of this one),
-    conventions, reference tool calls (the first span carrying them wins, as within one
-    trace), labels and metadata (keys this trace lacks), notes, and what it saw of each shared
-    message (:func:`_with_earlier_sightings`). A folded trace's ``final_reply_missing`` note is
-    dropped: the reply it lacked is the next message of this transcript, read from the replay.
+    Nothing an earlier trace knew is lost: its trace ids, root spans, response ids, usage
+    (summed per model), errors, retrievals (each at its own position: the earlier transcript
+    is a prefix of this one), conventions, reference tool calls (the first span carrying them
+    wins, as within one trace), labels and metadata (keys this trace lacks), notes, and what it
+    saw of each shared message (:func:`_with_earlier_sightings`). A folded trace's
+    ``final_reply_missing`` note is dropped: the reply it lacked is the next message of this
+    transcript, read from the replay.
     """
     if not folded:
         return trace.model_copy(update={"notes": (*trace.notes, *notes)}) if notes else trace
@@ -283,6 +284,12 @@ def _merged(trace: AgentTrace, folded: list[AgentTrace], notes: list[str]) -> Ag
         "errors": tuple(e for one in traces for e in one.errors),
         "notes": (*own, *earlier_notes),
     }
+    roots = {root.span_id: root for one in traces for root in one.root_spans}
+    if len(roots) != len(trace.root_spans):
+        update["root_spans"] = tuple(roots.values())
+    response_ids = {k: v for one in traces for k, v in one.response_ids.items()}
+    if len(response_ids) != len(trace.response_ids):
+        update["response_ids"] = response_ids
     retrievals = [r for one in traces for r in one.retrievals]
     if len(retrievals) != len(trace.retrievals):  # stable: arrival order at one position
         update["retrievals"] = tuple(sorted(retrievals, key=_AFTER_MESSAGE))

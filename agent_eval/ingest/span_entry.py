@@ -21,6 +21,7 @@ from typing import Any
 from agent_eval.errors import InputError
 from agent_eval.ingest.accounting import FileReport
 from agent_eval.ingest.conventions.base import Convention
+from agent_eval.ingest.conventions.genai_keys import RESPONSE_ID
 from agent_eval.ingest.extraction import SpanExtraction
 from agent_eval.ingest.reference_keys import REFERENCE_TOOL_CALLS
 from agent_eval.ingest.spans import SourceLocation, SpanRecord
@@ -70,6 +71,8 @@ class SpanEntry:
             it, were read from again (one export given twice); each is used once.
         log_files: The files the log records joined to the span came from (a logs export
             given beside the spans), so that they count as giving its conversation.
+        response_id: The span's ``gen_ai.response.id`` (the provider's id of the completion),
+            when it recorded one.
 
     """
 
@@ -91,6 +94,7 @@ class SpanEntry:
     reference_tool_calls: str | None = None
     copies: tuple[str, ...] = ()
     log_files: tuple[str, ...] = ()
+    response_id: str | None = None
 
     @property
     def location(self) -> SourceLocation:
@@ -130,9 +134,13 @@ def read_span(
         0,  # logs
         span.source,
     )
-    reference = span.attributes.get(REFERENCE_TOOL_CALLS)
+    attributes = span.attributes
+    reference = attributes.get(REFERENCE_TOOL_CALLS)
     if reference is not None and isinstance(reference, str):
         entry.reference_tool_calls = reference
+    response_id = attributes.get(RESPONSE_ID)
+    if response_id and isinstance(response_id, str):
+        entry.response_id = response_id
     extractions: list[SpanExtraction] = []
     for convention in matched:
         try:

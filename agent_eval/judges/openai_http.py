@@ -13,7 +13,10 @@ HTTP 408, 409, 429 and 5xx, and on a 200 reply whose JSON body does not parse; a
 ``n`` (1-based) is the server's ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)
 when it asks for more than 0 and at most 60 s, else ``min(0.5 x 2^(n-1), 8)`` seconds times a
 jitter factor in (0.75, 1]. The loop is tenacity's (:class:`tenacity.AsyncRetrying`), entered
-only after a first attempt failed, so a call that succeeds at once pays nothing for it.
+only after a first attempt failed, so a call that succeeds at once pays nothing for it. One
+departure: a transport that has never connected stops retrying connections once
+:data:`CONNECT_FAILURES_BEFORE_GIVING_UP` attempts have failed (nothing listens there; each
+call's back-off would only delay the answer by ~15 s), and a call then fails at once.
 
 Counting: :class:`SendCounts` tells requests *sent* (a connection was open and the request was
 written to it; the server may have answered, timed out or dropped it) from *connect failures*
@@ -46,6 +49,7 @@ if TYPE_CHECKING:  # imported when the first request is sent: a cached re-run ne
     import aiohttp
 
 __all__ = [
+    "CONNECT_FAILURES_BEFORE_GIVING_UP",
     "INITIAL_RETRY_DELAY",
     "MAX_RETRY_AFTER",
     "MAX_RETRY_DELAY",
@@ -61,6 +65,11 @@ __all__ = [
     "status_error",
 ]
 
+CONNECT_FAILURES_BEFORE_GIVING_UP = 3
+"""Failed connection attempts, with no connection ever made, after which a transport stops
+retrying connections: an endpoint that has refused every connection so far is not up (a wrong
+``--base-url``, a server not started), and retrying each call with back-off only delays the
+answer. Once one connection is made, connection failures are retried as usual."""
 INITIAL_RETRY_DELAY = 0.5
 """Seconds before the first retry when the server says nothing (openai-python's value)."""
 MAX_RETRY_DELAY = 8.0
@@ -228,6 +237,9 @@ class ChatTransport:
         self.timeout = timeout
         self.retries = retries
         self._session: aiohttp.ClientSession | None = None
+        self._connected = False
+        self._connect_failures = 0
+        self._connect_error = ""
 
     async def post(self, body: bytes, counts: SendCounts) -> dict[str, Any]:
         """POST ``body``; the reply's JSON object, counting each attempt in ``counts``.
@@ -239,23 +251,35 @@ class ChatTransport:
         """
         return await post_with_retries(lambda: self._attempt(body, counts), self.retries)
 
+    def _connect_failed(self, counts: SendCounts, message: str) -> EndpointError:
+        """Count a failed connection attempt (this call's and the transport's)."""
+        counts.connect_failures += 1
+        if not self._connected:
+            self._connect_failures += 1
+            self._connect_error = message
+        return EndpointError("connect", message)
+
     async def _attempt(self, body: bytes, counts: SendCounts) -> dict[str, Any]:
         import aiohttp  # loaded by _open; here a dictionary lookup
 
+        if not self._connected and self._connect_failures >= CONNECT_FAILURES_BEFORE_GIVING_UP:
+            raise EndpointError(  # not retried: see CONNECT_FAILURES_BEFORE_GIVING_UP
+                "connect",
+                f"cannot connect ({self._connect_failures} connection attempts to this endpoint "
+                f"failed and none ever connected; last: {self._connect_error})",
+            )
         session = self._session or self._open()
         try:
             async with session.post(self.url, data=body) as response:
+                self._connected = True
                 status = response.status
                 content = await response.read()
                 headers = response.headers
         except aiohttp.ClientConnectorError as exc:  # no connection: nothing was sent
-            counts.connect_failures += 1
-            raise Retryable(EndpointError("connect", f"cannot connect: {exc}")) from None
+            raise Retryable(self._connect_failed(counts, f"cannot connect: {exc}")) from None
         except aiohttp.ConnectionTimeoutError:
-            counts.connect_failures += 1
-            raise Retryable(
-                EndpointError("connect", f"connecting timed out after {self.timeout:g} s")
-            ) from None
+            message = f"connecting timed out after {self.timeout:g} s"
+            raise Retryable(self._connect_failed(counts, message)) from None
         except (TimeoutError, aiohttp.ServerTimeoutError):
             counts.sent += 1
             raise Retryable(

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from aiohttp import web
+from aiohttp import ClientPayloadError, web
 
 from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.assemble import Assembler
@@ -47,6 +47,7 @@ from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.message_identity import MessageKey, message_key
 from agent_eval.ingest.pipeline import feed_items
 from agent_eval.ingest.spans import LogRecord, SpanRecord
+from agent_eval.live.auth import AUTHORIZATION, authorized
 from agent_eval.live.buffer import HeldTrace, SpanBuffer
 from agent_eval.live.payloads import (
     JSON,
@@ -87,6 +88,9 @@ class ReceiverLimits:
         sweep_seconds: How often due traces are looked for.
         shutdown_timeout: Seconds a shutdown waits for the judge before writing the rest to
             :data:`UNSCORED_NAME`.
+        read_timeout_seconds: Seconds a client may take to send a request's body; a slower one
+            gets 408 and its connection is closed (a client trickling bytes holds no
+            connection for long).
 
     """
 
@@ -98,6 +102,7 @@ class ReceiverLimits:
     after_root_seconds: float = 2.0
     sweep_seconds: float | None = None
     shutdown_timeout: float = 30.0
+    read_timeout_seconds: float = 30.0
 
 
 class Receiver:
@@ -107,16 +112,22 @@ class Receiver:
         scorer: Scores closed conversations.
         limits: See :class:`ReceiverLimits`.
         out_dir: Where :data:`UNSCORED_NAME` goes on a shutdown that runs out of time.
+        token: When set, every ``POST`` must carry it as ``Authorization: Bearer TOKEN``
+            (:mod:`agent_eval.live.auth`); others get 401 and their body is not read.
 
     Use ``await receiver.start(host, port)`` then ``await receiver.stop()``, or
     :meth:`serve_forever` (handles SIGINT/SIGTERM).
     """
 
     def __init__(
-        self, scorer: LiveScorer, limits: ReceiverLimits | None = None, out_dir: Path | None = None
+        self,
+        scorer: LiveScorer,
+        limits: ReceiverLimits | None = None,
+        out_dir: Path | None = None,
+        token: str | None = None,
     ) -> None:
         self.scorer, self.limits = scorer, limits or ReceiverLimits()
-        self.out_dir = out_dir
+        self.out_dir, self.token = out_dir, token
         self.buffer = SpanBuffer(
             max_bytes=self.limits.max_buffer_bytes,
             idle_seconds=self.limits.idle_seconds,
@@ -156,10 +167,45 @@ class Receiver:
         headers = {}
         if status in (429, 503):
             headers["Retry-After"] = str(self.limits.retry_after_seconds)
-        return web.Response(status=status, text=message + "\n", headers=headers)
+        if status == 401:
+            headers["WWW-Authenticate"] = 'Bearer realm="agent-eval serve"'
+        response = web.Response(status=status, text=message + "\n", headers=headers)
+        if status in (401, 408):  # nothing more is read from such a client
+            response.force_close()
+        return response
+
+    def _unauthorized(self, request: web.Request) -> web.Response | None:
+        """401 for a request without the token, when one is set (its body is never read)."""
+        if self.token is None or authorized(request.headers.get(AUTHORIZATION), self.token):
+            return None
+        why = "missing" if AUTHORIZATION not in request.headers else "wrong"
+        return self._refuse(401, f"token_{why}", f"unauthorized: {why} bearer token")
+
+    async def _read(self, request: web.Request) -> bytes:
+        """The body, within ``read_timeout_seconds``.
+
+        Raises:
+            PayloadError: 413 too large, 408 too slow, 400 the client went away mid-body.
+
+        """
+        try:
+            async with asyncio.timeout(self.limits.read_timeout_seconds):
+                return await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            raise PayloadError(413, "too_large", "the body exceeds the size limit") from None
+        except TimeoutError:
+            seconds = f"{self.limits.read_timeout_seconds:g}"
+            raise PayloadError(
+                408, "read_timeout", f"the body did not arrive within {seconds} s"
+            ) from None
+        except (ConnectionError, ClientPayloadError) as exc:  # aiohttp's reset is one too
+            raise PayloadError(400, "client_disconnected", f"the client went away: {exc}") from None
 
     async def _export(self, request: web.Request, signal: Signal) -> web.Response:
         self.counters[f"requests_{signal}"] += 1
+        refused = self._unauthorized(request)
+        if refused is not None:
+            return refused
         if self._stopping:
             return self._refuse(503, "shutting_down", "the receiver is shutting down")
         if self.scorer.backlog >= self.limits.max_backlog:
@@ -168,10 +214,7 @@ class Receiver:
             encoding = encoding_of(request.content_type)
             if (request.content_length or 0) > self.limits.max_body_bytes:
                 raise PayloadError(413, "too_large", "the body exceeds the size limit")
-            try:
-                body = await request.read()
-            except web.HTTPRequestEntityTooLarge:
-                raise PayloadError(413, "too_large", "the body exceeds the size limit") from None
+            body = await self._read(request)
             items, size = decode(
                 body,
                 signal=signal,
@@ -181,7 +224,13 @@ class Receiver:
             )
         except PayloadError as exc:
             _log.info("refused a %s request: %s", signal, exc)
-            return self._refuse(exc.status, exc.reason, exc.message)
+            refusal = self._refuse(exc.status, exc.reason, exc.message)
+            if exc.status == 408:  # answer, then close: a trickling client holds nothing
+                await refusal.prepare(request)
+                await refusal.write_eof()
+                if request.transport is not None:
+                    request.transport.close()
+            return refusal
         if not self.buffer.admit(size):
             return self._refuse(503, "memory_full", "the span buffer is full; retry later")
         rejected, message = self._hold(items, size)

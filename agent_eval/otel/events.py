@@ -3,7 +3,7 @@
 Each :class:`~agent_eval.result.MetricResult` becomes one event (a log record with
 ``event_name = "gen_ai.evaluation.result"``) parented to the evaluated span (the log record's
 trace id and span id; see :mod:`agent_eval.otel.targets`), with the attributes of the GenAI
-semantic conventions v1.38.0 (keys in :mod:`agent_eval.otel.semconv`):
+semantic conventions (keys and version in :mod:`agent_eval.otel.semconv`):
 
 - ``gen_ai.evaluation.name``: the metric name without its version (``goal_accuracy``);
 - ``gen_ai.evaluation.score.value``: the score (``0.0``/``1.0`` for a binary verdict), on ``ok``
@@ -11,12 +11,21 @@ semantic conventions v1.38.0 (keys in :mod:`agent_eval.otel.semconv`):
 - ``gen_ai.evaluation.score.label``: ``"pass"`` for verdict ``"1"``, ``"fail"`` for ``"0"``,
   any other typed verdict (an ordinal ``"4"``) as itself;
 - ``gen_ai.evaluation.explanation``: the judge's reason;
-- ``error.type``: on ``error`` and ``skipped`` rows, the row's ``error_type`` (e.g.
-  ``invalid_judge_output``, ``context_overflow``): the evaluation ended without a score;
-- ``agent_eval.*``: the run id, status, conversation and unit id, ``metric@version``,
-  formatter and its fingerprint, prompt sha256, judge model, verdict, and a note (a re-score);
+- ``error.type``: on ``error`` rows only, the row's ``error_type`` (e.g.
+  ``invalid_judge_output``, ``judge_unavailable``): the evaluation ended in an error. A
+  ``skipped`` row (nothing to judge: ``no_context``, ``final_reply_missing``) is no error and
+  carries none; its status and reason are in ``agent_eval.status`` / ``agent_eval.skip_reason``;
+- ``gen_ai.response.id``: the provider's id of the evaluated completion, when its span
+  recorded one (see :mod:`agent_eval.otel.targets`);
+- ``gen_ai.conversation.id``: the conversation's id (the standard GenAI registry key);
+- ``agent_eval.*``: the run id, status, unit id, ``metric@version``, formatter and its
+  fingerprint, prompt sha256, judge model, verdict, and a note (a re-score);
 - ``agent_eval.steering.*``: on a row whose unit has steering flags (:mod:`agent_eval.steering`),
   how many, their distinct classes and where each was found.
+
+A conversation-level result (goal accuracy) is parented to the conversation's agent-invocation
+(else root) span, a unit-level one to the span of the answer it judged
+(:mod:`agent_eval.otel.targets`).
 
 Events go through the SDK's own ``LoggerProvider`` (a private one: the application's global
 providers are not touched), one ``BatchLogRecordProcessor`` per exporter: the OTLP/HTTP
@@ -50,7 +59,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from agent_eval.otel import semconv as sc
 from agent_eval.otel.targets import SpanTarget
-from agent_eval.result import MetricResult
+from agent_eval.result import CONVERSATION_UNIT, MetricResult
 
 try:  # the names since opentelemetry-sdk 1.39
     from opentelemetry.sdk._logs.export import LogRecordExportResult
@@ -93,18 +102,29 @@ def _steering_attributes(result: MetricResult) -> dict[str, Any]:
     }
 
 
-def evaluation_attributes(result: MetricResult, note: str | None = None) -> dict[str, Any]:
-    """The event attributes of ``result`` (see the module docstring); ``None`` values left out."""
+def evaluation_attributes(
+    result: MetricResult, note: str | None = None, response_id: str | None = None
+) -> dict[str, Any]:
+    """The event attributes of ``result`` (see the module docstring); ``None`` values left out.
+
+    Args:
+        result: The row.
+        note: Why it was scored again (``agent_eval.note``), if it was.
+        response_id: The ``gen_ai.response.id`` of the evaluated completion, when known.
+
+    """
     label = _LABELS.get(result.verdict or "", result.verdict)
     values: dict[str, Any] = {
         sc.GEN_AI_EVALUATION_NAME: _metric_name(result.metric),
         sc.GEN_AI_EVALUATION_SCORE_VALUE: result.score,
         sc.GEN_AI_EVALUATION_SCORE_LABEL: label,
         sc.GEN_AI_EVALUATION_EXPLANATION: result.reason,
-        sc.ERROR_TYPE: result.error_type if result.status != "ok" else None,
+        sc.ERROR_TYPE: result.error_type if result.status == "error" else None,
+        sc.GEN_AI_RESPONSE_ID: response_id,
+        sc.GEN_AI_CONVERSATION_ID: result.conversation_id,
         sc.AGENT_EVAL_RUN_ID: result.run_id,
         sc.AGENT_EVAL_STATUS: result.status,
-        sc.AGENT_EVAL_CONVERSATION_ID: result.conversation_id,
+        sc.AGENT_EVAL_SKIP_REASON: result.error_type if result.status == "skipped" else None,
         sc.AGENT_EVAL_UNIT_ID: result.unit_id,
         sc.AGENT_EVAL_METRIC: result.metric,
         sc.AGENT_EVAL_FORMATTER: result.formatter,
@@ -361,13 +381,21 @@ class EvaluationEvents:
         self._closed = False
 
     def target_of(self, result: MetricResult) -> SpanTarget | None:
-        """The span ``result`` evaluated: its own span id when it has one, else by conversation."""
+        """The span ``result`` evaluated (see :mod:`agent_eval.otel.targets`).
+
+        A conversation-level result: its conversation's target (agent-invocation or root
+        span). A unit-level one: its own span id, in the conversation's last trace. A result
+        whose conversation has no known target falls back to its own span id, if any.
+        """
         span_id = result.span_id
         known = self.targets.get(result.conversation_id)
+        if known is not None and (result.unit_id == CONVERSATION_UNIT or not span_id):
+            return known
         if span_id:
             trace_id = known.trace_id if known else (result.trace_ids or ("",))[-1]
-            return SpanTarget(trace_id=trace_id, span_id=span_id) if trace_id else None
-        return known
+            response_id = known.response_ids.get(span_id) if known else None
+            return SpanTarget(trace_id, span_id, response_id) if trace_id else None
+        return None
 
     def emit(self, result: MetricResult, note: str | None = None) -> None:
         """Emit the event of ``result`` (after :meth:`close`: ignored, with a debug log)."""
@@ -388,7 +416,9 @@ class EvaluationEvents:
             timestamp=time.time_ns(),
             context=context,
             severity_number=SeverityNumber.INFO,
-            attributes=evaluation_attributes(result, note),
+            attributes=evaluation_attributes(
+                result, note, target.response_id if target is not None else None
+            ),
             event_name=sc.EVENT_GEN_AI_EVALUATION_RESULT,
         )
         self._logger.emit(record)

@@ -2,11 +2,12 @@
 
 Source: OpenTelemetry semantic conventions **v1.38.0**, GenAI events, event
 ``gen_ai.evaluation.result`` (status *Development*; introduced in v1.38.0 by
-open-telemetry/semantic-conventions#2563, unchanged since, including after the GenAI
-conventions moved to the ``semantic-conventions-genai`` repository). The event is a log record
-whose ``event_name`` is :data:`EVENT_GEN_AI_EVALUATION_RESULT`; it SHOULD be parented to the
-GenAI operation span being evaluated (the log record's trace id and span id), or carry
-``gen_ai.response.id`` when no span id is known.
+open-telemetry/semantic-conventions#2563), and its current definition since the GenAI
+conventions moved to the ``semantic-conventions-genai`` repository (``model/gen-ai/events.yaml``
+at commit ``fecf9e1``, checked 2026-12-02: the same attributes and requirement levels). The event
+is a log record whose ``event_name`` is :data:`EVENT_GEN_AI_EVALUATION_RESULT`; it SHOULD be
+parented to the GenAI operation span being evaluated (the log record's trace id and span id), or
+carry ``gen_ai.response.id`` when no span id is known.
 
 Attributes the convention defines for the event, with their requirement levels:
 
@@ -21,8 +22,10 @@ key                                 type    requirement level
 ``error.type``                      string  conditionally required (if it ended in error)
 ==================================  ======  =========================================
 
-agent-eval adds its own provenance attributes under the ``agent_eval.`` namespace (the
-convention allows further attributes; these never collide with ``gen_ai.*``).
+Beside them the event carries ``gen_ai.conversation.id`` (string; the GenAI registry's key for
+the conversation, which the convention lets any GenAI signal carry) and agent-eval's own
+provenance attributes under the ``agent_eval.`` namespace (the convention allows further
+attributes; these never collide with ``gen_ai.*``).
 """
 
 from __future__ import annotations
@@ -41,12 +44,16 @@ GEN_AI_EVALUATION_SCORE_VALUE: Final = "gen_ai.evaluation.score.value"
 GEN_AI_EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"
 GEN_AI_EVALUATION_EXPLANATION: Final = "gen_ai.evaluation.explanation"
 GEN_AI_RESPONSE_ID: Final = "gen_ai.response.id"
+GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
+"""Not an attribute the event defines, but the GenAI registry's key for the conversation id;
+events may carry further attributes, and this is the one GenAI backends group by."""
 ERROR_TYPE: Final = "error.type"
 
 # agent-eval's own provenance attributes (not part of the convention)
 AGENT_EVAL_RUN_ID: Final = "agent_eval.run_id"
 AGENT_EVAL_STATUS: Final = "agent_eval.status"
-AGENT_EVAL_CONVERSATION_ID: Final = "agent_eval.conversation_id"
+AGENT_EVAL_SKIP_REASON: Final = "agent_eval.skip_reason"
+"""Why a ``skipped`` row was not judged (``no_context``...): a skip is no ``error.type``."""
 AGENT_EVAL_UNIT_ID: Final = "agent_eval.unit_id"
 AGENT_EVAL_METRIC: Final = "agent_eval.metric"
 AGENT_EVAL_FORMATTER: Final = "agent_eval.formatter"

@@ -1,19 +1,26 @@
 """The evaluated span of a result: where its ``gen_ai.evaluation.result`` event is parented.
 
 The GenAI conventions ask for the evaluation event to be parented to the GenAI operation span
-that was evaluated. For a conversation (goal accuracy) that is its **last LLM span**: the span
-that recorded the conversation's last assistant message (its ``span_ids``, as assembled).
+that was evaluated, or to carry ``gen_ai.response.id`` when no span id is known:
 
-A conversation assembled from several traces records no span-to-trace map; its evaluated span
-is taken to lie in its last trace (``trace_ids[-1]``), which holds for agents whose turns are
-traces in time order. A conversation that never was spans (chat logs) has no target; its event
-is emitted without a parent span.
+- a **conversation-level** result (goal accuracy) evaluates the agent's whole run: its event is
+  parented to the conversation's agent-invocation span, else the root span, of its last trace
+  (:attr:`AgentTrace.root_spans`). A conversation read without root spans (an AgentTrace
+  written by an older agent-eval) falls back to its last LLM span;
+- a **unit-level** result (one answer) is parented to the span of that answer (the result's
+  own ``span_id``), in the conversation's last trace when the conversation spans several (no
+  span-to-trace map is kept; this holds for agents whose turns are traces in time order).
+
+``gen_ai.response.id`` is the provider's id of the evaluated completion: of the answer's own LLM
+call, or for a conversation of its last LLM call (:attr:`AgentTrace.response_ids`). A
+conversation that never was spans (chat logs) has no target; its event is emitted without a
+parent span.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from agent_eval.metrics.units import last_llm_span
 from agent_eval.trace import AgentTrace
@@ -23,28 +30,38 @@ __all__ = ["SpanTarget", "conversation_target", "targets_by_conversation"]
 
 @dataclass(frozen=True, slots=True)
 class SpanTarget:
-    """The span an evaluation event is parented to.
+    """The span a conversation's evaluation events are parented to.
 
     Attributes:
         trace_id: 32 lowercase hex characters.
-        span_id: 16 lowercase hex characters.
+        span_id: 16 lowercase hex characters: the span a conversation-level result evaluated.
+        response_id: The ``gen_ai.response.id`` of the conversation's last LLM call, if recorded.
+        response_ids: ``{span id: gen_ai.response.id}`` of the conversation's LLM calls, for the
+            results of single answers (each names its answer's span).
 
     """
 
     trace_id: str
     span_id: str
+    response_id: str | None = None
+    response_ids: Mapping[str, str] = field(default_factory=dict, compare=False)
 
 
 def conversation_target(trace: AgentTrace) -> SpanTarget | None:
-    """The last LLM span of ``trace`` (see the module docstring), or ``None`` without spans.
+    """The span a conversation-level result of ``trace`` evaluated, or ``None`` without spans.
 
-    The span is the one results carry as ``span_id``
-    (:func:`agent_eval.metrics.units.last_llm_span`); this adds the trace it lies in.
+    That is the last trace's agent-invocation or root span (:attr:`AgentTrace.root_spans`),
+    else the last LLM span (:func:`agent_eval.metrics.units.last_llm_span`, the ``span_id``
+    conversation-level results carry).
     """
-    span_id = last_llm_span(trace)
-    if not trace.trace_ids or span_id is None:
+    last_llm = last_llm_span(trace)
+    response_id = trace.response_ids.get(last_llm) if last_llm else None
+    if trace.root_spans:
+        root = trace.root_spans[-1]
+        return SpanTarget(root.trace_id, root.span_id, response_id, trace.response_ids)
+    if not trace.trace_ids or last_llm is None:
         return None
-    return SpanTarget(trace_id=trace.trace_ids[-1], span_id=span_id)
+    return SpanTarget(trace.trace_ids[-1], last_llm, response_id, trace.response_ids)
 
 
 def targets_by_conversation(traces: Iterable[AgentTrace]) -> dict[str, SpanTarget]:

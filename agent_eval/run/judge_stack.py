@@ -1,8 +1,10 @@
 """The judge a run uses: the adapter wrapped in rate limits and the judge-call cache.
 
 Order, outermost first: :class:`~agent_eval.run.cache.CachedJudge` (a hit returns at once, without
-waiting on a limiter) -> :class:`~agent_eval.run.ratelimit.RateLimitedJudge` -> the adapter (whose
-own client retries 429/5xx/timeouts and honours ``Retry-After``).
+waiting on a limiter) -> :class:`~agent_eval.run.ratelimit.RateLimitedJudge` ->
+:class:`~agent_eval.run.unreachable.UnreachableGuard` (stops sending once the first calls reached
+no endpoint at all) -> the adapter (whose own client retries 429/5xx/timeouts and honours
+``Retry-After``).
 
 The cache file defaults to one per user (:func:`default_cache_path`): the platform's user
 cache directory (``~/.cache/agent-eval/judge-cache.db`` on Linux, ``~/Library/Caches/agent-eval``
@@ -26,6 +28,7 @@ from agent_eval.judges.base import Judge
 from agent_eval.run.budget import Budget, BudgetedJudge
 from agent_eval.run.cache import CACHE_FILENAME, CachedJudge, CacheMode, JudgeCache
 from agent_eval.run.ratelimit import RateLimitedJudge
+from agent_eval.run.unreachable import UnreachableGuard
 
 __all__ = ["CACHE_PATH_ENV", "DEFAULT_RUNS_DIR", "JudgeStack", "default_cache_path", "wrap_judge"]
 
@@ -59,12 +62,18 @@ class JudgeStack:
         judge: The outermost judge; give this to the engine.
         cache: The open cache, ``None`` with ``--no-cache``.
         cached: The cache wrapper (hit and miss counts), ``None`` with ``--no-cache``.
+        guard: The unreachable-judge guard around the adapter, ``None`` when not wrapped.
 
     """
 
     judge: Judge
     cache: JudgeCache | None = None
     cached: CachedJudge | None = None
+    guard: UnreachableGuard | None = None
+
+    def unreachable_line(self) -> str | None:
+        """Why the run stopped sending (:meth:`UnreachableGuard.line`), or ``None``."""
+        return self.guard.line() if self.guard is not None else None
 
     def cache_line(self) -> str | None:
         """``judge cache: 12 hits, 3 calls (runs/judge-cache.db)``, or ``None`` when off.
@@ -151,7 +160,9 @@ def wrap_judge(
     budget: Budget | None = None,
     endpoint: str | None = None,
 ) -> JudgeStack:
-    """Wrap ``inner`` in rate limits (when set) and the cache (unless ``cache_mode="off"``).
+    """Wrap ``inner`` in the unreachable guard, rate limits (when set) and the cache.
+
+    The cache is left out with ``cache_mode="off"``.
 
     Args:
         inner: The judge adapter.
@@ -172,13 +183,14 @@ def wrap_judge(
         ConfigError: a rate limit is not positive.
 
     """
-    judge: Judge = inner
+    guard = UnreachableGuard(inner)
+    judge: Judge = guard
     if requests_per_minute is not None or tokens_per_minute is not None:
         judge = RateLimitedJudge(judge, requests_per_minute, tokens_per_minute)
     if budget is not None and budget.limited:
         judge = BudgetedJudge(judge, budget)
     if cache_mode == "off" or cache_path is None:
-        return JudgeStack(judge)
+        return JudgeStack(judge, guard=guard)
     cache = JudgeCache(cache_path)
     cached = CachedJudge(judge, cache, cache_mode, parameters, endpoint=endpoint)
-    return JudgeStack(cached, cache, cached)
+    return JudgeStack(cached, cache, cached, guard)

@@ -210,6 +210,20 @@ def _closed_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _agent_workflow_spans() -> list[str]:
+    """The root spans of :data:`FIXTURE` (the OpenAI Agents SDK's ``Agent workflow``), by start."""
+    document = json.loads(FIXTURE.read_bytes())
+    roots = [
+        span
+        for resource in document["resourceSpans"]
+        for scope in resource["scopeSpans"]
+        for span in scope["spans"]
+        if not span.get("parentSpanId")
+    ]
+    assert {span["name"] for span in roots} == {"Agent workflow"}
+    return [s["spanId"] for s in sorted(roots, key=lambda s: int(s["startTimeUnixNano"]))]
+
+
 def test_export_phoenix_unreachable_exits_5(fake_server: FakeModelServer, tmp_path: Path) -> None:
     pytest.importorskip("phoenix.client", reason="the phoenix extra is not installed")
     script_goal_judge(fake_server)
@@ -219,16 +233,20 @@ def test_export_phoenix_unreachable_exits_5(fake_server: FakeModelServer, tmp_pa
     endpoint = f"http://127.0.0.1:{_closed_port()}"
     result = runner.invoke(app, ["export", "phoenix", str(out), "--endpoint", endpoint])
     assert result.exit_code == 5, result.output  # output not written (the table's code)
-    assert "not written 1" in result.stdout and "run the same command again" in result.stderr
+    # one conversation (a session id of its own) over two traces: its session and 2 root spans
+    assert "not written 3" in result.stdout and "run the same command again" in result.stderr
     as_json = runner.invoke(app, ["export", "phoenix", str(out), "--endpoint", endpoint, "--json"])
     assert as_json.exit_code == 5
     document = _envelope(as_json.stdout, "export phoenix")
-    assert (document["written"], len(document["not_written"])) == (0, 1)
+    assert (document["written"], len(document["not_written"])) == (0, 3)
     cid = document["not_written"][0]
+    roots = _agent_workflow_spans()
+    named = {"conversation_id": cid, "unit_id": "conversation", "metric": "goal_accuracy@2"}
     assert document["not_written_annotations"] == [
-        {"conversation_id": cid, "unit_id": "conversation", "metric": "goal_accuracy@2"}
+        {**named, "target": "session"},
+        *({**named, "target": f"span {span_id}"} for span_id in roots),
     ]  # trial7 #21: each unwritten annotation names its metric, not only the conversation
-    assert f"not written: {cid} goal_accuracy@2" in " ".join(result.stderr.split())
+    assert f"not written: {cid} goal_accuracy@2 (session)" in " ".join(result.stderr.split())
     missing = runner.invoke(app, ["export", "phoenix", str(tmp_path / "no-run")])
     same = runner.invoke(app, ["runs", "show", str(tmp_path / "no-run")])
     assert missing.exit_code == same.exit_code != 0  # no such run: as every command says it

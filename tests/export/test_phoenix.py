@@ -30,6 +30,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
+from agent_eval.export.phoenix import export_annotations
 from agent_eval.testing import FakeModelServer
 
 from ..live.agent import DONE, run_agent
@@ -112,8 +113,23 @@ def _wait_for_spans(client: Any, count: int) -> None:
     raise AssertionError(f"Phoenix did not receive {count} spans")
 
 
-def test_results_become_span_annotations_on_the_evaluated_spans(
-    phoenix_url: str, fake_server: FakeModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def session_annotations(url: str, session_ids: list[str]) -> list[dict[str, Any]]:
+    """The session annotations Phoenix holds for ``session_ids`` (its REST API, v1)."""
+    response = requests.get(
+        f"{url}/v1/projects/{PROJECT}/session_annotations",
+        params={"session_ids": session_ids},
+        timeout=10,
+    )
+    response.raise_for_status()
+    return list(response.json()["data"])
+
+
+def test_results_become_session_and_root_span_annotations(
+    phoenix_url: str,
+    fake_server: FakeModelServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    make_result: Any,
 ) -> None:
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENT_EVAL_CONFIG", "PHOENIX_API_KEY"):
         monkeypatch.delenv(name, raising=False)
@@ -125,9 +141,21 @@ def test_results_become_span_annotations_on_the_evaluated_spans(
     sdk.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(f"{phoenix_url}/v1/traces")))
     sdk.add_span_processor(SimpleSpanProcessor(memory))
     tracer = sdk.get_tracer("agent")
-    done = run_agent(tracer, "px-done", [("book it", "hm"), ("so?", f"booked {DONE}")])
-    missed = run_agent(tracer, "px-missed", [("refund me", "no")])
+    # Phoenix groups a trace into a session by OpenInference's session.id
+    done = run_agent(
+        tracer,
+        "px-done",
+        [("book it", "hm"), ("so?", f"booked {DONE}")],
+        {"session.id": "px-done"},
+    )
+    missed = run_agent(tracer, "px-missed", [("refund me", "no")], {"session.id": "px-missed"})
     sdk.shutdown()
+    roots = {
+        s.attributes["gen_ai.conversation.id"]: format(s.context.span_id, "016x")
+        for s in memory.get_finished_spans()
+        if s.parent is None
+    }
+    trace_id = format(memory.get_finished_spans()[0].context.trace_id, "032x")
     spans = tmp_path / "spans.pb"
     spans.write_bytes(encode_spans(memory.get_finished_spans()).SerializeToString())
     run = tmp_path / "run"
@@ -154,20 +182,22 @@ def test_results_become_span_annotations_on_the_evaluated_spans(
         app, ["export", "phoenix", str(run), "--endpoint", f"http://127.0.0.1:{_free_port()}"]
     )
     assert down.exit_code == 5
-    assert "written 0, not written 2" in down.stdout
+    assert "written 0, not written 4" in down.stdout
     assert "run the same command again" in down.stderr
 
     for _ in range(2):  # the retry; and once more: annotations are updated, not duplicated
         exported = runner.invoke(app, ["export", "phoenix", str(run), "--endpoint", phoenix_url])
         assert exported.exit_code == 0, exported.stderr
-        assert "written 2, not written 0, skipped 0" in exported.stdout
+        assert "written 4 (session: 2, span: 2), not written 0, skipped 0" in exported.stdout
 
+    # the conversation-level verdict is on each conversation's root (agent) span ...
     annotations = client.spans.get_span_annotations(
-        span_ids=[done[-1], missed[-1]], project_identifier=PROJECT
+        span_ids=[roots["px-done"], roots["px-missed"], done[-1], missed[-1]],
+        project_identifier=PROJECT,
     )
     by_span = {a["span_id"]: a for a in annotations}
-    assert len(annotations) == 2 and set(by_span) == {done[-1], missed[-1]}
-    good, bad = by_span[done[-1]], by_span[missed[-1]]
+    assert len(annotations) == 2 and set(by_span) == {roots["px-done"], roots["px-missed"]}
+    good, bad = by_span[roots["px-done"]], by_span[roots["px-missed"]]
     assert good["name"] == bad["name"] == "goal_accuracy"
     assert good["annotator_kind"] == "LLM"
     assert (good["result"]["label"], good["result"]["score"]) == ("pass", 1.0)
@@ -175,3 +205,20 @@ def test_results_become_span_annotations_on_the_evaluated_spans(
     assert good["result"]["explanation"] == "compared"
     assert good["metadata"]["conversation_id"] == "px-done"
     assert good["metadata"]["formatter"] == "ragas-pretty@1"
+    # ... and on its Phoenix session, once (the repeated export updated it)
+    sessions = session_annotations(phoenix_url, ["px-done", "px-missed"])
+    assert sorted((a["session_id"], a["result"]["label"]) for a in sessions) == [
+        ("px-done", "pass"),
+        ("px-missed", "fail"),
+    ]
+    assert {a["name"] for a in sessions} == {"goal_accuracy"}
+    assert {a["metadata"]["run_id"] for a in sessions} == {good["metadata"]["run_id"]}
+
+    # a conversation id Phoenix has no session for: Phoenix refuses the whole batch (404), so
+    # the batch is sent again singly; the unknown one is skipped, the known one written
+    known = make_result("px-done", "1", trace_ids=(trace_id,), span_id=roots["px-done"])
+    unknown = make_result("px-unknown", "0", trace_ids=(trace_id,), span_id=roots["px-done"])
+    report = export_annotations([known, unknown], endpoint=phoenix_url)
+    assert report.line() == (
+        "written 3 (session: 1, span: 2), not written 0, skipped 1 (no_phoenix_session: 1)"
+    )

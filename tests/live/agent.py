@@ -41,9 +41,14 @@ def provider(exporter: SpanExporter) -> TracerProvider:
     return tracer_provider
 
 
-def run_agent(tracer: Tracer, conversation_id: str, turns: list[tuple[str, str]]) -> list[str]:
+def run_agent(
+    tracer: Tracer,
+    conversation_id: str,
+    turns: list[tuple[str, str]],
+    extra: dict[str, Any] | None = None,
+) -> list[str]:
     """One trace: an ``invoke_agent`` root with one ``chat`` span per turn; returns the chat
-    span ids (16 hex), in order."""
+    span ids (16 hex), in order. ``extra`` attributes go on every span (e.g. ``session.id``)."""
     history: list[dict[str, Any]] = [text("system", "You are a helpful agent.")]
     span_ids = []
     with tracer.start_as_current_span(
@@ -52,6 +57,7 @@ def run_agent(tracer: Tracer, conversation_id: str, turns: list[tuple[str, str]]
             "gen_ai.operation.name": "invoke_agent",
             "gen_ai.agent.name": "helper",
             "gen_ai.conversation.id": conversation_id,
+            **(extra or {}),
         },
     ):
         for user, answer in turns:
@@ -64,6 +70,7 @@ def run_agent(tracer: Tracer, conversation_id: str, turns: list[tuple[str, str]]
                     "gen_ai.conversation.id": conversation_id,
                     "gen_ai.input.messages": json.dumps(history),
                     "gen_ai.output.messages": json.dumps([text("assistant", answer)]),
+                    **(extra or {}),
                 },
             ) as span:
                 span_ids.append(format(span.get_span_context().span_id, "016x"))
@@ -130,6 +137,7 @@ def live_receiver(
     out: Path,
     limits: ReceiverLimits | None = None,
     events: EvaluationEvents | None = None,
+    token: str | None = None,
 ) -> Iterator[Live]:
     """A receiver on a free loopback port, scoring with the fake judge, in its own thread."""
     loop = asyncio.new_event_loop()
@@ -148,7 +156,7 @@ def live_receiver(
             store=store,
         )
         scorer = LiveScorer(engine, store, events, concurrency=4, directory=out)
-        receiver = Receiver(scorer, limits, out)
+        receiver = Receiver(scorer, limits, out, token=token)
         await receiver.start("127.0.0.1", 0)
         return receiver
 

@@ -2,8 +2,9 @@
 
 ``agent-eval score`` runs on the recorded OpenInference fixture with the fake judge; the events
 go over OTLP/HTTP (protobuf, the SDK's ``OTLPLogExporter``) to a capturing HTTP server and to
-the OTLP JSON file. Each event must be parented to the conversation's last LLM span, computed
-here from the raw spans (the LLM span that ended last in the conversation).
+the OTLP JSON file. Each conversation-level event must be parented to the conversation's agent
+invocation span, computed here from the raw spans (the root ``AGENT`` span of its last trace),
+and every event must hold to the convention's keys and types (:data:`EVENT_SPEC`).
 """
 
 from __future__ import annotations
@@ -44,21 +45,49 @@ def _attrs(items: list[dict[str, Any]]) -> dict[str, Any]:
     return {a["key"]: next(iter(a["value"].values())) for a in items}
 
 
-def last_llm_spans() -> dict[str, tuple[str, str]]:
-    """``{session.id: (trace_id, span_id)}`` of the LLM span that ended last, from the file."""
+def agent_spans() -> dict[str, tuple[str, str]]:
+    """``{session.id: (trace_id, span_id)}`` of the root AGENT span that ended last (the file)."""
     document = orjson.loads(FIXTURE.read_bytes())
     best: dict[str, tuple[int, str, str]] = {}
     for resource in document["resourceSpans"]:
         for scope in resource["scopeSpans"]:
             for span in scope["spans"]:
                 attrs = _attrs(span["attributes"])
-                if attrs.get("openinference.span.kind") != "LLM":
+                if attrs.get("openinference.span.kind") != "AGENT" or span.get("parentSpanId"):
                     continue
                 end = int(span["endTimeUnixNano"])
                 session = attrs["session.id"]
                 if session not in best or end > best[session][0]:
                     best[session] = (end, span["traceId"], span["spanId"])
     return {k: (t, s) for k, (_, t, s) in best.items()}
+
+
+EVENT_SPEC: dict[str, tuple[type, str]] = {
+    "gen_ai.evaluation.name": (str, "required"),
+    "gen_ai.evaluation.score.value": (float, "conditionally_required"),
+    "gen_ai.evaluation.score.label": (str, "conditionally_required"),
+    "gen_ai.evaluation.explanation": (str, "recommended"),
+    "gen_ai.response.id": (str, "recommended"),
+    "error.type": (str, "conditionally_required"),
+    "gen_ai.conversation.id": (str, "registry"),
+}
+"""The ``gen_ai.evaluation.result`` event's attributes (semantic-conventions-genai
+``model/gen-ai/events.yaml`` at fecf9e1, as v1.38.0), plus ``gen_ai.conversation.id`` of the GenAI
+registry: key -> (Python type of the OTLP value, requirement level)."""
+
+
+def check_event_attributes(attrs: dict[str, Any]) -> None:
+    """Fail unless ``attrs`` hold to :data:`EVENT_SPEC` (no other ``gen_ai.*``/``error.*`` key)."""
+    for key, value in attrs.items():
+        if key.startswith(("gen_ai.", "error.")):
+            assert key in EVENT_SPEC, f"{key} is not an attribute of the event"
+            assert isinstance(value, EVENT_SPEC[key][0]), (key, value)
+    assert "gen_ai.evaluation.name" in attrs
+    if attrs["agent_eval.status"] == "ok":
+        assert {"gen_ai.evaluation.score.value", "gen_ai.evaluation.score.label"} <= set(attrs)
+        assert "error.type" not in attrs
+    else:
+        assert ("error.type" in attrs) == (attrs["agent_eval.status"] == "error")
 
 
 def _events_from_proto(bodies: list[bytes]) -> list[dict[str, Any]]:
@@ -115,11 +144,12 @@ def test_score_sends_events_over_otlp_and_writes_the_json_file(
     assert {r.content_type for r in backend.requests} == {"application/x-protobuf"}
     events = _events_from_proto([r.body for r in backend.requests])
     rows = {r.conversation_id: r for r in load_results(out)}
-    expected = last_llm_spans()
+    expected = agent_spans()
     assert len(events) == len(rows) == len(expected) == 5
     for event in events:
         attrs = event["attributes"]
-        row = rows[attrs[sc.AGENT_EVAL_CONVERSATION_ID]]
+        check_event_attributes(attrs)
+        row = rows[attrs[sc.GEN_AI_CONVERSATION_ID]]
         assert event["event_name"] == "gen_ai.evaluation.result"
         assert (event["trace_id"], event["span_id"]) == expected[row.conversation_id]
         assert attrs["gen_ai.evaluation.name"] == "goal_accuracy"
@@ -168,12 +198,19 @@ def test_a_backend_rejecting_the_export_is_counted(make_result: Any, tmp_path: P
     assert len(backend.requests) == 1  # 400 is not retried by the OTLP exporter
 
 
-def test_error_and_skipped_rows_carry_error_type(
+def test_error_rows_carry_error_type_and_skipped_rows_do_not(
     make_result: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     error = make_result("c1", None, error_type="invalid_judge_output", error_message="bad")
     attrs = evaluation_attributes(error)
+    check_event_attributes(attrs)
     assert attrs["error.type"] == "invalid_judge_output"
+    skipped = make_result("c3", None, status="skipped", error_type="no_context")
+    skipped_attrs = evaluation_attributes(skipped)
+    check_event_attributes(skipped_attrs)
+    assert "error.type" not in skipped_attrs  # a skip is not an error to a backend
+    assert skipped_attrs["agent_eval.status"] == "skipped"
+    assert skipped_attrs["agent_eval.skip_reason"] == "no_context"
     assert "gen_ai.evaluation.score.value" not in attrs
     assert "gen_ai.evaluation.score.label" not in attrs
     ok = evaluation_attributes(make_result("c2", "1"), note="re-scored")

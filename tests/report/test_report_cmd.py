@@ -165,3 +165,14 @@ def test_report_of_one_run_without_labels_imports_no_statistics_library(
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
     assert (tmp_path / "r.html").is_file()
+
+
+def test_the_output_file_is_named_with_o_like_other_commands(
+    tmp_path: Path, make_result: MakeResult, write_run: WriteRun
+) -> None:
+    run = write_run("run", [make_result("c1", "1")])
+    for flag in ("-o", "--output", "--html"):
+        out = tmp_path / f"r{flag.strip('-')}.html"
+        code, output = _report(str(run), flag, str(out))
+        assert code == 0, output
+        assert out.read_text().startswith("<!DOCTYPE html>")

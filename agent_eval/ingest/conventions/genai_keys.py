@@ -32,6 +32,8 @@ SYSTEM: Final = "gen_ai.system"
 PROVIDER_NAME: Final = "gen_ai.provider.name"
 REQUEST_MODEL: Final = "gen_ai.request.model"
 RESPONSE_MODEL: Final = "gen_ai.response.model"
+RESPONSE_ID: Final = "gen_ai.response.id"
+"""The provider's id of the completion (also written by OpenLLMetry)."""
 CONVERSATION_ID: Final = "gen_ai.conversation.id"
 CONVERSATION_ID_FALLBACKS: Final = (
     "session.id",
