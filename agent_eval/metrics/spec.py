@@ -24,7 +24,13 @@ from agent_eval.errors import ConfigError
 from agent_eval.formatting.identity import build_params, parse_identity
 from agent_eval.metrics.base import Metric, metrics
 
-__all__ = ["build_metric", "criteria_spec_metric", "metric_class", "metric_versions", "split_metrics"]
+__all__ = [
+    "build_metric",
+    "criteria_spec_metric",
+    "metric_class",
+    "metric_versions",
+    "split_metrics",
+]
 
 
 def split_metrics(text: str) -> list[str]:
