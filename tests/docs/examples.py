@@ -9,10 +9,10 @@ included) is an example. The line right before its fence may be a marker:
 
 A page's examples run in order in one sandbox (a later block may read what an earlier one wrote),
 whose working directory holds what the examples name: ``fixtures/`` (the repository's),
-``traces/`` (a copy of ``fixtures/otel``), ``references.jsonl``, ``labels.jsonl`` and
-``labels.csv``, ``expected-calls.jsonl`` (the fixtures' tool references), ``returns.jsonl`` (the
-worked example of the claim-level page), and ``../shared/data`` when the public data sets are
-beside the checkout. The judge endpoint is the fake model server answering with
+``traces/`` (three files of ``fixtures/otel``: 15 conversations), ``references.jsonl``,
+``labels.jsonl`` and ``labels.csv``, ``expected-calls.jsonl`` (the fixtures' tool references),
+``returns.jsonl`` (the worked example of the claim-level page), and ``../shared/data`` when the
+public data sets are beside the checkout. The judge endpoint is the fake model server answering with
 ``fixtures/fake-judge.json`` (``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` point at it).
 """
 
@@ -38,6 +38,13 @@ RETURNS = (
     '{"id": "returns-1", "question": "Can I return the kettle?", "contexts": [{"id": "policy", '
     '"text": "Returns are accepted within 14 calendar days of receipt. The product must be '
     'unused."}], "answer": "You can return it within 14 days, and return shipping is free."}\n'
+)
+
+
+TRACES = (  # 15 conversations: OpenInference, OTel GenAI events, LangChain under OpenInference
+    "openinference-openai.otlp.json",
+    "openai-v2-events.otlp.jsonl",
+    "langchain-openinference.otlp.json",
 )
 
 
@@ -129,7 +136,9 @@ def make_sandbox(work: Path, shared: Path | None) -> Path:
     checkout.mkdir(parents=True)
     fixtures = ROOT / "fixtures"
     (checkout / "fixtures").symlink_to(fixtures, target_is_directory=True)
-    shutil.copytree(fixtures / "otel", checkout / "traces")
+    (checkout / "traces").mkdir()
+    for name in TRACES:
+        shutil.copy(fixtures / "otel" / name, checkout / "traces" / name)
     for name in ("references.jsonl", "labels.jsonl"):
         shutil.copy(fixtures / name, checkout / name)
     shutil.copy(fixtures / "tool-references.jsonl", checkout / "expected-calls.jsonl")

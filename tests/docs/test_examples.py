@@ -45,8 +45,8 @@ def test_the_markers_are_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     found = ex.examples(page)
     assert [(e.line, e.language, e.skip, e.exit_code) for e in found] == [
         (3, "python", "needs a GPU", 0),
-        (6, "bash", None, 1),
-        (12, "bash", None, 0),
+        (7, "bash", None, 1),
+        (13, "bash", None, 0),
     ]
 
 
