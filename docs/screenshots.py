@@ -1,4 +1,4 @@
-"""Regenerate the README's screenshots of the HTML report from the bundled fixtures.
+"""Regenerate the screenshots of the HTML report (docs/report.md) from the bundled fixtures.
 
     .venv/bin/python docs/screenshots.py            # writes docs/img/report-*.png
     .venv/bin/python docs/screenshots.py --out DIR  # elsewhere

@@ -1,6 +1,6 @@
 """The exit codes of every ``agent-eval`` command, and the code of each kind of error.
 
-One table, the same for every command (the README's "Exit codes" table is this one):
+One table, the same for every command (the "Exit codes" table of docs/errors.md is this one):
 
 == ========================================================================================
 0  done: something was ingested / scored / compared, and every declared gate passed

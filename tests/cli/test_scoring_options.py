@@ -19,7 +19,7 @@ SHARED = {
     "--refresh-cache", "--cache-path", "--rpm", "--tpm", "--gate", "--max-judge-tokens",
     "--max-cost", "--json",
 }  # fmt: skip
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "scoring.md"
 
 
 def _options(name: str) -> dict[str, str | None]:
@@ -62,14 +62,14 @@ def test_compare_and_stability_dry_run_call_no_judge(
     assert fake_server.requests == []
 
 
-def _readme_options() -> dict[str, tuple[str, str]]:
-    """The README's scoring-option table: flag -> (config key cell, help)."""
-    text = README.read_text(encoding="utf-8")
+def _docs_options() -> dict[str, tuple[str, str]]:
+    """The scoring-option table of docs/scoring.md: flag -> (config key cell, help)."""
+    text = PAGE.read_text(encoding="utf-8")
     table = text.split("<!-- scoring-options:start -->")[1].split("<!-- scoring-options:end -->")[0]
     rows: dict[str, tuple[str, str]] = {}
     for line in table.strip().splitlines()[2:]:
         flag, key, help_text = (cell.strip() for cell in line.strip("|").split(" | "))
-        rows[flag.split("`")[1]] = (key, help_text.replace("\\|", "|"))
+        rows[flag.split("`")[1]] = (key, help_text.replace("\\|", "|").replace("\\[", "["))
     return rows
 
 
@@ -78,8 +78,8 @@ def test_score_and_stability_share_the_formatter_option() -> None:
     assert _options("score")["--formatter"] == _options("stability")["--formatter"]
 
 
-def test_readme_option_table_matches_help() -> None:
-    rows = _readme_options()
+def test_docs_option_table_matches_help() -> None:
+    rows = _docs_options()
     assert set(rows) == SHARED  # every shared option, nothing else
     for name in ("score", "compare", "stability"):
         options = _options(name)

@@ -1,4 +1,4 @@
-"""The README's RAG example end to end (bundled fixtures, no judge), the per-turn view, its
+"""The RAG example of docs/rag.md end to end (bundled fixtures, no judge), the per-turn view, its
 failure classes, the [rag] policy and reviewer agreement."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     yield
 
 
-def test_readme_rag_example_scores_retrieval_with_no_judge(tmp_path: Path) -> None:
+def test_docs_rag_example_scores_retrieval_with_no_judge(tmp_path: Path) -> None:
     score = runner.invoke(
         app,
         [

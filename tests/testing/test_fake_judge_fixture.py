@@ -1,4 +1,4 @@
-"""The bundled ``fixtures/fake-judge.json`` answers every metric the README runs it with."""
+"""The bundled ``fixtures/fake-judge.json`` answers every metric the docs run it with."""
 
 from __future__ import annotations
 

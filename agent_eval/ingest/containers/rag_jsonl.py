@@ -188,7 +188,7 @@ def _skipped(reason: str, path: str, line: int) -> Skipped:
     return Skipped(
         reason="invalid_rag_record",
         detail=f"line {line}: {reason}; expected {{question, contexts: [{{id, text}}], answer, "
-        "reference, labels}} or {turns: [...]} (see the README's RAG JSON Lines section)",
+        "reference, labels}} or {turns: [...]} (see docs/rag-jsonl.md)",
         source=SourceLocation(path, line),
         spans=0,
     )

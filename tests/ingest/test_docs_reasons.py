@@ -1,4 +1,4 @@
-"""The README lists every skip/ignore reason the ingest code can produce (found by grepping it)."""
+"""The docs list every skip/ignore reason the ingest code can produce (found by grepping it)."""
 
 from __future__ import annotations
 
@@ -29,10 +29,11 @@ def reasons_in_code() -> set[str]:
     return found
 
 
-def test_readme_lists_every_reason() -> None:
+def test_the_docs_list_every_reason() -> None:
     found = reasons_in_code()
     assert {"no_message_content", "no_genai_content", "http_span", "invalid_span_id"} <= found
     assert len(found) >= 30  # the grep still finds the reasons
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    missing = sorted(r for r in found if f"`{r}`" not in readme)
+    # docs/formats.md holds the list; a reason may be documented on any page (bad input...)
+    docs = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "docs").rglob("*.md"))
+    missing = sorted(r for r in found if f"`{r}`" not in docs)
     assert missing == []

@@ -1,7 +1,7 @@
-"""The README's "Writing a metric" example, installed the way a package installs it, is scored.
+"""The "Writing a metric" example of docs/plugins.md, installed as a package installs it, is scored.
 
 The example's module and its ``[project.entry-points."agent_eval.metrics"]`` table are taken
-from the README as written, put on ``PYTHONPATH`` with a dist-info naming that entry point (what
+from the page as written, put on ``PYTHONPATH`` with a dist-info naming that entry point (what
 ``pip install`` leaves), and the installed ``agent-eval`` CLI scores conversations with it,
 parameters included (trial9 #9: the README never said how to write a metric).
 """
@@ -18,17 +18,18 @@ from pathlib import Path
 from agent_eval.run.store import load_results
 from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "plugins.md"
 
 
 def _example() -> tuple[str, dict[str, str]]:
     """The example's Python module and its ``agent_eval.metrics`` entry points."""
-    section = README.read_text(encoding="utf-8").split("**Writing a metric.**", 1)[1]
+    section = PAGE.read_text(encoding="utf-8").split("\n## Writing a metric\n", 1)[1]
+    section = section.split("\n## ", 1)[0] + "\n## "  # to the next section
     code = re.search(r"```python\n(.*?)```", section, re.S)
     table = re.search(r"```toml\n(.*?)```", section, re.S)
     assert code is not None and table is not None
-    assert section.index(code.group(0)) < section.index("### ")  # both in the section
-    assert section.index(table.group(0)) < section.index("### ")
+    assert section.index(code.group(0)) < section.index("\n## ")  # both in the section
+    assert section.index(table.group(0)) < section.index("\n## ")
     entry_points = tomllib.loads(table.group(1))["project"]["entry-points"]["agent_eval.metrics"]
     return code.group(1), entry_points
 
@@ -45,7 +46,7 @@ def _traces(path: Path) -> Path:
     return path
 
 
-def test_the_readme_metric_is_discovered_through_its_entry_point_and_scored(
+def test_the_docs_metric_is_discovered_through_its_entry_point_and_scored(
     tmp_path: Path,
 ) -> None:
     code, entry_points = _example()

@@ -1,4 +1,5 @@
-"""The README's Python scoring example runs clean with warnings as errors (no unclosed session)."""
+"""The Python scoring example of docs/scoring.md runs clean with warnings as errors (no unclosed
+session), and the container example of docs/plugins.md reads a gzip'd file."""
 
 from __future__ import annotations
 
@@ -12,21 +13,21 @@ from pathlib import Path
 from agent_eval.testing import FakeModelServer
 from agent_eval.testing.script import load_script
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
-def _python_example(after: str) -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = readme.index(after)
-    block = re.search(r"```python\n(.*?)```", readme[start:], re.DOTALL)
-    assert block is not None, f"no python block after {after!r} in the README"
+def _python_example(page: str, after: str) -> str:
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    start = text.index(after)
+    block = re.search(r"```python\n(.*?)```", text[start:], re.DOTALL)
+    assert block is not None, f"no python block after {after!r} in docs/{page}"
     return block.group(1)
 
 
 def test_score_example_runs_with_warnings_as_errors(
     fake_server: FakeModelServer, tmp_path: Path
 ) -> None:
-    code = _python_example("The same from Python (`ascore` inside an event loop):")
+    code = _python_example("scoring.md", "The same from Python (`ascore` inside an event loop):")
     assert "agent_eval.score(" in code and "OpenAIJudge(" in code
     load_script(ROOT / "fixtures" / "fake-judge.json", fake_server)
     shutil.copytree(ROOT / "fixtures" / "otel", tmp_path / "traces")
@@ -57,11 +58,11 @@ def test_score_example_runs_with_warnings_as_errors(
 
 
 def test_container_example_reads_a_gzipd_file(tmp_path: Path) -> None:
-    """The README's third-party container opens its file with ``open_input``: a gzip'd ticket
-    log is read decompressed and named without ``.gz`` (s7-gz #4)."""
+    """The docs' third-party container (docs/plugins.md) opens its file with ``open_input``: a
+    gzip'd ticket log is read decompressed and named without ``.gz`` (s7-gz #4)."""
     import gzip
 
-    code = _python_example("A container of our own help desk's ticket log:")
+    code = _python_example("plugins.md", "A container of our own help desk's ticket log")
     assert "open_input(path)" in code and "open(path" not in code.replace("open_input(path", "")
     lines = (b'{"ticket": 7, "question": "Refund?", "reply": "Done."}\n'
              b'{"ticket": 8, "question": "Invoice?", "reply": "Sent."}\n')  # fmt: skip

@@ -1,4 +1,5 @@
-"""The README's tau-bench calibration commands, run as written, give the numbers it states."""
+"""The tau-bench calibration commands of docs/tool-metrics.md, run as written, give the numbers
+it states."""
 
 from __future__ import annotations
 
@@ -15,15 +16,15 @@ from agent_eval.cli.app import app
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _readme_commands() -> tuple[list[str], list[str]]:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def _docs_commands() -> tuple[list[str], list[str]]:
+    readme = (ROOT / "docs" / "tool-metrics.md").read_text(encoding="utf-8")
     score = re.search(r"^agent-eval (score \.\./shared/data/tau-bench/ .*)$", readme, re.M)
     calibrate = re.search(r"^agent-eval (calibrate runs/tau .*)$", readme, re.M)
     assert score is not None and calibrate is not None
     return shlex.split(score.group(1)), shlex.split(calibrate.group(1))
 
 
-def test_readme_tau_commands_give_45_of_58_and_the_strict_default_36(
+def test_docs_tau_commands_give_45_of_58_and_the_strict_default_36(
     shared_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # regression (trial5 #7, #8): the README scored tau2-bench only (32 records, not its 58)
@@ -34,7 +35,7 @@ def test_readme_tau_commands_give_45_of_58_and_the_strict_default_36(
     (tmp_path / "checkout").mkdir()
     (tmp_path / "shared").symlink_to(shared_dir)  # ../shared/data, as beside the checkout
     monkeypatch.chdir(tmp_path / "checkout")
-    score, calibrate = _readme_commands()
+    score, calibrate = _docs_commands()
     runner = CliRunner()
     scored = runner.invoke(app, score)
     assert scored.exit_code == 0, scored.output
