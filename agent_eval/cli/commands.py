@@ -97,7 +97,7 @@ COMMANDS: dict[str, Command] = {
     ),
     "export": Command(
         "agent_eval.cli.export_cmds",
-        "Write results into other tools (Phoenix span annotations).",
+        "Write results into other tools (Phoenix annotations).",
     ),
     "serve": Command(
         "agent_eval.cli.serve_cmds",

@@ -345,6 +345,6 @@ def test_help_metavars_of_the_trial() -> None:
     assert compare.startswith("Usage: agent-eval compare [OPTIONS] PATH...\n")
     report = runner.invoke(app, ["report", "--help"], env={"COLUMNS": "80"}).stdout
     assert report.startswith("Usage: agent-eval report [OPTIONS] RUN\n")
-    assert "--inputs PATH" in report and "--html FILE" in report
+    assert "--inputs PATH" in report and "-o, --html, --output FILE" in report
     errors = runner.invoke(app, ["errors", "--help"], env={"COLUMNS": "80"}).stdout
     assert "turn:K" in errors and "``" not in errors
