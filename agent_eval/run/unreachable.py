@@ -101,19 +101,20 @@ class UnreachableGuard(Judge):
     def line(self) -> str | None:
         """One line for the run's summary when the guard stopped the sending, else ``None``.
 
-        ``judge unreachable: the first 3 calls reached no endpoint and none was answered
-        (judge endpoint failed after 0 request(s) ...: cannot connect ...); 24 more calls were
-        not sent; check --base-url and that the server is up, then --resume``.
+        ``judge unreachable: not sent: the first 3 judge calls reached no endpoint and none was
+        answered (judge endpoint failed after 0 request(s) ...: cannot connect ...); check
+        --base-url and that the server is up, then --resume (24 calls not sent)``.
         """
         if not self.stopped:
             return None
-        return f"judge unreachable: {self._stop_message()}"
+        return f"judge unreachable: {self._stop_message()} ({self.not_sent} calls not sent)"
 
     def _stop_message(self) -> str:
+        """The same text on every row and in the summary line: the cause, not running counts."""
         return (
-            f"not sent: the first {self.refused} judge calls reached no endpoint and none was "
-            f"answered ({self.cause}); {self.not_sent} more call(s) were not sent; check "
-            "--base-url and that the server is up, then --resume"
+            f"not sent: the first {self.refused_before_stop} judge calls reached no endpoint "
+            f"and none was answered ({self.cause}); check --base-url and that the server is "
+            "up, then --resume"
         )
 
     async def aclose(self) -> None:

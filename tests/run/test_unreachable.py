@@ -53,7 +53,7 @@ async def test_the_guard_stops_after_the_first_unreached_calls_and_names_the_cau
     assert len(inner.calls) == 3  # not sent
     assert message.startswith("not sent: the first 3 judge calls reached no endpoint")
     assert "Connection refused" in message and "--resume" in message
-    assert guard.line() == f"judge unreachable: {guard._stop_message()}"
+    assert guard.line() == f"judge unreachable: {message} (1 calls not sent)"
     assert guard.not_sent == 1
 
 

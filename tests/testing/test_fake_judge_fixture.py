@@ -41,3 +41,23 @@ def test_goal_faithfulness_and_groundedness_all_end_ok(
         "faithfulness@2[per_statement=true]": ("ok", 1.0),
         "groundedness@2": ("ok", 0.0),  # its one claim is scripted UNSUPPORTED
     }
+
+
+def test_the_shipped_criteria_files_score_with_the_bundled_fake_judge(
+    fake_server: FakeModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # regression (trial of the merged main): fake-judge.json had no CriteriaVerdict rule, so
+    # the docs' criteria examples ended judge_unavailable against the bundled fake server
+    monkeypatch.chdir(tmp_path)
+    load_script(ROOT / "fixtures" / "fake-judge.json", fake_server)
+    (tmp_path / "returns.jsonl").write_text(RECORD)
+    for example in sorted((ROOT / "examples" / "criteria").iterdir()):
+        out = tmp_path / example.stem
+        result = CliRunner().invoke(
+            app,
+            ["score", "returns.jsonl", "--metric", f"criteria:{example}", "--judge", "fake",
+             "--base-url", fake_server.base_url, "--out", str(out), "--no-cache"],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.stderr
+        rows = load_results(out)
+        assert [(r.status, r.verdict) for r in rows] == [("ok", "1")] * len(rows) and rows
