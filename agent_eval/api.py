@@ -27,20 +27,16 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
-from agent_eval.config import DEFAULT_FORMATTER, ScoreConfig
 from agent_eval.formatting.base import Formatter
+from agent_eval.formatting.identity import DEFAULT_FORMATTER
 from agent_eval.formatting.registry import get_formatter
 from agent_eval.judges.base import Judge
 from agent_eval.metrics.base import Metric
 from agent_eval.metrics.spec import build_metric
-from agent_eval.references import load_references
 from agent_eval.run import event_loop
 from agent_eval.run.budget import Budget
 from agent_eval.run.cache import CacheMode
 from agent_eval.run.engine import DEFAULT_CONCURRENCY
-from agent_eval.run.session import RunSession, SessionHooks
 from agent_eval.run.summary import RunSummary
 from agent_eval.trace import AgentTrace
 
@@ -59,6 +55,8 @@ def _metric(metric: str | Metric, reference: Reference) -> Metric:
 
 def _references(reference: Reference) -> dict[str, str]:
     if isinstance(reference, str | Path):
+        from agent_eval.references import load_references  # the ingest package: on use
+
         return load_references(reference)
     if isinstance(reference, Mapping):
         return dict(reference)
@@ -130,6 +128,11 @@ async def ascore(
     chosen_metric = _metric(metric, reference)  # a bad name before any judge is made
     chosen_formatter = formatter if isinstance(formatter, Formatter) else get_formatter(formatter)
     chosen_judge, owned = _judge(judge)
+    from rich.console import Console  # the run's modules load on the first run, not on import
+
+    from agent_eval.config import ScoreConfig
+    from agent_eval.run.session import RunSession, SessionHooks
+
     settings = ScoreConfig(
         out=Path(out) if out is not None else None,
         concurrency=concurrency,

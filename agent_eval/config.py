@@ -62,6 +62,7 @@ from pydantic import (
 
 from agent_eval import redaction
 from agent_eval.errors import ConfigError
+from agent_eval.formatting.identity import DEFAULT_FORMATTER
 
 __all__ = [
     "DEFAULT_CONFIG_NAME",
@@ -76,7 +77,6 @@ __all__ = [
 
 DEFAULT_CONFIG_NAME = "agent-eval.toml"
 
-DEFAULT_FORMATTER = "transcript@2"
 """The formatter used wherever none is chosen (``score``, ``stability``, ``serve``, the pytest
 plugin, :func:`agent_eval.score`): hardened, so no message content can forge a turn or end the
 conversation early (``docs/hardened-judging.md``)."""

@@ -27,7 +27,18 @@ from agent_eval.errors import ConfigError
 
 ParamsT = TypeVar("ParamsT", bound=BaseModel)
 
-__all__ = ["FormatterSpec", "build_params", "describe_params", "format_identity", "parse_identity"]
+__all__ = [
+    "DEFAULT_FORMATTER",
+    "FormatterSpec",
+    "build_params",
+    "describe_params",
+    "format_identity",
+    "parse_identity",
+]
+
+DEFAULT_FORMATTER = "transcript@2"
+"""The formatter chosen when none is named: the hardened transcript (docs/hardened-judging.md);
+``agent_eval.config`` and every entry point take it from here."""
 
 _IDENTITY = re.compile(
     r"^(?P<name>[a-z0-9][a-z0-9._-]*)(?:@(?P<version>[0-9]+))?(?:\[(?P<params>[^\[\]]*)\])?$"

@@ -28,7 +28,7 @@ def test_a_folder_of_output_directories_lists_each(tmp_path: Path) -> None:
     _run_dir(tmp_path / "runs" / "a", "run-a", {"metric": "goal_accuracy@1", "metrics": metrics})
     _run_dir(tmp_path / "runs" / "b", "run-b", {"metric": "loops@1"})
     (tmp_path / "runs" / "not-a-run").mkdir()
-    result = runner.invoke(app, ["runs", "list", str(tmp_path / "runs")], env={"COLUMNS": "200"})
+    result = runner.invoke(app, ["runs", "list", str(tmp_path / "runs")], env={"COLUMNS": "400"})
     assert result.exit_code == 0, result.output
     assert "run-a" in result.stdout and "run-b" in result.stdout
     row = next(line for line in result.stdout.splitlines() if "run-a" in line)

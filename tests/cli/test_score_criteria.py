@@ -68,7 +68,7 @@ def test_both_shipped_examples_score_end_to_end(
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         assert row.details["criteria_sha256"] == digest
         assert row.score == float(row.verdict or "nan") and row.reason == f"scripted {row.verdict}"
-        assert row.formatter == "ragas-pretty@1" and len(row.prompt_sha256) == 64
+        assert row.formatter == "transcript@2" and len(row.prompt_sha256) == 64  # the default
     assert len({r.prompt_sha256 for r in rows}) == 2
     # the judge saw the question and the pass/fail rules, and the conversation as data
     policy_calls = [r for r in fake_server.requests if "Did the agent stay within" in r.text]

@@ -136,6 +136,7 @@ def make_sandbox(work: Path, shared: Path | None) -> Path:
     checkout.mkdir(parents=True)
     fixtures = ROOT / "fixtures"
     (checkout / "fixtures").symlink_to(fixtures, target_is_directory=True)
+    (checkout / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
     (checkout / "traces").mkdir()
     for name in TRACES:
         shutil.copy(fixtures / "otel" / name, checkout / "traces" / name)

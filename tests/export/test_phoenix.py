@@ -204,7 +204,7 @@ def test_results_become_session_and_root_span_annotations(
     assert (bad["result"]["label"], bad["result"]["score"]) == ("fail", 0.0)
     assert good["result"]["explanation"] == "compared"
     assert good["metadata"]["conversation_id"] == "px-done"
-    assert good["metadata"]["formatter"] == "ragas-pretty@1"
+    assert good["metadata"]["formatter"] == "transcript@2"  # the default
     # ... and on its Phoenix session, once (the repeated export updated it)
     sessions = session_annotations(phoenix_url, ["px-done", "px-missed"])
     assert sorted((a["session_id"], a["result"]["label"]) for a in sessions) == [

@@ -85,7 +85,7 @@ def test_the_events_carry_the_flags(scored: Path) -> None:
     by_subject = {}
     for record in records:
         attrs = _attributes(record)
-        by_subject[attrs[sc.AGENT_EVAL_CONVERSATION_ID], attrs[sc.AGENT_EVAL_METRIC]] = attrs
+        by_subject[attrs[sc.GEN_AI_CONVERSATION_ID], attrs[sc.AGENT_EVAL_METRIC]] = attrs
     assert len(by_subject) == 4
     for metric in ("steering@1", "tool_errors@1"):
         flagged = by_subject["inj", metric]
