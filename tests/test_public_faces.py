@@ -28,6 +28,7 @@ FACES: dict[str, frozenset[str]] = {
             "assemble_conversations",
             "assemble_trace",
             "containers",
+            "conversation_order",
             "detect_container",
             "ingest",
             "input_files",

@@ -11,6 +11,7 @@ runs the same code as four stages with two regroupings::
     -- regroup by key --
     assemble_conversations(parts, key=key, report=r)  one task per key -> [AgentTrace]
     merge_reports([...every stage's report...])                       -> IngestReport
+    conversation_order(trace, parts)  (optional) a sort key giving ingest()'s order
 
 and gives the same conversations (every field, notes included) and the same accounting as
 ``ingest()`` of the same inputs in the same order. Every value passed between stages is
@@ -21,8 +22,8 @@ its position in the file, so a trace whose records sit in several files is read 
 exactly the order one process reads them, whatever order the tasks ran in: spans are ordered
 by start time, then parentage, then that place (:func:`span_seq`); the first copy of a span
 read twice wins. ``assemble_conversations`` returns its conversations in ``ingest()``'s order
-within its group; across groups an engine orders them itself (rows are keyed by conversation
-id).
+within its group; across groups, :func:`conversation_order` gives the key that restores
+``ingest()``'s order.
 
 **Group keys** (:attr:`TraceParts.keys`). A trace whose spans carry a conversation id
 (``gen_ai.conversation.id``, ``session.id``...) goes to each conversation id it holds
@@ -76,6 +77,7 @@ __all__ = [
     "assemble_conversations",
     "assemble_trace",
     "bare_key",
+    "conversation_order",
     "input_files",
     "merge_reports",
     "read_input",
@@ -175,6 +177,8 @@ class TraceParts:
         report: The accounting of this stage (duplicate spans and log records, log records
             joined or not, text replaced): merge it once, whatever number of groups the trace
             goes to.
+        ranks: Conversation id -> ``(start, depth, seq)`` of its first span in this trace
+            (what :func:`conversation_order` orders conversations by).
 
     """
 
@@ -184,6 +188,7 @@ class TraceParts:
     keys: tuple[str, ...]
     orphan_choices: dict[str, int] = field(default_factory=dict)
     report: IngestReport = field(default_factory=IngestReport)
+    ranks: dict[str, tuple[int, int, int]] = field(default_factory=dict)
 
 
 def input_files(paths: Iterable[str | Path] | str | Path) -> list[str]:
@@ -296,8 +301,12 @@ def assemble_trace(pieces: Sequence[TracePiece]) -> TraceParts:
     choices = {p.path: p.orphan_choices for p in pieces if p.orphan_choices}
     if not traces:  # log records only: counted log_span_not_found by take_traces
         return TraceParts(trace_id, -1, [], (), choices, report)
+    from agent_eval.ingest.grouping import conversation_keys
+
     _, seq, entries = traces[0]
-    return TraceParts(trace_id, seq, entries, _group_keys(trace_id, entries), choices, report)
+    ranks = dict(conversation_keys(entries))
+    keys = _group_keys(trace_id, entries, ranks)
+    return TraceParts(trace_id, seq, entries, keys, choices, report, ranks)
 
 
 def _assembler(report: IngestReport) -> Assembler:
@@ -327,12 +336,12 @@ def _add_span(assembler: Assembler, span: SpanRecord, file: FileReport, *, seq: 
     assembler.add_span(span, file, seq)
 
 
-def _group_keys(trace_id: str, entries: list[SpanEntry]) -> tuple[str, ...]:
+def _group_keys(
+    trace_id: str, entries: list[SpanEntry], ranks: Mapping[str, object]
+) -> tuple[str, ...]:
     """The keys of the groups the trace's conversation parts are assembled in."""
     if any(e.extraction is not None and e.extraction.conversation_id for e in entries):
-        from agent_eval.ingest.grouping import conversation_keys
-
-        return tuple(c for c, _ in conversation_keys(entries))
+        return tuple(ranks)
     files = _trial_files(entries)
     return (trace_id,) if files is None else (bare_key(files),)
 
@@ -440,6 +449,33 @@ def _shared_key(parts: Sequence[TraceParts]) -> str:
             f"the parts share {len(shared)} group keys: name the one to assemble with key="
         )
     return shared.pop()
+
+
+def conversation_order(trace: AgentTrace, parts: Sequence[TraceParts]) -> tuple[int, int, int]:
+    """Where ``ingest()`` puts a conversation :func:`assemble_conversations` gave from ``parts``.
+
+    Sorting every group's conversations by this key gives ``ingest()``'s order: conversations
+    with a conversation id by their first span, ``(1, start, seq)``, then those without one
+    (bare calls, which one process holds until the end to fold them) by the first span of
+    their last call, ``(2, start, seq)``. Whole conversations (chat logs) come before all of
+    them, in input and file order: key the ``n``-th of an input ``(0, InputPart.index, n)``.
+
+    Raises:
+        ValueError: ``trace`` was not assembled from ``parts``.
+
+    """
+    cid = trace.conversation_id
+    ranks = [p.ranks[cid] for p in parts if cid in p.ranks]
+    if not ranks:
+        raise ValueError(f"conversation {cid!r} was not assembled from these parts")
+    start, _, seq = min(ranks)
+    held = any(p.trace_id == cid and _is_bare(p) for p in parts)
+    return (2 if held else 1, start, seq)
+
+
+def _is_bare(parts: TraceParts) -> bool:
+    """Whether the trace goes to a bare-call group (it has no conversation id)."""
+    return len(parts.keys) == 1 and parts.keys[0].startswith(BARE_KEY_PREFIX)
 
 
 def merge_reports(reports: Iterable[IngestReport]) -> IngestReport:

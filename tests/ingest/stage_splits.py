@@ -26,6 +26,7 @@ from agent_eval.ingest import (
     SpanRecord,
     assemble_conversations,
     assemble_trace,
+    conversation_order,
     detect_container,
     ingest,
     input_files,
@@ -177,17 +178,17 @@ def run_stages(
     keys = list(by_key)
     rng.shuffle(keys)
     choices = {p.path: p.orphan_choices for p in parts.values()} if global_choices else None
-    conversations = [c for i in sorted(parts) for c in parts[i].conversations]
+    ranked = [((0, i, n), c) for i in parts for n, c in enumerate(parts[i].conversations)]
     reports = [parts[i].report for i in sorted(parts)] + [t.report for t in traces]
     for key in keys:
         report = IngestReport()
         group = by_key[key]
         rng.shuffle(group)
-        conversations += assemble_conversations(
-            group, key=key, report=report, orphan_choices=choices
-        )
+        got = assemble_conversations(group, key=key, report=report, orphan_choices=choices)
+        ranked += [(conversation_order(c, group), c) for c in got]
         reports.append(_moved(report))
-    return conversations, merge_reports(reports)
+    ranked.sort(key=lambda item: item[0])
+    return [c for _, c in ranked], merge_reports(reports)
 
 
 def _skipped(report: IngestReport) -> list[str]:
@@ -203,9 +204,9 @@ def assert_same_as_ingest(
     got, report = run_stages(paths, rng, global_choices=global_choices)
 
     def dumped(traces: list[AgentTrace]) -> list[str]:
-        return sorted(t.model_dump_json() for t in traces)
+        return [t.model_dump_json() for t in traces]
 
-    assert dumped(got) == dumped(expected)
+    assert dumped(got) == dumped(expected)  # in ingest()'s order (conversation_order)
     want, have = run.report.to_json(), report.to_json()
     assert {**have, "skipped": None} == {**want, "skipped": None}
     assert report.records_json() == run.report.records_json()
