@@ -244,3 +244,19 @@ def _pieces_by_trace(part: object) -> list[list[object]]:
 
     assert isinstance(part, InputPart)
     return [[p] for p in trace_pieces(part)]
+
+
+def test_text_replaced_does_not_depend_on_what_the_history_cache_held(tmp_path: Path) -> None:
+    # regression: a history read from the cache did not count the lone surrogates of its
+    # prefix again, so a second ingest() of a file in one process (or a stage task on another
+    # worker) counted fewer replacements (6, then 4, instead of 8)
+    path = two_users.write(tmp_path / "two.otlp.jsonl")
+    text = path.read_text().replace('Paris?\\"', 'Paris? \\\\ud83d\\"')
+    path.write_text(text)
+    counts = []
+    for _ in range(2):
+        run = ingest([path])
+        run.collect()
+        counts.append(run.report.text_replaced)
+    assert counts == [8, 8]
+    assert_same_as_ingest([path], random.Random(9))

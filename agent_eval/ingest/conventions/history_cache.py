@@ -34,6 +34,7 @@ from typing import Any
 
 import orjson
 
+from agent_eval.ingest.safe_text import REPLACEMENTS, replaced_so_far
 from agent_eval.ingest.safe_text import loads as safe_json_loads
 from agent_eval.trace import Message
 
@@ -69,10 +70,15 @@ ReadItems = Callable[[list[Any], str | None], list[Message]]
 class _Entry:
     """A remembered array (compared by identity; a plain slotted class, one is built per call)."""
 
-    __slots__ = ("body", "default_role", "messages", "tail")
+    __slots__ = ("body", "default_role", "messages", "replaced", "tail")
 
     def __init__(
-        self, body: str, tail: str, default_role: str | None, messages: tuple[Message, ...]
+        self,
+        body: str,
+        tail: str,
+        default_role: str | None,
+        messages: tuple[Message, ...],
+        replaced: int,
     ) -> None:
         self.body = body
         """The array text up to (not including) its closing bracket and trailing whitespace."""
@@ -80,6 +86,9 @@ class _Entry:
         """The closing bracket and trailing whitespace."""
         self.default_role = default_role
         self.messages = messages
+        self.replaced = replaced
+        """Code points (lone surrogates) that reading the whole array replaced: counted again
+        when it is reused, so the count does not depend on what the cache held."""
 
 
 _entries: list[_Entry] = []
@@ -136,12 +145,17 @@ def read_history(
     if prev is not None:
         rest = stripped[len(prev.body) :]
         if rest == prev.tail:
+            REPLACEMENTS[0] += prev.replaced  # counted as when read whole
             return list(prev.messages)
+        start = replaced_so_far()
         new = _suffix(rest)
         if new is not None:
             messages = prev.messages + tuple(read_items(new, default_role))
-            _remember(stripped, default_role, messages, replaces=prev)
+            replaced = prev.replaced + replaced_so_far() - start
+            REPLACEMENTS[0] += prev.replaced
+            _remember(stripped, default_role, messages, replaced, replaces=prev)
             return list(messages)
+    start = replaced_so_far()
     try:
         parsed = safe_json_loads(stripped)
     except orjson.JSONDecodeError:
@@ -150,7 +164,7 @@ def read_history(
         return None
     messages = tuple(read_items(parsed, default_role))
     if parsed:
-        _remember(stripped, default_role, messages, replaces=None)
+        _remember(stripped, default_role, messages, replaced_so_far() - start, replaces=None)
     return list(messages)
 
 
@@ -179,12 +193,16 @@ def _suffix(rest: str) -> list[Any] | None:
 
 
 def _remember(
-    text: str, default_role: str | None, messages: tuple[Message, ...], replaces: _Entry | None
+    text: str,
+    default_role: str | None,
+    messages: tuple[Message, ...],
+    replaced: int,
+    replaces: _Entry | None,
 ) -> None:
     if len(text) > HISTORY_MAX_CHARS:
         return
     trimmed = text.rstrip()
-    entry = _Entry(trimmed[:-1], text[len(trimmed) - 1 :], default_role, messages)
+    entry = _Entry(trimmed[:-1], text[len(trimmed) - 1 :], default_role, messages, replaced)
     scope = _scope.get()
     with _lock:
         if replaces is not None and replaces in _entries:
