@@ -213,7 +213,7 @@ class ScoreConfig(BaseModel):
     @field_validator("engine")
     @classmethod
     def _engine(cls, value: str) -> str:
-        if value == "local" or value == "ray" or (value.startswith("ray:") and value[4:]):
+        if value in {"local", "ray"} or (value.startswith("ray:") and value[4:]):
             return value
         raise ValueError(
             f"unknown engine {value!r}; give local (one process, the default), ray, or "

@@ -6,9 +6,9 @@ requests-per-minute and tokens-per-minute limits (``aiolimiter``'s leaky bucket,
 :class:`~agent_eval.run.ratelimit.RateLimitedJudge` in one process) and the most calls in
 flight; and the run's :class:`~agent_eval.run.budget.Budget` (tokens and cost, reserved before
 a call, charged after it, as :class:`~agent_eval.run.budget.BudgetedJudge` does in one
-process). A request is admitted when the budget has room for its plan (else refused, and the
-run's budget is exhausted), then when a slot for a call in flight is free, then when both rate
-limits have room.
+process). A request is admitted when a slot for a call in flight is free, then when the budget
+has room for its plan beside the plans of the calls in flight (else refused, and the run's
+budget is exhausted), then when both rate limits have room.
 
 Every worker's judge asks it through :class:`AuthorityGate` (a
 :class:`~agent_eval.run.call_gate.CallGate`) before each request that reaches the model, and
@@ -81,7 +81,8 @@ class _Endpoint:
         for ticket in [t for t, since in self.leases.items() if since < oldest]:
             del self.leases[ticket]
 
-    async def enter(self, ticket: int, estimate: int) -> None:
+    async def enter(self, ticket: int) -> None:
+        """Wait for a free slot (reclaiming expired leases) and take it for ``ticket``."""
         async with self.freed:
             while len(self.leases) >= self.limits.in_flight:
                 self._reclaim()
@@ -93,16 +94,16 @@ class _Endpoint:
                     continue
             self.leases[ticket] = time.monotonic()
             self.peak = max(self.peak, len(self.leases))
-        try:
-            if self.tokens is not None:
-                await self.tokens.acquire(min(estimate, self.tokens.max_rate))
-            if self.requests is not None:
-                await self.requests.acquire()
-        except BaseException:
-            await self.leave(ticket)
-            raise
+
+    async def rates(self, estimate: int) -> None:
+        """Wait until both rate limits have room for one request of ``estimate`` tokens."""
+        if self.tokens is not None:
+            await self.tokens.acquire(min(estimate, self.tokens.max_rate))
+        if self.requests is not None:
+            await self.requests.acquire()
 
     async def leave(self, ticket: int) -> None:
+        """Free ``ticket``'s slot (nothing when it was reclaimed already)."""
         async with self.freed:
             if self.leases.pop(ticket, None) is not None:
                 self.freed.notify()
@@ -132,7 +133,11 @@ class RunAuthority:
     async def admit(
         self, endpoint: str, estimate: int, prompt: int, completion: int
     ) -> tuple[int, str | None]:
-        """Reserve the plan of one call, then wait for a slot and the rate limits.
+        """Wait for a slot of a call in flight, reserve the call's plan, wait for the rates.
+
+        The budget is checked once the call holds a slot, so what is reserved is at most the
+        plans of the calls in flight (as in one process, whose calls in flight are its
+        ``--concurrency``).
 
         Args:
             endpoint: The judge endpoint (bare) the call goes to.
@@ -144,23 +149,26 @@ class RunAuthority:
             ``(ticket, None)`` when admitted; ``(0, why)`` when the budget refused it.
 
         """
+        ticket, slot = next(self._tickets), self._endpoint(endpoint)
+        await slot.enter(ticket)
         budget = self.budget
         tokens, cost = prompt + completion, budget.cost(prompt, completion)
         if budget.exhausted or not budget.fits(tokens, cost):
             budget.exhausted = True
             budget.refused_calls += 1
+            await slot.leave(ticket)
             return 0, (
                 f"the next judge call (~{tokens:,} tokens planned) would cross the run's "
                 f"budget ({budget.remaining()})"
             )
         budget.reserved_tokens += tokens
         budget.reserved_cost += cost
-        ticket = next(self._tickets)
         self._reserved[ticket] = (endpoint, tokens, cost)
         try:
-            await self._endpoint(endpoint).enter(ticket, estimate)
+            await slot.rates(estimate)
         except BaseException:
             self._unreserve(ticket)
+            await slot.leave(ticket)
             raise
         self.admitted += 1
         return ticket, None

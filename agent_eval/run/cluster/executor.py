@@ -13,7 +13,8 @@ spooled conversations. The executor
 3. starts ``workers`` :class:`~agent_eval.run.cluster.scorers.Scorer` actors (restarted by Ray
    when their process dies, their task retried), each rebuilding the judge from its settings;
    the variables named in :attr:`RayOptions.env` (the API key's) reach them through Ray's
-   runtime environment, never as a task argument or an object-store value;
+   runtime environment, masked (:mod:`~agent_eval.run.cluster.secrets`: Ray logs runtime
+   environments), never as they are in a task argument, an object-store value or a log;
 4. sends the conversations in batches (with the rows ``--resume`` keeps of them; finished
    conversations are not sent), hands every row it gets back to the engines' store and
    callbacks, and counts them on one summary per engine, as :meth:`Engine.run` does;
@@ -41,6 +42,7 @@ from agent_eval.result import MetricResult
 from agent_eval.run.budget import Budget
 from agent_eval.run.cluster.authority import EndpointLimits, RunAuthority
 from agent_eval.run.cluster.scorers import Scorer
+from agent_eval.run.cluster.secrets import mask
 from agent_eval.run.cluster.shared_cache import SharedCache
 from agent_eval.run.engine import Engine
 from agent_eval.run.judge_stack import default_cache_path
@@ -99,8 +101,8 @@ class RayOptions:
         batch_size: Conversations per task.
         judge: The judge's settings, rebuilt on every worker; ``None``: judge-free metrics.
         env: Names of environment variables every worker gets through Ray's runtime
-            environment (the judge's API key variable): their values never travel as task
-            arguments or object-store values.
+            environment (the judge's API key variable), masked: their values never travel as
+            they are in task arguments, object-store values or logs.
 
     """
 
@@ -222,7 +224,7 @@ class RayExecutor:
 
     def _workers(self, ray: ModuleType, spec: ScoringSpec, authority: Any, cache: Any) -> list[Any]:
         count = self.options.workers or max(int(ray.cluster_resources().get("CPU", 1)), 1)
-        env = {name: os.environ[name] for name in self.options.env if os.environ.get(name)}
+        env, pads = mask(self.options.env)  # Ray logs runtime environments: never the key
         actor = ray.remote(Scorer).options(
             num_cpus=1,
             max_restarts=-1,
@@ -230,7 +232,7 @@ class RayExecutor:
             runtime_env={"env_vars": env} if env else None,
         )
         # the spec by value: an argument Ray restarts the actor with must outlive the run's refs
-        return [actor.remote(spec, authority, cache) for _ in range(count)]
+        return [actor.remote(spec, authority, cache, pads) for _ in range(count)]
 
     async def _drive(self, workers: list[Any], tally: _Tally, traces: TraceSpool) -> None:
         batches = _batches(tally, traces, self.options.batch_size)

@@ -9,12 +9,13 @@ the rows of each batch; it writes nothing itself.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent_eval.result import MetricResult
 from agent_eval.run.budget import Budget
 from agent_eval.run.cluster.authority import AuthorityGate
+from agent_eval.run.cluster.secrets import unmask
 from agent_eval.run.cluster.shared_cache import ActorCache
 from agent_eval.run.stages import BatchItem, BatchScorer, ScoringSpec
 
@@ -29,10 +30,19 @@ class Scorer:
         authority: The run's :class:`~agent_eval.run.cluster.authority.RunAuthority` actor.
         cache: The run's :class:`~agent_eval.run.cluster.shared_cache.SharedCache` actor, or
             ``None`` with the cache off.
+        pads: The pads of the masked secret variables (:mod:`~agent_eval.run.cluster.secrets`):
+            joined with the runtime environment's shares in this process's environment.
 
     """
 
-    def __init__(self, spec: ScoringSpec, authority: Any, cache: Any | None) -> None:
+    def __init__(
+        self,
+        spec: ScoringSpec,
+        authority: Any,
+        cache: Any | None,
+        pads: Mapping[str, bytes] | None = None,
+    ) -> None:
+        unmask(pads or {})
         self.budget = Budget()  # the mirror: marked exhausted when the authority refuses
         gate = AuthorityGate(authority, spec.endpoint or "default", self.budget)
         backend = ActorCache(cache) if cache is not None else None
