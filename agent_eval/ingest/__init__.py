@@ -3,8 +3,11 @@
 ``ingest(paths)`` reads files, directories and globs (the container of each file detected or
 forced) and yields :class:`~agent_eval.trace.AgentTrace` conversations; ``run.report`` holds the
 span accounting afterwards. ``install()`` collects spans in process from the OpenTelemetry SDK.
-Containers (file formats) are plugins: subclass :class:`Container` and register it in the
-``agent_eval.containers`` entry-point group, or with ``containers.register``.
+The same work as engine-neutral stages (read one input, assemble a trace, assemble a
+conversation, merge the accounting) for an engine that runs them as tasks is in
+:mod:`agent_eval.ingest.stages`. Containers (file formats) are plugins: subclass
+:class:`Container` and register it in the ``agent_eval.containers`` entry-point group, or with
+``containers.register``.
 """
 
 from agent_eval.ingest.accounting import FileReport, IngestReport
@@ -18,6 +21,17 @@ from agent_eval.ingest.containers.base import (
 from agent_eval.ingest.pipeline import IngestRun, detect_container, ingest
 from agent_eval.ingest.sources import open_input
 from agent_eval.ingest.spans import LogRecord, SourceLocation, SpanEvent, SpanRecord
+from agent_eval.ingest.stages import (
+    InputPart,
+    TraceParts,
+    TracePiece,
+    assemble_conversations,
+    assemble_trace,
+    input_files,
+    merge_reports,
+    read_input,
+    trace_pieces,
+)
 
 __all__ = [
     "Container",
@@ -25,14 +39,23 @@ __all__ = [
     "FileReport",
     "IngestReport",
     "IngestRun",
+    "InputPart",
     "LogRecord",
     "RecordsUsed",
     "Skipped",
     "SourceLocation",
     "SpanEvent",
     "SpanRecord",
+    "TraceParts",
+    "TracePiece",
+    "assemble_conversations",
+    "assemble_trace",
     "containers",
     "detect_container",
     "ingest",
+    "input_files",
+    "merge_reports",
     "open_input",
+    "read_input",
+    "trace_pieces",
 ]

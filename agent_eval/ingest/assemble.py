@@ -92,7 +92,7 @@ def _debug_traceback(message: str, *args: object) -> None:
     logging.getLogger(__name__).debug(message, *args, exc_info=True)
 
 
-__all__ = ["STREAM_LIMITS", "Assembler", "StreamLimits"]
+__all__ = ["STREAM_LIMITS", "Assembler", "StreamLimits", "admit_log"]
 
 GENAI_CONVENTION = "genai"
 """The convention that reads GenAI log records (message events)."""
@@ -133,7 +133,7 @@ class Assembler:
         order. Copies (the same record from another file) are found when they are joined."""
         self._span_copies: dict[str, dict[str, list[str]]] = {}
         """Files a spilled span was read again from (noted on it when it is read back)."""
-        self._orphan_choices: dict[str, int] = {}
+        self.orphan_choices: dict[str, int] = {}
         """File -> ``gen_ai.choice`` records without span context (named in notes on
         conversations whose final reply is missing)."""
         self._in_memory = 0
@@ -143,8 +143,15 @@ class Assembler:
         """Spilled traces of one part and no log records -> their conversation ids, read once."""
         self._seq = 0
 
-    def add_span(self, span: SpanRecord, file: FileReport) -> None:
-        """Read one span with the conventions that detect it; the raw span is not kept."""
+    def add_span(self, span: SpanRecord, file: FileReport, seq: int | None = None) -> None:
+        """Read one span with the conventions that detect it; the raw span is not kept.
+
+        ``seq`` is the span's place in the input (spans are ordered by it where their start
+        times tie); by default the arrival order. The engine-neutral stages
+        (:mod:`agent_eval.ingest.stages`) give each span its place over all inputs.
+        """
+        if seq is not None:
+            self._seq = seq
         trace_id, span_id = span.trace_id, span.span_id
         part = self._traces.get(trace_id)
         if (part is not None and span_id in part) or (
@@ -175,23 +182,10 @@ class Assembler:
 
     def add_log(self, log: LogRecord, file: FileReport) -> None:
         """Buffer a GenAI event log record until :meth:`finish` joins it to its span."""
-        if not is_genai_event(log.event_name):
-            self.report.ignore_log("not_genai_event")
-        elif not log.trace_id or not log.span_id:
-            self.report.ignore_log("log_without_span_context")
-            if log.event_name == CHOICE_EVENT:
-                self._orphan_choices[file.path] = self._orphan_choices.get(file.path, 0) + 1
-        else:
-            compact = LogRecord(
-                event_name=log.event_name,
-                trace_id=log.trace_id,
-                span_id=log.span_id,
-                time_unix_nano=log.time_unix_nano,
-                body=log.body,
-                attributes=log.attributes,
-            )
-            spans = self._logs.setdefault(log.trace_id, {})
-            spans.setdefault(log.span_id, []).append((file.path, compact))
+        compact = admit_log(log, file.path, self.report, self.orphan_choices)
+        if compact is not None:
+            spans = self._logs.setdefault(compact.trace_id or "", {})
+            spans.setdefault(compact.span_id or "", []).append((file.path, compact))
 
     def finish(self) -> Iterator[AgentTrace]:
         """Join logs, group, order and assemble; yield conversations in order of first span.
@@ -203,23 +197,44 @@ class Assembler:
         if self._spill is not None:
             yield from self._finish_spilled()
             return
+        traces = self.take_traces()
+        grouped = group_conversations(e for _, _, entries in traces for e in entries)
+        del traces
+        yield from self.emit(grouped)
+
+    def take_traces(self) -> list[tuple[str, int, list[SpanEntry]]]:
+        """Every trace held in memory, log records joined: ``(trace id, first seq, entries)``.
+
+        Traces in order of their first span's ``seq``, each trace's entries in arrival order;
+        log records of traces that have no span are counted ``log_span_not_found``. Everything
+        added so far is consumed.
+
+        Raises:
+            RuntimeError: Traces were spilled to disk (use :meth:`finish`).
+
+        """
+        if self._spill is not None:
+            raise RuntimeError("take_traces() reads traces held in memory; some were spilled")
         order = sorted(self._traces, key=self._first_seq.__getitem__)
         traces, self._traces = self._traces, OrderedDict()
-        self._first_seq, self._in_memory = {}, 0
+        first, self._first_seq, self._in_memory = self._first_seq, {}, 0
         self._join_logs(traces)
-        grouped = group_conversations(e for t in order for e in traces[t].values())
-        del traces, order
-        yield from self._emit(grouped)
+        return [(t, first[t], list(traces[t].values())) for t in order]
 
-    def _emit(self, grouped: Iterable[Conversation]) -> Iterator[AgentTrace]:
-        """Assemble conversations in order; bare-call ones are held and folded, yielded last."""
+    def emit(self, grouped: Iterable[Conversation]) -> Iterator[AgentTrace]:
+        """Assemble conversations in order; bare-call ones are held and folded, yielded last.
+
+        ``grouped`` in the order :func:`~agent_eval.ingest.grouping.group_conversations`
+        gives; the bare-call conversations among them are folded with each other only
+        (:mod:`~agent_eval.ingest.folding`).
+        """
         folder = PrefixFolder()
         unanswered: dict[str, ConversationBuilder] = {}
         """Bare calls without a recorded reply, held uncounted: a later call may continue one."""
         counted: dict[str, tuple[str, ...]] = {}
         """Held bare calls -> the files they were counted a conversation of."""
         for conversation in grouped:
-            builder = ConversationBuilder(conversation, self.report, self._orphan_choices)
+            builder = ConversationBuilder(conversation, self.report, self.orphan_choices)
             trace = self._build(builder)
             if trace is None:
                 continue
@@ -336,7 +351,7 @@ class Assembler:
                     entries = [e for t in trace_ids for e in load(t)]
                     yield next(c for c in group_conversations(entries) if c.id == conversation_id)
 
-            yield from self._emit(conversations())
+            yield from self.emit(conversations())
         finally:
             self._spill, self._keys, self._span_copies = None, {}, {}
             store.close()
@@ -492,6 +507,33 @@ class Assembler:
             )
             entry.reason, entry.logs = None, len(logs)
             self.report.logs_used += len(logs)
+
+
+def admit_log(
+    log: LogRecord, path: str, report: IngestReport, orphan_choices: dict[str, int]
+) -> LogRecord | None:
+    """The record as assembly keeps it, or ``None`` when it cannot be joined to a span.
+
+    A record that is no GenAI event is counted ``not_genai_event``; one without trace and span
+    id ``log_without_span_context`` (a ``gen_ai.choice`` one is also counted in
+    ``orphan_choices[path]``). The kept record drops its resource and source.
+    """
+    if not is_genai_event(log.event_name):
+        report.ignore_log("not_genai_event")
+        return None
+    if not log.trace_id or not log.span_id:
+        report.ignore_log("log_without_span_context")
+        if log.event_name == CHOICE_EVENT:
+            orphan_choices[path] = orphan_choices.get(path, 0) + 1
+        return None
+    return LogRecord(
+        event_name=log.event_name,
+        trace_id=log.trace_id,
+        span_id=log.span_id,
+        time_unix_nano=log.time_unix_nano,
+        body=log.body,
+        attributes=log.attributes,
+    )
 
 
 def _note_copy(entry: SpanEntry, path: str) -> None:

@@ -14,7 +14,7 @@ import gc
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 from agent_eval.errors import DecodeError, InputError, UnknownFormatError
 from agent_eval.ingest import safe_text, sources
@@ -30,19 +30,29 @@ from agent_eval.ingest.paths import InputPath, expand_paths
 from agent_eval.ingest.spans import LogRecord, SpanRecord
 from agent_eval.trace import AgentTrace
 
-if TYPE_CHECKING:
-    from agent_eval.ingest.assemble import Assembler
-
 __all__ = [
     "HEAD_BYTES",
     "NOT_RECOGNISED",
     "IngestRun",
+    "RecordSink",
     "detect_container",
     "feed_items",
+    "guarded",
     "ingest",
     "known_formats",
+    "read_input_file",
     "read_items",
 ]
+
+
+class RecordSink(Protocol):
+    """Where :func:`feed_items` sends spans and log records (the assembler, or a collector)."""
+
+    def add_span(self, span: SpanRecord, file: FileReport) -> None:
+        """Take one span read from ``file``."""
+
+    def add_log(self, log: LogRecord, file: FileReport) -> None:
+        """Take one log record read from ``file``."""
 
 
 def _debug_traceback(message: str, *args: object) -> None:
@@ -147,33 +157,49 @@ def _run(
     failures: list[InputError] = []
     report.inputs = len(inputs)
     for item in inputs:
-        file = FileReport(path=item.path)
-        report.files.append(file)
-        if item.note is not None:  # a labels/references/results file: not a trace file
-            file.note = item.note
-            continue
-        replaced = safe_text.replaced_so_far()
-        try:
-            if item.error is not None:
-                raise InputError(item.error, path=item.path)
-            container = forced or detect_container(item.path)
-            file.container = container.name
-            file.whole_conversations = container.whole_conversations
-            yield from feed_items(read_items(container, item.path), file, report, assembler)
-        except InputError as exc:
-            file.error = str(exc)
-            failures.append(exc)
-        except Exception as exc:  # safety net: a bug must cost this file, not the run
-            failures.append(_internal_error(exc, file, report))
-        finally:
-            sources.release(item.path)
-            file.text_replaced = safe_text.replaced_so_far() - replaced
-            report.text_replaced += file.text_replaced
+        yield from read_input_file(item, forced, report, assembler, failures)
     yield from assembler.finish()
     if not inputs:
         raise InputError("no input paths given")
     if len(failures) == len(inputs):
         raise _all_failed(failures)
+
+
+def read_input_file(
+    item: InputPath,
+    forced: Container | None,
+    report: IngestReport,
+    sink: RecordSink,
+    failures: list[InputError],
+) -> Iterator[AgentTrace]:
+    """Read one input into ``sink``, its :class:`FileReport` appended to ``report``.
+
+    Whole conversations (chat logs) are yielded; spans and log records go to ``sink``. A file
+    that cannot be read gets its ``error`` and the :class:`InputError` is appended to
+    ``failures``; a companion file (labels...) gets its ``note`` and is not read.
+    """
+    file = FileReport(path=item.path)
+    report.files.append(file)
+    if item.note is not None:  # a labels/references/results file: not a trace file
+        file.note = item.note
+        return
+    replaced = safe_text.replaced_so_far()
+    try:
+        if item.error is not None:
+            raise InputError(item.error, path=item.path)
+        container = forced or detect_container(item.path)
+        file.container = container.name
+        file.whole_conversations = container.whole_conversations
+        yield from feed_items(read_items(container, item.path), file, report, sink)
+    except InputError as exc:
+        file.error = str(exc)
+        failures.append(exc)
+    except Exception as exc:  # safety net: a bug must cost this file, not the run
+        failures.append(_internal_error(exc, file, report))
+    finally:
+        sources.release(item.path)
+        file.text_replaced = safe_text.replaced_so_far() - replaced
+        report.text_replaced += file.text_replaced
 
 
 def read_items(container: Container, path: str) -> Iterator[ContainerItem]:
@@ -204,11 +230,12 @@ def _raise_read_error(exc: OSError | EOFError | zlib.error, path: str, reader: s
 
 
 def feed_items(
-    items: Iterator[ContainerItem], file: FileReport, report: IngestReport, assembler: Assembler
+    items: Iterator[ContainerItem], file: FileReport, report: IngestReport, assembler: RecordSink
 ) -> Iterator[AgentTrace]:
     """Count each container item in ``file`` and route it.
 
-    Spans and log records go to the assembler, skipped items to the report, and whole
+    Spans and log records go to the assembler (or any :class:`RecordSink`), skipped items to
+    the report, and whole
     conversations are yielded; a conversation, or :class:`RecordsUsed`, marks ``file`` as one
     of whole conversations, whose records are accounted (a skipped item that held no span or
     log record is one record skipped).
@@ -216,10 +243,10 @@ def feed_items(
     for item in items:
         if isinstance(item, SpanRecord):
             file.spans_read += 1
-            _guarded(assembler.add_span, item, file, report)
+            guarded(assembler.add_span, item, file, report)
         elif isinstance(item, LogRecord):
             file.logs_read += 1
-            _guarded(assembler.add_log, item, file, report)
+            guarded(assembler.add_log, item, file, report)
         elif isinstance(item, Skipped):
             file.spans_read += item.spans
             file.logs_read += item.logs
@@ -238,7 +265,7 @@ def feed_items(
             raise TypeError(f"container {file.container!r} yielded {type(item).__name__}")
 
 
-def _guarded(
+def guarded(
     add: Callable[[Any, FileReport], None],
     item: SpanRecord | LogRecord,
     file: FileReport,
