@@ -49,7 +49,7 @@ from agent_eval.cli.judge_setup import (
     judge_model,
     key_env_problem,
 )
-from agent_eval.cli.score_inputs import read_inputs
+from agent_eval.cli.score_inputs import read_inputs, read_inputs_on_ray
 from agent_eval.cli.score_output import (
     EXIT_NOTHING_SCORED,
     finish,
@@ -232,7 +232,11 @@ def _run_score(
     session = _session(cfg, argv, events)
     held.append(session)
     try:
-        traces, inputs = read_inputs(cfg.paths, cfg.format, session.renderings)
+        if cfg.engine == "local":
+            traces, inputs = read_inputs(cfg.paths, cfg.format, session.renderings)
+        else:  # read and regrouped on the cluster the run scores on
+            address = cfg.engine.partition(":")[2] or None
+            traces, inputs = read_inputs_on_ray(cfg.paths, cfg.format, address, session.renderings)
         session.read(traces, inputs)
         return _run_session(cfg, out, session, gates=gates, report=report)
     finally:

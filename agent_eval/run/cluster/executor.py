@@ -61,6 +61,7 @@ __all__ = [
     "RayExecutor",
     "RayOptions",
     "check_shippable",
+    "connect",
     "require_ray",
 ]
 
@@ -140,8 +141,14 @@ def check_shippable(session: RunSession, options: RayOptions) -> None:
         )
 
 
-def _connect(ray: ModuleType, address: str | None) -> bool:
-    """Join or start a cluster; ``True`` when this call started the connection."""
+def connect(ray: ModuleType, address: str | None) -> bool:
+    """Join the cluster ``address`` names (else ``$RAY_ADDRESS``, else start a local one).
+
+    Returns:
+        ``True`` when this call connected; ``False`` when this process had joined a cluster
+        already (it is used as it is).
+
+    """
     if ray.is_initialized():
         return False
     if address is None and not os.environ.get(RAY_ADDRESS_ENV):
@@ -188,7 +195,7 @@ class RayExecutor:
         """
         ray = require_ray()
         check_shippable(session, self.options)
-        started = _connect(ray, self.options.address)
+        started = connect(ray, self.options.address)
         try:
             return await self._score(ray, session, traces)
         finally:

@@ -25,6 +25,7 @@ from agent_eval.cli import app
 from agent_eval.result import MetricResult
 from agent_eval.run.store import load_results, result_key
 from agent_eval.testing import FakeModelServer, Hang
+from agent_eval.testing.split_traffic import write_split_traffic
 
 from .scripted import ScriptedJudge, answered_twice, write_traces
 
@@ -49,6 +50,12 @@ def _fields(rows: list[MetricResult]) -> list[dict[str, object]]:
                   key=lambda r: str(r["conversation_id"]))  # fmt: skip
 
 
+def _views(out: Path) -> list[bytes]:
+    """What the run directory says the judge saw, in any order."""
+    lines = (out / "conversations.jsonl").read_bytes().splitlines()
+    return sorted(lines + (out / "renderings.jsonl").read_bytes().splitlines())
+
+
 def _files_holding(root: Path, secret: bytes) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and secret in p.read_bytes()]
 
@@ -57,18 +64,21 @@ def test_rows_equal_one_process_and_the_key_stays_out(
     ray_cluster: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(KEY_ENV, SECRET)  # after the cluster started: only the runtime env has it
-    inputs = write_traces(tmp_path / "traces.jsonl", 24)
+    # traces split over files, conversations over traces and files, tool spans in other files
+    inputs = tmp_path / "traffic"
+    write_split_traffic(inputs, 12, 3)
     with FakeModelServer() as server:
         ScriptedJudge(server)
         _score(inputs, server, tmp_path / "local")
         asked = len(server.requests)
         output = _score(inputs, server, tmp_path / "ray", "--engine", "ray")
-        assert len(server.requests) == 2 * asked  # the ray run's own cache: every call asked
+        assert len(server.requests) == 2 * asked == 48  # the ray run's own cache: all asked
     local, ray = load_results(tmp_path / "local"), load_results(tmp_path / "ray")
-    assert len(ray) == 24 and _fields(ray) == _fields(local)
+    assert len(ray) == 12 and _fields(ray) == _fields(local)
     assert "ray: scoring on 2 worker(s)" in output
+    assert _views(tmp_path / "ray") == _views(tmp_path / "local")
     with sqlite3.connect(str(tmp_path / "ray") + "-cache.db") as db:  # filled by the cluster
-        assert db.execute("SELECT count(*) FROM judge_calls").fetchone()[0] == 48
+        assert db.execute("SELECT count(*) FROM judge_calls").fetchone()[0] == 24
     logs = Path(tempfile.gettempdir()) / "ray" / "session_latest" / "logs"
     assert logs.is_dir()
     assert _files_holding(tmp_path / "ray", SECRET.encode()) == []
