@@ -282,7 +282,8 @@ def _executor(cfg: ScoreConfig, model: str | None) -> Executor | None:
     require_ray()  # a usage error before any input is read
     _, _, address = cfg.engine.partition(":")
     settings = built_settings(cfg, model) if model is not None else None
-    return RayExecutor(RayOptions(address=address or None, judge=settings, env=(cfg.api_key_env,)))
+    env = (cfg.api_key_env, "OPENAI_BASE_URL")  # what the judge reads from the environment
+    return RayExecutor(RayOptions(address=address or None, judge=settings, env=env))
 
 
 def _run_session(
