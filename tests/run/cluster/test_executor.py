@@ -21,13 +21,16 @@ from types import ModuleType
 import pytest
 from typer.testing import CliRunner
 
+import agent_eval
 from agent_eval.cli import app
+from agent_eval.errors import ConfigError
+from agent_eval.judges.openai_judge import OpenAIJudge
 from agent_eval.result import MetricResult
 from agent_eval.run.store import load_results, result_key
 from agent_eval.testing import FakeModelServer, Hang
 from agent_eval.testing.split_traffic import write_split_traffic
 
-from .scripted import ScriptedJudge, answered_twice, write_traces
+from .scripted import ScriptedJudge, answered_twice, traces, write_traces
 
 runner = CliRunner()
 KEY_ENV = "RAY_TEST_JUDGE_KEY"
@@ -156,3 +159,26 @@ def test_a_killed_worker_costs_no_call_paid_twice_and_no_row(
     rows = load_results(out)
     assert len(rows) == count and len({result_key(r) for r in rows}) == count
     assert {r.status for r in rows} == {"ok"}
+
+
+def test_the_api_scores_on_ray_with_a_judge_named_by_settings(
+    ray_cluster: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conversations = traces(8)
+    with FakeModelServer() as server:
+        ScriptedJudge(server)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+        local = agent_eval.score(conversations, judge="fake-model")
+        ray = agent_eval.score(conversations, judge="fake-model", engine="ray")
+    assert _fields(ray.results) == _fields(local.results) and ray.scored == 8
+
+
+def test_what_cannot_go_to_ray_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    with FakeModelServer() as server:
+        judge = OpenAIJudge("fake-model", base_url=server.base_url)
+        with pytest.raises(ConfigError, match="cannot go to Ray"):
+            agent_eval.score(traces(2), judge=judge, engine="ray")
+        assert server.requests == []
+    with pytest.raises(ConfigError, match="unknown engine"):
+        agent_eval.score(traces(2), judge="fake-model", engine="spark")
