@@ -23,14 +23,16 @@ Example::
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from agent_eval.errors import ConfigError
 from agent_eval.formatting.base import Formatter
 from agent_eval.formatting.identity import DEFAULT_FORMATTER
 from agent_eval.formatting.registry import get_formatter
-from agent_eval.judges.base import Judge
+from agent_eval.judges.base import Judge, JudgeSettings, judges
 from agent_eval.metrics.base import Metric
 from agent_eval.metrics.spec import build_metric
 from agent_eval.run import event_loop
@@ -39,6 +41,9 @@ from agent_eval.run.cache import CacheMode
 from agent_eval.run.engine import DEFAULT_CONCURRENCY
 from agent_eval.run.summary import RunSummary
 from agent_eval.trace import AgentTrace
+
+if TYPE_CHECKING:
+    from agent_eval.run.session import Executor
 
 __all__ = ["ascore", "score"]
 
@@ -71,6 +76,44 @@ def _judge(judge: Judge | str) -> tuple[Judge, bool]:
     return OpenAIJudge(judge), True
 
 
+def _settings(judge: Judge | str) -> JudgeSettings | None:
+    """How a worker rebuilds ``judge`` (``None``: a judge object, which it cannot).
+
+    ``KIND:TARGET`` of a registered judge, else a model of the ``openai`` judge configured from
+    the environment.
+    """
+    if isinstance(judge, Judge):
+        return None
+    head, sep, rest = judge.partition(":")
+    if sep and head in judges:
+        return JudgeSettings(kind=head, target=rest or None)
+    return JudgeSettings(kind="openai", model=judge, base_url=os.environ.get("OPENAI_BASE_URL"))
+
+
+def _executor(engine: str, judge: Judge | str) -> tuple[Executor | None, Judge | None]:
+    """The executor ``engine`` names and the driver's judge (built from its settings).
+
+    Raises:
+        ConfigError: an unknown engine, Ray missing, or a judge object with ``engine="ray"``.
+
+    """
+    if engine == "local":
+        return None, None
+    if engine != "ray" and not (engine.startswith("ray:") and engine[4:]):
+        raise ConfigError(f"unknown engine {engine!r}; give local, ray or ray:ADDRESS")
+    from agent_eval.run.cluster import RayExecutor, RayOptions, require_ray
+
+    require_ray()
+    settings = _settings(judge)
+    options = RayOptions(
+        address=engine[4:] or None,
+        judge=settings,
+        env=(settings.api_key_env if settings else "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    )
+    built = judges.get(settings.kind).from_settings(settings) if settings else None
+    return RayExecutor(options), built
+
+
 async def ascore(
     traces: Iterable[AgentTrace],
     *,
@@ -87,6 +130,7 @@ async def ascore(
     keep_interrupted: bool = False,
     cache: CacheMode = "off",
     cache_path: str | Path | None = None,
+    engine: str = "local",
 ) -> RunSummary:
     """Score ``traces`` and return the run summary (its ``results`` hold every row).
 
@@ -119,15 +163,24 @@ async def ascore(
         cache: The judge-call cache: ``off`` (default), ``use`` or ``refresh``.
         cache_path: The cache file (default: the per-user one,
             :func:`~agent_eval.run.judge_stack.default_cache_path`).
+        engine: ``local`` (this process), ``ray`` (the cluster ``$RAY_ADDRESS`` names, else
+            a local one) or ``ray:ADDRESS`` (:mod:`agent_eval.run.cluster`, the ``ray``
+            extra). On Ray the judge is rebuilt on every worker, so it must be a string: a
+            model of the ``openai`` judge (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``), or
+            ``KIND:TARGET`` of a registered judge (``openai-client:package.module:factory``
+            for your own client); the workers share one rate limit, budget and judge-call
+            cache.
 
     Raises:
-        ConfigError: an unknown metric/formatter name, or no judge endpoint configured.
+        ConfigError: an unknown metric/formatter name, or no judge endpoint configured; a
+            judge object with ``engine="ray"`` (it cannot go to the workers).
         InputError: a reference file that cannot be read.
 
     """
     chosen_metric = _metric(metric, reference)  # a bad name before any judge is made
     chosen_formatter = formatter if isinstance(formatter, Formatter) else get_formatter(formatter)
-    chosen_judge, owned = _judge(judge)
+    executor, built = _executor(engine, judge)
+    chosen_judge, owned = (built, True) if built is not None else _judge(judge)
     from rich.console import Console  # the run's modules load on the first run, not on import
 
     from agent_eval.config import ScoreConfig
@@ -153,6 +206,7 @@ async def ascore(
         keep_results=True,
         keep_interrupted=keep_interrupted,
         close_judges=owned,
+        executor=executor,
     )
     try:
         session.read(traces, references=_references(reference))

@@ -163,6 +163,9 @@ class ScoreConfig(BaseModel):
             tokens.
         config_file: The TOML file these settings were read from (set by :func:`load_config`;
             recorded in the run's reproducibility record).
+        engine: Where the conversations are scored: ``local`` (this process), ``ray`` (the
+            cluster ``$RAY_ADDRESS`` names, else a local one) or ``ray:ADDRESS``
+            (:mod:`agent_eval.run.cluster`; needs the ``ray`` extra).
 
     """
 
@@ -205,6 +208,17 @@ class ScoreConfig(BaseModel):
     redecompose: bool = False
     prices: dict[str, dict[str, float]] = Field(default_factory=dict)
     config_file: Path | None = None
+    engine: str = "local"
+
+    @field_validator("engine")
+    @classmethod
+    def _engine(cls, value: str) -> str:
+        if value in {"local", "ray"} or (value.startswith("ray:") and value[4:]):
+            return value
+        raise ValueError(
+            f"unknown engine {value!r}; give local (one process, the default), ray, or "
+            "ray:ADDRESS (a Ray cluster, e.g. ray:ray://head:10001)"
+        )
 
     @field_validator("formatter_path", mode="before")
     @classmethod

@@ -35,6 +35,7 @@ from agent_eval.redaction import bare_endpoint
 __all__ = [
     "HOW_TO_CONFIGURE",
     "build_judge",
+    "built_settings",
     "cache_endpoint",
     "check_judge_kind",
     "configured_model",
@@ -221,7 +222,13 @@ def build_judge(cfg: ScoreConfig, model: str) -> Judge:
         JudgeNotConfiguredError: the ``openai`` judge has no key and no endpoint.
 
     """
+    settings = built_settings(cfg, model)
+    return judges.get(settings.kind).from_settings(settings)
+
+
+def built_settings(cfg: ScoreConfig, model: str) -> JudgeSettings:
+    """The settings :func:`build_judge` builds the judge from (a Ray worker rebuilds it so)."""
     settings = judge_settings(cfg)
     if settings.kind == OPENAI:
         settings = dataclasses.replace(settings, model=model)
-    return judges.get(settings.kind).from_settings(settings)
+    return settings

@@ -42,13 +42,14 @@ from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.judge_setup import (
     HOW_TO_CONFIGURE,
     build_judge,
+    built_settings,
     cache_endpoint,
     check_judge_kind,
     configured_model,
     judge_model,
     key_env_problem,
 )
-from agent_eval.cli.score_inputs import read_inputs
+from agent_eval.cli.score_inputs import read_inputs, read_inputs_on_ray
 from agent_eval.cli.score_output import (
     EXIT_NOTHING_SCORED,
     finish,
@@ -103,6 +104,7 @@ from agent_eval.run.artifacts import decompositions_path
 from agent_eval.run.cache import CachedPrices
 from agent_eval.run.judge_stack import default_cache_path
 from agent_eval.run.session import (
+    Executor,
     RunSession,
     SessionHooks,
     build_metrics,
@@ -230,7 +232,11 @@ def _run_score(
     session = _session(cfg, argv, events)
     held.append(session)
     try:
-        traces, inputs = read_inputs(cfg.paths, cfg.format, session.renderings)
+        if cfg.engine == "local":
+            traces, inputs = read_inputs(cfg.paths, cfg.format, session.renderings)
+        else:  # read and regrouped on the cluster the run scores on
+            address = cfg.engine.partition(":")[2] or None
+            traces, inputs = read_inputs_on_ray(cfg.paths, cfg.format, address, session.renderings)
         session.read(traces, inputs)
         return _run_session(cfg, out, session, gates=gates, report=report)
     finally:
@@ -254,11 +260,30 @@ def _session(cfg: ScoreConfig, argv: list[str], events: EventOptions | None) -> 
         cfg, judge=judge, model=model, metrics=chosen, formatter=formatter,
         endpoint=cache_endpoint(cfg), argv=argv, events=events or EventOptions(),
         hooks=SessionHooks(notice=_notice, progress=err_console),
+        executor=_executor(cfg, model if judge is not None else None),
     )  # fmt: skip
     judged = any(m.requires_judge for m in chosen) and model is not None
     if judge is not None or (cfg.dry_run and judged):
         session.budget.check_priced()  # --max-cost without a price: refused, in a dry run too
     return session
+
+
+def _executor(cfg: ScoreConfig, model: str | None) -> Executor | None:
+    """The engine ``--engine`` picks: ``None`` for this process, else the Ray executor.
+
+    Raises:
+        ConfigError: ``--engine ray`` without Ray installed (names the extra).
+
+    """
+    if cfg.engine == "local":
+        return None
+    from agent_eval.run.cluster import RayExecutor, RayOptions, require_ray
+
+    require_ray()  # a usage error before any input is read
+    _, _, address = cfg.engine.partition(":")
+    settings = built_settings(cfg, model) if model is not None else None
+    env = (cfg.api_key_env, "OPENAI_BASE_URL")  # what the judge reads from the environment
+    return RayExecutor(RayOptions(address=address or None, judge=settings, env=env))
 
 
 def _run_session(
@@ -380,6 +405,14 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     otlp_endpoint: OtlpEndpoint = None,
     events_file: EventsFile = False,
     as_json: JsonOpt = False,
+    engine: Annotated[
+        str | None,
+        typer.Option(
+            metavar="ENGINE",
+            help="Where to score: local (one process, the default), ray (the cluster "
+            "RAY_ADDRESS names, else a local one) or ray:ADDRESS; needs the ray extra.",
+        ),
+    ] = None,
 ) -> None:
     """Score conversations with metrics; results go to DIR/results.jsonl and results.db.
 
@@ -405,6 +438,7 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
         "resume": resume,
         "retry_errors": retry_errors,
         "redecompose": redecompose or None,
+        "engine": engine,
     }
     try:
         gates = gates_from(config_path(config), gate or [], statistics=SCORE_STATISTICS)

@@ -29,7 +29,7 @@ from agent_eval.ingest import IngestReport, ingest
 from agent_eval.run.rendering import RenderCache
 from agent_eval.run.spool import TraceSpool
 
-__all__ = ["check_references", "no_conversation_lines", "read_inputs"]
+__all__ = ["check_references", "no_conversation_lines", "read_inputs", "read_inputs_on_ray"]
 
 MAX_IDS_SHOWN = 3
 """Example ids shown from each side when no reference id matches a conversation."""
@@ -88,15 +88,49 @@ def read_inputs(
     with ingest_with_progress(run.report, err_console):  # a line on a terminal, else nothing
         spool = TraceSpool.collect(run, renderings)
     try:
-        print_summary(run.report)
-        for line in no_conversation_lines(run.report):
-            err_console.print(escape(line), highlight=False, soft_wrap=True)
-        if not spool:
-            raise NoConversationError(no_conversation_reason(run.report, ", ".join(paths)))
+        _say_read(run.report, paths, spool)
     except BaseException:
         spool.close()
         raise
     return spool, run.report
+
+
+def read_inputs_on_ray(
+    paths: Sequence[str], fmt: str, address: str | None, renderings: RenderCache | None = None
+) -> tuple[TraceSpool, IngestReport]:
+    """:func:`read_inputs`, with the files read and regrouped on Ray (``--engine ray``).
+
+    Joins the cluster (``address``, else ``$RAY_ADDRESS``, else a local one), reads with the
+    ingest stages as a Ray Data pipeline (:mod:`agent_eval.run.cluster.inputs`; local paths
+    and object-store URLs) and prints the same accounting.
+
+    Raises:
+        InputError / NoConversationError: as :func:`read_inputs`.
+
+    """
+    if not paths:
+        raise InputError("no input: give PATH... (files, directories or globs) to score")
+    from agent_eval.run.cluster.executor import connect, require_ray
+    from agent_eval.run.cluster.inputs import read_on_ray
+
+    ray = require_ray()
+    connect(ray, address)
+    read = read_on_ray(ray, paths, fmt)
+    spool = TraceSpool.collect(read.conversations, renderings)
+    try:
+        _say_read(read.report, paths, spool)
+    except BaseException:
+        spool.close()
+        raise
+    return spool, read.report
+
+
+def _say_read(report: IngestReport, paths: Sequence[str], spool: TraceSpool) -> None:
+    print_summary(report)
+    for line in no_conversation_lines(report):
+        err_console.print(escape(line), highlight=False, soft_wrap=True)
+    if not spool:
+        raise NoConversationError(no_conversation_reason(report, ", ".join(paths)))
 
 
 def check_references(

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import orjson
 from pydantic import BaseModel
@@ -47,6 +47,7 @@ from agent_eval.run.sqlite_open import BUSY_TIMEOUT_MS, open_retrying
 
 __all__ = [
     "CACHE_FILENAME",
+    "CacheBackend",
     "CacheEntry",
     "CacheMode",
     "CacheStats",
@@ -119,6 +120,24 @@ class CacheEntry:
     raw_reply: str | None = None
     usage_known: bool = True
     endpoint: str | None = None
+
+
+class CacheBackend(Protocol):
+    """Where :class:`CachedJudge` keeps its entries.
+
+    A :class:`JudgeCache` file, or a cache shared by the workers of a cluster run
+    (:mod:`agent_eval.run.cluster.shared_cache`). Both methods are awaited, so a backend may
+    ask another process; an entry stored must be what a later :meth:`lookup` of the same key
+    returns, from any worker of the run.
+    """
+
+    async def lookup(self, key: str) -> CacheEntry | None:
+        """The entry stored under ``key`` (64 hex, :func:`request_key`), or ``None``."""
+        ...
+
+    async def store(self, key: str, entry: CacheEntry) -> None:
+        """Store (or replace) ``entry`` under ``key``."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +261,14 @@ class JudgeCache:
                 entry.endpoint,
             ),
         )
+
+    async def lookup(self, key: str) -> CacheEntry | None:
+        """:meth:`get`, as a :class:`CacheBackend` (a local file answers at once)."""
+        return self.get(key)
+
+    async def store(self, key: str, entry: CacheEntry) -> None:
+        """:meth:`put`, as a :class:`CacheBackend`."""
+        self.put(key, entry)
 
     def __len__(self) -> int:
         return int(self._run("SELECT count(*) FROM judge_calls", ()).fetchone()[0])
@@ -397,7 +424,8 @@ class CachedJudge(Judge):
 
     Args:
         inner: The judge asked on a miss.
-        cache: The cache; ``None`` only with ``mode="off"``.
+        cache: The cache (a :class:`JudgeCache` file or another :class:`CacheBackend`);
+            ``None`` only with ``mode="off"``.
         mode: ``use`` (read and write), ``refresh`` (never read, overwrite) or ``off``.
         parameters: Further settings that change the bytes sent (e.g. the structured-output
             mode), hashed into the key. Never credentials or headers.
@@ -419,7 +447,7 @@ class CachedJudge(Judge):
     def __init__(
         self,
         inner: Judge,
-        cache: JudgeCache | None,
+        cache: CacheBackend | None,
         mode: CacheMode = "use",
         parameters: Mapping[str, Any] | None = None,
         endpoint: str | None = None,
@@ -461,10 +489,10 @@ class CachedJudge(Judge):
                 del self._locks[key]
 
     async def _ask_locked(
-        self, cache: JudgeCache, key: str, request: JudgeRequest
+        self, cache: CacheBackend, key: str, request: JudgeRequest
     ) -> JudgeReply[Any]:
         fresh = self.mode == "use" or key in self._written
-        entry = cache.get(key) if fresh else None
+        entry = await cache.lookup(key) if fresh else None
         if entry is not None:
             self.hits += 1
             filled_by = entry.endpoint
@@ -477,7 +505,7 @@ class CachedJudge(Judge):
             return _reply_from(entry, request)
         self.misses += 1
         reply = await self.inner.ask(request)
-        cache.put(key, _entry_from(reply, self.endpoint))
+        await cache.store(key, _entry_from(reply, self.endpoint))
         self._written.add(key)
         return reply
 

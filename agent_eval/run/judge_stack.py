@@ -26,7 +26,8 @@ import platformdirs
 
 from agent_eval.judges.base import Judge
 from agent_eval.run.budget import Budget, BudgetedJudge
-from agent_eval.run.cache import CACHE_FILENAME, CachedJudge, CacheMode, JudgeCache
+from agent_eval.run.cache import CACHE_FILENAME, CacheBackend, CachedJudge, CacheMode, JudgeCache
+from agent_eval.run.call_gate import CallGate, GatedJudge
 from agent_eval.run.ratelimit import RateLimitedJudge
 from agent_eval.run.unreachable import UnreachableGuard
 
@@ -159,10 +160,14 @@ def wrap_judge(
     parameters: Mapping[str, Any] | None = None,
     budget: Budget | None = None,
     endpoint: str | None = None,
+    gate: CallGate | None = None,
+    shared_cache: CacheBackend | None = None,
 ) -> JudgeStack:
     """Wrap ``inner`` in the unreachable guard, rate limits (when set) and the cache.
 
-    The cache is left out with ``cache_mode="off"``.
+    The cache is left out with ``cache_mode="off"``. A worker of a run spread over several
+    processes passes the run's ``gate`` instead of the limits and the budget, and its
+    ``shared_cache`` instead of a file (:mod:`agent_eval.run.cluster`).
 
     Args:
         inner: The judge adapter.
@@ -177,18 +182,33 @@ def wrap_judge(
         endpoint: The endpoint the judge asks, bare (no credentials, no query: see
             :func:`agent_eval.redaction.bare_endpoint`), kept beside each cache entry so that
             hits filled by another endpoint are counted; ``None``: not said.
+        gate: Rate limits, calls in flight and the budget held by the run's authority
+            (:class:`~agent_eval.run.call_gate.CallGate`): asked before every call that
+            reaches the model, in place of ``requests_per_minute``, ``tokens_per_minute``
+            and ``budget`` (which must then be unset).
+        shared_cache: The cache every worker of the run reads and writes, in place of the
+            file at ``cache_path`` (then not opened); ``JudgeStack.cache`` stays ``None``.
 
     Raises:
         StoreError: the cache file cannot be opened.
         ConfigError: a rate limit is not positive.
+        ValueError: ``gate`` given with local limits or a local budget.
 
     """
     guard = UnreachableGuard(inner)
     judge: Judge = guard
-    if requests_per_minute is not None or tokens_per_minute is not None:
+    limited = requests_per_minute is not None or tokens_per_minute is not None
+    if gate is not None:
+        if limited or (budget is not None and budget.limited):
+            raise ValueError("a gate holds the limits and the budget: give them to the gate")
+        judge = GatedJudge(judge, gate)
+    if limited:
         judge = RateLimitedJudge(judge, requests_per_minute, tokens_per_minute)
     if budget is not None and budget.limited:
         judge = BudgetedJudge(judge, budget)
+    if cache_mode != "off" and shared_cache is not None:
+        cached = CachedJudge(judge, shared_cache, cache_mode, parameters, endpoint=endpoint)
+        return JudgeStack(cached, None, cached, guard)
     if cache_mode == "off" or cache_path is None:
         return JudgeStack(judge, guard=guard)
     cache = JudgeCache(cache_path)

@@ -74,6 +74,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_CHANGED_SHOWN",
     "EventSinks",
+    "Executor",
     "RunSession",
     "SessionHooks",
     "build_metrics",
@@ -150,6 +151,19 @@ def run_config(engines: Sequence[Engine], cfg: ScoreConfig) -> dict[str, Any]:
     return config
 
 
+class Executor(Protocol):
+    """Where a session's engines score the conversations (``None``: in this process).
+
+    The Ray executor (:class:`agent_eval.run.cluster.RayExecutor`) scores them on a cluster;
+    the session keeps the run id, record, directory and store, and the executor hands every
+    row to the engines' store and ``on_result`` callbacks, as :meth:`Engine.run` does.
+    """
+
+    async def score(self, session: RunSession, traces: TraceSpool) -> list[RunSummary]:
+        """Score ``traces`` with every engine of ``session``; one summary per engine, in order."""
+        ...
+
+
 class EventSinks(Protocol):
     """Where evaluation events go (the CLI's ``EventOptions`` is one)."""
 
@@ -224,6 +238,7 @@ class RunSession:
         keep_interrupted: Keep a unit an interrupt cut short as a row skipped
             ``interrupted`` with its spend (``--resume`` scores it again).
         close_judges: Close the judges when the run ends (off: the caller closes its own).
+        executor: Where the engines score (``None``: in this process, :meth:`Engine.run`).
 
     Raises:
         ConfigError / UnknownPluginError: a bad metric, formatter or budget setting (before
@@ -254,6 +269,7 @@ class RunSession:
         keep_results: bool | None = None,
         keep_interrupted: bool = True,
         close_judges: bool = True,
+        executor: Executor | None = None,
     ) -> None:
         if formatter is None:  # a caller that passes the formatter has loaded its plugins
             for location in cfg.formatter_path:
@@ -271,6 +287,7 @@ class RunSession:
         self.repeats, self._repeat_judge, self._config = repeats, repeat_judge, config
         self.keep_results = (not write) if keep_results is None else keep_results
         self.keep_interrupted, self.close_judges = keep_interrupted, close_judges
+        self.executor = executor
         self.prices = PriceTable.from_config(cfg.prices)
         self.renderings = RenderCache()
         self.agent_usage = AgentUsageGroups()
@@ -414,7 +431,7 @@ class RunSession:
         self.started_at = utc_now()
         try:
             if not self.write:
-                return [await e.run(traces, total=len(traces)) for e in self.engines]
+                return await self._execute(traces)
             self.directory = output_directory(self.cfg, run_id)
             return await self._score(traces, self.directory)
         finally:
@@ -528,19 +545,24 @@ class RunSession:
             store.start_run(self.run_record())
             targets = self._write_views(traces, directory)
             emitter = self.events.build(directory, targets) if self.events else None
-            summaries = []
             try:
                 for engine in self.engines:
                     engine.store = store
                     if emitter is not None:
                         engine.on_result = (*engine.on_result, emitter.emit)
-                    summaries.append(await engine.run(traces, total=len(traces)))
+                summaries = await self._execute(traces)
             finally:
                 if pinned is not None:
                     pinned.close()
                 if emitter is not None:  # export failures are counted and shown, never fatal
                     self.hooks.notice(emitter.close().line())
             return summaries
+
+    async def _execute(self, traces: TraceSpool) -> list[RunSummary]:
+        """Every engine's summary: scored by the executor, or here one engine after another."""
+        if self.executor is not None:
+            return await self.executor.score(self, traces)
+        return [await engine.run(traces, total=len(traces)) for engine in self.engines]
 
     def _write_views(self, traces: TraceSpool, directory: Path) -> dict[str, SpanTarget]:
         """Write what the judge saw, for ``agent-eval report``; the events' span targets."""

@@ -1,0 +1,76 @@
+"""The scoring stage in one process: the rows the run session makes, and resume's rows kept.
+
+:class:`~agent_eval.run.stages.BatchScorer` rebuilds the judge from its settings (the
+``openai`` judge against the fake server) and scores batches; the rows equal those of
+``agent_eval.score`` on the same conversations (every field but the run id and the times).
+"""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import agent_eval
+from agent_eval.formatting.fingerprint import fingerprint
+from agent_eval.formatting.registry import get_formatter
+from agent_eval.judges.base import JudgeSettings
+from agent_eval.judges.openai_judge import OpenAIJudge
+from agent_eval.metrics.spec import build_metric
+from agent_eval.result import MetricResult
+from agent_eval.run.cache import JudgeCache
+from agent_eval.run.stages import BatchItem, BatchScorer, EngineSpec, ScoringSpec
+from agent_eval.run.store import result_key
+from agent_eval.testing import FakeModelServer
+
+from .goal_script import script_goal_judge, trace
+
+TIMES = {"run_id", "started_at", "latency_ms"}
+TRACES = [trace(f"s{i}", done=i % 2 == 0, extra=f"#{i}#") for i in range(6)]
+
+
+def _spec(server: FakeModelServer) -> ScoringSpec:
+    formatter = get_formatter("transcript@2")
+    engine = EngineSpec(metric=build_metric("goal_accuracy"), formatter=formatter,
+                        fingerprint=fingerprint(formatter), run_id="run-s")  # fmt: skip
+    settings = JudgeSettings(kind="openai", model="fake-model", base_url=server.base_url,
+                             api_key_env="STAGES_TEST_KEY", mode="tools")  # fmt: skip
+    return ScoringSpec(engines=(engine,), judge=settings, cache_parameters={"mode": "tools"})
+
+
+def _fields(rows: list[MetricResult]) -> list[dict[str, object]]:
+    return sorted((r.model_dump(mode="json", exclude=TIMES) for r in rows),
+                  key=lambda r: str(r["conversation_id"]))  # fmt: skip
+
+
+async def test_a_batch_scores_as_the_run_session_does(tmp_path: Path) -> None:
+    with FakeModelServer() as server:
+        script_goal_judge(server)
+        spec = pickle.loads(pickle.dumps(_spec(server)))  # it travels to workers
+        with JudgeCache(tmp_path / "cache.db") as cache:
+            scorer = BatchScorer(spec, cache=cache)
+            rows = await scorer.score([BatchItem(t) for t in TRACES[:4]])
+            rows += await scorer.score([BatchItem(t) for t in TRACES[4:]])
+            await scorer.aclose()
+        judge = OpenAIJudge("fake-model", base_url=server.base_url)
+        one = await agent_eval.ascore(
+            TRACES,
+            judge=judge,
+            formatter="transcript@2",
+            cache="use",
+            cache_path=tmp_path / "one.db",
+        )
+        await judge.aclose()
+    assert len(rows) == 6 and _fields(rows) == _fields(one.results)
+
+
+async def test_finished_units_are_not_judged_again_nor_returned(tmp_path: Path) -> None:
+    with FakeModelServer() as server:
+        script_goal_judge(server)
+        scorer = BatchScorer(_spec(server))
+        first = await scorer.score([BatchItem(TRACES[0])])
+        asked = len(server.requests)
+        done = {result_key(first[0]): first[0]}
+        again = await scorer.score([BatchItem(TRACES[0], done), BatchItem(TRACES[1])])
+        await scorer.aclose()
+        assert [r.conversation_id for r in again] == ["s1"]
+        assert not any("#0#" in r.text for r in server.requests[asked:])
