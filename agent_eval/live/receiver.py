@@ -36,17 +36,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from aiohttp import ClientPayloadError, web
 
+from agent_eval.errors import OutputError
 from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.assemble import Assembler
 from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.message_identity import MessageKey, message_key
 from agent_eval.ingest.pipeline import feed_items
 from agent_eval.ingest.spans import LogRecord, SpanRecord
+from agent_eval.live.ack_log import AckLogFull
 from agent_eval.live.auth import AUTHORIZATION, authorized
 from agent_eval.live.buffer import HeldTrace, SpanBuffer
 from agent_eval.live.payloads import (
@@ -67,6 +69,9 @@ from agent_eval.live.unscored import (
     unscored_spend,
 )
 from agent_eval.trace import AgentTrace
+
+if TYPE_CHECKING:
+    from agent_eval.live.durable import Durability
 
 __all__ = ["UNSCORED_NAME", "UNSCORED_SPEND_KEY", "Receiver", "ReceiverLimits", "unscored_spend"]
 
@@ -114,6 +119,9 @@ class Receiver:
         out_dir: Where :data:`UNSCORED_NAME` goes on a shutdown that runs out of time.
         token: When set, every ``POST`` must carry it as ``Authorization: Bearer TOKEN``
             (:mod:`agent_eval.live.auth`); others get 401 and their body is not read.
+        durable: When given, every accepted body is in its acknowledgement log before the 200
+            (503 when the log is full or cannot be written), and closed conversations get
+            their revisions from it (:mod:`agent_eval.live.durable`).
 
     Use ``await receiver.start(host, port)`` then ``await receiver.stop()``, or
     :meth:`serve_forever` (handles SIGINT/SIGTERM).
@@ -125,9 +133,12 @@ class Receiver:
         limits: ReceiverLimits | None = None,
         out_dir: Path | None = None,
         token: str | None = None,
+        durable: Durability | None = None,
     ) -> None:
         self.scorer, self.limits = scorer, limits or ReceiverLimits()
-        self.out_dir, self.token = out_dir, token
+        self.out_dir, self.token, self.durable = out_dir, token, durable
+        if durable is not None:
+            scorer.on_committed = durable.committed
         self.buffer = SpanBuffer(
             max_bytes=self.limits.max_buffer_bytes,
             idle_seconds=self.limits.idle_seconds,
@@ -201,7 +212,9 @@ class Receiver:
         except (ConnectionError, ClientPayloadError) as exc:  # aiohttp's reset is one too
             raise PayloadError(400, "client_disconnected", f"the client went away: {exc}") from None
 
-    async def _export(self, request: web.Request, signal: Signal) -> web.Response:
+    async def _export(  # noqa: PLR0911  (one refusal per reason)
+        self, request: web.Request, signal: Signal
+    ) -> web.Response:
         self.counters[f"requests_{signal}"] += 1
         refused = self._unauthorized(request)
         if refused is not None:
@@ -233,13 +246,31 @@ class Receiver:
             return refusal
         if not self.buffer.admit(size):
             return self._refuse(503, "memory_full", "the span buffer is full; retry later")
+        ack = None
+        if self.durable is not None:  # on disk before the 200
+            coding = request.headers.get("Content-Encoding")
+            try:
+                ack = await self.durable.acknowledge(signal, encoding, coding, body)
+            except OutputError as exc:
+                reason = "log_full" if isinstance(exc, AckLogFull) else "log_unwritable"
+                return self._refuse(503, reason, str(exc))
         rejected, message = self._hold(items, size)
+        if self.durable is not None and ack is not None:
+            self.durable.held(ack, items, self.buffer.pending)
         self.counters["http_200"] += 1
         self.counters["bytes_accepted"] += size
         return web.Response(
             body=response_body(signal, encoding, rejected, message),
             content_type=PROTOBUF if encoding == "protobuf" else JSON,
         )
+
+    def hold(self, items: list[ContainerItem], size: int) -> tuple[int, str]:
+        """Hold decoded ``items`` charged ``size`` bytes, as an accepted request's.
+
+        Also a replayed acknowledgement-log record's. Returns ``(rejected, partial_success
+        message)``.
+        """
+        return self._hold(items, size)
 
     def _hold(self, items: list[ContainerItem], size: int) -> tuple[int, str]:
         usable: list[SpanRecord | LogRecord] = []
@@ -328,10 +359,17 @@ class Receiver:
                     f"; trace {assembled.conversation_id} has no conversation id and its input "
                     "replays this conversation whole, so it was read as its next turn"
                 )
-            self.scorer.submit(Job(trace, revision, note))
+            self._submit(Job(trace, revision, note))
             self.counters["conversations_closed"] += 1
             submitted += 1
+        if self.durable is not None:
+            self.durable.closed(by_trace)
         return submitted
+
+    def _submit(self, job: Job) -> None:
+        gated = job if self.durable is None else self.durable.gate(job)
+        if gated is not None:
+            self.scorer.submit(gated)
 
     def _conversation_of(self, assembled: AgentTrace, mine: list[HeldTrace]) -> str:
         """The conversation id ``assembled`` is scored under (see :meth:`close_due`).
