@@ -46,13 +46,12 @@ from agent_eval.live.ack_records import (
     read_segment,
     segment_header,
 )
+from agent_eval.run.artifacts import ACK_LOG_DIR
 from agent_eval.run.engine import utc_now
 from agent_eval.run.store import OutputLock
 
 __all__ = ["ACK_LOG_DIR", "Ack", "AckLog", "AckLogFull", "segment_bytes_for"]
 
-ACK_LOG_DIR = "ack-log"
-"""The log's directory inside the run directory."""
 _MIB = 1024 * 1024
 _log = logging.getLogger(__name__)
 

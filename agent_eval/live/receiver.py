@@ -312,6 +312,8 @@ class Receiver:
             "rescored": self.scorer.rescored,
             "counters": dict(self.counters),
         }
+        if self.durable is not None:
+            body["ack_log"] = self.durable.summary()
         return web.json_response(body, status=503 if self._stopping else 200)
 
     # --- closing and scoring -------------------------------------------------------------------
