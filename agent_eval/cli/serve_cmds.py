@@ -14,6 +14,9 @@ run, the reason and what its judge calls cut short had spent,
 ``metadata["agent_eval.unscored_spend"]``, :mod:`agent_eval.live.unscored`). The summary
 printed on stdout at the end counts every judge request sent, those included
 (``judge_usage``), as ``agent-eval runs show OUT`` does.
+Every request body it answers 200 to is synced to ``OUT/ack-log/`` first
+(:mod:`agent_eval.live.durable`); a start into an ``--out`` whose log holds requests not yet
+scored (after a crash), or ``--resume OUT``, continues that run and scores them.
 Exit codes: 0 stopped cleanly; 2 usage or configuration error (no judge configured, port in use).
 """
 
@@ -265,6 +268,10 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     --shutdown-timeout goes to OUT/unscored.jsonl (no row), with why and what its cut-short
     judge calls spent. The JSON summary on stdout counts every judge request sent
     (judge_usage); so does agent-eval runs show OUT, which lists the unscored conversations.
+
+    Every body answered 200 is first synced to OUT/ack-log (bounded by --max-log-mb; 503
+    beyond): after a crash or kill -9, serve --resume OUT (or a start into the same --out)
+    scores what was acknowledged and not yet scored, each revision once.
 
     Only this machine may post by default (loopback). A --host beyond it needs a token
     (--token-env VAR; exporters send it with OTEL_EXPORTER_OTLP_HEADERS=
