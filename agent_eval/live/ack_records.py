@@ -118,6 +118,8 @@ def read_segment(path: Path) -> SegmentRead:
     """
     data = path.read_bytes()
     header_end = data.find(b"\n", len(SEGMENT_MAGIC)) + 1
+    if _header_cut_short(data, header_end) and path.stem.isdigit():  # killed as it was made
+        return SegmentRead(path, "", int(path.stem), [], 0, torn_at=0)
     if not data.startswith(SEGMENT_MAGIC) or header_end <= 0:
         raise StoreError(
             f"{path}: not an agent-eval acknowledgement-log segment (no {SEGMENT_MAGIC!r} "
@@ -136,6 +138,13 @@ def read_segment(path: Path) -> SegmentRead:
         found.records.append(record)
         found.end = offset
     return found
+
+
+def _header_cut_short(data: bytes, header_end: int) -> bool:
+    """Whether ``data`` is the start of a segment whose header was not written whole."""
+    if len(data) < len(SEGMENT_MAGIC):
+        return SEGMENT_MAGIC.startswith(data)
+    return data.startswith(SEGMENT_MAGIC) and header_end <= 0
 
 
 def _records(data: bytes, offset: int) -> Iterator[tuple[int, AckRecord | None]]:

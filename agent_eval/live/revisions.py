@@ -45,8 +45,13 @@ class RevisionJournal:
         self.entries: dict[str, list[_Entry]] = {}
         self._lines = 0
         if path.is_file():
-            for line in path.read_bytes().splitlines():
+            data = path.read_bytes()
+            whole = data[: data.rfind(b"\n") + 1]
+            for line in whole.splitlines():
                 self._load(line)
+            if len(whole) < len(data):  # a line cut short by a kill: never scored, cut off
+                with path.open("rb+") as handle:
+                    handle.truncate(len(whole))
         self._handle = path.open("ab")
 
     def _load(self, line: bytes) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from agent_eval.errors import OutputError
 from agent_eval.live.ack_log import AckLog, AckLogFull
-from agent_eval.live.ack_records import AckRecord, encode_record, read_segment
+from agent_eval.live.ack_records import AckRecord, encode_record, read_segment, segment_header
 from agent_eval.live.payloads import decode
 from agent_eval.live.revisions import RevisionJournal
 
@@ -182,5 +182,23 @@ def test_the_revision_journal_survives_a_torn_line_and_prunes(tmp_path: Path) ->
     assert again.latest("c3") == -1
     assert again.prune(lambda trace: trace == "t2") == 2  # c1@0 and c2@0 are unreferenced
     assert again.revision_of("c1", "d0") is None and again.revision_of("c1", "d1") == 1
+    again.add("c4", 0, "f0", ["t2"])  # written whole after the cut-off line
     again.close()
-    assert len(path.read_bytes().splitlines()) == 1
+    assert [orjson.loads(line)["conversation_id"] for line in path.read_bytes().splitlines()] == [
+        "c1",
+        "c4",
+    ]
+
+
+@pytest.mark.parametrize("written", [0, 5, 30])
+def test_a_segment_killed_while_its_header_was_written_is_dropped(
+    tmp_path: Path, written: int
+) -> None:
+    (tmp_path / "log").mkdir()
+    cut = tmp_path / "log" / "0000000003.seg"
+    cut.write_bytes(segment_header("run-1", 3)[:written])
+    log = AckLog.open(tmp_path / "log", max_bytes=MIB)
+    assert log.earlier_runs == [] and list(log.replay()) == []
+    log.start("run-2")
+    log.close()
+    assert not cut.exists()
