@@ -308,3 +308,30 @@ def test_a_full_log_answers_503_and_keeps_what_it_acknowledged(
     assert health["counters"]["refused_log_full"] == statuses.count(503)
     size = sum(p.stat().st_size for p in (out / ACK_LOG_DIR).glob("*.seg"))
     assert size <= 1024 * 1024
+
+
+def test_a_conversation_a_clean_stop_left_unscored_is_scored_by_the_next_start(
+    judge: FakeModelServer, hang: threading.Event, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    hang.set()
+    first = Serve(tmp_path, judge, "--out", str(out), "--shutdown-timeout", "0.5", *FAST)
+    try:
+        first.send({"kept": [(f"go {SLOW}", f"gone {DONE}")]})
+        deadline = time.monotonic() + 60
+        while len(judge.requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        summary = first.stop()
+    finally:
+        first.close()
+    assert summary["unscored"] == 1 and (out / "unscored.jsonl").exists()
+    assert summary["ack_log"]["unscored_traces"] == 1  # still in the log
+    hang.clear()
+    second = Serve(tmp_path, judge, "--out", str(out), *FAST)
+    try:
+        second.wait_ok(1)
+        second.stop()
+    finally:
+        second.close()
+    assert _rows(out) == Counter({("kept", 0): 1})
+    assert not (out / ACK_LOG_DIR).exists()
