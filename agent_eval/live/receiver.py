@@ -8,7 +8,9 @@ Endpoints (OTLP/HTTP, OTLP specification 1.x):
   400 malformed body; 413 body larger than ``max_body_bytes`` (before or after decompression);
   415 other media types; 503 with ``Retry-After`` when accepting it would exceed the memory
   budget (:mod:`agent_eval.live.buffer`) or while shutting down; 429 with ``Retry-After`` when
-  the scoring backlog is full. The OTLP exporters retry 429/503 after ``Retry-After``.
+  the scoring backlog is full. The OTLP exporters retry 429/503 after ``Retry-After``. With an
+  acknowledgement log (``serve``: :mod:`agent_eval.live.durable`) the body is synced to it
+  before the 200, and 503 also means the log is full (``--max-log-mb``) or cannot be written.
 - ``GET /healthz``: 200 ``{"status": "ok", ...counters}`` while serving, 503 while shutting down.
 
 Conversations close as :mod:`agent_eval.live.buffer` describes (idle time, or root span end
