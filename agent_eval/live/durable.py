@@ -63,14 +63,13 @@ def held_traces(items: Iterable[ContainerItem], pending: Container[str]) -> set[
 
 
 def restart_note(revision: int) -> str:
-    """The note of a conversation first scored by a restarted ``serve`` at ``revision``."""
-    note = f"scored after serve restarted (revision {revision}), from its acknowledgement log"
-    if revision:
-        note += (
-            "; spans of earlier revisions that were scored before the restart had been "
-            "compacted from the log, so only the spans since were read"
-        )
-    return note
+    """The note of a conversation a restarted ``serve`` scores as ``revision`` (> 0)."""
+    return (
+        f"scored after serve restarted, as revision {revision} (the revisions before it were "
+        "given before the restart); read from the spans the acknowledgement log still held and "
+        "those received since: spans compacted from the log once their revision was scored "
+        "are not read again"
+    )
 
 
 class Durability:
@@ -161,7 +160,7 @@ class Durability:
     def _renumbered(self, job: Job, revision: int) -> Job:
         if revision == job.revision:
             return job
-        note = restart_note(revision) if revision or job.note else None
+        note = restart_note(revision) if revision else None
         return dataclasses.replace(job, revision=revision, note=note)
 
     def _pending_units(self, job: Job) -> tuple[Unit, ...] | None:
