@@ -50,7 +50,7 @@ from agent_eval.run.artifacts import ACK_LOG_DIR
 from agent_eval.run.engine import utc_now
 from agent_eval.run.store import OutputLock
 
-__all__ = ["ACK_LOG_DIR", "Ack", "AckLog", "AckLogFull", "segment_bytes_for"]
+__all__ = ["ACK_LOG_DIR", "Ack", "AckLog", "AckLogFull", "AckTooLarge", "segment_bytes_for"]
 
 _MIB = 1024 * 1024
 _log = logging.getLogger(__name__)
@@ -63,6 +63,13 @@ def segment_bytes_for(max_bytes: int) -> int:
 
 class AckLogFull(OutputError):
     """The record would take the log beyond its bound (the receiver answers 503)."""
+
+
+class AckTooLarge(AckLogFull):
+    """The record alone is larger than the bound: it can never be logged.
+
+    The receiver answers 413, so the exporter does not retry it forever.
+    """
 
 
 @dataclass(frozen=True)
@@ -192,7 +199,8 @@ class AckLog:
         """Write one request body and return once it is on disk (synced).
 
         Raises:
-            AckLogFull: it would take the log beyond ``max_bytes``.
+            AckLogFull: it would take the log beyond ``max_bytes`` (:class:`AckTooLarge`: it
+                alone is larger).
             OutputError: the disk refused it (nothing of it is left in the log).
 
         """
@@ -206,6 +214,11 @@ class AckLog:
             body=body,
         )
         data = encode_record(record)
+        if len(data) + len(self._header(0)) > self.max_bytes:
+            raise AckTooLarge(
+                f"the body ({len(body)} bytes) is larger than the acknowledgement log's bound "
+                f"({self.max_bytes} bytes, --max-log-mb); raise --max-log-mb"
+            )
         if self.size + len(data) > self.max_bytes:
             raise AckLogFull(
                 f"the acknowledgement log is full ({self.size} of {self.max_bytes} bytes, "

@@ -50,7 +50,7 @@ from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.message_identity import MessageKey, message_key
 from agent_eval.ingest.pipeline import feed_items
 from agent_eval.ingest.spans import LogRecord, SpanRecord
-from agent_eval.live.ack_log import AckLogFull
+from agent_eval.live.ack_log import AckLogFull, AckTooLarge
 from agent_eval.live.auth import AUTHORIZATION, authorized
 from agent_eval.live.buffer import HeldTrace, SpanBuffer
 from agent_eval.live.payloads import (
@@ -253,6 +253,8 @@ class Receiver:
             coding = request.headers.get("Content-Encoding")
             try:
                 ack = await self.durable.acknowledge(signal, encoding, coding, body)
+            except AckTooLarge as exc:
+                return self._refuse(413, "too_large", str(exc))
             except OutputError as exc:
                 reason = "log_full" if isinstance(exc, AckLogFull) else "log_unwritable"
                 return self._refuse(503, reason, str(exc))

@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from agent_eval.errors import OutputError
-from agent_eval.live.ack_log import AckLog, AckLogFull
+from agent_eval.live.ack_log import AckLog, AckLogFull, AckTooLarge
 from agent_eval.live.ack_records import AckRecord, encode_record, read_segment, segment_header
 from agent_eval.live.payloads import decode
 from agent_eval.live.revisions import RevisionJournal
@@ -126,6 +126,15 @@ def test_a_full_log_refuses_and_a_trace_still_unscored_keeps_its_segment(tmp_pat
     assert first_segment == 1 and (tmp_path / "log" / "0000000001.seg").exists()
     log.settle(log.snapshot(["a" * 32]))  # scored at last: its segment goes
     assert 1 not in log.segments
+    log.close()
+
+
+def test_a_body_larger_than_the_bound_is_too_large_not_full(tmp_path: Path) -> None:
+    log = AckLog.open(tmp_path / "log", max_bytes=MIB)
+    log.start("run-1")
+    with pytest.raises(AckTooLarge, match="raise --max-log-mb"):
+        _append(log, b"z" * MIB)
+    assert log.size < 200  # nothing of it was written
     log.close()
 
 
