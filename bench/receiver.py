@@ -8,7 +8,11 @@ same run:
 - baseline: a null OTLP/HTTP endpoint on the same aiohttp stack that reads each body and answers
   an empty ``ExportTraceServiceResponse`` (the transport floor of a Python OTLP receiver);
 - receiver: the real ``Receiver`` (decode, validation, span buffer), with the closing policy
-  pushed out of the way (``--idle 3600``), so what is measured is the accept path.
+  pushed out of the way (``--idle 3600``), so what is measured is the accept path;
+- logged: the same with ``serve``'s acknowledgement log (:mod:`agent_eval.live.ack_log`): each
+  body written to a segment in a temporary directory and synced (group commit) before the 200,
+  as ``agent-eval serve`` does; its ratio to ``receiver`` is the cost of durable
+  acknowledgement.
 
 Prints spans/s accepted (wall time on the client), the ratio to the baseline, and each server's
 CPU seconds and peak RSS. The client shares the machine, so the absolute numbers are a floor.
@@ -112,7 +116,18 @@ async def _serve(kind: str) -> None:
             max_body_bytes=64 * 1024 * 1024,
             sweep_seconds=3600,
         )
-        receiver = Receiver(LiveScorer(engine, None), limits)
+        durable = None
+        if kind == "logged":
+            import tempfile
+            from pathlib import Path
+
+            from agent_eval.live.ack_log import AckLog
+            from agent_eval.live.durable import Durability
+
+            log = AckLog.open(Path(tempfile.mkdtemp()) / "ack-log", max_bytes=16 * 1024**3)
+            log.start("bench")
+            durable = Durability(log, engine)
+        receiver = Receiver(LiveScorer(engine, None), limits, durable=durable)
         port = await receiver.start("127.0.0.1", 0)
     print(port, flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
@@ -169,7 +184,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=512)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--gzip", action="store_true")
-    parser.add_argument("--serve", choices=["null", "receiver"], help=argparse.SUPPRESS)
+    parser.add_argument("--serve", choices=["null", "receiver", "logged"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         asyncio.run(_serve(args.serve))
@@ -180,7 +195,7 @@ def main() -> None:
     spans = args.requests * args.batch
     size = sum(map(len, bodies)) / 1024 / 1024
     print(f"{spans} spans in {args.requests} requests, {size:.1f} MiB", flush=True)
-    results = {kind: _measure(kind, bodies, args) for kind in ("null", "receiver")}
+    results = {kind: _measure(kind, bodies, args) for kind in ("null", "receiver", "logged")}
     base = results["null"]
     for kind, r in results.items():
         rate = spans / r["wall"]

@@ -14,6 +14,9 @@ run, the reason and what its judge calls cut short had spent,
 ``metadata["agent_eval.unscored_spend"]``, :mod:`agent_eval.live.unscored`). The summary
 printed on stdout at the end counts every judge request sent, those included
 (``judge_usage``), as ``agent-eval runs show OUT`` does.
+Every request body it answers 200 to is synced to ``OUT/ack-log/`` first
+(:mod:`agent_eval.live.durable`); a start into an ``--out`` whose log holds requests not yet
+scored (after a crash), or ``--resume OUT``, continues that run and scores them.
 Exit codes: 0 stopped cleanly; 2 usage or configuration error (no judge configured, port in use).
 """
 
@@ -38,6 +41,7 @@ from agent_eval.errors import AgentEvalError, ConfigError
 from agent_eval.run import event_loop
 
 if TYPE_CHECKING:  # imported where used: aiohttp and the engine cost every command ~0.3 s
+    from agent_eval.live.ack_log import AckLog
     from agent_eval.live.receiver import ReceiverLimits
     from agent_eval.live.scorer import LiveScorer
 
@@ -67,11 +71,13 @@ async def _serve(  # noqa: PLR0917  (the command's parts, passed through once)
     events: EventOptions,
     argv: list[str],
     token: str | None = None,
+    max_log_bytes: int = 1024 * _MB,
 ) -> dict[str, Any]:
-    from agent_eval.live.receiver import Receiver
-    from agent_eval.live.scorer import LiveScorer
+    from agent_eval.live.ack_log import ACK_LOG_DIR, AckLog
+    from agent_eval.live.durable import continue_logged_run
     from agent_eval.metrics.spec import split_metrics
-    from agent_eval.run.session import RunSession, SessionHooks
+    from agent_eval.run.engine import new_run_id
+    from agent_eval.run.session import output_directory
 
     model = judge_model(cfg)
     if model is None:
@@ -85,8 +91,38 @@ async def _serve(  # noqa: PLR0917  (the command's parts, passed through once)
             f"--metric NAME (e.g. --metric {names[0]}), and run one serve per metric if you "
             "need several"
         )
+    run_id = new_run_id()
+    out = Path(cfg.resume) if cfg.resume else output_directory(cfg, run_id)
+    log = AckLog.open(out / ACK_LOG_DIR, max_bytes=max_log_bytes)  # locked: one serve per OUT
+    try:
+        cfg, notice = continue_logged_run(cfg, log, out)
+        if notice is not None:
+            _notice(notice)
+        return await _serve_logged(cfg, limits, host, port, events, argv, token, log, run_id)
+    finally:
+        log.close()
+
+
+async def _serve_logged(  # noqa: PLR0917  (the command's parts, passed through once)
+    cfg: ScoreConfig,
+    limits: ReceiverLimits,
+    host: str,
+    port: int,
+    events: EventOptions,
+    argv: list[str],
+    token: str | None,
+    log: AckLog,
+    new_run: str,
+) -> dict[str, Any]:
+    from agent_eval.live.durable import Durability
+    from agent_eval.live.receiver import Receiver
+    from agent_eval.live.scorer import LiveScorer
+    from agent_eval.run.session import RunSession, SessionHooks
+
+    model = judge_model(cfg) or DEFAULT_JUDGE  # checked by _serve
     session = RunSession(
         cfg,
+        run_id=new_run,
         judge=build_judge(cfg, model),
         model=model,
         endpoint=cache_endpoint(cfg),
@@ -99,11 +135,15 @@ async def _serve(  # noqa: PLR0917  (the command's parts, passed through once)
     engine, store, emitter = session.start_live()
     directory, run_id = session.directory or Path("runs"), engine.run_id
     scorer = LiveScorer(engine, store, emitter, concurrency=cfg.concurrency, directory=directory)
-    receiver = Receiver(scorer, limits, out_dir=directory, token=token)
+    durable = Durability(log, engine)
+    receiver = Receiver(scorer, limits, out_dir=directory, token=token, durable=durable)
+    durable.replay(receiver)  # what an earlier process acknowledged is held again
+    log.start(run_id)
     try:
         bound = await receiver.start(host, port)
     except OSError as exc:
         await session.stop_live(store, emitter)
+        durable.close()
         raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     err_console.print(
         f"agent-eval serve: listening on http://{host}:{bound} (POST /v1/traces, /v1/logs; "
@@ -122,7 +162,11 @@ async def _serve(  # noqa: PLR0917  (the command's parts, passed through once)
         err_console.print("agent-eval serve: stopping; scoring what is held", highlight=False)
         await receiver.stop()
         await session.stop_live(store, emitter)
-    return receiver.summary() | {"judge_usage": _judge_usage(directory, run_id, scorer)}
+        durable.close()  # what is not scored stays in the log for the next start
+    return receiver.summary() | {
+        "judge_usage": _judge_usage(directory, run_id, scorer),
+        "ack_log": durable.summary(),
+    }
 
 
 def _notice(line: str) -> None:
@@ -208,6 +252,15 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     read_timeout: Annotated[
         float, typer.Option(help="Seconds a client may take to send a body; beyond it 408.")
     ] = 30.0,
+    resume: Annotated[
+        Path | None,
+        typer.Option(
+            help="Continue the run in this --out: score what its log acknowledged and not yet."
+        ),
+    ] = None,
+    max_log_mb: Annotated[
+        float, typer.Option(help="Disk for acknowledged, unscored bodies, MiB; beyond it 503.")
+    ] = 1024.0,
 ) -> None:
     """Receive OTLP/HTTP spans (protobuf or JSON, gzip) and score conversations as they close.
 
@@ -215,6 +268,10 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     --shutdown-timeout goes to OUT/unscored.jsonl (no row), with why and what its cut-short
     judge calls spent. The JSON summary on stdout counts every judge request sent
     (judge_usage); so does agent-eval runs show OUT, which lists the unscored conversations.
+
+    Every body answered 200 is first synced to OUT/ack-log (bounded by --max-log-mb; 503
+    beyond): after a crash or kill -9, serve --resume OUT (or a start into the same --out)
+    scores what was acknowledged and not yet scored, each revision once.
 
     Only this machine may post by default (loopback). A --host beyond it needs a token
     (--token-env VAR; exporters send it with OTEL_EXPORTER_OTLP_HEADERS=
@@ -233,7 +290,8 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
         "base_url": base_url,
         "api_key_env": api_key_env,
         "concurrency": concurrency,
-        "out": out,
+        "out": out or resume,
+        "resume": str(resume) if resume else None,
         "cache": "off" if no_cache else None,
     }
     limits = ReceiverLimits(
@@ -249,8 +307,13 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     try:
         token = read_token(token_env) if token_env else None
         check_exposure(host, token, allow_unauthenticated)
+        if resume is not None and out is not None and out != resume:
+            raise ConfigError(f"--resume {resume} continues the run in {resume}; drop --out {out}")
         cfg = load_config(config, **overrides)
-        summary = event_loop.run(_serve(cfg, limits, host, port, events, sys.argv, token))
+        max_log = int(max_log_mb * _MB)
+        summary = event_loop.run(
+            _serve(cfg, limits, host, port, events, sys.argv, token, max_log_bytes=max_log)
+        )
     except AgentEvalError as exc:
         err_console.print(
             f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True

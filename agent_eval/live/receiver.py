@@ -8,7 +8,9 @@ Endpoints (OTLP/HTTP, OTLP specification 1.x):
   400 malformed body; 413 body larger than ``max_body_bytes`` (before or after decompression);
   415 other media types; 503 with ``Retry-After`` when accepting it would exceed the memory
   budget (:mod:`agent_eval.live.buffer`) or while shutting down; 429 with ``Retry-After`` when
-  the scoring backlog is full. The OTLP exporters retry 429/503 after ``Retry-After``.
+  the scoring backlog is full. The OTLP exporters retry 429/503 after ``Retry-After``. With an
+  acknowledgement log (``serve``: :mod:`agent_eval.live.durable`) the body is synced to it
+  before the 200, and 503 also means the log is full (``--max-log-mb``) or cannot be written.
 - ``GET /healthz``: 200 ``{"status": "ok", ...counters}`` while serving, 503 while shutting down.
 
 Conversations close as :mod:`agent_eval.live.buffer` describes (idle time, or root span end
@@ -36,17 +38,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from aiohttp import ClientPayloadError, web
 
+from agent_eval.errors import OutputError
 from agent_eval.ingest.accounting import FileReport, IngestReport
 from agent_eval.ingest.assemble import Assembler
 from agent_eval.ingest.containers.base import ContainerItem, Skipped
 from agent_eval.ingest.message_identity import MessageKey, message_key
 from agent_eval.ingest.pipeline import feed_items
 from agent_eval.ingest.spans import LogRecord, SpanRecord
+from agent_eval.live.ack_log import AckLogFull, AckTooLarge
 from agent_eval.live.auth import AUTHORIZATION, authorized
 from agent_eval.live.buffer import HeldTrace, SpanBuffer
 from agent_eval.live.payloads import (
@@ -67,6 +71,9 @@ from agent_eval.live.unscored import (
     unscored_spend,
 )
 from agent_eval.trace import AgentTrace
+
+if TYPE_CHECKING:
+    from agent_eval.live.durable import Durability
 
 __all__ = ["UNSCORED_NAME", "UNSCORED_SPEND_KEY", "Receiver", "ReceiverLimits", "unscored_spend"]
 
@@ -114,6 +121,9 @@ class Receiver:
         out_dir: Where :data:`UNSCORED_NAME` goes on a shutdown that runs out of time.
         token: When set, every ``POST`` must carry it as ``Authorization: Bearer TOKEN``
             (:mod:`agent_eval.live.auth`); others get 401 and their body is not read.
+        durable: When given, every accepted body is in its acknowledgement log before the 200
+            (503 when the log is full or cannot be written), and closed conversations get
+            their revisions from it (:mod:`agent_eval.live.durable`).
 
     Use ``await receiver.start(host, port)`` then ``await receiver.stop()``, or
     :meth:`serve_forever` (handles SIGINT/SIGTERM).
@@ -125,9 +135,12 @@ class Receiver:
         limits: ReceiverLimits | None = None,
         out_dir: Path | None = None,
         token: str | None = None,
+        durable: Durability | None = None,
     ) -> None:
         self.scorer, self.limits = scorer, limits or ReceiverLimits()
-        self.out_dir, self.token = out_dir, token
+        self.out_dir, self.token, self.durable = out_dir, token, durable
+        if durable is not None:
+            scorer.on_committed = durable.committed
         self.buffer = SpanBuffer(
             max_bytes=self.limits.max_buffer_bytes,
             idle_seconds=self.limits.idle_seconds,
@@ -201,7 +214,9 @@ class Receiver:
         except (ConnectionError, ClientPayloadError) as exc:  # aiohttp's reset is one too
             raise PayloadError(400, "client_disconnected", f"the client went away: {exc}") from None
 
-    async def _export(self, request: web.Request, signal: Signal) -> web.Response:
+    async def _export(  # noqa: PLR0911  (one refusal per reason)
+        self, request: web.Request, signal: Signal
+    ) -> web.Response:
         self.counters[f"requests_{signal}"] += 1
         refused = self._unauthorized(request)
         if refused is not None:
@@ -233,13 +248,33 @@ class Receiver:
             return refusal
         if not self.buffer.admit(size):
             return self._refuse(503, "memory_full", "the span buffer is full; retry later")
+        ack = None
+        if self.durable is not None:  # on disk before the 200
+            coding = request.headers.get("Content-Encoding")
+            try:
+                ack = await self.durable.acknowledge(signal, encoding, coding, body)
+            except AckTooLarge as exc:
+                return self._refuse(413, "too_large", str(exc))
+            except OutputError as exc:
+                reason = "log_full" if isinstance(exc, AckLogFull) else "log_unwritable"
+                return self._refuse(503, reason, str(exc))
         rejected, message = self._hold(items, size)
+        if self.durable is not None and ack is not None:
+            self.durable.held(ack, items, self.buffer.pending)
         self.counters["http_200"] += 1
         self.counters["bytes_accepted"] += size
         return web.Response(
             body=response_body(signal, encoding, rejected, message),
             content_type=PROTOBUF if encoding == "protobuf" else JSON,
         )
+
+    def hold(self, items: list[ContainerItem], size: int) -> tuple[int, str]:
+        """Hold decoded ``items`` charged ``size`` bytes, as an accepted request's.
+
+        Also a replayed acknowledgement-log record's. Returns ``(rejected, partial_success
+        message)``.
+        """
+        return self._hold(items, size)
 
     def _hold(self, items: list[ContainerItem], size: int) -> tuple[int, str]:
         usable: list[SpanRecord | LogRecord] = []
@@ -281,6 +316,8 @@ class Receiver:
             "rescored": self.scorer.rescored,
             "counters": dict(self.counters),
         }
+        if self.durable is not None:
+            body["ack_log"] = self.durable.summary()
         return web.json_response(body, status=503 if self._stopping else 200)
 
     # --- closing and scoring -------------------------------------------------------------------
@@ -328,10 +365,17 @@ class Receiver:
                     f"; trace {assembled.conversation_id} has no conversation id and its input "
                     "replays this conversation whole, so it was read as its next turn"
                 )
-            self.scorer.submit(Job(trace, revision, note))
+            self._submit(Job(trace, revision, note))
             self.counters["conversations_closed"] += 1
             submitted += 1
+        if self.durable is not None:
+            self.durable.closed(by_trace)
         return submitted
+
+    def _submit(self, job: Job) -> None:
+        gated = job if self.durable is None else self.durable.gate(job)
+        if gated is not None:
+            self.scorer.submit(gated)
 
     def _conversation_of(self, assembled: AgentTrace, mine: list[HeldTrace]) -> str:
         """The conversation id ``assembled`` is scored under (see :meth:`close_due`).

@@ -22,10 +22,12 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_eval.metrics.units import Unit
 from agent_eval.otel.events import EvaluationEvents
 from agent_eval.otel.targets import conversation_target
 from agent_eval.report.conversations import append_conversation
@@ -52,12 +54,15 @@ class Job:
         trace: The assembled conversation.
         revision: 0 the first time, n for its n-th re-score.
         note: Why it is re-scored (``None`` the first time).
+        units: The units to score, when not all of them (a restarted ``serve`` leaves out those
+            whose rows are stored; :mod:`agent_eval.live.durable`); ``None``: every unit.
 
     """
 
     trace: AgentTrace
     revision: int = 0
     note: str | None = None
+    units: tuple[Unit, ...] | None = None
 
 
 class LiveScorer:
@@ -103,6 +108,9 @@ class LiveScorer:
         self._stopped_in_flight: set[int] = set()
         """``id`` of the jobs :meth:`drain` cancelled while they were being scored."""
         engine.on_interrupted = self._interrupted
+        self.on_committed: Callable[[Job], None] | None = None
+        """Called with each job once its rows are committed (the acknowledgement log's
+        compaction, :mod:`agent_eval.live.durable`)."""
 
     @property
     def backlog(self) -> int:
@@ -152,7 +160,7 @@ class LiveScorer:
                 self.queue.task_done()
 
     async def _score(self, job: Job) -> None:
-        for result in await self.engine.score_all(job.trace):  # one row per unit
+        for result in await self.engine.score_all(job.trace, job.units):  # one row per unit
             self._keep(job, result)
         if self.directory is not None:  # what the report lays out (the formatter is pure)
             append_conversation(self.directory, job.trace)
@@ -169,6 +177,8 @@ class LiveScorer:
                 append_rendering(self.directory, cid, formatter.identity, text)
         if self.store is not None:  # committed before the conversation counts as scored
             self.store.flush()
+        if self.on_committed is not None:
+            self.on_committed(job)
 
     def _keep(self, job: Job, result: MetricResult) -> None:
         if job.revision or job.note:

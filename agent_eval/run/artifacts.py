@@ -5,6 +5,7 @@ A run directory (``--out DIR``, else ``runs/RUN_ID``) holds the files of :data:`
 ``conversations.jsonl``, ``renderings.jsonl`` and ``units.jsonl`` (what the judge saw; written
 and read here), ``turns.jsonl`` (:mod:`agent_eval.run.turns`), ``decompositions.db``
 (:mod:`agent_eval.metrics.decomposition`), ``unscored.jsonl`` (:mod:`agent_eval.live.unscored`),
+``ack-log/`` (``serve``'s acknowledgement log, :mod:`agent_eval.live.ack_log`),
 ``labels.jsonl`` (:mod:`agent_eval.analysis.labels`), ``evaluation-events.otlp.jsonl``
 (:mod:`agent_eval.otel.events`) and, with ``--cache-path`` there, ``judge-cache.db``.
 
@@ -35,6 +36,7 @@ from agent_eval.tokens import count_tokens
 from agent_eval.trace import AgentTrace
 
 __all__ = [
+    "ACK_LOG_DIR",
     "CACHE_FILENAME",
     "CONVERSATIONS_NAME",
     "DB_NAME",
@@ -69,6 +71,7 @@ CONVERSATIONS_NAME = "conversations.jsonl"
 RENDERINGS_NAME = "renderings.jsonl"
 UNITS_NAME = "units.jsonl"
 UNSCORED_NAME = "unscored.jsonl"
+ACK_LOG_DIR = "ack-log"
 LABELS_NAME = "labels.jsonl"
 EVENTS_FILE_NAME = "evaluation-events.otlp.jsonl"
 
@@ -82,6 +85,7 @@ RUN_FILES: Mapping[str, str] = {
     TURNS_NAME: "the per-turn RAG view (agent-eval rag)",
     DECOMPOSITIONS_FILENAME: "the claim-level metrics' pinned statement splits",
     UNSCORED_NAME: "serve: conversations the judge did not finish at shutdown",
+    ACK_LOG_DIR: "serve: request bodies acknowledged and not yet scored (segments, revisions)",
     LABELS_NAME: "human labels (calibrate, review)",
     EVENTS_FILE_NAME: "--events-file: each row as an OTel evaluation event",
     CACHE_FILENAME: "the judge-call cache, when --cache-path puts it in the run",

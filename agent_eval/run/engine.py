@@ -42,7 +42,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import partial
@@ -387,9 +387,15 @@ class Engine:
         """
         return (await self.score_all(trace))[0]
 
-    async def score_all(self, trace: AgentTrace) -> list[MetricResult]:
-        """Score every unit of one conversation, in order; one result per unit, never raises."""
-        return [result async for result in self._score_units(trace, None)]
+    async def score_all(
+        self, trace: AgentTrace, units: Sequence[Unit] | None = None
+    ) -> list[MetricResult]:
+        """Score every unit of one conversation (or ``units`` of it), in order.
+
+        One result per unit; never raises.
+        """
+        chosen = None if units is None else list(units)
+        return [result async for result in self._score_units(trace, chosen)]
 
     async def _score_units(
         self, trace: AgentTrace, units: list[Unit] | None

@@ -511,17 +511,26 @@ class RunSession:
 
         Wraps the judge, makes the one metric's engine, opens the store and records the run
         (``config["serve"]`` true); the caller scores each conversation as it closes (the
-        live scorer writes its views) and ends with :meth:`stop_live`.
+        live scorer writes its views) and ends with :meth:`stop_live`. With ``cfg.resume``
+        it continues that run (``serve --resume OUT``): same run id, its identity checked,
+        its finished rows in the engine's ``done`` (the live scorer does not score them again).
 
         Raises:
-            ConfigError: more than one metric. OutputError: the directory cannot be written.
+            ConfigError: more than one metric, or a resumed run scored differently.
+            OutputError: the directory cannot be written. StoreError: no run to resume.
 
         """
         if len(self.metrics) != 1:
             raise ConfigError(f"a live run scores one metric, not {len(self.metrics)}")
+        earlier = self._earlier_run()
+        if earlier is not None:
+            self.cfg = self.cfg.model_copy(update={"out": earlier.directory})
         self.stack = self._wrap() if self.judge is not None else None
-        run_id = self.new_run_id or new_run_id()
+        run_id = earlier.run_id if earlier else (self.new_run_id or new_run_id())
         engine = self._engine(self.metrics[0], self.formatter, run_id, 0)
+        if earlier is not None:  # its stored rows are not scored again
+            check_identity(earlier, engine.identity())
+            engine.done = finished_results(earlier)
         self.engines = [engine]
         self.directory = output_directory(self.cfg, run_id)
         self.started_at = utc_now()
