@@ -40,6 +40,7 @@ from agent_eval.run import event_loop
 if TYPE_CHECKING:  # imported where used: aiohttp and the engine cost every command ~0.3 s
     from agent_eval.live.receiver import ReceiverLimits
     from agent_eval.live.scorer import LiveScorer
+    from agent_eval.live.selection import Selection
 
 __all__ = ["serve"]
 
@@ -67,28 +68,24 @@ async def _serve(  # noqa: PLR0917  (the command's parts, passed through once)
     events: EventOptions,
     argv: list[str],
     token: str | None = None,
+    selection: Selection | None = None,
 ) -> dict[str, Any]:
     from agent_eval.live.receiver import Receiver
     from agent_eval.live.scorer import LiveScorer
-    from agent_eval.metrics.spec import split_metrics
-    from agent_eval.run.session import RunSession, SessionHooks
+    from agent_eval.run.session import RunSession, SessionHooks, build_metrics
 
+    metrics = build_metrics(cfg)  # every metric scores every conversation, as score does
+    judged = any(m.requires_judge for m in metrics)
     model = judge_model(cfg)
-    if model is None:
+    if model is None and judged:
         raise ConfigError(
             f"{missing_judge(cfg)}\n{SERVE_HOW_TO_CONFIGURE.format(default=DEFAULT_JUDGE)}"
         )
-    names = split_metrics(cfg.metric)
-    if len(names) > 1:
-        raise ConfigError(
-            f"serve scores one metric, not {len(names)} ({', '.join(names)}): give one with "
-            f"--metric NAME (e.g. --metric {names[0]}), and run one serve per metric if you "
-            "need several"
-        )
     session = RunSession(
         cfg,
-        judge=build_judge(cfg, model),
+        judge=build_judge(cfg, model) if judged and model is not None else None,
         model=model,
+        metrics=metrics,
         endpoint=cache_endpoint(cfg),
         argv=argv,
         events=events,
@@ -96,10 +93,11 @@ async def _serve(  # noqa: PLR0917  (the command's parts, passed through once)
         keep_results=True,
         keep_interrupted=False,  # a unit cut short goes to unscored.jsonl, not to a row
     )
-    engine, store, emitter = session.start_live()
-    directory, run_id = session.directory or Path("runs"), engine.run_id
-    scorer = LiveScorer(engine, store, emitter, concurrency=cfg.concurrency, directory=directory)
-    receiver = Receiver(scorer, limits, out_dir=directory, token=token)
+    chosen = {"selection": list(selection.describe())} if selection is not None else {}
+    engines, store, emitter = session.start_live(**chosen)
+    directory, run_id = session.directory or Path("runs"), engines[0].run_id
+    scorer = LiveScorer(engines, store, emitter, concurrency=cfg.concurrency, directory=directory)
+    receiver = Receiver(scorer, limits, out_dir=directory, token=token, selection=selection)
     try:
         bound = await receiver.start(host, port)
     except OSError as exc:
@@ -170,8 +168,8 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
         str | None,
         typer.Option(
             help=(
-                "The one metric serve scores, NAME[@V] (default goal_accuracy; a bare name "
-                "is the latest version)."
+                "Metrics, NAME[@V][,NAME...] (default goal_accuracy; a bare name is the latest "
+                "version); each closed conversation gets each metric's rows."
             )
         ),
     ] = None,
@@ -208,6 +206,21 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     read_timeout: Annotated[
         float, typer.Option(help="Seconds a client may take to send a body; beyond it 408.")
     ] = 30.0,
+    sample: Annotated[
+        float,
+        typer.Option(
+            help="Share of the conversations judged, in (0, 1]; the rest are skipped rows "
+            "(sampled_out). Decided per conversation id and --sample-seed."
+        ),
+    ] = 1.0,
+    sample_seed: Annotated[int, typer.Option(help="Seed of --sample's per-conversation draw.")] = 0,
+    where: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Judge only conversations with a span or resource attribute so: KEY=V[,V], "
+            "KEY!=V[,V] (none has it), KEY, !KEY; repeat to require all (filtered_out else)."
+        ),
+    ] = None,
 ) -> None:
     """Receive OTLP/HTTP spans (protobuf or JSON, gzip) and score conversations as they close.
 
@@ -220,11 +233,18 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     (--token-env VAR; exporters send it with OTEL_EXPORTER_OTLP_HEADERS=
     'Authorization=Bearer%20TOKEN'), or --allow-unauthenticated.
 
+    --where filters and --sample samples the closed conversations before any judge call, e.g.
+    --metric goal_accuracy,tool_errors --where service.name=checkout --where
+    deployment.environment.name!=dev --sample 0.25; a conversation left out gets a skipped row
+    per metric (filtered_out, sampled_out), counted in the summary's conversations.
+
     Exit codes: 0 stopped cleanly (Ctrl-C or SIGTERM); 2 a usage or configuration error (no
-    judge configured, the port in use, a non-loopback --host without a token).
+    judge configured, the port in use, a non-loopback --host without a token, a bad --where or
+    --sample).
     """
     from agent_eval.live.auth import check_exposure, read_token
     from agent_eval.live.receiver import ReceiverLimits, dumps
+    from agent_eval.live.selection import Selection, parse_condition
 
     overrides = {
         "metric": metric,
@@ -250,7 +270,12 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
         token = read_token(token_env) if token_env else None
         check_exposure(host, token, allow_unauthenticated)
         cfg = load_config(config, **overrides)
-        summary = event_loop.run(_serve(cfg, limits, host, port, events, sys.argv, token))
+        conditions = tuple(parse_condition(text) for text in where or ())
+        selection = Selection(conditions, rate=sample, seed=sample_seed)
+        chosen = None if selection.everything else selection
+        summary = event_loop.run(
+            _serve(cfg, limits, host, port, events, sys.argv, token, selection=chosen)
+        )
     except AgentEvalError as exc:
         err_console.print(
             f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True

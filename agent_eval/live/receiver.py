@@ -59,6 +59,7 @@ from agent_eval.live.payloads import (
     response_body,
 )
 from agent_eval.live.scorer import Job, LiveScorer
+from agent_eval.live.selection import Selection
 from agent_eval.live.unscored import (
     CUT_SHORT,
     NOT_STARTED,
@@ -114,6 +115,8 @@ class Receiver:
         out_dir: Where :data:`UNSCORED_NAME` goes on a shutdown that runs out of time.
         token: When set, every ``POST`` must carry it as ``Authorization: Bearer TOKEN``
             (:mod:`agent_eval.live.auth`); others get 401 and their body is not read.
+        selection: Which closed conversations are judged (:mod:`agent_eval.live.selection`);
+            the others get ``skipped`` rows with the reason. ``None``: all of them.
 
     Use ``await receiver.start(host, port)`` then ``await receiver.stop()``, or
     :meth:`serve_forever` (handles SIGINT/SIGTERM).
@@ -125,9 +128,11 @@ class Receiver:
         limits: ReceiverLimits | None = None,
         out_dir: Path | None = None,
         token: str | None = None,
+        selection: Selection | None = None,
     ) -> None:
         self.scorer, self.limits = scorer, limits or ReceiverLimits()
         self.out_dir, self.token = out_dir, token
+        self.selection = selection
         self.buffer = SpanBuffer(
             max_bytes=self.limits.max_buffer_bytes,
             idle_seconds=self.limits.idle_seconds,
@@ -279,6 +284,7 @@ class Receiver:
             "backlog": self.scorer.backlog,
             "results": dict(self.scorer.statuses),
             "rescored": self.scorer.rescored,
+            "conversations": self.scorer.tally(),
             "counters": dict(self.counters),
         }
         return web.json_response(body, status=503 if self._stopping else 200)
@@ -328,7 +334,12 @@ class Receiver:
                     f"; trace {assembled.conversation_id} has no conversation id and its input "
                     "replays this conversation whole, so it was read as its next turn"
                 )
-            self.scorer.submit(Job(trace, revision, note))
+            left = (  # judged or not: on every span read for this revision (selection)
+                self.selection.left_out(cid, (i for h in [*earlier, *mine] for i in h.items))
+                if self.selection is not None
+                else None
+            )
+            self.scorer.submit(Job(trace, revision, note, left))
             self.counters["conversations_closed"] += 1
             submitted += 1
         return submitted
@@ -414,7 +425,7 @@ class Receiver:
                 spend = unscored_spend(
                     self.scorer.spent(job),
                     run_id=engine.run_id,
-                    metric=engine.metric_id,
+                    metric=",".join(e.metric_id for e in self.scorer.engines),
                     judge_model=engine.judge_model,
                     reason=CUT_SHORT if self.scorer.was_started(job) else NOT_STARTED,
                     revision=job.revision,
@@ -438,6 +449,7 @@ class Receiver:
             },
             "results": dict(self.scorer.statuses),
             "rescored": self.scorer.rescored,
+            "conversations": self.scorer.tally(),
             "unscored": len(self.unscored),
         }
 
