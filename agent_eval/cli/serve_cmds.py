@@ -209,16 +209,20 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     sample: Annotated[
         float,
         typer.Option(
+            metavar="RATE",
             help="Share of the conversations judged, in (0, 1]; the rest are skipped rows "
-            "(sampled_out). Decided per conversation id and --sample-seed."
+            "(sampled_out). Decided per conversation id and --sample-seed.",
         ),
     ] = 1.0,
-    sample_seed: Annotated[int, typer.Option(help="Seed of --sample's per-conversation draw.")] = 0,
+    sample_seed: Annotated[
+        int, typer.Option(metavar="SEED", help="Seed of --sample's per-conversation draw.")
+    ] = 0,
     where: Annotated[
         list[str] | None,
         typer.Option(
+            metavar="CONDITION",
             help="Judge only conversations with a span or resource attribute so: KEY=V[,V], "
-            "KEY!=V[,V] (none has it), KEY, !KEY; repeat to require all (filtered_out else)."
+            "KEY!=V[,V] (none has it), KEY, !KEY; repeat to require all (filtered_out else).",
         ),
     ] = None,
 ) -> None:
