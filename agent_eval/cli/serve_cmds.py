@@ -14,6 +14,9 @@ run, the reason and what its judge calls cut short had spent,
 ``metadata["agent_eval.unscored_spend"]``, :mod:`agent_eval.live.unscored`). The summary
 printed on stdout at the end counts every judge request sent, those included
 (``judge_usage``), as ``agent-eval runs show OUT`` does.
+``--metric`` takes a list (one engine per metric, as ``score``); ``--where`` and ``--sample``
+choose the conversations judged (:mod:`agent_eval.live.selection`); the others get ``skipped``
+rows (``filtered_out``, ``sampled_out``) and the summary's ``conversations`` adds up.
 Exit codes: 0 stopped cleanly; 2 usage or configuration error (no judge configured, port in use).
 """
 

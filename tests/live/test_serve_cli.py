@@ -394,3 +394,36 @@ def test_runs_show_of_a_serve_run_counts_and_lists_the_conversations_left_unscor
     assert "usage.unscored.conversations: 2" in flat and "usage.judge_requests: 3" in flat
     assert "not_started: waiting for the judge" in flat
     assert "interrupted: being scored at shutdown;" in flat
+
+
+def test_serve_with_judge_free_metrics_only_needs_no_judge(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OTEL_"))}
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-c", CLI, "serve", "--port", "0", "--idle", "0.3"),
+            *("--after-root", "0.1", "--metric", "steering,loops", "--out", str(out)),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    try:
+        port = _banner_port(process)
+        sdk = provider(OTLPSpanExporter(endpoint=f"http://127.0.0.1:{port}/v1/traces"))
+        run_agent(sdk.get_tracer("agent"), "free", [("hi", "hello")])
+        sdk.shutdown()
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, stderr
+    rows = load_results(out)
+    assert {(r.conversation_id, r.metric, r.judge_model) for r in rows} == {
+        ("free", "steering@1", "none"),
+        ("free", "loops@1", "none"),
+    }
+    assert json.loads(stdout.strip().splitlines()[-1])["judge_usage"]["judge_requests"] == 0
