@@ -185,7 +185,8 @@ def run_usage(ref: RunRef, unscored: Sequence[UnscoredEntry] = ()) -> dict[str, 
     rows'.
 
     Returns:
-        ``rows`` (current rows), ``status`` (rows by status), ``replaced_rows``,
+        ``rows`` (current rows), ``status`` (rows by status), ``skipped`` (the skipped rows
+        by reason, when there are any: ``sampled_out``, ``budget``...), ``replaced_rows``,
         ``judge_requests`` (requests sent, retries included), ``judge_input_tokens`` /
         ``judge_output_tokens`` (a row without a usage report counts its estimate,
         :attr:`~agent_eval.result.MetricResult.best_tokens`) and ``estimated_rows`` (those
@@ -205,7 +206,9 @@ def run_usage(ref: RunRef, unscored: Sequence[UnscoredEntry] = ()) -> dict[str, 
     spent = usage_of(rows, load_superseded(ref.directory, run_id=ref.run_id))
     usage = with_unscored(spent, unscored).to_json()
     status = dict(sorted(Counter(r.status for r in rows).items()))
-    return {"rows": usage.pop("rows"), "status": status, **usage}
+    reasons = Counter(r.error_type or "" for r in rows if r.status == "skipped")
+    skipped = {"skipped": dict(sorted(reasons.items()))} if reasons else {}  # e.g. sampled_out
+    return {"rows": usage.pop("rows"), "status": status, **skipped, **usage}
 
 
 def _record_table(record: RunRecord) -> Table:

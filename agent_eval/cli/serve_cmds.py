@@ -17,6 +17,9 @@ printed on stdout at the end counts every judge request sent, those included
 Every request body it answers 200 to is synced to ``OUT/ack-log/`` first
 (:mod:`agent_eval.live.durable`); a start into an ``--out`` whose log holds requests not yet
 scored (after a crash), or ``--resume OUT``, continues that run and scores them.
+``--metric`` takes a list (one engine per metric, as ``score``); ``--where`` and ``--sample``
+choose the conversations judged (:mod:`agent_eval.live.selection`); the others get ``skipped``
+rows (``filtered_out``, ``sampled_out``) and the summary's ``conversations`` adds up.
 Exit codes: 0 stopped cleanly; 2 usage or configuration error (no judge configured, port in use).
 """
 
@@ -44,6 +47,7 @@ if TYPE_CHECKING:  # imported where used: aiohttp and the engine cost every comm
     from agent_eval.live.ack_log import AckLog
     from agent_eval.live.receiver import ReceiverLimits
     from agent_eval.live.scorer import LiveScorer
+    from agent_eval.live.selection import Selection
 
 __all__ = ["serve"]
 
@@ -72,24 +76,19 @@ async def _serve(  # noqa: PLR0917  (the command's parts, passed through once)
     argv: list[str],
     token: str | None = None,
     max_log_bytes: int = 1024 * _MB,
+    selection: Selection | None = None,
 ) -> dict[str, Any]:
     from agent_eval.live.ack_log import ACK_LOG_DIR, AckLog
     from agent_eval.live.durable import continue_logged_run
-    from agent_eval.metrics.spec import split_metrics
     from agent_eval.run.engine import new_run_id
-    from agent_eval.run.session import output_directory
+    from agent_eval.run.session import build_metrics, output_directory
 
+    metrics = build_metrics(cfg)  # every metric scores every conversation, as score does
+    judged = any(m.requires_judge for m in metrics)
     model = judge_model(cfg)
-    if model is None:
+    if model is None and judged:
         raise ConfigError(
             f"{missing_judge(cfg)}\n{SERVE_HOW_TO_CONFIGURE.format(default=DEFAULT_JUDGE)}"
-        )
-    names = split_metrics(cfg.metric)
-    if len(names) > 1:
-        raise ConfigError(
-            f"serve scores one metric, not {len(names)} ({', '.join(names)}): give one with "
-            f"--metric NAME (e.g. --metric {names[0]}), and run one serve per metric if you "
-            "need several"
         )
     run_id = new_run_id()
     out = Path(cfg.resume) if cfg.resume else output_directory(cfg, run_id)
@@ -98,7 +97,9 @@ async def _serve(  # noqa: PLR0917  (the command's parts, passed through once)
         cfg, notice = continue_logged_run(cfg, log, out)
         if notice is not None:
             _notice(notice)
-        return await _serve_logged(cfg, limits, host, port, events, argv, token, log, run_id)
+        return await _serve_logged(
+            cfg, limits, host, port, events, argv, token, log, run_id, selection
+        )
     finally:
         log.close()
 
@@ -113,18 +114,22 @@ async def _serve_logged(  # noqa: PLR0917  (the command's parts, passed through 
     token: str | None,
     log: AckLog,
     new_run: str,
+    selection: Selection | None,
 ) -> dict[str, Any]:
     from agent_eval.live.durable import Durability
     from agent_eval.live.receiver import Receiver
     from agent_eval.live.scorer import LiveScorer
     from agent_eval.run.session import RunSession, SessionHooks
 
-    model = judge_model(cfg) or DEFAULT_JUDGE  # checked by _serve
+    metrics = build_metrics(cfg)  # every metric scores every conversation, as score does
+    judged = any(m.requires_judge for m in metrics)
+    model = judge_model(cfg)  # checked by _serve when a metric needs a judge
     session = RunSession(
         cfg,
         run_id=new_run,
-        judge=build_judge(cfg, model),
+        judge=build_judge(cfg, model) if judged and model is not None else None,
         model=model,
+        metrics=metrics,
         endpoint=cache_endpoint(cfg),
         argv=argv,
         events=events,
@@ -132,11 +137,14 @@ async def _serve_logged(  # noqa: PLR0917  (the command's parts, passed through 
         keep_results=True,
         keep_interrupted=False,  # a unit cut short goes to unscored.jsonl, not to a row
     )
-    engine, store, emitter = session.start_live()
-    directory, run_id = session.directory or Path("runs"), engine.run_id
-    scorer = LiveScorer(engine, store, emitter, concurrency=cfg.concurrency, directory=directory)
-    durable = Durability(log, engine)
-    receiver = Receiver(scorer, limits, out_dir=directory, token=token, durable=durable)
+    chosen = {"selection": list(selection.describe())} if selection is not None else {}
+    engines, store, emitter = session.start_live(**chosen)
+    directory, run_id = session.directory or Path("runs"), engines[0].run_id
+    scorer = LiveScorer(engines, store, emitter, concurrency=cfg.concurrency, directory=directory)
+    durable = Durability(log, engines)
+    receiver = Receiver(
+        scorer, limits, out_dir=directory, token=token, durable=durable, selection=selection
+    )
     durable.replay(receiver)  # what an earlier process acknowledged is held again
     log.start(run_id)
     try:
@@ -214,8 +222,8 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
         str | None,
         typer.Option(
             help=(
-                "The one metric serve scores, NAME[@V] (default goal_accuracy; a bare name "
-                "is the latest version)."
+                "Metrics, NAME[@V][,NAME...] (default goal_accuracy; a bare name is the latest "
+                "version); each closed conversation gets each metric's rows."
             )
         ),
     ] = None,
@@ -261,6 +269,25 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     max_log_mb: Annotated[
         float, typer.Option(help="Disk for acknowledged, unscored bodies, MiB; beyond it 503.")
     ] = 1024.0,
+    sample: Annotated[
+        float,
+        typer.Option(
+            metavar="RATE",
+            help="Share of the conversations judged, in (0, 1]; the rest are skipped rows "
+            "(sampled_out). Decided per conversation id and --sample-seed.",
+        ),
+    ] = 1.0,
+    sample_seed: Annotated[
+        int, typer.Option(metavar="SEED", help="Seed of --sample's per-conversation draw.")
+    ] = 0,
+    where: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="CONDITION",
+            help="Judge only conversations with a span or resource attribute so: KEY=V[,V], "
+            "KEY!=V[,V] (none has it), KEY, !KEY; repeat to require all (filtered_out else).",
+        ),
+    ] = None,
 ) -> None:
     """Receive OTLP/HTTP spans (protobuf or JSON, gzip) and score conversations as they close.
 
@@ -277,11 +304,18 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     (--token-env VAR; exporters send it with OTEL_EXPORTER_OTLP_HEADERS=
     'Authorization=Bearer%20TOKEN'), or --allow-unauthenticated.
 
+    --where filters and --sample samples the closed conversations before any judge call, e.g.
+    --metric goal_accuracy,tool_errors --where service.name=checkout --where
+    deployment.environment.name!=dev --sample 0.25; a conversation left out gets a skipped row
+    per metric (filtered_out, sampled_out), counted in the summary's conversations.
+
     Exit codes: 0 stopped cleanly (Ctrl-C or SIGTERM); 2 a usage or configuration error (no
-    judge configured, the port in use, a non-loopback --host without a token).
+    judge configured, the port in use, a non-loopback --host without a token, a bad --where or
+    --sample).
     """
     from agent_eval.live.auth import check_exposure, read_token
     from agent_eval.live.receiver import ReceiverLimits, dumps
+    from agent_eval.live.selection import Selection, parse_condition
 
     overrides = {
         "metric": metric,
@@ -311,8 +345,14 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
             raise ConfigError(f"--resume {resume} continues the run in {resume}; drop --out {out}")
         cfg = load_config(config, **overrides)
         max_log = int(max_log_mb * _MB)
+        conditions = tuple(parse_condition(text) for text in where or ())
+        selection = Selection(conditions, rate=sample, seed=sample_seed)
+        chosen = None if selection.everything else selection
         summary = event_loop.run(
-            _serve(cfg, limits, host, port, events, sys.argv, token, max_log_bytes=max_log)
+            _serve(
+                cfg, limits, host, port, events, sys.argv, token,
+                max_log_bytes=max_log, selection=chosen,
+            )
         )
     except AgentEvalError as exc:
         err_console.print(

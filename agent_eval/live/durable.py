@@ -28,7 +28,7 @@ import contextlib
 import dataclasses
 import logging
 import sys
-from collections.abc import Container, Iterable
+from collections.abc import Container, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -77,18 +77,19 @@ class Durability:
 
     Args:
         log: The opened log (earlier records not yet replayed).
-        engine: The run's engine: its ``done`` rows (a resumed run's) and its metric's units.
+        engines: The run's engines, one per metric, in the scorer's order: their ``done`` rows
+            (a resumed run's, shared by all of them) and their metrics' units.
 
     """
 
-    def __init__(self, log: AckLog, engine: Engine) -> None:
-        self.log, self.engine = log, engine
+    def __init__(self, log: AckLog, engines: Sequence[Engine]) -> None:
+        self.log, self.engines = log, list(engines)
         if not log.earlier_records:  # a run's journal is about its own records only
             (log.directory / REVISIONS_NAME).unlink(missing_ok=True)
         self.journal = RevisionJournal(log.directory / REVISIONS_NAME)
         self.stored: dict[str, int] = {}
         """The highest revision with a stored row, per conversation (a resumed run's)."""
-        for key in engine.done:
+        for key in self.engines[0].done if self.engines else ():
             cid, revision = key[1], key[-1]
             self.stored[cid] = max(self.stored.get(cid, -1), int(revision))
         self.given: dict[str, int] = {}
@@ -135,7 +136,7 @@ class Durability:
         self.given[cid] = max(self.given.get(cid, -1), revision)
         job = self._renumbered(job, revision)
         units = self._pending_units(job)
-        if units is not None and not units:
+        if units is not None and all(p is not None and not p for p in units):
             self.already_scored += 1
             return None
         job = dataclasses.replace(job, units=units)
@@ -163,19 +164,11 @@ class Durability:
         note = restart_note(revision) if revision else None
         return dataclasses.replace(job, revision=revision, note=note)
 
-    def _pending_units(self, job: Job) -> tuple[Unit, ...] | None:
-        """Units of ``job`` with no stored row of its revision; ``None``: all (or unknown)."""
-        engine, trace = self.engine, job.trace
-        if not engine.done:
-            return None
-        try:
-            units = engine.metric.units(trace)
-        except Exception:  # the engine makes its error row
-            return None
-        pending = tuple(
-            u for u in units if (*engine.key(trace, u.id)[:-1], job.revision) not in engine.done
-        )
-        return None if len(pending) == len(units) else pending
+    def _pending_units(self, job: Job) -> tuple[tuple[Unit, ...] | None, ...] | None:
+        """Per engine, the units of ``job`` with no stored row of its revision (``None``: all,
+        or unknown); ``None`` when every engine has all of them to score."""
+        per_engine = tuple(_pending(engine, job) for engine in self.engines)
+        return None if all(p is None for p in per_engine) else per_engine
 
     def closed(self, trace_ids: Iterable[str]) -> None:
         """A closing ended: its traces not in a submitted conversation are settled now."""
@@ -266,3 +259,18 @@ def continue_logged_run(cfg: ScoreConfig, log: AckLog, out: Path) -> tuple[Score
         "another --out)"
     )
     return cfg.model_copy(update={"resume": run_id, "out": out}), notice
+
+
+def _pending(engine: Engine, job: Job) -> tuple[Unit, ...] | None:
+    """Units of ``job`` with no stored row of its revision for ``engine``; ``None``: all."""
+    trace = job.trace
+    if not engine.done:
+        return None
+    try:
+        units = engine.metric.units(trace)
+    except Exception:  # the engine makes its error row
+        return None
+    pending = tuple(
+        u for u in units if (*engine.key(trace, u.id)[:-1], job.revision) not in engine.done
+    )
+    return None if len(pending) == len(units) else pending

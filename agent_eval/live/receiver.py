@@ -63,6 +63,7 @@ from agent_eval.live.payloads import (
     response_body,
 )
 from agent_eval.live.scorer import Job, LiveScorer
+from agent_eval.live.selection import Selection
 from agent_eval.live.unscored import (
     CUT_SHORT,
     NOT_STARTED,
@@ -124,6 +125,8 @@ class Receiver:
         durable: When given, every accepted body is in its acknowledgement log before the 200
             (503 when the log is full or cannot be written), and closed conversations get
             their revisions from it (:mod:`agent_eval.live.durable`).
+        selection: Which closed conversations are judged (:mod:`agent_eval.live.selection`);
+            the others get ``skipped`` rows with the reason. ``None``: all of them.
 
     Use ``await receiver.start(host, port)`` then ``await receiver.stop()``, or
     :meth:`serve_forever` (handles SIGINT/SIGTERM).
@@ -136,9 +139,11 @@ class Receiver:
         out_dir: Path | None = None,
         token: str | None = None,
         durable: Durability | None = None,
+        selection: Selection | None = None,
     ) -> None:
         self.scorer, self.limits = scorer, limits or ReceiverLimits()
         self.out_dir, self.token, self.durable = out_dir, token, durable
+        self.selection = selection
         if durable is not None:
             scorer.on_committed = durable.committed
         self.buffer = SpanBuffer(
@@ -314,6 +319,7 @@ class Receiver:
             "backlog": self.scorer.backlog,
             "results": dict(self.scorer.statuses),
             "rescored": self.scorer.rescored,
+            "conversations": self.scorer.tally(),
             "counters": dict(self.counters),
         }
         if self.durable is not None:
@@ -365,7 +371,12 @@ class Receiver:
                     f"; trace {assembled.conversation_id} has no conversation id and its input "
                     "replays this conversation whole, so it was read as its next turn"
                 )
-            self._submit(Job(trace, revision, note))
+            left = (  # judged or not: on every span read for this revision (selection)
+                self.selection.left_out(cid, (i for h in [*earlier, *mine] for i in h.items))
+                if self.selection is not None
+                else None
+            )
+            self._submit(Job(trace, revision, note, left=left))
             self.counters["conversations_closed"] += 1
             submitted += 1
         if self.durable is not None:
@@ -458,7 +469,7 @@ class Receiver:
                 spend = unscored_spend(
                     self.scorer.spent(job),
                     run_id=engine.run_id,
-                    metric=engine.metric_id,
+                    metric=",".join(e.metric_id for e in self.scorer.engines),
                     judge_model=engine.judge_model,
                     reason=CUT_SHORT if self.scorer.was_started(job) else NOT_STARTED,
                     revision=job.revision,
@@ -482,6 +493,7 @@ class Receiver:
             },
             "results": dict(self.scorer.statuses),
             "rescored": self.scorer.rescored,
+            "conversations": self.scorer.tally(),
             "unscored": len(self.unscored),
         }
 

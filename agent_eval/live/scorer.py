@@ -9,6 +9,14 @@ conversation's rows are committed together before it counts as scored) and emit 
 conversation; with a ``directory`` it also keeps each conversation and its rendering there for
 ``agent-eval report``; the backlog (queued plus in flight) is what the receiver's 429 is about.
 
+With several metrics (one engine each, as ``agent-eval score`` runs them) a conversation gets
+each metric's rows, in the engines' order, committed together. A conversation the receiver's
+:class:`~agent_eval.live.selection.Selection` leaves out (``Job.left``) is not judged: each
+metric gets one ``skipped`` row with the reason (``sampled_out``, ``filtered_out``) and no
+evaluation event is emitted for it (it is no evaluation). :attr:`LiveScorer.conversations`
+counts each job once by outcome, so that ``received == scored + errored + skipped + pending +
+unscored`` (:meth:`LiveScorer.tally`).
+
 A conversation whose judge calls a shutdown cuts short leaves no row (the receiver writes it to
 ``unscored.jsonl``), but what those calls sent is kept: the engine's ``interrupted`` rows
 (:attr:`~agent_eval.run.engine.Engine.on_interrupted`) are in :attr:`LiveScorer.cut_short`,
@@ -22,11 +30,13 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from agent_eval.live.selection import Left
 from agent_eval.metrics.units import Unit
 from agent_eval.otel.events import EvaluationEvents
 from agent_eval.otel.targets import conversation_target
@@ -54,15 +64,18 @@ class Job:
         trace: The assembled conversation.
         revision: 0 the first time, n for its n-th re-score.
         note: Why it is re-scored (``None`` the first time).
-        units: The units to score, when not all of them (a restarted ``serve`` leaves out those
-            whose rows are stored; :mod:`agent_eval.live.durable`); ``None``: every unit.
+        units: Per engine (in the scorer's order), the units to score when not all of them (a
+            restarted ``serve`` leaves out those whose rows are stored;
+            :mod:`agent_eval.live.durable`); ``None``: every unit of every engine.
+        left: Why it is not judged (the receiver's selection left it out), else ``None``.
 
     """
 
     trace: AgentTrace
     revision: int = 0
     note: str | None = None
-    units: tuple[Unit, ...] | None = None
+    units: tuple[tuple[Unit, ...] | None, ...] | None = None
+    left: Left | None = None
 
 
 class LiveScorer:
@@ -71,7 +84,8 @@ class LiveScorer:
     The scorer takes the engine's ``on_interrupted`` hook (for :attr:`cut_short`).
 
     Args:
-        engine: Metric, formatter, judge and run id (its ``score`` makes each row).
+        engine: Metric, formatter, judge and run id (its ``score`` makes each row); or one
+            engine per metric, all of the same run, each scoring every conversation.
         store: Where rows go; ``None`` keeps them in ``results`` only.
         events: Emits each row's evaluation event, when given.
         concurrency: Conversations scored at once (>= 1).
@@ -84,19 +98,27 @@ class LiveScorer:
 
     def __init__(
         self,
-        engine: Engine,
+        engine: Engine | Sequence[Engine],
         store: ResultStore | None,
         events: EvaluationEvents | None = None,
         concurrency: int = 4,
         directory: Path | None = None,
     ) -> None:
-        self.engine, self.store, self.events = engine, store, events
+        self.engines = [engine] if isinstance(engine, Engine) else list(engine)
+        if not self.engines:
+            raise ValueError("LiveScorer needs at least one engine")
+        self.engine = self.engines[0]
+        """The first engine (its run id, judge model)."""
+        self.store, self.events = store, events
         self.directory = directory
         self.concurrency = max(1, concurrency)
         self.queue: asyncio.Queue[Job] = asyncio.Queue()
         self.in_flight = 0
         self.statuses: Counter[str] = Counter()
         self.rescored = 0
+        self.conversations: Counter[str] = Counter()
+        """Jobs by outcome: ``received``, ``scored``, ``errored``, ``skipped:REASON``,
+        ``unscored`` (:meth:`tally`)."""
         self.results: list[MetricResult] = []
         self.keep_results = store is None
         self._workers: list[asyncio.Task[None]] = []
@@ -107,7 +129,8 @@ class LiveScorer:
         self._spent: dict[int, list[MetricResult]] = {}
         self._stopped_in_flight: set[int] = set()
         """``id`` of the jobs :meth:`drain` cancelled while they were being scored."""
-        engine.on_interrupted = self._interrupted
+        for each in self.engines:
+            each.on_interrupted = self._interrupted
         self.on_committed: Callable[[Job], None] | None = None
         """Called with each job once its rows are committed (the acknowledgement log's
         compaction, :mod:`agent_eval.live.durable`)."""
@@ -123,6 +146,7 @@ class LiveScorer:
 
     def submit(self, job: Job) -> None:
         """Queue ``job`` (never blocks; the receiver bounds the backlog)."""
+        self.conversations["received"] += 1
         self.queue.put_nowait(job)
 
     def spent(self, job: Job) -> list[MetricResult]:
@@ -153,34 +177,53 @@ class LiveScorer:
             except Exception:  # a store failure must not stop the other workers
                 _log.exception("scoring conversation %s failed", job.trace.conversation_id)
                 self.statuses["internal_error"] += 1
+                self.conversations["errored"] += 1
             finally:  # the rendering is written: kept, it would grow with the process's life
-                self.engine.renderings.forget(job.trace, self.engine.formatter)
+                for engine in self.engines:
+                    engine.renderings.forget(job.trace, engine.formatter)
                 self._running.pop(id(job), None)
                 self.in_flight -= 1
                 self.queue.task_done()
 
     async def _score(self, job: Job) -> None:
-        for result in await self.engine.score_all(job.trace, job.units):  # one row per unit
-            self._keep(job, result)
-        if self.directory is not None:  # what the report lays out (the formatter is pure)
-            append_conversation(self.directory, job.trace)
-            if self.engine.metric.unit_kind == "answer":  # as score: atoms' contexts, turns
-                write_units(self.directory, [job.trace], append=True)
-                write_turns(self.directory, [job.trace], append=True)
-            formatter = self.engine.formatter
-            text = None
-            if self.engine.metric.uses_formatter:
-                with contextlib.suppress(Exception):  # a formatter_error row says why
-                    text = self.engine.renderings.render(job.trace, formatter)
-            if text is not None:
-                cid = job.trace.conversation_id
-                append_rendering(self.directory, cid, formatter.identity, text)
+        if job.left is not None:  # never sent: a skipped row per metric says why
+            rows = [e.skipped(job.trace, job.left.reason, job.left.message) for e in self.engines]
+        else:
+            rows = []
+            for i, engine in enumerate(self.engines):
+                units = None if job.units is None else job.units[i]
+                rows += await engine.score_all(job.trace, units)
+            if self.directory is not None:  # what the report lays out (the formatter is pure)
+                self._write_views(job)
+        for result in rows:  # one row per unit and metric
+            self._keep(job, result, emit=job.left is None)
         if self.store is not None:  # committed before the conversation counts as scored
             self.store.flush()
+        self.conversations[_outcome(rows)] += 1
         if self.on_committed is not None:
             self.on_committed(job)
 
-    def _keep(self, job: Job, result: MetricResult) -> None:
+    def _write_views(self, job: Job) -> None:
+        assert self.directory is not None
+        append_conversation(self.directory, job.trace)
+        if any(e.metric.unit_kind == "answer" for e in self.engines):  # as score: contexts, turns
+            write_units(self.directory, [job.trace], append=True)
+            write_turns(self.directory, [job.trace], append=True)
+        written: set[str] = set()
+        for engine in self.engines:
+            formatter = engine.formatter
+            if not engine.metric.uses_formatter or formatter.identity in written:
+                continue
+            text = None
+            with contextlib.suppress(Exception):  # a formatter_error row says why
+                text = engine.renderings.render(job.trace, formatter)
+            if text is not None:
+                written.add(formatter.identity)
+                append_rendering(
+                    self.directory, job.trace.conversation_id, formatter.identity, text
+                )
+
+    def _keep(self, job: Job, result: MetricResult, *, emit: bool = True) -> None:
         if job.revision or job.note:
             result = result.model_copy(update={"revision": job.revision, "note": job.note})
         if self.store is not None:
@@ -189,7 +232,7 @@ class LiveScorer:
             self.results.append(result)
         self.statuses[result.status] += 1
         self.rescored += job.revision > 0
-        if self.events is not None:
+        if self.events is not None and emit:
             target = conversation_target(job.trace)
             if target is not None:
                 self.events.targets[job.trace.conversation_id] = target
@@ -212,4 +255,41 @@ class LiveScorer:
         for worker in self._workers:
             worker.cancel()
         await asyncio.gather(*self._workers, return_exceptions=True)
+        self.conversations["unscored"] += len(left)
         return left
+
+    def tally(self) -> dict[str, Any]:
+        """Conversations (jobs: each revision counts) by outcome; the parts add up.
+
+        Returns:
+            ``{"received", "scored", "errored", "skipped": {REASON: n}, "pending",
+            "unscored"}``: ``received == scored + errored + sum(skipped) + pending +
+            unscored``. ``scored``: some row ``ok`` and none ``error``; ``errored``: some row
+            ``error`` (or the scoring itself failed); ``skipped``: every row skipped, by the
+            first row's reason (``sampled_out``, ``filtered_out``, ``no_answer``...);
+            ``pending``: queued or being scored; ``unscored``: written to ``unscored.jsonl``
+            at shutdown.
+        """
+        counts = self.conversations
+        skipped = {
+            key.removeprefix("skipped:"): n
+            for key, n in counts.items()
+            if key.startswith("skipped:")
+        }
+        return {
+            "received": counts["received"],
+            "scored": counts["scored"],
+            "errored": counts["errored"],
+            "skipped": skipped,
+            "pending": self.backlog,
+            "unscored": counts["unscored"],
+        }
+
+
+def _outcome(rows: Sequence[MetricResult]) -> str:
+    """A job's outcome key in :attr:`LiveScorer.conversations` (see :meth:`LiveScorer.tally`)."""
+    if any(r.status == "error" for r in rows):
+        return "errored"
+    if any(r.status == "ok" for r in rows):
+        return "scored"
+    return f"skipped:{rows[0].error_type}" if rows else "skipped:no_units"

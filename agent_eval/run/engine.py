@@ -397,6 +397,16 @@ class Engine:
         chosen = None if units is None else list(units)
         return [result async for result in self._score_units(trace, chosen)]
 
+    def skipped(self, trace: AgentTrace, reason: str, message: str) -> MetricResult:
+        """The ``skipped`` row of a conversation left unjudged on purpose (no judge call).
+
+        One conversation-level row (``unit_id`` ``conversation``) whatever the metric's unit
+        kind, with ``error_type`` ``reason`` (e.g. ``serve``'s ``sampled_out``) and
+        ``error_message`` ``message``; handed to neither the store nor ``on_result``.
+        """
+        skip = {"status": "skipped", "error_type": reason, "error_message": message}
+        return self._row(trace, Unit(id="conversation"), utc_now(), CallTally(), skip)
+
     async def _score_units(
         self, trace: AgentTrace, units: list[Unit] | None
     ) -> AsyncIterator[MetricResult]:

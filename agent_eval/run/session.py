@@ -506,38 +506,43 @@ class RunSession:
             record=run_record(self.cfg, self.model) | self._record,
         )
 
-    def start_live(self) -> tuple[Engine, ResultStore, EvaluationEvents | None]:
+    def start_live(
+        self, **config: Any
+    ) -> tuple[list[Engine], ResultStore, EvaluationEvents | None]:
         """Start a run whose conversations arrive later (``serve``): no read stage.
 
-        Wraps the judge, makes the one metric's engine, opens the store and records the run
-        (``config["serve"]`` true); the caller scores each conversation as it closes (the
-        live scorer writes its views) and ends with :meth:`stop_live`. With ``cfg.resume``
-        it continues that run (``serve --resume OUT``): same run id, its identity checked,
-        its finished rows in the engine's ``done`` (the live scorer does not score them again).
+        Wraps the judge, makes one engine per metric (in order, as :meth:`run` does; a
+        judge-free metric's engine gets no judge), opens the store and records the run
+        (``config["serve"]`` true, plus ``config``'s entries, e.g. the selection); the caller
+        scores each conversation with every engine as it closes (the live scorer writes its
+        views) and ends with :meth:`stop_live`. With ``cfg.resume`` it continues that run
+        (``serve --resume OUT``): same run id, its identity checked per metric, its finished
+        rows in every engine's ``done`` (the live scorer does not score them again).
 
         Raises:
-            ConfigError: more than one metric, or a resumed run scored differently.
+            ConfigError: a resumed run scored differently.
             OutputError: the directory cannot be written. StoreError: no run to resume.
 
         """
-        if len(self.metrics) != 1:
-            raise ConfigError(f"a live run scores one metric, not {len(self.metrics)}")
         earlier = self._earlier_run()
         if earlier is not None:
             self.cfg = self.cfg.model_copy(update={"out": earlier.directory})
         self.stack = self._wrap() if self.judge is not None else None
         run_id = earlier.run_id if earlier else (self.new_run_id or new_run_id())
-        engine = self._engine(self.metrics[0], self.formatter, run_id, 0)
+        self.engines = [self._engine(m, self.formatter, run_id, 0) for m in self.metrics]
         if earlier is not None:  # its stored rows are not scored again
-            check_identity(earlier, engine.identity())
-            engine.done = finished_results(earlier)
-        self.engines = [engine]
+            done = finished_results(earlier)
+            for engine in self.engines:
+                check_identity(earlier, engine.identity())
+                engine.done = done
         self.directory = output_directory(self.cfg, run_id)
         self.started_at = utc_now()
-        store = engine.store = ResultStore(self.directory)
-        store.start_run(self.run_record(serve=True))
+        store = ResultStore(self.directory)
+        for engine in self.engines:
+            engine.store = store
+        store.start_run(self.run_record(serve=True, **config))
         emitter = self.events.build(self.directory) if self.events else None
-        return engine, store, emitter
+        return list(self.engines), store, emitter
 
     async def stop_live(self, store: ResultStore, emitter: EvaluationEvents | None) -> None:
         """End a live run: close the judges, the cache, the events (noticed) and the store."""

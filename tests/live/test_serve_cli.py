@@ -156,27 +156,96 @@ def test_serve_without_a_judge_is_a_usage_error(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-def test_serve_given_a_metric_list_says_it_scores_one_metric(tmp_path: Path) -> None:
-    """trial7 #15: the error said "bad metric" with a formatter spec as its example."""
+def test_serve_scores_several_metrics_on_the_filtered_sample(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """Issue 31 part 4: a metric list, --where and --sample, as a process; every conversation
+    gets a row per metric (judged or skipped with its reason) and the summary adds up."""
+    from agent_eval.live.selection import Selection
+
+    script_goal_judge(fake_server)
+    out = tmp_path / "out"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OTEL_"))}
-    done = subprocess.run(
+    process = subprocess.Popen(
         [
-            *(sys.executable, "-c", CLI, "serve", "--port", "0"),
-            *("--metric", "goal_accuracy,tool_errors", "--judge", "fake-model"),
-            *("--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "out")),
+            *(sys.executable, "-c", CLI, "serve", "--port", "0", "--idle", "0.5"),
+            *("--after-root", "0.2", "--judge", "fake-model", "--base-url", fake_server.base_url),
+            *("--out", str(out), "--no-cache", "--metric", "goal_accuracy,steering"),
+            *("--where", "service.name=test-agent", "--where", "env!=dev"),
+            *("--sample", "0.5", "--sample-seed", "5"),
         ],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         env=env,
         cwd=tmp_path,
-        timeout=60,
-        check=False,
     )
-    assert done.returncode == 2
-    message = " ".join(done.stderr.split())
-    assert "serve scores one metric, not 2 (goal_accuracy, tool_errors)" in message
-    assert "--metric goal_accuracy" in message
-    assert "transcript@1" not in message and "listening" not in message
+    ids = [f"conv-{n}" for n in range(8)]
+    try:
+        port = _banner_port(process)
+        sdk = provider(OTLPSpanExporter(endpoint=f"http://127.0.0.1:{port}/v1/traces"))
+        tracer = sdk.get_tracer("agent")
+        for n, cid in enumerate(ids):  # conv-0 and conv-1 come from dev
+            run_agent(tracer, cid, [("go", f"gone {DONE}")], {"env": "dev" if n < 2 else "prod"})
+        sdk.shutdown()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            health = requests.get(f"http://127.0.0.1:{port}/healthz", timeout=10).json()
+            tally = health["conversations"]
+            if tally["received"] == len(ids) and not tally["pending"]:
+                break
+            time.sleep(0.1)
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, stderr
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    sample = Selection(rate=0.5, seed=5)
+    judged = {c for c in ids[2:] if sample.sampled(c)}
+    assert 0 < len(judged) < len(ids) - 2  # the seed leaves some of each kind
+    assert summary["conversations"] == {
+        "received": len(ids),
+        "scored": len(judged),
+        "errored": 0,
+        "skipped": {"filtered_out": 2, "sampled_out": len(ids) - 2 - len(judged)},
+        "pending": 0,
+        "unscored": 0,
+    }
+    rows = load_results(out)
+    assert len(rows) == 2 * len(ids)  # a row per conversation and metric
+    assert {r.conversation_id for r in rows if r.status == "ok"} == judged
+    assert {r.metric for r in rows} == {"goal_accuracy@2", "steering@1"}
+    assert summary["judge_usage"]["judge_requests"] == len(fake_server.requests)
+    with ResultStore(out) as store:
+        [run] = store.runs()
+    assert run.config["selection"] == [
+        "--where service.name=test-agent",
+        "--where env!=dev",
+        "--sample 0.5 --sample-seed 5",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--where", "=dev"], "--where '=dev' is not a condition"),
+        (["--sample", "0"], "--sample 0 is not a share in (0, 1]"),
+        (["--metric", "goal_accuracy,goal_accuracy"], "--metric names a metric twice"),
+    ],
+)
+def test_a_bad_selection_is_a_usage_error(
+    flags: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(
+        app,
+        ["serve", "--port", "0", "--judge", "m", "--base-url", "http://127.0.0.1:9/v1", *flags],
+    )
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split())
+    assert "listening" not in result.output
 
 
 def test_a_malformed_metric_spec_gets_a_metric_example() -> None:
@@ -325,3 +394,36 @@ def test_runs_show_of_a_serve_run_counts_and_lists_the_conversations_left_unscor
     assert "usage.unscored.conversations: 2" in flat and "usage.judge_requests: 3" in flat
     assert "not_started: waiting for the judge" in flat
     assert "interrupted: being scored at shutdown;" in flat
+
+
+def test_serve_with_judge_free_metrics_only_needs_no_judge(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OTEL_"))}
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-c", CLI, "serve", "--port", "0", "--idle", "0.3"),
+            *("--after-root", "0.1", "--metric", "steering,loops", "--out", str(out)),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    try:
+        port = _banner_port(process)
+        sdk = provider(OTLPSpanExporter(endpoint=f"http://127.0.0.1:{port}/v1/traces"))
+        run_agent(sdk.get_tracer("agent"), "free", [("hi", "hello")])
+        sdk.shutdown()
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, stderr
+    rows = load_results(out)
+    assert {(r.conversation_id, r.metric, r.judge_model) for r in rows} == {
+        ("free", "steering@1", "none"),
+        ("free", "loops@1", "none"),
+    }
+    assert json.loads(stdout.strip().splitlines()[-1])["judge_usage"]["judge_requests"] == 0
