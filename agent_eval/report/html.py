@@ -55,6 +55,20 @@ _ENV.filters["usd"] = usd
 _ENV.filters["anchor"] = anchor
 
 
+def duration(ms: float | None) -> str:
+    """Milliseconds as the timeline shows them: ``250 ms``, ``1.25 s``, ``2.5 min``."""
+    if ms is None:
+        return ""
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.2f} s"
+    return f"{ms / 60_000:.1f} min"
+
+
+_ENV.filters["ms"] = duration
+
+
 def _no_judge(summary: RunSummary) -> bool:
     """Whether every row is of a judge-free metric (judge model ``none``, no judge token).
 
