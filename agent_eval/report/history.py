@@ -19,14 +19,17 @@ compared on the shared ones; ``n`` says how many), oldest run first.
 from __future__ import annotations
 
 import hashlib
+import json
+import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from agent_eval.result import MetricResult
-from agent_eval.run.store import DB_NAME, ResultStore, load_results
+from agent_eval.run.store import DB_NAME, load_results
 
 __all__ = [
     "MAX_SIBLINGS",
@@ -99,11 +102,28 @@ def input_fingerprint(record: Mapping[str, Any]) -> str | None:
 
 
 def _records(directory: Path) -> list[tuple[str, str, str | None]]:
-    """``(run_id, started_at, input fingerprint)`` of each run a directory's store records."""
-    if not (directory / DB_NAME).is_file():
+    """``(run_id, started_at, input fingerprint)`` of each run a directory's store records.
+
+    Read through a read-only connection: another run's directory is never written, migrated
+    or locked (it may be a run still writing). Empty when it holds no readable store.
+    """
+    db = directory / DB_NAME
+    if not db.is_file():
         return []
-    with ResultStore(directory) as store:
-        return [(r.run_id, r.started_at, input_fingerprint(r.record or {})) for r in store.runs()]
+    try:
+        with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+            rows = conn.execute("SELECT run_id, started_at, record FROM runs").fetchall()
+    except sqlite3.Error:  # not a results database, or one without a runs table
+        return []
+    return [(str(run_id), str(at), _fingerprint_of(record)) for run_id, at, record in rows]
+
+
+def _fingerprint_of(record: str | None) -> str | None:
+    try:
+        parsed = json.loads(record or "{}")
+    except ValueError:
+        return None
+    return input_fingerprint(parsed) if isinstance(parsed, dict) else None
 
 
 def _split(directory: Path, matched: str, keep: set[str] | None = None) -> list[HistoryRun]:
@@ -167,7 +187,8 @@ def history_points(
     Args:
         current: The report's rows.
         runs: The runs beside it (:func:`history_runs`).
-        started: ``{run_id: started_at}`` of the report's own runs.
+        started: ``{run_id: started_at}`` of the report's own runs; a run not in it (nor
+            recorded by :func:`history_runs`) is dated by its earliest row.
 
     """
     conversations = {r.conversation_id for r in current}
@@ -178,7 +199,7 @@ def history_points(
     out: dict[str, list[HistoryPoint]] = {}
     for metric in metrics:
         points = [
-            _point(metric, run_id, when.get(run_id, ""), group, run_id in own)
+            _point(metric, run_id, when.get(run_id) or _first(group), group, run_id in own)
             for run_id, group in _by_run(rows, metric, conversations).items()
         ]
         out[metric] = sorted(points, key=lambda p: (p.started_at, p.run_id))
@@ -193,6 +214,11 @@ def _by_run(
         if r.metric == metric and r.repeat == 0 and r.conversation_id in conversations:
             groups.setdefault(r.run_id, []).append(r)
     return groups
+
+
+def _first(rows: Sequence[MetricResult]) -> str:
+    """When the earliest row started: a run's start when its record is not at hand."""
+    return min((r.started_at for r in rows if r.started_at), default="")
 
 
 def _point(
