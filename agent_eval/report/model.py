@@ -668,9 +668,8 @@ def build_report(
 
         calibration = {v: calibrate_results(g, labels) for v, g in groups.items()}
     limit = rendering_limit(_shown_lengths(all_rows, texts), rendering_budget)
-    known = {
-        cid: t for cid, t in (traces or {}).items() if cid in {r.conversation_id for r in results}
-    }
+    scored = {r.conversation_id for r in results}
+    known = {cid: t for cid, t in (traces or {}).items() if cid in scored}
     conversations = _conversation_views(
         rows, all_rows, texts, known, truth, limit=limit, agent=agent_views
     )

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable
-
-from pydantic import BaseModel, ConfigDict
+from dataclasses import dataclass, field
 
 from agent_eval.trace import AgentTrace, AssistantMessage, SpanTiming, ToolMessage, UserMessage
 
@@ -35,13 +34,14 @@ __all__ = [
     "trajectory",
 ]
 
-AXIS = 1000
-"""Width of a turn's time axis in the bars' units (an SVG ``viewBox``)."""
+AXIS = 100
+"""Width of a turn's time axis in the bars' units (percent of the bar column)."""
 _LABEL = 80
 """Characters of a user message a turn's header shows."""
 
 
-class Step(BaseModel):
+@dataclass(frozen=True, slots=True)
+class Step:
     """One row of a trajectory.
 
     Attributes:
@@ -62,8 +62,6 @@ class Step(BaseModel):
 
     """
 
-    model_config = ConfigDict(frozen=True)
-
     kind: str
     label: str
     turn: int = 0
@@ -78,7 +76,8 @@ class Step(BaseModel):
     width: int = 0
 
 
-class Trajectory(BaseModel):
+@dataclass(frozen=True, slots=True)
+class Trajectory:
     """A conversation's steps and their counts.
 
     Attributes:
@@ -93,8 +92,6 @@ class Trajectory(BaseModel):
 
     """
 
-    model_config = ConfigDict(frozen=True)
-
     steps: list[Step]
     timed: bool
     duration_ms: float | None = None
@@ -102,7 +99,7 @@ class Trajectory(BaseModel):
     llm_calls: int = 0
     tool_calls: int = 0
     tool_errors: int = 0
-    agents: list[str] = []
+    agents: list[str] = field(default_factory=list)
     handoffs: int = 0
 
 
@@ -328,6 +325,6 @@ def _step(  # noqa: PLR0917  (private: the turn's context, computed once per tur
         error=errors.get(s.span_id) or errors.get(s.tool_call_id or "\0"),
         handoff_from=handoff,
         tokens=tokens,
-        x=min(x, AXIS - 2),
-        width=max(2, min(AXIS - x, round((end - s.start_ns) * AXIS / span))),
+        x=min(x, AXIS - 1),
+        width=max(1, min(AXIS - min(x, AXIS - 1), round((end - s.start_ns) * AXIS / span))),
     )

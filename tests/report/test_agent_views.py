@@ -43,8 +43,8 @@ def test_trajectory_of_a_handoff_and_a_failed_tool(tmp_path: Path) -> None:
     )  # fmt: skip
     assert failed.error == f"{agent_run.ERROR_TYPE}: {agent_run.ERROR_MESSAGE}"
     assert failed.start_ms == 910.0
-    # on its turn's axis (0..2000 ms -> 0..1000): starts at 910 ms, lasts 250 ms
-    assert (failed.x, failed.width) == (455, 125)
+    # on its turn's axis (0..2000 ms -> 0..100%): starts at 910 ms, lasts 250 ms
+    assert (failed.x, failed.width) == (46, 12)
     (handoff,) = [s for s in tr.steps if s.handoff_from]
     assert (handoff.kind, handoff.agent, handoff.handoff_from) == ("llm", "booking", "triage")
 

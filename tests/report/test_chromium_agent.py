@@ -153,11 +153,13 @@ def test_timeline_of_the_conversation_with_a_tool_error(
     assert f"failed: {agent_run.ERROR_TYPE}: {agent_run.ERROR_MESSAGE}" in failed[0]
     assert failed[1:4] == ["booking", "+910 ms", "250 ms"]
     fill = browser.evaluate(
-        f"getComputedStyle(document.querySelector('{table} tr.failed rect')).fill"
+        f"getComputedStyle(document.querySelector('{table} tr.failed td:last-child i'))"
+        ".backgroundColor"
     )
     assert fill == "rgb(183, 28, 28)"  # the error colour, not the tool colour
     kinds = browser.evaluate(
-        f"[...document.querySelectorAll('{table} tbody tr[data-kind]')].map(r => r.dataset.kind)"
+        f"[...document.querySelectorAll('{table} tbody tr:not(.turn)')]"
+        ".map(r => r.className.split(' ')[0].slice(2))"
     )
     assert Counter(kinds) == {"llm": 5, "tool": 3, "agent": 3}
     facts = browser.evaluate(f"document.querySelector('#{target} .trajectory-facts').textContent")

@@ -121,8 +121,8 @@ def test_untrusted_content_is_escaped_everywhere(make_result: MakeResult) -> Non
     html = render_html(data)
     tags = _tags(html)
     assert [t for t, _ in tags if t in {"script", "iframe", "object", "embed", "img"}] == ["script"]
-    # only ours: plots, bars, the timeline's spans (the trace's tool span is among them)
-    assert {a.get("class") for t, a in tags if t == "svg"} == {"plot", "bar", "span"}
+    assert {a.get("class") for t, a in tags if t == "svg"} == {"plot", "bar"}  # only ours
+    assert "failed: &lt;img src=x onerror" in html  # the timeline's failed step, escaped
     assert len(_plots(html)) >= 4
     assert not [a for _, a in tags if any(k.startswith("on") for k in a)]
     assert not [a for _, a in tags if "style" in a]  # the CSP forbids style attributes
