@@ -36,6 +36,7 @@ __all__ = [
     "SourceInfo",
     "SpanErrorInfo",
     "SpanRef",
+    "SpanTiming",
     "SystemMessage",
     "ToolCall",
     "ToolMessage",
@@ -236,6 +237,60 @@ class SpanRef(_Frozen):
     name: str = ""
 
 
+class SpanTiming(_Frozen):
+    """One span of the agent's run with its times: a step of the conversation's trajectory.
+
+    Read from the span's own start and end times (OTLP ``startTimeUnixNano`` /
+    ``endTimeUnixNano``). Only for reports: no formatter renders it, and no metric reads it.
+    Fields left unset are left out of the JSON form.
+
+    Attributes:
+        trace_id: 32 lowercase hex characters.
+        span_id: 16 lowercase hex characters.
+        parent_span_id: The parent span (16 hex), when it had one.
+        kind: What the span is: ``llm`` (a model call), ``tool`` (a tool run), ``agent`` (an
+            agent invocation), ``retriever``, ``chain`` or ``other`` (OpenInference span kinds,
+            GenAI operation names).
+        name: The span's name.
+        start_ns / end_ns: Unix nanoseconds; 0 when the span did not record it.
+        agent_name: The agent the span belongs to (its own, or its nearest ancestor's).
+        model: The model of an LLM call, when recorded.
+        tool_name: The tool of a tool run.
+        tool_call_id: The tool call a tool run answers, when recorded.
+        input_tokens / output_tokens: The LLM call's usage, when recorded.
+
+    """
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None = None
+    kind: str = "other"
+    name: str = ""
+    start_ns: int = 0
+    end_ns: int = 0
+    agent_name: str | None = None
+    model: str | None = None
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_unset(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """The JSON form without the fields left ``None`` (one line per step stays short)."""
+        data = handler(self)
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if v is not None}
+        return data
+
+    @property
+    def duration_ms(self) -> float | None:
+        """``end_ns - start_ns`` in milliseconds; ``None`` when either time is unknown."""
+        if not self.start_ns or not self.end_ns or self.end_ns < self.start_ns:
+            return None
+        return (self.end_ns - self.start_ns) / 1e6
+
+
 class SourceInfo(_Frozen):
     """Where a conversation was read from.
 
@@ -292,6 +347,10 @@ class AgentTrace(_Frozen):
         response_ids: ``{span id: gen_ai.response.id}`` of the LLM calls that recorded one
             (the provider's id of the completion), for the ``gen_ai.response.id`` of evaluation
             events. Left out of the JSON form when empty.
+        spans: The spans of the agent's run with their times, in conversation order: the
+            spans read (LLM calls, tool runs, retrievals), the agent invocations and each
+            trace's root (:class:`SpanTiming`); the trajectory the HTML report draws. Empty
+            for chat logs; left out of the JSON form when empty.
 
     """
 
@@ -311,6 +370,7 @@ class AgentTrace(_Frozen):
     final_reply_missing: str | None = None
     root_spans: tuple[SpanRef, ...] = ()
     response_ids: dict[str, str] = Field(default_factory=dict)
+    spans: tuple[SpanTiming, ...] = ()
 
     @model_serializer(mode="wrap")
     def _omit_unset(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -319,7 +379,7 @@ class AgentTrace(_Frozen):
         if isinstance(data, dict):
             if data.get("final_reply_missing", "") is None:
                 del data["final_reply_missing"]
-            for name in ("root_spans", "response_ids"):
+            for name in ("root_spans", "response_ids", "spans"):
                 if name in data and not data[name]:
                     del data[name]
         return data

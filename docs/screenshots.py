@@ -6,8 +6,10 @@
 What it does, all offline: starts agent-eval's fake OpenAI-compatible judge
 (:class:`agent_eval.testing.FakeModelServer`) with scripted answers, runs the real CLI on
 ``fixtures/otel/`` (``compare`` of two formatters with ``fixtures/labels.jsonl``, and
-``stability`` with 3 repeats), writes the reports with ``agent-eval report``, and photographs
-parts of them in headless Chromium (:mod:`agent_eval.testing.chromium`). The judge's answers are
+``stability`` with 3 repeats, and ``score`` twice on the fixtures plus a recorded agent run
+with a handoff and a failed tool call, ``tests/report/agent_run.py``, for the agent's views and
+their history), writes the reports with ``agent-eval report``, and photographs parts of them in
+headless Chromium (:mod:`agent_eval.testing.chromium`). The judge's answers are
 scripted from the fixture scenarios (they are not a model's judgement): the restaurant and
 flight conversations fail, the refund conversation fails under ``json@1`` only (a flip), the
 currency conversations get an invalid verdict under ``json@1`` (error rows with their raw
@@ -30,6 +32,9 @@ from agent_eval.testing.chromium import Chromium
 from agent_eval.testing.recording import RecordedRequest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "report"))
+import agent_run  # noqa: E402  (the recorded agent run the report's tests use)
+
 _MAIN = "from agent_eval.cli import main; main()"
 
 SCENARIOS = {  # keyword in the conversation -> (goal, end state, verdict)
@@ -91,6 +96,18 @@ def _cli(*args: str) -> None:
         sys.exit(f"agent-eval {' '.join(args)} failed ({done.returncode}):\n{done.stderr}")
 
 
+def _agent_runs(work: Path, base_url: str) -> Path:
+    """Two runs of ``score`` on the fixtures and the agent run, beside each other; the later."""
+    inputs = work / "agent-inputs"
+    inputs.mkdir()
+    agent_run.write(inputs / "flight-change.otlp.json")
+    judge = ["--judge", "fake-judge", "--base-url", base_url, "--no-cache"]
+    for name in ("1-monday", "2-tuesday"):
+        _cli("score", "fixtures/otel/", str(inputs), "--formatter", "transcript@1", *judge,
+             "--out", str(work / "agent-runs" / name))  # fmt: skip
+    return work / "agent-runs" / "2-tuesday"
+
+
 def _runs(work: Path, base_url: str) -> tuple[Path, Path]:
     judge = ["--judge", "fake-judge", "--base-url", base_url, "--no-cache"]
     cmp_dir, st_dir = work / "cmp", work / "st"
@@ -114,6 +131,10 @@ def main(argv: list[str] | None = None) -> int:
         server.add_rule(scripted.goal, schema="GoalAndOutcome")
         server.add_rule(scripted.verdict, schema="OutcomeComparison")
         cmp_dir, st_dir = _runs(Path(tmp), server.base_url)
+        agent_dir = _agent_runs(Path(tmp), server.base_url)
+        agent_html = Path(tmp) / "agent.html"
+        _cli("report", str(agent_dir), "-o", str(agent_html),
+             "--title", "agent-eval report: the agent's views")  # fmt: skip
         cmp_html, st_html = Path(tmp) / "compare.html", Path(tmp) / "stability.html"
         _cli("report", str(cmp_dir), "--html", str(cmp_html), "--labels", "fixtures/labels.jsonl",
              "--title", "agent-eval report: transcript@1 vs json@1 on the fixtures")  # fmt: skip
@@ -134,6 +155,13 @@ def main(argv: list[str] | None = None) -> int:
                     "report-error.png",
                 ),
                 (st_html.as_uri(), "#stability-view", "report-stability.png"),
+                (agent_html.as_uri(), "#agent-view", "report-agent.png"),
+                (
+                    agent_html.as_uri() + "#" + anchor(agent_run.CONVERSATION),
+                    "section.conversation:target .trajectory",
+                    "report-trajectory.png",
+                ),
+                (agent_html.as_uri(), "#conversations-view", "report-conversations.png"),
             ]
             for url, selector, name in shots:
                 browser.open(url)

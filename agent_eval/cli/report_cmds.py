@@ -30,6 +30,7 @@ from agent_eval.report.renderings import RenderingKey, read_renderings, render_a
 from agent_eval.run.outcomes import NO_FORMATTER
 
 if TYPE_CHECKING:
+    from agent_eval.report.history import HistoryPoint
     from agent_eval.report.model import RunInfo, RunSummary
     from agent_eval.result import MetricResult
     from agent_eval.trace import AgentTrace
@@ -135,6 +136,14 @@ def report_cmd(  # noqa: PLR0917  (one parameter per CLI option)
     ] = None,
     title: Annotated[str, typer.Option("--title")] = "agent-eval report",
     config: Annotated[Path | None, typer.Option("--config")] = None,
+    history: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--history",
+            help="Another run to set beside RUN in each metric's history (repeatable); runs "
+            "beside RUN in its parent directory with the same inputs are found on their own.",
+        ),
+    ] = None,
 ) -> None:
     """Write one self-contained HTML report a reviewer can work in.
 
@@ -172,6 +181,7 @@ def report_cmd(  # noqa: PLR0917  (one parameter per CLI option)
         used = _run_dir(run) / LABELS_NAME
         if truth is None and used.is_file():  # the labels a compare run used
             truth = read_binary_file(used)
+        runs = _runs(run) + (_runs(compare) if compare else [])
         data = build_report(
             results,
             renderings=renderings,
@@ -179,12 +189,25 @@ def report_cmd(  # noqa: PLR0917  (one parameter per CLI option)
             labels=truth,
             pricing=price_table(config_path(config)).cost,
             title=title,
-            runs=_runs(run) + (_runs(compare) if compare else []),
+            runs=runs,
             superseded=superseded,
+            history=_history(run, results, history or [], runs) if compare is None else None,
         )
         path = write_html(data, html)
     # soft_wrap: a path is never broken by a newline, whatever the console's width
     out_console.print(f"wrote {path} ({_rows_text(data.summary)})", soft_wrap=True)
+
+
+def _history(
+    run: Path, results: list[MetricResult], given: list[Path], runs: list[RunInfo]
+) -> dict[str, list[HistoryPoint]] | None:
+    """Each metric's history across the runs beside ``run`` (none when there is no other)."""
+    from agent_eval.report.history import history_points, history_runs
+
+    others = history_runs(_run_dir(run), results, given)
+    if not others:
+        return None
+    return history_points(results, others, {r.run_id: r.started_at for r in runs})
 
 
 def _rows_text(summary: RunSummary) -> str:

@@ -54,6 +54,7 @@ from agent_eval.trace import (
     SourceInfo,
     SpanErrorInfo,
     SpanRef,
+    SpanTiming,
     ToolCall,
     UserMessage,
 )
@@ -502,6 +503,14 @@ class ConversationBuilder:
                 return ex.agent_name
         return None
 
+    def _agent_of(self, entry: SpanEntry) -> str | None:
+        """The agent of the span or its nearest ancestor (as :meth:`_agent_name`, no record)."""
+        for candidate in (entry, *self.conversation.ancestors(entry)):
+            ex = candidate.extraction
+            if ex is not None and ex.agent_name:
+                return ex.agent_name
+        return None
+
     def _count_usage(self, entry: SpanEntry) -> None:
         ex = entry.extraction
         if ex is None or not is_llm_call(entry):
@@ -573,6 +582,7 @@ class ConversationBuilder:
         files = list(dict.fromkeys(e.file.path for e in self.used))
         container = next((e.file.container for e in self.used if e.file.container), None)
         used_conventions = sorted({e.extraction.convention for e in self.used if e.extraction})
+        roots = self._root_spans()
         return AgentTrace(
             conversation_id=self.conversation.id,
             trace_ids=tuple(self.conversation.trace_ids),
@@ -602,8 +612,25 @@ class ConversationBuilder:
             ),
             reference_tool_calls=reference_calls,
             final_reply_missing=cut_short,
-            root_spans=self._root_spans(),
+            root_spans=roots,
             response_ids={e.span_id: e.response_id for e in self.used if e.response_id},
+            spans=self._timings({r.span_id for r in roots}),
+        )
+
+    def _timings(self, roots: set[str]) -> tuple[SpanTiming, ...]:
+        """The trajectory's spans with their times (:attr:`AgentTrace.spans`), in order.
+
+        The spans read (LLM calls, tool runs, retrievals, turns), every agent invocation
+        (where agents hand off) and each trace's root; not the spans ignored as transport,
+        unknown or duplicates of another span's call.
+        """
+        used = {e.span_id for e in self.used}
+        return tuple(
+            _timing(e, self._agent_of(e), self.ran_calls.get(e.span_id))
+            for e in self.conversation.entries
+            if e.span_id in used
+            or e.span_id in roots
+            or (e.extraction is not None and e.extraction.kind == "agent")
         )
 
     def _root_spans(self) -> tuple[SpanRef, ...]:
@@ -784,6 +811,31 @@ def final_reply_note_prefix(span_id: str, trace_id: str) -> str:
     replays the reply), so it is recognised by this prefix.
     """
     return f"span {span_id} (trace {trace_id}"
+
+
+def _timing(entry: SpanEntry, agent: str | None, paired_call: str | None) -> SpanTiming:
+    """One span entry as a :class:`SpanTiming` (kind, times, agent, model, tool, usage).
+
+    ``paired_call`` is the call id a tool run that recorded none was paired to.
+    """
+    ex = entry.extraction
+    tool = ex.tool if ex is not None else None
+    llm = is_llm_call(entry)
+    return SpanTiming(
+        trace_id=entry.trace_id,
+        span_id=entry.span_id,
+        parent_span_id=entry.parent_id,
+        kind="llm" if llm else (ex.kind if ex is not None else "other"),
+        name=entry.name,
+        start_ns=entry.start,
+        end_ns=entry.end,
+        agent_name=agent,
+        model=ex.model if ex is not None and llm else None,
+        tool_name=tool.name if tool is not None else None,
+        tool_call_id=(tool.call_id or paired_call) if tool is not None else None,
+        input_tokens=ex.input_tokens if ex is not None and llm else None,
+        output_tokens=ex.output_tokens if ex is not None and llm else None,
+    )
 
 
 def _has_content(messages: tuple[Message, ...]) -> bool:

@@ -246,6 +246,12 @@ def _system_change_note(changed: dict[str, set[int]]) -> list[str]:
     ]
 
 
+def _merged_spans(trace: AgentTrace, traces: tuple[AgentTrace, ...]) -> dict[str, object]:
+    """The ``spans`` update of a folded trace: every trace's timed spans, earlier traces first."""
+    spans = {s.span_id: s for one in traces for s in one.spans}
+    return {"spans": tuple(spans.values())} if len(spans) != len(trace.spans) else {}
+
+
 def _merged(trace: AgentTrace, folded: list[AgentTrace], notes: list[str]) -> AgentTrace:
     """``trace`` with the traces folded into it (in arrival order) merged in.
 
@@ -287,6 +293,7 @@ def _merged(trace: AgentTrace, folded: list[AgentTrace], notes: list[str]) -> Ag
     roots = {root.span_id: root for one in traces for root in one.root_spans}
     if len(roots) != len(trace.root_spans):
         update["root_spans"] = tuple(roots.values())
+    update.update(_merged_spans(trace, traces))
     response_ids = {k: v for one in traces for k, v in one.response_ids.items()}
     if len(response_ids) != len(trace.response_ids):
         update["response_ids"] = response_ids

@@ -29,6 +29,7 @@ from agent_eval.errors import OutputError
 from agent_eval.report import plots
 from agent_eval.report.model import ConversationRow, ReportData, RunSummary, anchor, natural_key
 from agent_eval.report.terminal import fixed, usd
+from agent_eval.report.trajectory import AXIS
 from agent_eval.report.transcript import (
     clip,
     folds,
@@ -53,6 +54,20 @@ _ENV = Environment(
 _ENV.filters["fixed"] = fixed
 _ENV.filters["usd"] = usd
 _ENV.filters["anchor"] = anchor
+
+
+def duration(ms: float | None) -> str:
+    """Milliseconds as the timeline shows them: ``250 ms``, ``1.25 s``, ``2.5 min``."""
+    if ms is None:
+        return ""
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.2f} s"
+    return f"{ms / 60_000:.1f} min"
+
+
+_ENV.filters["ms"] = duration
 
 
 def _no_judge(summary: RunSummary) -> bool:
@@ -180,9 +195,20 @@ def _filters(data: ReportData) -> dict[str, list[str]]:
     return menus
 
 
+def _bar_rules() -> str:
+    """The timeline's bar positions: ``.x0``-``.x99`` (left) and ``.w1``-``.w100`` (width), in %.
+
+    Classes, not ``style`` attributes: the CSP allows only the hashed stylesheet, and a class
+    is a few bytes a step where an inline SVG bar is over a hundred (2,000 conversations).
+    """
+    lefts = " ".join(f".x{i}{{left:{i}%}}" for i in range(AXIS))
+    widths = " ".join(f".w{i}{{width:{i}%}}" for i in range(1, AXIS + 1))
+    return f"\n{lefts}\n{widths}\n"
+
+
 def render_html(data: ReportData) -> str:
     """The report as one HTML document (str)."""
-    css = _asset("report.css")
+    css = _asset("report.css") + _bar_rules()
     script = _asset("report.js")
     return _ENV.get_template("report.html.j2").render(
         data=data,

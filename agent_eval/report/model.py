@@ -16,7 +16,13 @@ supports:
   exactly as the judge saw it;
 - a comparison view when the rows hold more than one variant (formatter, judge, metric or run),
   a stability view (all repeats side by side) for each variant with repeats, and a calibration
-  view for each variant when labels are given.
+  view for each variant when labels are given;
+- the agent's views when conversations are known: each conversation's trajectory
+  (:mod:`agent_eval.report.trajectory`), failures per tool and per error type and verdicts
+  against conversation shape (:mod:`agent_eval.report.agent_views`), readable names for
+  conversations without an id, and, when given, each metric's history across runs of the same
+  inputs (:mod:`agent_eval.report.history`). Conversations are listed by start time when every
+  one has span times, else by id.
 
 The statistics modules (scipy) are imported only for the views that need them.
 """
@@ -37,6 +43,16 @@ from agent_eval.analysis.selection import ConfigurationIdentity
 from agent_eval.analysis.steering import SteeredUnit, steered_units
 from agent_eval.costs import NO_JUDGE
 from agent_eval.natural_order import natural_key
+from agent_eval.report.agent_views import (
+    ErrorTypeFailures,
+    ShapeView,
+    ToolFailures,
+    display_name,
+    shape_views,
+    start_time,
+    tool_failures,
+)
+from agent_eval.report.trajectory import Trajectory, trajectory
 from agent_eval.result import CONVERSATION_UNIT, MetricResult
 from agent_eval.run.outcomes import NO_FORMATTER
 from agent_eval.trace import AgentTrace
@@ -45,6 +61,7 @@ if TYPE_CHECKING:
     from agent_eval.analysis.calibration import Calibration
     from agent_eval.analysis.paired import Pricing, VariantComparison
     from agent_eval.analysis.stability import Stability
+    from agent_eval.report.history import HistoryPoint
     from agent_eval.report.renderings import RenderingKey
 
 __all__ = [
@@ -195,12 +212,19 @@ class ConversationView(BaseModel):
         renderings: One per formatter the rows name, when stored or re-rendered.
         results: Every result row of the conversation: the conversation unit first, then turns
             in order; within a unit, variants in report order, then repeats.
+        name: What the page calls it: the id, or for a conversation without one its first
+            user message and a short id (:func:`~agent_eval.report.agent_views.display_name`).
+        trajectory: Its steps as a timeline, when the conversation is known.
+        start_ns: When its first span started (Unix ns), when it has span times.
 
     """
 
     model_config = ConfigDict(frozen=True)
 
     conversation_id: str
+    name: str = ""
+    trajectory: Trajectory | None = None
+    start_ns: int | None = None
     label: int | None = None
     labels: dict[str, JsonValue] = {}
     reference: str | None = None
@@ -262,6 +286,18 @@ class ReportData:
     """Some rows score a unit other than the whole conversation (show the unit column)."""
     rendering_limit: int = 0
     """Characters of each rendering the page keeps (see :func:`rendering_limit`)."""
+    names: dict[str, str] = field(default_factory=dict)
+    """``{conversation_id: readable name}`` of the conversations named other than by their id."""
+    tools: list[ToolFailures] = field(default_factory=list)
+    """Calls and failures per tool over the known conversations, most failures first."""
+    error_types: list[ErrorTypeFailures] = field(default_factory=list)
+    """The known conversations' span errors and flagged tool results by error type."""
+    shapes: list[ShapeView] = field(default_factory=list)
+    """Each variant's scores against conversation shape."""
+    history: dict[str, list[HistoryPoint]] = field(default_factory=dict)
+    """``{metric: one point per run}`` across runs of the same inputs, when asked for."""
+    agent_views: bool = True
+    """Whether the page shows the agent's views (off: the page as before issue 31)."""
 
     @property
     def renderings_bounded(self) -> bool:
@@ -480,13 +516,14 @@ def _conversation_views(
     labels: Mapping[str, int],
     *,
     limit: int = RENDERING_LIMIT,
+    agent: bool = True,
 ) -> list[ConversationView]:
     by_id: dict[str, list[ConversationRow]] = {}
     for row in all_rows:
         by_id.setdefault(row.result.conversation_id, []).append(row)
     order = {v: i for i, v in enumerate(dict.fromkeys(r.variant for r in rows))}
     views = []
-    for cid in sorted(by_id, key=natural_key):
+    for cid in _conversation_order(by_id, traces):
         results = sorted(
             by_id[cid],
             key=lambda x: (
@@ -508,6 +545,9 @@ def _conversation_views(
         views.append(
             ConversationView(
                 conversation_id=cid,
+                name=display_name(cid, trace),
+                trajectory=trajectory(trace) if trace is not None and agent else None,
+                start_ns=start_time(trace),
                 label=labels.get(cid),
                 labels=dict(trace.labels) if trace else {},
                 reference=reference or (trace.reference if trace else None),
@@ -517,6 +557,14 @@ def _conversation_views(
             )
         )
     return views
+
+
+def _conversation_order(ids: Iterable[str], traces: Mapping[str, AgentTrace]) -> list[str]:
+    """By start time when every conversation has span times (ties by id), else by id."""
+    starts = {cid: start_time(traces.get(cid)) for cid in ids}
+    if starts and all(t is not None for t in starts.values()):
+        return sorted(starts, key=lambda cid: (starts[cid] or 0, natural_key(cid)))
+    return sorted(starts, key=natural_key)
 
 
 def _stability(groups: Mapping[str, Sequence[MetricResult]]) -> dict[str, StabilityView]:
@@ -554,6 +602,8 @@ def build_report(
     runs: Sequence[RunInfo] = (),
     rendering_budget: int = RENDERINGS_BUDGET,
     superseded: Sequence[MetricResult] = (),
+    history: Mapping[str, list[HistoryPoint]] | None = None,
+    agent_views: bool = True,
 ) -> ReportData:
     """Derive every view the rows support (see the module docstring).
 
@@ -570,6 +620,10 @@ def build_report(
         superseded: The rows later rows of the same key replaced
             (:func:`~agent_eval.run.store.load_superseded`): only their judge tokens and cost
             count, in the summary's totals.
+        history: Each metric's mean per run across runs of the same inputs
+            (:func:`~agent_eval.report.history.history_points`).
+        agent_views: Compute the agent's views (trajectories, tool failures, verdicts against
+            shape, history); ``False`` gives the page as it was before them (a baseline).
 
     """
     key = variant_key(results)
@@ -614,12 +668,18 @@ def build_report(
 
         calibration = {v: calibrate_results(g, labels) for v, g in groups.items()}
     limit = rendering_limit(_shown_lengths(all_rows, texts), rendering_budget)
+    scored = {r.conversation_id for r in results}
+    known = {cid: t for cid, t in (traces or {}).items() if cid in scored}
+    conversations = _conversation_views(
+        rows, all_rows, texts, known, truth, limit=limit, agent=agent_views
+    )
+    tools, error_types = tool_failures(known) if agent_views else ([], [])
     return ReportData(
         title=title,
         summary=_summary(results, key, pricing, superseded),
         runs=list(runs),
         rows=rows,
-        conversations=_conversation_views(rows, all_rows, texts, traces or {}, truth, limit=limit),
+        conversations=conversations,
         errors=_errors(results),
         steering=steered_units(results),
         comparison=comparison,
@@ -629,6 +689,12 @@ def build_report(
         subjects={r.subject: r.conversation_id for r in results},
         units=any(r.unit_id != CONVERSATION_UNIT for r in results),
         rendering_limit=limit,
+        names={c.conversation_id: c.name for c in conversations if c.name != c.conversation_id},
+        tools=tools,
+        error_types=error_types,
+        shapes=shape_views([(r.variant, r.result) for r in rows], known) if agent_views else [],
+        history=dict(history or {}) if agent_views else {},
+        agent_views=agent_views,
     )
 
 

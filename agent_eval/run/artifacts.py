@@ -105,7 +105,7 @@ def write_conversations(directory: str | Path, traces: Iterable[AgentTrace]) -> 
     """Write ``traces`` to ``DIR/conversations.jsonl`` (replacing it), one JSON per line.
 
     Raises:
-        StoreError: The file cannot be written.
+        OutputError: The file cannot be written (a StoreError).
 
     """
     return _write_conversations(directory, traces, "w")
@@ -118,7 +118,7 @@ def append_conversation(directory: str | Path, trace: AgentTrace) -> Path:
     keeps the last line of each id, its latest revision.
 
     Raises:
-        StoreError: The file cannot be written.
+        OutputError: The file cannot be written (a StoreError).
 
     """
     return _write_conversations(directory, [trace], "a")
@@ -133,7 +133,7 @@ def _write_conversations(directory: str | Path, traces: Iterable[AgentTrace], mo
             for trace in traces:
                 handle.write(trace.model_dump_json() + "\n")
     except OSError as exc:
-        raise StoreError(f"cannot write {path}: {exc}") from exc
+        raise OutputError(f"cannot write {path}: {exc}") from exc
     return path
 
 
@@ -325,7 +325,7 @@ def write_units(
     revision); :func:`read_units` keeps the last record of each unit.
 
     Raises:
-        StoreError: The file cannot be written.
+        OutputError: The file cannot be written (a StoreError).
 
     """
     path = Path(directory) / UNITS_NAME
@@ -336,7 +336,7 @@ def write_units(
                 for record in _unit_records(trace):
                     handle.write(orjson.dumps(record) + b"\n")
     except OSError as exc:
-        raise StoreError(f"cannot write {path}: {exc}") from exc
+        raise OutputError(f"cannot write {path}: {exc}") from exc
     return path
 
 

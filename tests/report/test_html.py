@@ -16,6 +16,8 @@ from agent_eval.trace import (
     AssistantMessage,
     Retrieval,
     RetrievedDocument,
+    SpanErrorInfo,
+    SpanTiming,
     ToolCall,
     ToolMessage,
     UserMessage,
@@ -62,6 +64,37 @@ def _evil_trace(cid: str) -> AgentTrace:
         ),
         labels={SCRIPT_TITLE: 1},
         reference=IMG_ONERROR,
+        spans=(
+            SpanTiming(
+                trace_id="a" * 32,
+                span_id="b" * 16,
+                kind="agent",
+                name=SCRIPT_TITLE,
+                agent_name=IMG_ONERROR,
+                start_ns=1,
+                end_ns=9,
+            ),
+            SpanTiming(
+                trace_id="a" * 32,
+                span_id="c" * 16,
+                parent_span_id="b" * 16,
+                kind="tool",
+                name=SVG_ONLOAD,
+                tool_name=SCRIPT_TITLE,
+                start_ns=2,
+                end_ns=5,
+            ),
+        ),
+        errors=(
+            SpanErrorInfo(
+                trace_id="a" * 32,
+                span_id="c" * 16,
+                span_name=SVG_ONLOAD,
+                error_type=IMG_ONERROR,
+                message=SCRIPT_TITLE,
+                tool_name=SCRIPT_TITLE,
+            ),
+        ),
     )
 
 
@@ -88,7 +121,8 @@ def test_untrusted_content_is_escaped_everywhere(make_result: MakeResult) -> Non
     html = render_html(data)
     tags = _tags(html)
     assert [t for t, _ in tags if t in {"script", "iframe", "object", "embed", "img"}] == ["script"]
-    assert {a.get("class") for t, a in tags if t == "svg"} == {"plot"}  # only our plots
+    assert {a.get("class") for t, a in tags if t == "svg"} == {"plot", "bar"}  # only ours
+    assert "failed: &lt;img src=x onerror" in html  # the timeline's failed step, escaped
     assert len(_plots(html)) >= 4
     assert not [a for _, a in tags if any(k.startswith("on") for k in a)]
     assert not [a for _, a in tags if "style" in a]  # the CSP forbids style attributes

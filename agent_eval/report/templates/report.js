@@ -1,7 +1,8 @@
-/* agent-eval report: sorting, filtering, search and paging of the results table, and opening
-   the conversation a link points at. The page's Content-Security-Policy allows this script by
-   its sha256 hash and nothing else. It only moves, hides and shows elements already in the page
-   and writes plain text (textContent): it never parses markup. The view state lives in the
+/* agent-eval report: sorting, filtering, search and paging of the results table, opening
+   the conversation a link points at, and expanding or collapsing every conversation. The
+   page's Content-Security-Policy allows this script by its sha256 hash and nothing else. It
+   only moves, hides and shows elements already in the page and writes plain text
+   (textContent): it never parses markup. The view state lives in the
    query string (?status=error&sort=-tokens&q=refund&page=2&size=25), so a view can be shared. */
 (function () {
   "use strict";
@@ -22,6 +23,18 @@
   }
   window.addEventListener("hashchange", openTarget);
   openTarget();
+
+  var toggles = document.getElementById("conversation-controls");
+  if (toggles) {
+    var sections = document.querySelectorAll("section.conversation > details");
+    toggles.addEventListener("click", function (event) {
+      var button = event.target.closest("button[data-toggle]");
+      if (!button) return;
+      var open = button.getAttribute("data-toggle") === "expand";
+      for (var i = 0; i < sections.length; i++) sections[i].open = open;
+    });
+    toggles.hidden = false;
+  }
 
   var table = document.getElementById("results-table");
   var controls = document.getElementById("controls");
