@@ -119,7 +119,7 @@ async def _serve_logged(  # noqa: PLR0917  (the command's parts, passed through 
     from agent_eval.live.durable import Durability
     from agent_eval.live.receiver import Receiver
     from agent_eval.live.scorer import LiveScorer
-    from agent_eval.run.session import RunSession, SessionHooks
+    from agent_eval.run.session import RunSession, SessionHooks, build_metrics
 
     metrics = build_metrics(cfg)  # every metric scores every conversation, as score does
     judged = any(m.requires_judge for m in metrics)
@@ -350,8 +350,15 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
         chosen = None if selection.everything else selection
         summary = event_loop.run(
             _serve(
-                cfg, limits, host, port, events, sys.argv, token,
-                max_log_bytes=max_log, selection=chosen,
+                cfg,
+                limits,
+                host,
+                port,
+                events,
+                sys.argv,
+                token,
+                max_log_bytes=max_log,
+                selection=chosen,
             )
         )
     except AgentEvalError as exc:

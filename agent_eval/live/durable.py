@@ -165,8 +165,11 @@ class Durability:
         return dataclasses.replace(job, revision=revision, note=note)
 
     def _pending_units(self, job: Job) -> tuple[tuple[Unit, ...] | None, ...] | None:
-        """Per engine, the units of ``job`` with no stored row of its revision (``None``: all,
-        or unknown); ``None`` when every engine has all of them to score."""
+        """Per engine, the units of ``job`` with no stored row of its revision.
+
+        ``None`` for an engine: all of them (or unknown); ``None`` in all: every engine has
+        all of them to score.
+        """
         per_engine = tuple(_pending(engine, job) for engine in self.engines)
         return None if all(p is None for p in per_engine) else per_engine
 

@@ -138,6 +138,7 @@ class Receiver:
         limits: ReceiverLimits | None = None,
         out_dir: Path | None = None,
         token: str | None = None,
+        *,
         durable: Durability | None = None,
         selection: Selection | None = None,
     ) -> None:
