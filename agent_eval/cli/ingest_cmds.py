@@ -32,6 +32,7 @@ import typer
 from agent_eval.cli.app import app, error_console, print_plain
 from agent_eval.cli.exit_codes import EXIT_NOTHING, EXIT_USAGE, exit_code
 from agent_eval.cli.help_format import HelpCommand
+from agent_eval.cli.quiet import machine_stdout
 from agent_eval.errors import AgentEvalError, ConfigError, OutputError
 from agent_eval.ingest import IngestReport, ingest
 from agent_eval.ingest.accounting import FileReport
@@ -285,7 +286,7 @@ def _write_out(paths: list[str], fmt: str, out: Path) -> IngestReport:
 
 def _open_out(stack: ExitStack, out: Path | None, as_json: bool) -> TextIO | None:
     if out is None:
-        return None if as_json else sys.stdout
+        return None if as_json else machine_stdout()  # written with --quiet too
     return None
 
 
