@@ -29,6 +29,11 @@ Usage::
   and ``_`` as ``_``), as ``agent-eval score --out`` writes one (results, run record,
   ``conversations.jsonl``, ``renderings.jsonl``), through the same run session
   (:class:`~agent_eval.run.session.RunSession`), so ``agent-eval report`` shows it.
+- In CI (docs/testing.md): a configuration error (no judge, an unknown metric, formatter or
+  marker keyword) stops the session with one ``ERROR: agent-eval: ...`` line and exit code 4;
+  a judge that cannot be reached makes the test an error, not a failure (skipped with
+  ``--agent-eval-skip-unreachable`` / ini ``agent_eval_skip_unreachable``); failure messages,
+  run ids and run records name the test's node id.
 - ``--agent-eval-report PATH`` writes one HTML report of every result of the session at its end.
   Under pytest-xdist each worker stores its results in ``PATH.parts/<worker>/`` and the
   controller writes the report once all workers finished.
