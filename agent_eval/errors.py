@@ -239,6 +239,18 @@ class JudgeTransportError(JudgeError):
     error_type = "judge_unavailable"
 
 
+class JudgeRequestError(JudgeError):
+    """The endpoint answered and refused the request itself (``judge_bad_request``).
+
+    An HTTP 4xx other than an authentication failure (401, 403) or one the openai client
+    retries (408, 409, 429): 400 (a parameter or mode the model does not take), 404 (no such
+    model or path), 422. The judge is reachable; the request must change (model name,
+    ``--mode``, ``--base-url`` path), so it is not ``judge_unavailable``.
+    """
+
+    error_type = "judge_bad_request"
+
+
 class JudgeContextLengthError(JudgeError):
     """The endpoint refused the request as longer than the model's context window.
 

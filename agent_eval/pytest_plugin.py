@@ -29,6 +29,11 @@ Usage::
   and ``_`` as ``_``), as ``agent-eval score --out`` writes one (results, run record,
   ``conversations.jsonl``, ``renderings.jsonl``), through the same run session
   (:class:`~agent_eval.run.session.RunSession`), so ``agent-eval report`` shows it.
+- In CI (docs/testing.md): a configuration error (no judge, an unknown metric, formatter or
+  marker keyword) stops the session with one ``ERROR: agent-eval: ...`` line and exit code 4;
+  a judge that cannot be reached makes the test an error, not a failure (skipped with
+  ``--agent-eval-skip-unreachable`` / ini ``agent_eval_skip_unreachable``); failure messages,
+  run ids and run records name the test's node id.
 - ``--agent-eval-report PATH`` writes one HTML report of every result of the session at its end.
   Under pytest-xdist each worker stores its results in ``PATH.parts/<worker>/`` and the
   controller writes the report once all workers finished.
@@ -41,7 +46,7 @@ import os
 import re
 import shutil
 import threading
-from collections.abc import Coroutine, Iterator, Mapping
+from collections.abc import Coroutine, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -50,11 +55,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pytest
 
 if TYPE_CHECKING:
+    from agent_eval.formatting.base import Formatter
     from agent_eval.ingest.sdk import Collector
+    from agent_eval.judges.base import Judge
+    from agent_eval.metrics.base import Metric
     from agent_eval.result import MetricResult
     from agent_eval.trace import AgentTrace
 
-__all__ = ["AgentSpans", "JudgeSettings", "agent_spans"]
+__all__ = ["AgentSpans", "JudgeSettings", "JudgeUnreachable", "agent_spans"]
 
 T = TypeVar("T")
 _COLLECTOR = pytest.StashKey["Collector"]()
@@ -78,6 +86,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--agent-eval-report", metavar="PATH", help="Write the session's HTML report to PATH."
     )
     group.addoption(
+        "--agent-eval-skip-unreachable",
+        action="store_true",
+        default=None,
+        help="Skip a test whose judge cannot be reached (default: the test errors).",
+    )
+    group.addoption(
         "--agent-eval-out",
         metavar="DIR",
         help="Write each scored test's run directory to DIR/<test id>/ (as agent-eval score).",
@@ -86,6 +100,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("agent_eval_base_url", "OpenAI-compatible judge endpoint URL.")
     parser.addini("agent_eval_api_key_env", "Env var holding the judge's key.")
     parser.addini("agent_eval_formatter", "Formatter NAME@V for agent_spans scoring.")
+    parser.addini(
+        "agent_eval_skip_unreachable",
+        "Skip (instead of error) a test whose judge cannot be reached.",
+        type="bool",
+        default=False,
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -111,6 +131,7 @@ class JudgeSettings:
         base_url: The endpoint (``None``: the openai client's ``OPENAI_BASE_URL``).
         api_key_env: The variable holding the key.
         formatter: The formatter identity.
+        skip_unreachable: Skip a test whose judge cannot be reached (else it errors).
 
     """
 
@@ -118,6 +139,7 @@ class JudgeSettings:
     base_url: str | None
     api_key_env: str
     formatter: str
+    skip_unreachable: bool = False
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> JudgeSettings:
@@ -133,6 +155,10 @@ class JudgeSettings:
             base_url=values["base_url"],
             api_key_env=values["api_key_env"] or "OPENAI_API_KEY",
             formatter=values["formatter"] or DEFAULT_FORMATTER,
+            skip_unreachable=bool(
+                config.getoption("agent_eval_skip_unreachable", None)
+                or config.getini("agent_eval_skip_unreachable")
+            ),
         )
 
 
@@ -205,6 +231,10 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        running = False  # run outside the handler: no "no running event loop" context chained
+    else:
+        running = True
+    if not running:
         return event_loop.run(coro)
     box: dict[str, Any] = {}
 
@@ -261,64 +291,62 @@ class AgentSpans:
             reference: A reference goal for every conversation (selects the reference variant).
 
         Raises:
-            pytest.UsageError: no judge is configured.
+            pytest.exit.Exception: a configuration error (no judge configured, an unknown
+                metric or formatter): the session stops with that one line (exit code 4).
 
         """
         traces = self.traces()
-        return _run(self._score(traces, metric, reference))[0] if traces else []
+        if not traces:
+            return []
+        return _run(self._score(traces, _plan_or_stop(self.settings, metric, reference)))[0]
 
     async def _score(
-        self, traces: list[AgentTrace], metric_name: str, reference: str | None
+        self, traces: list[AgentTrace], plan: _Plan
     ) -> tuple[list[MetricResult], dict[tuple[str, str], str]]:
         from agent_eval.config import ScoreConfig
-        from agent_eval.formatting.registry import get_formatter
-        from agent_eval.judges.openai_judge import OpenAIJudge
-        from agent_eval.metrics.spec import build_metric
         from agent_eval.run.session import RunSession
 
-        if not self.settings.judge:
-            raise pytest.UsageError(
-                "agent-eval: no judge configured; pass --agent-eval-judge MODEL (and "
-                "--agent-eval-base-url URL), set agent_eval_judge in the ini file, or "
-                "AGENT_EVAL_JUDGE in the environment"
-            )
-        chosen = build_metric(metric_name, with_reference=bool(reference))
-        formatter = get_formatter(self.settings.formatter)
-        judge = OpenAIJudge(
-            self.settings.judge,
-            base_url=self.settings.base_url,
-            api_key_env=self.settings.api_key_env,
-        )
         session = RunSession(
             ScoreConfig(out=self.run_directory(), cache="off", max_context_tokens=None),
-            judge=judge,
-            model=judge.model,
-            metrics=[chosen],
-            formatter=formatter,
-            run_id=self.recorder.run_id if self.recorder else None,
+            judge=plan.judge,
+            model=plan.judge.model,
+            metrics=[plan.metric],
+            formatter=plan.formatter,
+            run_id=self.recorder.run_id if self.recorder else self.run_id(),
             write=self.out is not None,
+            record={"pytest": {"test": self.test_id}},
             keep_results=True,
             keep_interrupted=False,
         )
         try:
             session.read(
                 traces,
-                references={t.conversation_id: reference for t in traces} if reference else {},
+                references={t.conversation_id: plan.reference for t in traces}
+                if plan.reference
+                else {},
             )
             summary = (await session.run())[0]
         finally:
             session.close()
+        formatter = plan.formatter
         renderings = {(t.conversation_id, formatter.identity): formatter.render(t) for t in traces}
         results = list(summary.results)
         if self.recorder is not None:
-            self.recorder.add(results, renderings)
+            self.recorder.add([_named(r, self.test_id) for r in results], renderings)
         return results, renderings
+
+    def run_id(self) -> str:
+        """The run id of this test's scoring: ``pytest-<UTC time>-<test id>`` (names the test).
+
+        With ``--agent-eval-report`` the session's one run id is used instead (one report).
+        """
+        return f"pytest-{datetime.now(UTC):%Y%m%dT%H%M%S%fZ}-{_safe(self.test_id)}"
 
     def run_directory(self) -> Path | None:
         """``DIR/<test id>/`` with ``--agent-eval-out DIR``; ``None`` without it."""
         if self.out is None:
             return None
-        return self.out / (re.sub(r"[^A-Za-z0-9_.-]+", "_", self.test_id) or "test")
+        return self.out / (_safe(self.test_id) or "test")
 
     def assert_score(
         self,
@@ -329,34 +357,143 @@ class AgentSpans:
     ) -> list[MetricResult]:
         """Score, then fail unless every conversation is ``ok`` with ``score >= min_score``.
 
-        Returns the results when the test passes the gate.
+        Returns the results when the test passes the gate. A conversation the judge could not
+        be reached for (``judge_unavailable``) is not the agent's failure: when no other
+        conversation fails the gate, the test is reported as an error (or skipped, with
+        ``--agent-eval-skip-unreachable``).
 
         Raises:
             pytest.fail.Exception: no conversation was collected, or one fails the gate; the
-                message shows verdict, reason, stage outputs and the judge's rendering.
+                message names the test and shows verdict, reason, stage outputs and the
+                judge's rendering.
+            JudgeUnreachable: the judge could not be reached (a test error).
+            pytest.skip.Exception: the same, with ``--agent-eval-skip-unreachable``.
+            pytest.exit.Exception: a configuration error; the session stops (exit code 4).
 
         """
         traces = self.traces()
         if not traces:
             pytest.fail(
-                "agent-eval: no conversation was collected; is the code under test "
-                "instrumented, and does it use the global TracerProvider?",
+                f"agent-eval ({self.test_id}): no conversation was collected; is the code "
+                "under test instrumented, and does it use the global TracerProvider?",
                 pytrace=False,
             )
-        results, renderings = _run(self._score(traces, metric, reference))
-        failing = [r for r in results if r.status != "ok" or (r.score or 0.0) < min_score]
+        plan = _plan_or_stop(self.settings, metric, reference)
+        results, renderings = _run(self._score(traces, plan))
+        unreachable = [r for r in results if _unreachable(r)]
+        failing = [
+            r
+            for r in results
+            if not _unreachable(r) and (r.status != "ok" or (r.score or 0.0) < min_score)
+        ]
         if failing:
-            pytest.fail(_failure(failing, renderings, min_score), pytrace=False)
+            pytest.fail(_failure(failing, renderings, min_score, self.test_id), pytrace=False)
+        if unreachable:
+            message = _unreachable_message(unreachable, len(results), self.test_id)
+            if self.settings.skip_unreachable:
+                pytest.skip(message)
+            raise JudgeUnreachable(message)
         return results
 
 
+def _safe(test_id: str) -> str:
+    """``test_id`` with other characters than letters, digits, ``.``, ``-``, ``_`` as ``_``."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", test_id)
+
+
+class JudgeUnreachable(Exception):
+    """The judge could not be reached for a test's conversations: the test errors, not fails.
+
+    Raised by :meth:`AgentSpans.assert_score` (and the ``agent_eval`` marker); the plugin
+    reports the test as ``ERROR`` with this one-line message, so CI does not blame the agent.
+    """
+
+
+_UNREACHABLE = "agent_eval_unreachable"
+"""The attribute marking the report of a test whose judge could not be reached."""
+_MARKER_KEYS = frozenset({"metric", "min_score", "reference"})
+_NO_JUDGE = (
+    "no judge configured; pass --agent-eval-judge MODEL (and --agent-eval-base-url URL), "
+    "set agent_eval_judge in the ini file, or AGENT_EVAL_JUDGE in the environment"
+)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What one scoring needs, built (and so checked) before any conversation is read."""
+
+    metric: Metric
+    formatter: Formatter[Any]
+    judge: Judge
+    reference: str | None
+
+
+def _plan(settings: JudgeSettings, metric_name: str, reference: str | None) -> _Plan:
+    """The metric, formatter and judge of one scoring.
+
+    Raises:
+        AgentEvalError: no judge configured, or a bad metric, formatter or judge setting.
+
+    """
+    from agent_eval.errors import JudgeNotConfiguredError
+    from agent_eval.formatting.registry import get_formatter
+    from agent_eval.judges.openai_judge import OpenAIJudge
+    from agent_eval.metrics.spec import build_metric
+
+    if not settings.judge:
+        raise JudgeNotConfiguredError(_NO_JUDGE)
+    metric = build_metric(metric_name, with_reference=bool(reference))
+    formatter = get_formatter(settings.formatter)
+    judge = OpenAIJudge(
+        settings.judge, base_url=settings.base_url, api_key_env=settings.api_key_env
+    )
+    return _Plan(metric, formatter, judge, reference)
+
+
+def _plan_or_stop(settings: JudgeSettings, metric_name: str, reference: str | None) -> _Plan:
+    """:func:`_plan`; a configuration error ends the session on pytest's usage-error path."""
+    from agent_eval.errors import AgentEvalError
+
+    try:
+        return _plan(settings, metric_name, reference)
+    except AgentEvalError as exc:
+        error = exc
+    # outside the handler, so that nothing is chained onto the one line pytest prints
+    pytest.exit(f"agent-eval: {error}", returncode=pytest.ExitCode.USAGE_ERROR)
+
+
+def _unreachable(result: MetricResult) -> bool:
+    """Whether the row errored because the judge could not be reached (not the agent)."""
+    from agent_eval.errors import JudgeTransportError
+
+    return result.status == "error" and result.error_type == JudgeTransportError.error_type
+
+
+def _unreachable_message(unreachable: list[MetricResult], total: int, test_id: str) -> str:
+    first = unreachable[0]
+    return (
+        f"agent-eval ({test_id}): the judge could not be reached for {len(unreachable)} of "
+        f"{total} conversation(s), so the agent was not judged: {first.error_message}"
+    )
+
+
+def _named(result: MetricResult, test_id: str) -> MetricResult:
+    """``result`` with the test that made it in its ``note`` (the session's HTML report)."""
+    return result.model_copy(update={"note": f"pytest {test_id}"}) if test_id else result
+
+
 def _failure(
-    failing: list[MetricResult], renderings: Mapping[tuple[str, str], str], min_score: float
+    failing: list[MetricResult],
+    renderings: Mapping[tuple[str, str], str],
+    min_score: float,
+    test_id: str = "",
 ) -> str:
     parts = []
+    made_by = f" ({test_id})" if test_id else ""
     for r in failing:
         head = (
-            f"agent-eval: {r.metric} on conversation {r.conversation_id!r}: status {r.status}"
+            f"agent-eval{made_by}: {r.metric} on conversation {r.conversation_id!r}: "
+            f"status {r.status}"
             + (
                 f", verdict {r.verdict!r}, score {r.score} < {min_score}"
                 if r.status == "ok"
@@ -425,3 +562,81 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
             pytest.fail("@pytest.mark.agent_eval needs the agent_spans fixture", pytrace=False)
         spans.assert_score(**marker.kwargs)
     return result
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Check the settings and every ``agent_eval`` marker once, before any test runs.
+
+    Only when a selected test uses ``agent_spans``; a test with the marker needs a judge.
+
+    Raises:
+        pytest.UsageError: the first problem, as one line (pytest prints ``ERROR: ...`` and
+            exits 4 without running a test).
+
+    """
+    using = [i for i in session.items if "agent_spans" in getattr(i, "fixturenames", ())]
+    if not using:
+        return
+    from agent_eval.errors import AgentEvalError
+
+    settings = JudgeSettings.from_config(session.config)
+    try:
+        _check(settings, using)
+    except AgentEvalError as exc:
+        error = exc
+    else:
+        return
+    raise pytest.UsageError(f"agent-eval: {error}")
+
+
+def _check(settings: JudgeSettings, items: list[pytest.Item]) -> None:
+    """Build what the selected tests' scoring needs.
+
+    Raises:
+        AgentEvalError: a bad formatter; a marker with an unknown argument or metric; no
+            judge while a selected test carries the marker.
+
+    """
+    from agent_eval.errors import ConfigError
+    from agent_eval.formatting.registry import get_formatter
+
+    get_formatter(settings.formatter)
+    checked: set[tuple[str, bool]] = set()
+    for item in items:
+        marker = item.get_closest_marker("agent_eval")
+        if marker is None:
+            continue
+        unknown = sorted(set(marker.kwargs) - _MARKER_KEYS)
+        if marker.args or unknown:
+            raise ConfigError(
+                f"{item.nodeid}: @pytest.mark.agent_eval takes the keywords metric=, "
+                f"min_score=, reference= (got {[*marker.args, *unknown]})"
+            )
+        key = (
+            str(marker.kwargs.get("metric", "goal_accuracy")),
+            bool(marker.kwargs.get("reference")),
+        )
+        if key not in checked:
+            checked.add(key)
+            _plan(settings, key[0], "x" if key[1] else None)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A test whose judge could not be reached: marked, with its one-line message."""
+    report = yield
+    if call.excinfo is not None and call.excinfo.errisinstance(JudgeUnreachable):
+        report.longrepr = str(call.excinfo.value)
+        setattr(report, _UNREACHABLE, True)  # an attribute of the report: xdist sends it on
+    return report
+
+
+def pytest_report_teststatus(
+    report: pytest.TestReport, config: pytest.Config
+) -> tuple[str, str, str] | None:
+    """A test whose judge could not be reached is an error (``E``), not a failure."""
+    if report.failed and getattr(report, _UNREACHABLE, False):
+        return "error", "E", "ERROR"
+    return None

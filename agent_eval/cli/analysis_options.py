@@ -7,7 +7,6 @@ flag, else ``./agent-eval.toml`` when it exists.
 
 from __future__ import annotations
 
-import sys
 import tomllib
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -30,6 +29,7 @@ from agent_eval.analysis.gates import (
 )
 from agent_eval.cli.app import EXIT_GATE, err_console
 from agent_eval.cli.exit_codes import EXIT_NOTHING, exit_code
+from agent_eval.cli.quiet import machine_stdout
 from agent_eval.costs import PriceTable
 from agent_eval.errors import AgentEvalError, ConfigError, StoreError
 from agent_eval.result import MetricResult
@@ -244,8 +244,9 @@ def warn_formatter_drift(results: Iterable[MetricResult]) -> list[str]:
 
 def write_json(payload: str) -> None:
     """Write a JSON document to stdout, newline-terminated."""
-    sys.stdout.write(payload.rstrip("\n") + "\n")
-    sys.stdout.flush()
+    stdout = machine_stdout()  # written with --quiet too
+    stdout.write(payload.rstrip("\n") + "\n")
+    stdout.flush()
 
 
 def exit_nothing_scored(message: str) -> NoReturn:

@@ -149,7 +149,8 @@ def diff(
         load_formatter_paths(formatter_path)
         a, b = get_formatter(first), get_formatter(second)
         results = [_print_diff(a, b, trace) for trace in read_traces(paths, fmt, conversation)]
-    console.print(Text(f"{len(results)} conversations, {sum(results)} rendered differently"))
+    noun = "conversation" if len(results) == 1 else "conversations"
+    console.print(Text(f"{len(results)} {noun}, {sum(results)} rendered differently"))
 
 
 @formatters_app.command("lock", cls=HelpCommand)

@@ -157,6 +157,18 @@ def _argument_name(param: Any) -> str:
 class HelpCommand(TyperCommand):
     """A typer command whose ``--help`` uses upper-case metavars and no Python type names."""
 
+    def get_params(self, ctx: Any) -> list[Any]:
+        """Click's parameters with ``--quiet`` / ``-q`` before ``--help`` (every command has it)."""
+        from agent_eval.cli.quiet import quiet_option
+
+        params = list(super().get_params(ctx))
+        quiet = quiet_option()
+        if quiet not in params:
+            params.insert(
+                len(params) - 1 if params and params[-1].name == "help" else len(params), quiet
+            )
+        return params
+
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         """``[OPTIONS]``, then each argument: ``NAME``, ``PATH...``, or ``[PATH...]``."""
         pieces = [self.options_metavar] if self.options_metavar else []

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import Counter
 from collections.abc import Iterable
 from contextlib import AbstractContextManager, ExitStack, nullcontext
 from pathlib import Path
@@ -32,10 +33,11 @@ import typer
 from agent_eval.cli.app import app, error_console, print_plain
 from agent_eval.cli.exit_codes import EXIT_NOTHING, EXIT_USAGE, exit_code
 from agent_eval.cli.help_format import HelpCommand
+from agent_eval.cli.quiet import machine_stdout
 from agent_eval.errors import AgentEvalError, ConfigError, OutputError
 from agent_eval.ingest import IngestReport, ingest
 from agent_eval.ingest.accounting import FileReport
-from agent_eval.ingest.containers.base import containers
+from agent_eval.ingest.containers.base import Skipped, containers
 from agent_eval.ingest.pipeline import NOT_RECOGNISED, known_formats
 from agent_eval.terminal_text import escape_control
 
@@ -133,7 +135,7 @@ def summary_lines(report: IngestReport) -> list[str]:
     """
     lines = [
         f"ingested {_file_counts(report)}: {report.spans_read} spans, {report.logs_read} log "
-        f"records -> {report.conversations} conversations"
+        f"records -> {_counted(report.conversations, 'conversation')}"
     ]
     lines += _accounting("spans", report.spans_used, report.spans_ignored, report.spans_read)
     if report.logs_read:
@@ -159,7 +161,11 @@ def skipped_lines(report: IngestReport) -> list[str]:
 
     The first :data:`MAX_SKIPPED_SHOWN` of the run's skipped records and spans, each naming
     where it was read, for every command that reads traces (``ingest``, ``score``, ``show``).
+    A hint that several ``no_message_content`` items share (how to record the text) is said
+    once, after them, with how many of the skipped conversations it concerns.
     """
+    hints = Counter(h for item in report.skipped if (h := _shared_hint(item)))
+    repeated = [h for h, n in hints.items() if n > 1]
     lines = []
     for item in report.skipped[:MAX_SKIPPED_SHOWN]:
         ids = "".join(
@@ -167,8 +173,26 @@ def skipped_lines(report: IngestReport) -> list[str]:
             for label, value in (("trace", item.trace_id), ("span", item.span_id))
             if value
         )
-        lines.append(f"skipped: {item.source or '?'}{ids}: {item.reason}: {item.detail}")
+        detail, hint = item.detail, _shared_hint(item)
+        if hint in repeated:
+            detail = detail[: -len(hint) - len(_HINT_SEPARATOR)] + " (why: below)"
+        lines.append(f"skipped: {item.source or '?'}{ids}: {item.reason}: {detail}")
+    lines += [
+        f"why {hints[hint]} skipped conversations (no_message_content) have no text: {hint}"
+        for hint in repeated
+    ]
     return lines
+
+
+_HINT_SEPARATOR = "; "
+"""What separates a ``no_message_content`` detail (which conversation) from its hint (how)."""
+
+
+def _shared_hint(item: Skipped) -> str | None:
+    """The how-to-record-the-text hint of a ``no_message_content`` item, ``None`` for others."""
+    if item.reason != "no_message_content":
+        return None
+    return item.detail.partition(_HINT_SEPARATOR)[2] or None
 
 
 def print_summary(report: IngestReport, console: Console | None = None) -> None:
@@ -199,13 +223,15 @@ def no_conversation_reason(report: IngestReport, where: str = "") -> str:
     if unread:
         causes.append(f"{unread} of {len(report.files)} file(s) could not be read")
     if report.spans_read:
-        causes.append(
-            f"all {report.spans_read} spans were ignored ({_reasons(report.spans_ignored)})"
-        )
+        every = f"all {report.spans_read} spans were" if report.spans_read > 1 else "the span was"
+        causes.append(f"{every} ignored ({_reasons(report.spans_ignored)})")
     if ignored_logs := sum(report.logs_ignored.values()):
         share = "all" if ignored_logs == report.logs_read else f"{ignored_logs} of"
         reasons = _reasons(report.logs_ignored)
-        causes.append(f"{share} {report.logs_read} log records were ignored ({reasons})")
+        records = f"{share} {report.logs_read} log records were"
+        if report.logs_read == 1:
+            records = "the log record was"
+        causes.append(f"{records} ignored ({reasons})")
     if report.logs_used:  # joined to spans that still gave no conversation
         causes.append(
             f"the {report.logs_used} log record(s) joined to those spans did not make a "
@@ -215,10 +241,20 @@ def no_conversation_reason(report: IngestReport, where: str = "") -> str:
         total = sum(report.records_ignored.values())
         causes.append(f"{total} record(s) were skipped ({_reasons(report.records_ignored)})")
     causes += [f"{f.path} is {f.note}" for f in report.files if f.note]
+    empty = [f.path for f in report.files if not (f.error or f.note or f.conversations)]
+    if not causes and empty:  # read, valid, and nothing in them: name them
+        named = ", ".join(empty[:5]) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
+        holds = "holds" if len(empty) == 1 else "hold"
+        causes.append(f"{named} {holds} no spans, log records or conversations")
     if not causes:
         causes.append("the inputs hold no spans, log records or conversations")
     found = f"no conversation found in {where}" if where else "no conversation found"
     return f"{found}: " + "; ".join(causes) + "; the summary gives each reason"
+
+
+def _counted(count: int, noun: str) -> str:
+    """``"1 conversation"``, ``"2 conversations"``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _write_traces(paths: list[str], fmt: str, out: TextIO | None) -> IngestReport:
@@ -285,7 +321,7 @@ def _write_out(paths: list[str], fmt: str, out: Path) -> IngestReport:
 
 def _open_out(stack: ExitStack, out: Path | None, as_json: bool) -> TextIO | None:
     if out is None:
-        return None if as_json else sys.stdout
+        return None if as_json else machine_stdout()  # written with --quiet too
     return None
 
 

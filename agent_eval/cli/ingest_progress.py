@@ -48,7 +48,8 @@ def progress_line(report: IngestReport) -> str:
         counts += f", {report.logs_read:,} log records"
     if not files:
         return f"reading the inputs; {counts}"
-    counts += f", {report.conversations:,} conversations"
+    noun = "conversation" if report.conversations == 1 else "conversations"
+    counts += f", {report.conversations:,} {noun}"
     total = max(report.inputs, len(files))
     current = files[-1]
     position, size = sources.position(current.path), sources.size(current.path)

@@ -46,7 +46,6 @@ formatters list ``formatters``: one object per registered formatter release
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -443,8 +442,11 @@ def emit_json(command: str, payload: BaseModel | Mapping[str, Any] | RunRecord |
     document = {"schema_version": SCHEMA_VERSION, "command": command, **data}
     text = orjson.dumps(document, default=_default, option=orjson.OPT_INDENT_2).decode()
     _written[0] += 1
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
+    from agent_eval.cli.quiet import machine_stdout  # written with --quiet too
+
+    stdout = machine_stdout()
+    stdout.write(text + "\n")
+    stdout.flush()
 
 
 _written = [0]  # documents written by emit_json in this process

@@ -39,6 +39,7 @@ from agent_eval.cli.app import EXIT_USAGE, app, err_console
 from agent_eval.cli.event_options import EventOptions, EventsFile, OtlpEndpoint
 from agent_eval.cli.help_format import HelpCommand
 from agent_eval.cli.judge_setup import build_judge, cache_endpoint, judge_model, missing_judge
+from agent_eval.cli.quiet import machine_stdout
 from agent_eval.config import DEFAULT_JUDGE, ScoreConfig, load_config
 from agent_eval.errors import AgentEvalError, ConfigError
 from agent_eval.run import event_loop
@@ -366,4 +367,4 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
             f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
         )
         raise typer.Exit(EXIT_USAGE) from None
-    sys.stdout.write(dumps(summary) + "\n")
+    machine_stdout().write(dumps(summary) + "\n")  # written with --quiet too

@@ -182,6 +182,8 @@ def read_input_file(
     report.files.append(file)
     if item.note is not None:  # a labels/references/results file: not a trace file
         file.note = item.note
+        if sources.archive_note(item.path) is not None:  # an archive: an unread input
+            failures.append(InputError(item.note, path=item.path))
         return
     replaced = safe_text.replaced_so_far()
     try:

@@ -43,6 +43,7 @@ from agent_eval.errors import (
     JudgeContextLengthError,
     JudgeNotConfiguredError,
     JudgeOutputError,
+    JudgeRequestError,
     JudgeTransportError,
 )
 from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest, JudgeSettings
@@ -278,7 +279,7 @@ class OpenAIJudge(Judge):
 
     def _transport_error(
         self, error: EndpointError, counts: SendCounts, usage: AttemptUsage
-    ) -> JudgeTransportError | JudgeContextLengthError:
+    ) -> JudgeTransportError | JudgeRequestError | JudgeContextLengthError:
         attempts = counts.sent  # 0 when no connection could be opened: nothing was sent
         if _is_context_length(error):
             return JudgeContextLengthError(
@@ -293,6 +294,14 @@ class OpenAIJudge(Judge):
         failed = f"{counts.sent} request(s)"
         if counts.connect_failures:
             failed += f" and {counts.connect_failures} failed connection attempt(s)"
+        if _is_bad_request(error):
+            return JudgeRequestError(
+                f"the judge endpoint refused the request: {self._describe(error)}",
+                attempts=attempts,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                usage_known=usage.known,
+            )
         return JudgeTransportError(
             f"judge endpoint failed after {failed}: {self._describe(error)}",
             attempts=attempts,
@@ -349,6 +358,22 @@ def _no_endpoint_with_client(given: set[str], headers: Mapping[str, str] | None)
             f"OpenAIJudge(client=...) takes no {', '.join(sorted(given))}: configure the "
             "endpoint, credentials and headers on the client you pass"
         )
+
+
+_NOT_THE_REQUEST = frozenset({401, 403, 408, 409, 429})
+"""4xx statuses that do not say the request itself is wrong: the key, a timeout, a conflict or
+the rate limit (the last three retried by the openai client's rules)."""
+
+
+def _is_bad_request(error: EndpointError) -> bool:
+    """Whether the endpoint answered with a 4xx saying the request is wrong (400, 404, 422)."""
+    status = error.status
+    return (
+        error.kind == "status"
+        and status is not None
+        and 400 <= status < 500
+        and status not in _NOT_THE_REQUEST
+    )
 
 
 def _is_context_length(error: EndpointError) -> bool:

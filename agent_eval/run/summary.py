@@ -221,7 +221,8 @@ class RunSummary:
             if count
         ]
         if len(parts) == 1:
-            return f"nothing was scored: all {self.input} {self.noun} " + parts[0].split(" ", 1)[1]
+            every = f"all {self.input} {self.noun}" if self.input > 1 else f"the {self.noun[:-1]}"
+            return f"nothing was scored: {every} " + parts[0].split(" ", 1)[1]
         return "nothing was scored: " + " and ".join(parts)
 
     @property

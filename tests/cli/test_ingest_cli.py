@@ -46,7 +46,7 @@ def test_writes_traces_to_out_and_the_accounting_to_stderr(tmp_path: Path) -> No
     assert [m.content for m in trace.messages] == ["hi", "hello"]
     assert result.stdout == ""
     err = result.stderr
-    assert "1 file(s): 3 spans, 0 log records -> 1 conversations" in err
+    assert "1 file(s): 3 spans, 0 log records -> 1 conversation" in err
     assert "spans: 1 used + 2 ignored = 3 read" in err
     assert "invalid_span_id 1" in err and "skipped:" in err and "'zzzz'" in err
 

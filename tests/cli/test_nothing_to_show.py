@@ -21,7 +21,7 @@ runner = CliRunner()
 TRACE, SPAN = "ab" * 16, "cd" * 8
 SYSTEM = {"gen_ai.system": "openai"}
 REASON = (
-    "error: no conversation found: all 1 spans were ignored (no_message_content 1); the 2 log "
+    "error: no conversation found: the span was ignored (no_message_content 1); the 2 log "
     "record(s) joined to those spans did not make a conversation either; the summary gives each "
     "reason"
 )

@@ -88,7 +88,7 @@ def test_no_conversation_error_document_says_why(tmp_path: Path) -> None:
     error = document["error"]
     assert error["type"] == "NoConversationError"
     assert error["message"] == (
-        f"no conversation found in {folder}: 1 of 2 file(s) could not be read; all 1 spans were "
+        f"no conversation found in {folder}: 1 of 2 file(s) could not be read; the span was "
         "ignored (no_genai_content 1); the summary gives each reason"
     )
     assert error["message"] in " ".join(done.stderr.split())

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.usefixtures("judge_env_cleared")
 def test_nothing_scored_counts_units_when_units_are_turns(
     fake_server: FakeModelServer, tmp_path: Path
 ) -> None:
-    # no rule for the context-precision schema: every call fails, every unit errors
+    # no rule for the context-precision schema: every call is refused (400), every unit errors
     args = ["score", str(FIXTURES / "rag"), "--metric", "llm_context_precision", "--judge", "m",
             "--base-url", fake_server.base_url, "--out", str(tmp_path / "out")]  # fmt: skip
     result = runner.invoke(app, args, env=ENV)
@@ -40,7 +40,7 @@ def test_nothing_scored_counts_units_when_units_are_turns(
     assert len(rows) == 4 and len({r.conversation_id for r in rows}) == 3
     assert {r.unit_id for r in rows} == {"turn:1", "turn:2"}
     flat = " ".join(result.stderr.split())
-    assert "nothing was scored: all 4 units errored (mostly judge_unavailable: 4 of 4)" in flat
+    assert "nothing was scored: all 4 units errored (mostly judge_bad_request: 4 of 4)" in flat
 
 
 def test_nothing_scored_still_says_conversations_for_conversation_units(

@@ -177,7 +177,7 @@ def test_diff_between_formatters(traces_file: Path) -> None:
     assert "--- ragas-pretty@1" in result.stdout and "+++ transcript@1" in result.stdout
     assert "-Human: What's the weather in Paris?" in result.stdout
     assert "+[2] USER" in result.stdout
-    assert result.stdout.rstrip().endswith("1 conversations, 1 rendered differently")
+    assert result.stdout.rstrip().endswith("1 conversation, 1 rendered differently")
 
 
 def test_diff_of_parameter_variants(traces_file: Path) -> None:

@@ -18,6 +18,7 @@ from agent_eval.errors import (
     JudgeContextLengthError,
     JudgeNotConfiguredError,
     JudgeOutputError,
+    JudgeRequestError,
     JudgeTransportError,
 )
 from agent_eval.judges.base import JudgeRequest, judges
@@ -350,11 +351,25 @@ async def test_context_window_message_without_code_is_recognised(
         await make(fake_server).ask(REQUEST)
 
 
-async def test_other_400_is_still_unavailable(fake_server: FakeModelServer) -> None:
-    fake_server.add_rule(HttpError(400, message="unknown parameter: seed"))
+@pytest.mark.parametrize("status", [400, 404, 422])
+async def test_other_400_is_a_bad_request_not_unavailable(
+    fake_server: FakeModelServer, status: int
+) -> None:
+    # regression: an answering server's 400 was labelled judge_unavailable
+    fake_server.add_rule(HttpError(status, message="unknown parameter: seed"))
+    with pytest.raises(JudgeRequestError) as caught:
+        await make(fake_server).ask(REQUEST)
+    assert caught.value.error_type == "judge_bad_request"
+    assert "the judge endpoint refused the request: HTTP" in str(caught.value)
+    assert "unknown parameter: seed" in str(caught.value)
+    assert not isinstance(caught.value, JudgeTransportError | JudgeContextLengthError)
+
+
+async def test_a_refused_key_stays_unavailable(fake_server: FakeModelServer) -> None:
+    fake_server.add_rule(HttpError(401, message="bad key"))
     with pytest.raises(JudgeTransportError) as caught:
         await make(fake_server).ask(REQUEST)
-    assert not isinstance(caught.value, JudgeContextLengthError)
+    assert caught.value.error_type == "judge_unavailable"
 
 
 async def test_reply_without_usage_is_unknown_usage(fake_server: FakeModelServer) -> None:

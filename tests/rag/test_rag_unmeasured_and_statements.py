@@ -101,8 +101,8 @@ def test_rag_lists_every_unmeasured_turn_and_gives_each_gate_as_data(
     assert "turns passing the filter and every threshold: 0 of 4" in text
     assert (
         "turns not measured by the filter or a threshold (never counted as passing): 2 of 4: "
-        "faithfulness error (judge_unavailable) 1, faithfulness skipped (no_statements) 1, "
-        "groundedness error (judge_unavailable) 1, groundedness skipped (no_statements) 1"
+        "faithfulness error (judge_bad_request) 1, faithfulness skipped (no_statements) 1, "
+        "groundedness error (judge_bad_request) 1, groundedness skipped (no_statements) 1"
     ) in text
 
     as_json = runner.invoke(app, ["rag", str(run), "--json"])
@@ -115,7 +115,7 @@ def test_rag_lists_every_unmeasured_turn_and_gives_each_gate_as_data(
         "name": "filter", "metric": "faithfulness", "threshold": 1.0, "statements": None,
         "measured": 2, "failing": 2, "needed": None, "passed": None,
         "not_measured": [
-            {"subject": "broken/turn:1", "reason": "faithfulness error (judge_unavailable)"},
+            {"subject": "broken/turn:1", "reason": "faithfulness error (judge_bad_request)"},
             {"subject": "refusal/turn:1", "reason": "faithfulness skipped (no_statements)"},
         ],
     }  # fmt: skip
@@ -124,15 +124,15 @@ def test_rag_lists_every_unmeasured_turn_and_gives_each_gate_as_data(
         "name": "groundedness", "metric": "groundedness", "threshold": 0.5, "turns": 2,
         "share": 0.5, "measured": 2, "passing": 0, "needed": 1, "passed": False,
         "not_measured": [
-            {"subject": "broken/turn:1", "reason": "groundedness error (judge_unavailable)"},
+            {"subject": "broken/turn:1", "reason": "groundedness error (judge_bad_request)"},
             {"subject": "refusal/turn:1", "reason": "groundedness skipped (no_statements)"},
         ],
     }  # fmt: skip
     assert grounded["text"] == "groundedness >= 0.5: 0 of 2 turns pass, needs 1 of 2: FAILED"
     assert policy["not_measured"] == [
         {"subject": "broken/turn:1",
-         "reasons": ["faithfulness error (judge_unavailable)",
-                     "groundedness error (judge_unavailable)"]},
+         "reasons": ["faithfulness error (judge_bad_request)",
+                     "groundedness error (judge_bad_request)"]},
         {"subject": "refusal/turn:1",
          "reasons": ["faithfulness skipped (no_statements)",
                      "groundedness skipped (no_statements)"]},

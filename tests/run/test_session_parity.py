@@ -92,9 +92,7 @@ def test_cli_api_plugin_and_serve_write_the_same_run_directory(
 
     spans = AgentSpans(
         _Collected(list(ingest(path))),  # type: ignore[arg-type]
-        JudgeSettings(
-            "fake-model", fake_server.base_url, "AGENT_EVAL_PARITY_KEY", "transcript@2"
-        ),
+        JudgeSettings("fake-model", fake_server.base_url, "AGENT_EVAL_PARITY_KEY", "transcript@2"),
         test_id="test_parity",
         out=plugin_dir,
     )
