@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_eval.errors import JudgeTransportError
+from agent_eval.errors import JudgeRequestError
 from agent_eval.judges.openai_judge import OpenAIJudge
 
 from .test_openai_judge import REQUEST, capture_server
@@ -30,12 +30,16 @@ async def test_the_query_follows_the_chat_completions_path() -> None:
     assert KEY not in repr(judge) and KEY not in judge.url
 
 
-async def test_the_key_in_the_query_is_not_in_a_transport_error() -> None:
+async def test_the_key_in_the_query_is_not_in_a_refused_request_error() -> None:
+    # A wrong path answers 404: the endpoint is reachable and refused the request, so the
+    # error is ``judge_bad_request`` (JudgeRequestError), and it must not print the query's key.
     async with capture_server("/elsewhere") as (root, _):
         judge = OpenAIJudge("m", base_url=f"{root}/v1?api-key={KEY}", api_key="sk-x", max_retries=0)
         try:
-            with pytest.raises(JudgeTransportError) as caught:
+            with pytest.raises(JudgeRequestError) as caught:
                 await judge.ask(REQUEST)
         finally:
             await judge.aclose()
+    assert caught.value.error_type == "judge_bad_request"
     assert "404" in str(caught.value) and KEY not in str(caught.value)
+    assert KEY not in repr(caught.value)
