@@ -84,14 +84,17 @@ def phoenix(  # noqa: PLR0917  (a typer command: one parameter per flag)
         typer.echo(f"phoenix {endpoint}: run {ref.run_id}: {report.line()}")
     if not report.ok:
         for error in report.errors:
-            err_console.print(f"not written: {escape(error)}", highlight=False, soft_wrap=True)
+            err_console.print(
+                f"[bold red]error:[/] not written: {escape(error)}", highlight=False, soft_wrap=True
+            )
         err_console.print(
-            "not written: " + escape(report.not_written_line()),
+            "[bold red]error:[/] not written: " + escape(report.not_written_line()),
             highlight=False,
             soft_wrap=True,
         )
         err_console.print(
-            f"{len(report.not_written)} annotation(s) not written; run the same command again "
+            f"[bold red]error:[/] {len(report.not_written)} annotation(s) not written; run the "
+            "same command again "
             "to retry (annotations already written are updated, not duplicated)",
             highlight=False,
         )

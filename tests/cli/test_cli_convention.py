@@ -247,6 +247,12 @@ def test_export_phoenix_unreachable_exits_5(fake_server: FakeModelServer, tmp_pa
         *({**named, "target": f"span {span_id}"} for span_id in roots),
     ]  # trial7 #21: each unwritten annotation names its metric, not only the conversation
     assert f"not written: {cid} goal_accuracy@2 (session)" in " ".join(result.stderr.split())
+    # --quiet keeps only the errors: what was not written is an error, so it stays (it was dropped)
+    quiet = runner.invoke(app, ["export", "phoenix", str(out), "--endpoint", endpoint, "-q"])
+    assert quiet.exit_code == 5 and quiet.stdout == ""
+    kept = " ".join(quiet.stderr.split())
+    assert f"error: not written: {cid} goal_accuracy@2 (session)" in kept
+    assert "error: 3 annotation(s) not written; run the same command again" in kept
     missing = runner.invoke(app, ["export", "phoenix", str(tmp_path / "no-run")])
     same = runner.invoke(app, ["runs", "show", str(tmp_path / "no-run")])
     assert missing.exit_code == same.exit_code != 0  # no such run: as every command says it
