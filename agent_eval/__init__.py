@@ -27,17 +27,9 @@ from agent_eval.errors import (
 )
 
 if _TYPE_CHECKING:  # the lazily imported names, for type checkers and IDEs
-    from agent_eval.analysis.calibration import calibrate
-    from agent_eval.analysis.paired import compare_formatters
-    from agent_eval.analysis.stability import measure_stability
-    from agent_eval.api import ascore, score
-    from agent_eval.formatting import Formatter, fingerprint, get_formatter
-    from agent_eval.ingest import IngestRun, ingest
-    from agent_eval.ingest.langchain import from_langchain, to_langchain
-    from agent_eval.result import MetricResult
-    from agent_eval.run.store import load_results
-    from agent_eval.run.summary import RunSummary
-    from agent_eval.trace import (
+    from agent_eval._api import ascore, score
+    from agent_eval._result import MetricResult
+    from agent_eval._trace import (
         SCHEMA_VERSION,
         AgentTrace,
         AssistantMessage,
@@ -53,6 +45,14 @@ if _TYPE_CHECKING:  # the lazily imported names, for type checkers and IDEs
         ToolMessage,
         UserMessage,
     )
+    from agent_eval.analysis._calibration import calibrate
+    from agent_eval.analysis._paired import compare_formatters
+    from agent_eval.analysis._stability import measure_stability
+    from agent_eval.formatting import Formatter, fingerprint, get_formatter
+    from agent_eval.ingest import IngestRun, ingest
+    from agent_eval.ingest._langchain import from_langchain, to_langchain
+    from agent_eval.run._store import load_results
+    from agent_eval.run._summary import RunSummary
 
 __version__ = "0.1.0"
 
@@ -61,35 +61,35 @@ __version__ = "0.1.0"
 # the LangChain bridge, the data model pydantic (its models take a tenth of a second to build);
 # only the errors are imported eagerly.
 _LAZY = {
-    "MetricResult": "agent_eval.result",
-    "SCHEMA_VERSION": "agent_eval.trace",
-    "AgentTrace": "agent_eval.trace",
-    "AssistantMessage": "agent_eval.trace",
-    "Message": "agent_eval.trace",
-    "ModelUsage": "agent_eval.trace",
-    "OpaquePart": "agent_eval.trace",
-    "Retrieval": "agent_eval.trace",
-    "RetrievedDocument": "agent_eval.trace",
-    "SourceInfo": "agent_eval.trace",
-    "SpanErrorInfo": "agent_eval.trace",
-    "SystemMessage": "agent_eval.trace",
-    "ToolCall": "agent_eval.trace",
-    "ToolMessage": "agent_eval.trace",
-    "UserMessage": "agent_eval.trace",
-    "calibrate": "agent_eval.analysis.calibration",
-    "compare_formatters": "agent_eval.analysis.paired",
-    "measure_stability": "agent_eval.analysis.stability",
-    "ascore": "agent_eval.api",
-    "score": "agent_eval.api",
+    "MetricResult": "agent_eval._result",
+    "SCHEMA_VERSION": "agent_eval._trace",
+    "AgentTrace": "agent_eval._trace",
+    "AssistantMessage": "agent_eval._trace",
+    "Message": "agent_eval._trace",
+    "ModelUsage": "agent_eval._trace",
+    "OpaquePart": "agent_eval._trace",
+    "Retrieval": "agent_eval._trace",
+    "RetrievedDocument": "agent_eval._trace",
+    "SourceInfo": "agent_eval._trace",
+    "SpanErrorInfo": "agent_eval._trace",
+    "SystemMessage": "agent_eval._trace",
+    "ToolCall": "agent_eval._trace",
+    "ToolMessage": "agent_eval._trace",
+    "UserMessage": "agent_eval._trace",
+    "calibrate": "agent_eval.analysis._calibration",
+    "compare_formatters": "agent_eval.analysis._paired",
+    "measure_stability": "agent_eval.analysis._stability",
+    "ascore": "agent_eval._api",
+    "score": "agent_eval._api",
     "Formatter": "agent_eval.formatting",
     "fingerprint": "agent_eval.formatting",
     "get_formatter": "agent_eval.formatting",
     "IngestRun": "agent_eval.ingest",
     "ingest": "agent_eval.ingest",
-    "from_langchain": "agent_eval.ingest.langchain",
-    "to_langchain": "agent_eval.ingest.langchain",
-    "load_results": "agent_eval.run.store",
-    "RunSummary": "agent_eval.run.summary",
+    "from_langchain": "agent_eval.ingest._langchain",
+    "to_langchain": "agent_eval.ingest._langchain",
+    "load_results": "agent_eval.run._store",
+    "RunSummary": "agent_eval.run._summary",
 }
 
 __all__ = [

@@ -30,7 +30,7 @@ Keys are the flag names with ``-`` or ``_``::
     model = "my-model"                       # passed to the factory as model=
     params = { temperature = 0 }             # more keyword arguments for the factory
 
-    [prices."my-local-model"]                # USD per 1M tokens; see agent_eval.costs
+    [prices."my-local-model"]                # USD per 1M tokens; see agent_eval._costs
     input = 0.0
     output = 0.0
 
@@ -60,9 +60,9 @@ from pydantic import (
     field_validator,
 )
 
-from agent_eval import redaction
+from agent_eval import _redaction as redaction
 from agent_eval.errors import ConfigError
-from agent_eval.formatting.identity import DEFAULT_FORMATTER
+from agent_eval.formatting._identity import DEFAULT_FORMATTER
 
 __all__ = [
     "DEFAULT_CONFIG_NAME",
@@ -123,16 +123,16 @@ class ScoreConfig(BaseModel):
         with_reference: Compare against references (the trace's, or ``references``').
         references: JSONL or CSV of ``{conversation_id, reference}``.
         tool_references: JSONL or CSV of ``{conversation_id, tool_calls}``: the expected tool
-            calls (:mod:`agent_eval.reference_calls`), for ``tool_call_accuracy`` and
+            calls (:mod:`agent_eval._reference_calls`), for ``tool_call_accuracy`` and
             ``trajectory_match``.
         turn_labels: JSON Lines of per-turn labels (relevance, gold passages, references),
-            :mod:`agent_eval.ingest.rag_labels`.
+            :mod:`agent_eval.ingest._rag_labels`.
         formatter: ``name@version[params]`` of the formatter.
         formatter_path: Directories, ``.py`` files or dotted modules to load formatters from
             (:func:`agent_eval.formatting.load_formatters`); one string is one location.
         judge: The judge: a model name for the ``openai`` judge, or ``KIND[:TARGET]`` naming
             a registered judge (``langchain:package.module:factory``; see
-            :func:`agent_eval.cli.judge_setup.judge_settings`); ``None`` means no judge
+            :func:`agent_eval.cli._judge_setup.judge_settings`); ``None`` means no judge
             configured (unless a key is set, then :data:`DEFAULT_JUDGE`).
         judge_table: The ``[judge]`` table (kind, factory, model, params).
         base_url: OpenAI-compatible endpoint; ``OPENAI_BASE_URL`` when unset.
@@ -150,10 +150,10 @@ class ScoreConfig(BaseModel):
         fail_under: Exit 1 when the mean score is below this (0-1).
         cache: Judge-call cache mode: ``use``, ``refresh`` or ``off``.
         cache_path: The cache file; the per-user cache
-            (:func:`~agent_eval.run.judge_stack.default_cache_path`) when unset.
+            (:func:`~agent_eval.run._judge_stack.default_cache_path`) when unset.
         rpm / tpm: Client-side requests / tokens per minute; ``None`` for no limit.
         max_judge_tokens / max_cost: The run's budget in judge tokens (prompt + completion) and
-            USD, checked before every judge call (:mod:`agent_eval.run.budget`); ``None``: none.
+            USD, checked before every judge call (:mod:`agent_eval.run._budget`); ``None``: none.
         resume: Continue this run (a run directory or run id): finished conversations are not
             scored again.
         retry_errors: Continue this run, scoring again only its ``error`` conversations.
@@ -245,7 +245,7 @@ _HTTP_URL: TypeAdapter[AnyHttpUrl] = TypeAdapter(AnyHttpUrl)
 def redact_url(url: str | None) -> str | None:
     """``url`` without the credentials it may carry (``https://***@host/v1?api-key=***``).
 
-    See :func:`agent_eval.redaction.redact_url`.
+    See :func:`agent_eval._redaction.redact_url`.
     """
     return None if url is None else redaction.redact_url(url)
 
@@ -320,7 +320,7 @@ def _resolve_metric_names(settings: dict[str, Any]) -> None:
     tables = settings.pop("metric_tables", None)
     if not tables or not isinstance(settings.get("metric"), str):
         return
-    from agent_eval.metrics.spec import split_metrics  # only configs with [metrics] tables
+    from agent_eval.metrics._spec import split_metrics
 
     specs = split_metrics(settings["metric"])
     settings["metric"] = ",".join(tables.get(spec, spec) for spec in specs)

@@ -14,7 +14,7 @@ Usage::
         run_my_agent("Refund order A-1042")  # scored after the test body, same rule
 
 - ``agent_spans`` collects the finished spans (and GenAI event log records) of the code under
-  test in process, through :func:`agent_eval.ingest.sdk.install` on the global SDK
+  test in process, through :func:`agent_eval.ingest._sdk.install` on the global SDK
   ``TracerProvider`` (one is set when none is; collection is cleared before each test).
 - ``assert_score`` / the ``agent_eval`` marker score each collected conversation with the
   metric and fail when one is not ``ok`` or scores below ``min_score``; the failure message
@@ -28,7 +28,7 @@ Usage::
   ``DIR/<test id>/`` (the test's node id, other characters than letters, digits, ``.``, ``-``
   and ``_`` as ``_``), as ``agent-eval score --out`` writes one (results, run record,
   ``conversations.jsonl``, ``renderings.jsonl``), through the same run session
-  (:class:`~agent_eval.run.session.RunSession`), so ``agent-eval report`` shows it.
+  (:class:`~agent_eval.run._session.RunSession`), so ``agent-eval report`` shows it.
 - In CI (docs/testing.md): a configuration error (no judge, an unknown metric, formatter or
   marker keyword) stops the session with one ``ERROR: agent-eval: ...`` line and exit code 4;
   a judge that cannot be reached makes the test an error, not a failure (skipped with
@@ -55,12 +55,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pytest
 
 if TYPE_CHECKING:
-    from agent_eval.formatting.base import Formatter
-    from agent_eval.ingest.sdk import Collector
-    from agent_eval.judges.base import Judge
-    from agent_eval.metrics.base import Metric
-    from agent_eval.result import MetricResult
-    from agent_eval.trace import AgentTrace
+    from agent_eval._result import MetricResult
+    from agent_eval._trace import AgentTrace
+    from agent_eval.formatting._base import Formatter
+    from agent_eval.ingest._sdk import Collector
+    from agent_eval.judges._base import Judge
+    from agent_eval.metrics._base import Metric
 
 __all__ = ["AgentSpans", "JudgeSettings", "JudgeUnreachable", "agent_spans"]
 
@@ -177,7 +177,7 @@ class _Recorder:
         return self.parts / self.worker
 
     def add(self, results: list[MetricResult], renderings: Mapping[tuple[str, str], str]) -> None:
-        from agent_eval.run.store import ResultStore
+        from agent_eval.run._store import ResultStore
 
         with self._lock, ResultStore(self.directory) as store:
             for result in results:
@@ -185,16 +185,16 @@ class _Recorder:
             self.renderings.update(renderings)
 
     def flush(self) -> None:
-        from agent_eval.report.renderings import write_renderings
+        from agent_eval.run._artifacts import write_renderings
 
         if self.renderings:
             write_renderings(self.directory, self.renderings)
 
     def write_report(self) -> Path | None:
-        from agent_eval.report.html import write_html
-        from agent_eval.report.model import build_report
-        from agent_eval.report.renderings import read_renderings
-        from agent_eval.run.store import load_results
+        from agent_eval.report._html import write_html
+        from agent_eval.report._model import build_report
+        from agent_eval.run._artifacts import read_renderings
+        from agent_eval.run._store import load_results
 
         if not self.parts.is_dir():
             return None
@@ -226,7 +226,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` to completion, in a thread when this thread already runs an event loop."""
-    from agent_eval.run import event_loop
+    from agent_eval.run import _event_loop as event_loop
 
     try:
         asyncio.get_running_loop()
@@ -304,7 +304,7 @@ class AgentSpans:
         self, traces: list[AgentTrace], plan: _Plan
     ) -> tuple[list[MetricResult], dict[tuple[str, str], str]]:
         from agent_eval.config import ScoreConfig
-        from agent_eval.run.session import RunSession
+        from agent_eval.run._session import RunSession
 
         session = RunSession(
             ScoreConfig(out=self.run_directory(), cache="off", max_context_tokens=None),
@@ -436,9 +436,9 @@ def _plan(settings: JudgeSettings, metric_name: str, reference: str | None) -> _
 
     """
     from agent_eval.errors import JudgeNotConfiguredError
-    from agent_eval.formatting.registry import get_formatter
-    from agent_eval.judges.openai_judge import OpenAIJudge
-    from agent_eval.metrics.spec import build_metric
+    from agent_eval.formatting._registry import get_formatter
+    from agent_eval.judges._openai_judge import OpenAIJudge
+    from agent_eval.metrics._spec import build_metric
 
     if not settings.judge:
         raise JudgeNotConfiguredError(_NO_JUDGE)
@@ -523,7 +523,7 @@ def _collector(config: pytest.Config) -> Collector:
         from opentelemetry import trace
         from opentelemetry.sdk.trace import TracerProvider
 
-        from agent_eval.ingest.sdk import install
+        from agent_eval.ingest._sdk import install
 
         if not isinstance(trace.get_tracer_provider(), TracerProvider):
             trace.set_tracer_provider(TracerProvider())
@@ -598,7 +598,7 @@ def _check(settings: JudgeSettings, items: list[pytest.Item]) -> None:
 
     """
     from agent_eval.errors import ConfigError
-    from agent_eval.formatting.registry import get_formatter
+    from agent_eval.formatting._registry import get_formatter
 
     get_formatter(settings.formatter)
     checked: set[tuple[str, bool]] = set()

@@ -39,7 +39,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from judge_throughput import BENCH_DIR, ragas_python
 
-from agent_eval.testing.process import server_process
+from agent_eval.testing._process import server_process
 
 MODEL = "fake-model"
 
@@ -112,7 +112,7 @@ def answers(n: int, statements: int) -> list[tuple[str, str, list[str]]]:
 
 
 def _traces(items: list[tuple[str, str, list[str]]]) -> list[Any]:
-    from agent_eval.ingest.containers.rag_turns import Passage, RagTurn, rag_trace
+    from agent_eval.ingest.containers._rag_turns import Passage, RagTurn, rag_trace
 
     return [
         rag_trace(
@@ -127,9 +127,9 @@ def _traces(items: list[tuple[str, str, list[str]]]) -> list[Any]:
 
 async def _score(base_url: str, traces: list[Any], concurrency: int, spec: str) -> tuple[int, int]:
     from agent_eval.formatting import get_formatter
-    from agent_eval.judges.openai_judge import OpenAIJudge
-    from agent_eval.metrics.spec import build_metric
-    from agent_eval.run.engine import Engine
+    from agent_eval.judges._openai_judge import OpenAIJudge
+    from agent_eval.metrics._spec import build_metric
+    from agent_eval.run._engine import Engine
 
     judge = OpenAIJudge(MODEL, base_url=base_url, api_key="bench-key", timeout=60)
     engine = Engine(metric=build_metric(spec), formatter=get_formatter("ragas-pretty@1"),

@@ -16,10 +16,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from agent_eval._tokens import count_tokens
+from agent_eval._trace import AgentTrace
 from agent_eval.formatting import fingerprint, probe_set
-from agent_eval.formatting.lock import lock_targets
-from agent_eval.tokens import count_tokens
-from agent_eval.trace import AgentTrace
+from agent_eval.formatting._lock import lock_targets
 
 TAU2 = Path(__file__).resolve().parents[2] / "shared/data/tau2-bench"
 
@@ -27,7 +27,7 @@ TAU2 = Path(__file__).resolve().parents[2] / "shared/data/tau2-bench"
 def workload(copies: int) -> list[AgentTrace]:
     traces = list(probe_set()) * copies
     if TAU2.is_dir():
-        from agent_eval.ingest.pipeline import ingest
+        from agent_eval.ingest._pipeline import ingest
 
         traces += list(ingest(sorted(TAU2.glob("*.json")), format="tau2-bench"))
     return traces

@@ -2,7 +2,7 @@
 
 The CI test (``tests/ingest/test_bad_input_fuzz.py``) runs a small budget of the same check;
 this runs many more, with a fixed seed, and prints the outcome counts per container and per
-mutation kind (see :mod:`agent_eval.testing.mutations`). Every file must end ``read`` or
+mutation kind (see :mod:`agent_eval.testing._mutations`). Every file must end ``read`` or
 ``rejected`` (typed); anything else is a bug and is listed with its first traceback line.
 
     python bench/fuzz_ingest.py [--cases 10000] [--line-cases 2000] [--seed 12]
@@ -13,7 +13,7 @@ Each case mutates one seed file and reads it twice: with its container forced, a
 the time: cut off, garbage, valid JSON of another shape, a hostile value) and reads it both
 ways too: besides ending read or rejected, typed, it must keep every good record (span, log
 record, conversation) that the same file with that line neutral (``{}``) gives
-(:func:`agent_eval.testing.mutations.lost_records`); a loss is a bug.
+(:func:`agent_eval.testing._mutations.lost_records`); a loss is a bug.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from agent_eval.testing.mutations import (
+from agent_eval.testing._mutations import (
     Seed,
     check_ingest,
     is_json_lines,

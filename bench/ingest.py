@@ -15,7 +15,7 @@ time so that other load on the machine does not skew the ratios:
   ``orjson.loads`` of each span's JSON-string message attributes (``gen_ai.input.messages``,
   ``gen_ai.output.messages``), the replayed history read once (an input that extends its
   trace's previous input, text-wise, has only its new elements parsed, as
-  :mod:`agent_eval.ingest.conventions.history_cache` does), one plain tuple per message part
+  :mod:`agent_eval.ingest.conventions._history_cache` does), one plain tuple per message part
   (role, part type, text) and the spans grouped by trace id (no models, no checks, no ids or
   times decoded): the least work any pure-Python ingest that reads the messages must do;
 - decode: the ``otlp-json`` container, bytes -> SpanRecords;
@@ -47,7 +47,7 @@ from typing import Any
 
 import orjson
 
-from agent_eval.testing.otlp import export_request, span
+from agent_eval.testing._otlp import export_request, span
 
 BATCH = 512
 """Spans per line, like the Collector's batch processor default (8192 is its max)."""
@@ -217,7 +217,7 @@ def _warm_up(path: str) -> None:
 def _measure(kind: str, path: str, repeats: int) -> dict[str, Any]:
     """Run one measurement in this (fresh) process."""
     from agent_eval.ingest import ingest
-    from agent_eval.ingest.containers.otlp_json import OtlpJsonContainer
+    from agent_eval.ingest.containers._otlp_json import OtlpJsonContainer
 
     def baseline() -> int:
         with open(path, "rb") as stream:

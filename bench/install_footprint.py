@@ -5,7 +5,7 @@ virtual environment (its core dependencies only, no extra), then measured:
 
 - ``site-packages``: the size of the environment's site-packages (``du -sk``), MB;
 - ``distributions``: the lines of ``pip list`` (headers included, as ``pip list | wc -l``);
-- ``import agent_eval`` / ``import agent_eval.api``: the best wall time and the best CPU time
+- ``import agent_eval`` / ``import agent_eval._api``: the best wall time and the best CPU time
   (user + system of the child, ``getrusage``; the figure to read on a shared machine) of
   ``--repeats`` fresh interpreters (bytecode already written by one untimed run); the bare
   interpreter's own start-up is printed beside them (``python -c pass``).
@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 PROBES = {
     "python -c pass": "pass",
     "import agent_eval": "import agent_eval",
-    "import agent_eval.api": "import agent_eval.api",
+    "import agent_eval._api": "import agent_eval._api",
 }
 
 

@@ -35,14 +35,14 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from agent_eval import api
-from agent_eval.formatting.registry import get_formatter
+from agent_eval import _api as api
+from agent_eval._result import MetricResult
+from agent_eval._trace import AgentTrace, ToolMessage, UserMessage
+from agent_eval.formatting._registry import get_formatter
 from agent_eval.ingest import ingest
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.metrics.spec import build_metric
-from agent_eval.result import MetricResult
-from agent_eval.run.engine import Engine
-from agent_eval.trace import AgentTrace, ToolMessage, UserMessage
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.metrics._spec import build_metric
+from agent_eval.run._engine import Engine
 
 ROOT = Path(__file__).resolve().parents[1]
 DONE = "I have completed everything you asked: your request is fully done."

@@ -1,6 +1,6 @@
 """Judge throughput benchmark: agent-eval's engine against the physical limit and Ragas 0.4.3.
 
-Runs the fake OpenAI-compatible server (``python -m agent_eval.testing.fake_server``) in
+Runs the fake OpenAI-compatible server (``python -m agent_eval.testing._fake_server``) in
 separate processes with a fixed latency, and each measured client in a process of its own
 (a fresh interpreter, warmed up with 50 conversations first), and prints, in one run:
 
@@ -33,7 +33,7 @@ Every client row is measured on each event loop of ``--loops`` (default ``asynci
 uvloop rows only when it is installed), named ``[asyncio]`` / ``[uvloop]``; each wall row's
 floor is bare aiohttp on the same loop, and CPU rows are compared with the default loop's
 aiohttp floor. The fake server runs on agent-eval's own default loop
-(:mod:`agent_eval.run.event_loop`).
+(:mod:`agent_eval.run._event_loop`).
 
 With ``--baseline REV`` (e.g. ``--baseline main``) the engine rows are also measured for the
 code at git revision ``REV`` (``git archive`` into ``.bench/``, imported first on the path),
@@ -67,7 +67,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from agent_eval.testing.process import server_process
+from agent_eval.testing._process import server_process
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH_DIR = ROOT / ".bench"
@@ -127,7 +127,7 @@ the last of ``--loops``)."""
 
 def run_loop(coro: Any) -> Any:
     """Run ``coro`` on ``CHOSEN["loop"]``: asyncio's default loop or uvloop (public API, as
-    ``agent_eval.run.event_loop`` does), whatever the checkout measured (a baseline has none)."""
+    ``agent_eval.run._event_loop`` does), whatever the checkout measured (a baseline has none)."""
     factory = None
     if CHOSEN["loop"] == "uvloop":
         import uvloop
@@ -142,7 +142,7 @@ def run_loop(coro: Any) -> Any:
 
 def conversations(n: int) -> list[Any]:
     """``n`` small, distinct tool-using conversations."""
-    from agent_eval.trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
+    from agent_eval._trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
 
     traces = []
     for i in range(n):
@@ -167,11 +167,11 @@ async def _score(
     timeline: list[list[float]] | None = None,
 ) -> tuple[int, int]:
     from agent_eval.formatting import get_formatter
-    from agent_eval.judges.openai_judge import OpenAIJudge
-    from agent_eval.metrics.goal_accuracy import GoalAccuracy
-    from agent_eval.run.cache import CachedJudge, JudgeCache
-    from agent_eval.run.engine import Engine
-    from agent_eval.run.store import ResultStore
+    from agent_eval.judges._openai_judge import OpenAIJudge
+    from agent_eval.metrics._goal_accuracy import GoalAccuracy
+    from agent_eval.run._cache import CachedJudge, JudgeCache
+    from agent_eval.run._engine import Engine
+    from agent_eval.run._store import ResultStore
 
     judge: Any = OpenAIJudge(MODEL, base_url=base_url, api_key="bench-key", timeout=30)
     judge_cache = JudgeCache(cache) if cache is not None else None
@@ -216,7 +216,7 @@ def _timed_judge(judge: Any, timeline: list[list[float]]) -> Any:
     the context). The engine scores a conversation's calls in order in one task (a task per
     conversation before session 6, a worker per slot since), so a list is ``[start 1, end 1,
     start 2, end 2]`` per conversation, one conversation after another."""
-    from agent_eval.judges.base import Judge
+    from agent_eval.judges._base import Judge
 
     mine: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar("times")
 
@@ -275,8 +275,8 @@ def _bodies(traces: list[Any]) -> list[bytes]:
     import orjson
 
     from agent_eval.formatting import get_formatter
-    from agent_eval.metrics.base import MetricInput
-    from agent_eval.metrics.goal_accuracy import GoalAccuracy, GoalAndOutcome
+    from agent_eval.metrics._base import MetricInput
+    from agent_eval.metrics._goal_accuracy import GoalAccuracy, GoalAndOutcome
 
     metric, formatter = GoalAccuracy(), get_formatter("ragas-pretty@1")
     schema = GoalAndOutcome.model_json_schema()
@@ -294,7 +294,7 @@ def _bodies(traces: list[Any]) -> list[bytes]:
 def _check(reply: bytes) -> None:
     import orjson
 
-    from agent_eval.metrics.goal_accuracy import GoalAndOutcome
+    from agent_eval.metrics._goal_accuracy import GoalAndOutcome
 
     call = orjson.loads(reply)["choices"][0]["message"]["tool_calls"][0]
     GoalAndOutcome.model_validate_json(call["function"]["arguments"])
@@ -336,9 +336,9 @@ async def _aiohttp_calls(
 
 async def _judge_calls(base_url: str, traces: list[Any], concurrency: int) -> int:
     from agent_eval.formatting import get_formatter
-    from agent_eval.judges.openai_judge import OpenAIJudge
-    from agent_eval.metrics.base import MetricInput
-    from agent_eval.metrics.goal_accuracy import GoalAccuracy
+    from agent_eval.judges._openai_judge import OpenAIJudge
+    from agent_eval.metrics._base import MetricInput
+    from agent_eval.metrics._goal_accuracy import GoalAccuracy
 
     metric, formatter = GoalAccuracy(), get_formatter("ragas-pretty@1")
     requests = [metric.infer_request(MetricInput(conversation=formatter.render(t))) for t in traces]
@@ -374,8 +374,8 @@ async def _openai_calls(base_url: str, bodies: list[bytes], concurrency: int) ->
 
 def _store_rows(n: int) -> dict[str, float]:
     """Add ``n`` goal-accuracy result rows to a fresh store and close it; wall and CPU."""
-    from agent_eval.result import MetricResult
-    from agent_eval.run.store import ResultStore
+    from agent_eval._result import MetricResult
+    from agent_eval.run._store import ResultStore
 
     rows = [
         MetricResult(run_id="bench", conversation_id=f"conv-{i:06d}", trace_ids=(f"{i:032x}",),

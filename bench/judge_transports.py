@@ -1,6 +1,6 @@
 """Client CPU per judge call of each ``openai``-judge transport, against the built-in one, same run.
 
-The fake OpenAI-compatible server (``python -m agent_eval.testing.fake_server``, latency 0) runs
+The fake OpenAI-compatible server (``python -m agent_eval.testing._fake_server``, latency 0) runs
 in a process of its own; each transport is measured in a fresh interpreter of its own, warmed up
 first, as ``time.process_time`` of that client process over ``--calls`` ``Judge.ask`` calls
 with ``--concurrency`` in flight (the server's CPU is not counted). Transports:
@@ -35,8 +35,8 @@ RULES = {"rules": [{"reply": {"structured": {"reason": "r", "verdict": "1"}}}]}
 
 CLIENT = r"""
 import asyncio, sys, time
-from agent_eval.judges.base import JudgeRequest
-from agent_eval.metrics.goal_accuracy import OutcomeComparison
+from agent_eval.judges._base import JudgeRequest
+from agent_eval.metrics._goal_accuracy import OutcomeComparison
 
 kind, base_url, calls, concurrency = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 root = base_url.removesuffix("/v1")
@@ -49,15 +49,15 @@ request = JudgeRequest(
 
 def build():
     if kind == "builtin":
-        from agent_eval.judges.openai_judge import OpenAIJudge
+        from agent_eval.judges._openai_judge import OpenAIJudge
         return OpenAIJudge("bench-model", base_url=base_url, api_key="bench-key"), None
     import openai
     if kind == "openai-client":
-        from agent_eval.judges.openai_judge import OpenAIJudge
+        from agent_eval.judges._openai_judge import OpenAIJudge
         client = openai.AsyncOpenAI(base_url=base_url, api_key="bench-key")
         return OpenAIJudge("bench-model", client=client), client
     if kind == "azure-client":
-        from agent_eval.judges.openai_judge import OpenAIJudge
+        from agent_eval.judges._openai_judge import OpenAIJudge
         async def token():
             return "ad-token"
         client = openai.AsyncAzureOpenAI(
@@ -65,7 +65,7 @@ def build():
         )
         return OpenAIJudge("bench-model", client=client), client
     import instructor
-    from agent_eval.judges.instructor_judge import InstructorJudge
+    from agent_eval.judges._instructor_judge import InstructorJudge
     client = openai.AsyncOpenAI(base_url=base_url, api_key="bench-key", max_retries=0)
     return InstructorJudge(instructor.from_openai(client), model="bench-model"), client
 
@@ -122,7 +122,7 @@ def main() -> None:
         script = Path(scratch) / "rules.json"
         script.write_text(json.dumps(RULES))
         server = subprocess.Popen(
-            [sys.executable, "-m", "agent_eval.testing.fake_server", "--script", str(script)],
+            [sys.executable, "-m", "agent_eval.testing._fake_server", "--script", str(script)],
             stdout=subprocess.PIPE, text=True, cwd=ROOT,
         )  # fmt: skip
         try:

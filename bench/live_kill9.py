@@ -124,7 +124,7 @@ def _idle(port: int, timeout: float = 300) -> None:
 
 def _rows(out: Path) -> tuple[set[str], int, int]:
     """Conversations with rows, rows written twice (JSONL), rows superseded (SQLite)."""
-    from agent_eval.run.store import load_superseded
+    from agent_eval.run._store import load_superseded
 
     lines = (
         (out / "results.jsonl").read_bytes().splitlines()

@@ -9,7 +9,7 @@ set), then measures in CPU time (``time.process_time``, best of ``--repeats``):
   average precision, recall against the gold set) from the raw lists and dicts: the floor for
   any Python implementation;
 - metric: each metric's ``units`` + ``skip_reason`` + ``evaluate`` per turn (the metric alone);
-- engine: the whole :class:`~agent_eval.run.engine.Engine` run, result rows built and counted
+- engine: the whole :class:`~agent_eval.run._engine.Engine` run, result rows built and counted
   (no store), as ``score`` runs it;
 
 and prints turns/s and each ratio to the baseline. Numbers are checked equal to the baseline's.
@@ -25,11 +25,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from agent_eval.formatting.registry import get_formatter
-from agent_eval.metrics.base import CallTally, MetricInput
-from agent_eval.metrics.spec import build_metric
-from agent_eval.run.engine import Engine
-from agent_eval.trace import AgentTrace, AssistantMessage, Retrieval, RetrievedDocument, UserMessage
+from agent_eval._trace import (
+    AgentTrace,
+    AssistantMessage,
+    Retrieval,
+    RetrievedDocument,
+    UserMessage,
+)
+from agent_eval.formatting._registry import get_formatter
+from agent_eval.metrics._base import CallTally, MetricInput
+from agent_eval.metrics._spec import build_metric
+from agent_eval.run._engine import Engine
 
 
 def build(turns: int, per_conversation: int, passages: int) -> list[AgentTrace]:

@@ -9,7 +9,7 @@ same run:
   an empty ``ExportTraceServiceResponse`` (the transport floor of a Python OTLP receiver);
 - receiver: the real ``Receiver`` (decode, validation, span buffer), with the closing policy
   pushed out of the way (``--idle 3600``), so what is measured is the accept path;
-- logged: the same with ``serve``'s acknowledgement log (:mod:`agent_eval.live.ack_log`): each
+- logged: the same with ``serve``'s acknowledgement log (:mod:`agent_eval.live._ack_log`): each
   body written to a segment in a temporary directory and synced (group commit) before the 200,
   as ``agent-eval serve`` does; its ratio to ``receiver`` is the cost of durable
   acknowledgement.
@@ -100,12 +100,12 @@ async def _serve(kind: str) -> None:
         await web.TCPSite(runner, "127.0.0.1", 0).start()
         port = runner.addresses[0][1]
     else:
-        from agent_eval.formatting.registry import get_formatter
-        from agent_eval.judges.openai_judge import OpenAIJudge
-        from agent_eval.live.receiver import Receiver, ReceiverLimits
-        from agent_eval.live.scorer import LiveScorer
-        from agent_eval.metrics.goal_accuracy import GoalAccuracy
-        from agent_eval.run.engine import Engine
+        from agent_eval.formatting._registry import get_formatter
+        from agent_eval.judges._openai_judge import OpenAIJudge
+        from agent_eval.live._receiver import Receiver, ReceiverLimits
+        from agent_eval.live._scorer import LiveScorer
+        from agent_eval.metrics._goal_accuracy import GoalAccuracy
+        from agent_eval.run._engine import Engine
 
         judge = OpenAIJudge("unused", base_url="http://127.0.0.1:9", api_key_env="NO_KEY")
         engine = Engine(metric=GoalAccuracy(), formatter=get_formatter("transcript@1"), judge=judge)
@@ -121,8 +121,8 @@ async def _serve(kind: str) -> None:
             import tempfile
             from pathlib import Path
 
-            from agent_eval.live.ack_log import AckLog
-            from agent_eval.live.durable import Durability
+            from agent_eval.live._ack_log import AckLog
+            from agent_eval.live._durable import Durability
 
             log = AckLog.open(Path(tempfile.mkdtemp()) / "ack-log", max_bytes=16 * 1024**3)
             log.start("bench")

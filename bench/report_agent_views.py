@@ -20,12 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from agent_eval._result import MetricResult
+from agent_eval._trace import AgentTrace
 from agent_eval.ingest import ingest
-from agent_eval.report.html import write_html
-from agent_eval.report.model import ReportData, build_report
-from agent_eval.report.renderings import render_all
-from agent_eval.result import MetricResult
-from agent_eval.trace import AgentTrace
+from agent_eval.report._html import write_html
+from agent_eval.report._model import ReportData, build_report
+from agent_eval.run._artifacts import render_all
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMATTER = "transcript@2"
@@ -72,7 +72,7 @@ def write(data_args: dict[str, object], agent: bool, path: Path) -> tuple[Path, 
 
 
 def load_ms(page: Path) -> float:
-    from agent_eval.testing.chromium import Chromium
+    from agent_eval.testing._chromium import Chromium
 
     times = []
     with Chromium(width=1280, height=900) as browser:

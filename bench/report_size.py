@@ -19,12 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from agent_eval.report.conversations import write_conversations
-from agent_eval.report.html import write_html
-from agent_eval.report.model import build_report
-from agent_eval.report.renderings import render_all, write_renderings
-from agent_eval.result import MetricResult
-from agent_eval.trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
+from agent_eval._result import MetricResult
+from agent_eval._trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
+from agent_eval.report._html import write_html
+from agent_eval.report._model import build_report
+from agent_eval.run._artifacts import render_all, write_conversations, write_renderings
 
 FORMATTERS = ("ragas-pretty@1", "transcript@1", "json@1")
 

@@ -1,7 +1,7 @@
 """Scale-out on Ray against one process: identical rows, start-up cost, throughput per worker.
 
 Writes ``--conversations`` agent conversations over ``--files`` Collector files with split
-conversations (:func:`agent_eval.testing.split_traffic.write_split_traffic`: every trace split
+conversations (:func:`agent_eval.testing._split_traffic.write_split_traffic`: every trace split
 over files, every conversation over two traces and several files, tool spans without a
 conversation id in other files), starts the fake OpenAI-compatible judge (``--latency-ms``)
 answering goal accuracy with a distinct request per conversation, then runs ``agent-eval score
@@ -35,9 +35,9 @@ from typing import Any
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
-from agent_eval.run.store import load_results
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer, RecordedRequest, Structured, Usage
-from agent_eval.testing.split_traffic import write_split_traffic
+from agent_eval.testing._split_traffic import write_split_traffic
 
 MARKER = re.compile(r"#\d+#")
 TIMES = {"run_id", "started_at", "latency_ms"}

@@ -84,7 +84,7 @@ def main() -> None:
     print(f"tree: {Path(agent_eval.__file__).parent.parent}", flush=True)
     port = _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "agent_eval.testing.fake_server", "--port", str(port),
+        [sys.executable, "-m", "agent_eval.testing._fake_server", "--port", str(port),
          "--script", str(ROOT / "fixtures" / "fake-judge.json")],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip

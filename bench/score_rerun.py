@@ -36,8 +36,8 @@ from typing import Any
 import orjson
 
 from agent_eval.testing import FakeModelServer
-from agent_eval.testing.otlp import export_request, span
-from agent_eval.testing.script import load_script
+from agent_eval.testing._otlp import export_request, span
+from agent_eval.testing._script import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 BATCH = 512

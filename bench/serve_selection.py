@@ -24,13 +24,13 @@ from typing import Any
 import aiohttp
 
 from agent_eval.config import ScoreConfig
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.live.receiver import Receiver, ReceiverLimits
-from agent_eval.live.scorer import LiveScorer
-from agent_eval.live.selection import Selection, parse_condition
-from agent_eval.run.session import RunSession
-from agent_eval.run.store import load_results
-from agent_eval.run.usage import usage_of
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.live._receiver import Receiver, ReceiverLimits
+from agent_eval.live._scorer import LiveScorer
+from agent_eval.live._selection import Selection, parse_condition
+from agent_eval.run._session import RunSession
+from agent_eval.run._store import load_results
+from agent_eval.run._usage import usage_of
 from agent_eval.testing import FakeModelServer, Structured
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/otel"

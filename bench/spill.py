@@ -1,7 +1,7 @@
 """What a spilled span entry costs: the spill store's round trip against plain pickle.
 
 On a file larger than the in-memory budget nearly every span entry is written to the spill
-store and read back once at the end (``agent_eval/ingest/spill.py``), so that round trip is paid
+store and read back once at the end (``agent_eval/ingest/_spill.py``), so that round trip is paid
 per span. This bench ingests ``bench/ingest.py``'s traffic once, keeping every part the
 assembler spills, then measures in this process, CPU time, best of ``--repeats``:
 
@@ -38,8 +38,9 @@ Batch = list[tuple[str, list[str], Any]]
 
 def _spilled(path: Path, budget: int) -> list[Batch]:
     """Every batch of parts an ingest of ``path`` spills with ``budget`` entries in memory."""
-    from agent_eval.ingest import assemble, ingest
-    from agent_eval.ingest.spill import SpillStore, StreamLimits
+    from agent_eval.ingest import _assemble as assemble
+    from agent_eval.ingest import ingest
+    from agent_eval.ingest._spill import SpillStore, StreamLimits
 
     batches: list[Batch] = []
     original = SpillStore.add_parts
@@ -80,7 +81,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
 
-    from agent_eval.ingest.spill import CompactPickler, SpillStore
+    from agent_eval.ingest._spill import CompactPickler, SpillStore
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "spans.otlp.jsonl"

@@ -17,10 +17,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agent_eval.formatting.registry import get_formatter
+from agent_eval._trace import AgentTrace
+from agent_eval.formatting._registry import get_formatter
 from agent_eval.ingest import ingest
 from agent_eval.steering import detect
-from agent_eval.trace import AgentTrace
 
 ROOT = Path(__file__).resolve().parents[1]
 

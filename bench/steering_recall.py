@@ -35,9 +35,7 @@ from pathlib import Path
 
 import orjson
 
-from agent_eval.ingest import ingest
-from agent_eval.steering import detect
-from agent_eval.trace import (
+from agent_eval._trace import (
     AgentTrace,
     AssistantMessage,
     Message,
@@ -47,6 +45,8 @@ from agent_eval.trace import (
     ToolMessage,
     UserMessage,
 )
+from agent_eval.ingest import ingest
+from agent_eval.steering import detect
 
 ROOT = Path(__file__).resolve().parents[1]
 OWN_CORPUS = ROOT / "tests" / "steering" / "corpus.py"

@@ -1,7 +1,7 @@
 """Opening a large output directory: the results store at ``--rows`` rows vs reading its file.
 
 Writes a run directory of ``--rows`` result rows (``results.db`` + ``results.jsonl``, through
-:class:`~agent_eval.run.store.ResultStore`), then measures in CPU seconds (best of
+:class:`~agent_eval.run._store.ResultStore`), then measures in CPU seconds (best of
 ``--repeats``; ``time.process_time``, so other load on the machine skews it less):
 
 - baseline: reading ``results.jsonl`` (``read_bytes``) and ``orjson.loads`` of every line, the
@@ -9,9 +9,9 @@ Writes a run directory of ``--rows`` result rows (``results.db`` + ``results.jso
 - open: ``ResultStore(DIR, exclusive=True)`` as ``score --resume`` / a new run into the same
   ``--out`` opens it (schema check, JSONL repair);
 - open after a kill: the same with the JSONL's last line cut short (the repair path);
-- resume keys: :func:`~agent_eval.run.runs.finished_results` of the run (what ``--resume``
+- resume keys: :func:`~agent_eval.run._runs.finished_results` of the run (what ``--resume``
   needs);
-- all rows: :func:`~agent_eval.run.store.load_results` of the directory (what the usage
+- all rows: :func:`~agent_eval.run._store.load_results` of the directory (what the usage
   summary and the reports read);
 
 and prints each figure with its ratio to the baseline.
@@ -29,9 +29,9 @@ from pathlib import Path
 
 import orjson
 
-from agent_eval.result import MetricResult
-from agent_eval.run.runs import find_run, finished_results
-from agent_eval.run.store import JSONL_NAME, ResultStore, RunRecord, load_results
+from agent_eval._result import MetricResult
+from agent_eval.run._runs import find_run, finished_results
+from agent_eval.run._store import JSONL_NAME, ResultStore, RunRecord, load_results
 
 
 def _row(i: int) -> MetricResult:

@@ -32,14 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agent_eval.formatting.registry import get_formatter
-from agent_eval.judges.base import Judge
-from agent_eval.metrics.base import CallTally, Metric, MetricInput, MetricOutcome
-from agent_eval.metrics.spec import build_metric
-from agent_eval.metrics.tool_calls import JudgeFreeMetric
-from agent_eval.run.engine import Engine
-from agent_eval.run.store import ResultStore
-from agent_eval.trace import (
+from agent_eval._trace import (
     AgentTrace,
     AssistantMessage,
     Message,
@@ -47,6 +40,13 @@ from agent_eval.trace import (
     ToolMessage,
     UserMessage,
 )
+from agent_eval.formatting._registry import get_formatter
+from agent_eval.judges._base import Judge
+from agent_eval.metrics._base import CallTally, Metric, MetricInput, MetricOutcome
+from agent_eval.metrics._spec import build_metric
+from agent_eval.metrics._tool_calls import JudgeFreeMetric
+from agent_eval.run._engine import Engine
+from agent_eval.run._store import ResultStore
 
 TOOLS = ("get_user_details", "get_reservation_details", "search_direct_flight", "book", "cancel")
 METRICS = (

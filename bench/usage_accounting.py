@@ -8,7 +8,7 @@ Prints, in one run, each against a baseline measured in the same run:
    The fake server runs in its own process; the two workloads alternate and the
    best of ``--rounds`` is kept for each, so machine load hits both alike;
 2. the first price lookup in a fresh interpreter (imports genai-prices and reads its bundled
-   data) as a ratio to the interpreter importing ``agent_eval.costs`` alone;
+   data) as a ratio to the interpreter importing ``agent_eval._costs`` alone;
 3. a warm price lookup (``PriceTable().price``, memoised per model) as a ratio to a plain dict
    lookup.
 
@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from agent_eval.testing.process import server_process
+from agent_eval.testing._process import server_process
 
 MODEL = "gpt-4o-mini"
 SERVER = r"""
@@ -62,7 +62,7 @@ def fake_server() -> Iterator[str]:
 
 def conversations(n: int, marker: str, round_no: int) -> list[Any]:
     """``n`` distinct conversations; ``marker`` in the text selects the reply's usage."""
-    from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
+    from agent_eval._trace import AgentTrace, AssistantMessage, UserMessage
 
     return [
         AgentTrace(
@@ -78,9 +78,9 @@ def conversations(n: int, marker: str, round_no: int) -> list[Any]:
 
 async def _score(base_url: str, traces: list[Any], concurrency: int) -> tuple[int, int, bool]:
     from agent_eval.formatting import get_formatter
-    from agent_eval.judges.openai_judge import OpenAIJudge
-    from agent_eval.metrics.goal_accuracy import GoalAccuracy
-    from agent_eval.run.engine import Engine
+    from agent_eval.judges._openai_judge import OpenAIJudge
+    from agent_eval.metrics._goal_accuracy import GoalAccuracy
+    from agent_eval.run._engine import Engine
 
     async with OpenAIJudge(MODEL, base_url=base_url, api_key="bench-key", timeout=30) as judge:
         engine = Engine(metric=GoalAccuracy(), formatter=get_formatter("ragas-pretty@1"),
@@ -116,7 +116,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
 
-    from agent_eval.tokens import count_tokens
+    from agent_eval._tokens import count_tokens
 
     load = time.perf_counter()
     count_tokens("load the o200k ranks")  # once per process; `score` plans with it anyway
@@ -140,15 +140,15 @@ def main() -> None:
     print(f"   ratio {est / base:.2f}x over {args.rounds} rounds of {args.n} conversations")
     print(f"   (o200k encoder loaded once before, as the run's plan does: {load:.3f} s)")
 
-    costs_only = fresh_interpreter_seconds("import agent_eval.costs")
+    costs_only = fresh_interpreter_seconds("import agent_eval._costs")
     first_price = fresh_interpreter_seconds(
-        "from agent_eval.costs import PriceTable; PriceTable().price('gpt-4o-mini')"
+        "from agent_eval._costs import PriceTable; PriceTable().price('gpt-4o-mini')"
     )
-    print(f"2. fresh interpreter, import agent_eval.costs (baseline): {costs_only:.3f} s")
+    print(f"2. fresh interpreter, import agent_eval._costs (baseline): {costs_only:.3f} s")
     print(f"   same + first genai-prices lookup:                     {first_price:.3f} s")
     print(f"   ratio {first_price / costs_only:.2f}x (+{first_price - costs_only:.3f} s once)")
 
-    from agent_eval.costs import PriceTable
+    from agent_eval._costs import PriceTable
 
     table, plain = PriceTable(), {"gpt-4o-mini": 1}
     table.price("gpt-4o-mini")

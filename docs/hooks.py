@@ -5,7 +5,7 @@ Two markers, each alone on a line of a docs page, are replaced when the site is 
 - ``<!-- cli-help -->``: every command's ``--help`` text, read from the golden file the CLI
   tests pin (``tests/cli/golden/help.json``), one section per command.
 - ``<!-- prompts: NAME -->``: the prompt templates of metric NAME, every released version
-  (``agent_eval/metrics/prompts/NAME_v*/``), each template in a fenced jinja block.
+  (``agent_eval/metrics/_prompts/NAME_v*/``), each template in a fenced jinja block.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ What it does, all offline: starts agent-eval's fake OpenAI-compatible judge
 ``stability`` with 3 repeats, and ``score`` twice on the fixtures plus a recorded agent run
 with a handoff and a failed tool call, ``tests/report/agent_run.py``, for the agent's views and
 their history), writes the reports with ``agent-eval report``, and photographs parts of them in
-headless Chromium (:mod:`agent_eval.testing.chromium`). The judge's answers are
+headless Chromium (:mod:`agent_eval.testing._chromium`). The judge's answers are
 scripted from the fixture scenarios (they are not a model's judgement): the restaurant and
 flight conversations fail, the refund conversation fails under ``json@1`` only (a flip), the
 currency conversations get an invalid verdict under ``json@1`` (error rows with their raw
@@ -26,10 +26,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from agent_eval.report.model import anchor
+from agent_eval.report._model import anchor
 from agent_eval.testing import FakeModelServer, InvalidVerdict, Structured
-from agent_eval.testing.chromium import Chromium
-from agent_eval.testing.recording import RecordedRequest
+from agent_eval.testing._chromium import Chromium
+from agent_eval.testing._recording import RecordedRequest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "report"))

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from agent_eval.result import MetricResult
+from agent_eval._result import MetricResult
 from agent_eval.testing import FakeModelServer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +40,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     saved = {name: os.environ.pop(name) for name in ("COLUMNS", "LINES") if name in os.environ}
     try:
-        from agent_eval.cli.commands import load_all  # agent_eval.cli makes err_console
+        from agent_eval.cli._commands import load_all  # agent_eval.cli makes err_console
 
         load_all()
     finally:

@@ -8,7 +8,7 @@ import pytest
 
 import agent_eval
 from agent_eval.errors import JudgeNotConfiguredError, UnknownPluginError
-from agent_eval.judges.openai_judge import OpenAIJudge
+from agent_eval.judges._openai_judge import OpenAIJudge
 from agent_eval.testing import FakeModelServer
 
 from .run.goal_script import script_goal_judge, trace

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval.run.store import ResultStore, load_results
+from agent_eval.run._store import ResultStore, load_results
 from agent_eval.testing import FakeModelServer
 
 from .run.goal_script import script_goal_judge

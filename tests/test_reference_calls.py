@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from agent_eval._reference_calls import load_reference_calls, parse_tool_calls
+from agent_eval._trace import ToolCall
 from agent_eval.cli import app
 from agent_eval.errors import InputError
-from agent_eval.ingest.paths import companion_note
-from agent_eval.ingest.reference_keys import REFERENCE_TOOL_CALLS
-from agent_eval.reference_calls import load_reference_calls, parse_tool_calls
-from agent_eval.run.store import load_results
-from agent_eval.trace import ToolCall
+from agent_eval.ingest._paths import companion_note
+from agent_eval.ingest._reference_keys import REFERENCE_TOOL_CALLS
+from agent_eval.run._store import load_results
 
 from .ingest.test_assemble import Run, call, llm, result, say, tool_span, user
 from .metrics.trajectory_cases import calls, conversation, score

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from agent_eval._references import load_references
 from agent_eval.errors import InputError
-from agent_eval.references import load_references
 
 
 def test_jsonl_and_csv(tmp_path: Path) -> None:

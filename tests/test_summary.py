@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from agent_eval.run.summary import RunSummary
+from agent_eval.run._summary import RunSummary
 
 
 def summary(**counts: object) -> RunSummary:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from agent_eval.tokens import ENCODING_NAME, count_tokens, encoding
+from agent_eval._tokens import ENCODING_NAME, count_tokens, encoding
 
 
 def test_ids_are_o200k_base_ids() -> None:
@@ -25,7 +25,7 @@ def test_special_token_text_counts_as_plain_text() -> None:
 def test_counting_loads_no_second_tokenizer_and_patches_nothing() -> None:
     code = (
         "import sys\n"
-        "from agent_eval.tokens import count_tokens\n"
+        "from agent_eval._tokens import count_tokens\n"
         "count_tokens('hello')\n"
         "print(sorted(m for m in ('tiktoken', 'tiktoken_ext') if m in sys.modules))"
     )

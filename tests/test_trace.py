@@ -3,7 +3,7 @@
 import pytest
 from pydantic import ValidationError
 
-from agent_eval.trace import (
+from agent_eval._trace import (
     AgentTrace,
     AssistantMessage,
     Retrieval,

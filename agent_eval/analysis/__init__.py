@@ -10,19 +10,19 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agent_eval.analysis.binary_stats import (
+    from agent_eval.analysis._binary_stats import (
         cohen_kappa,
         kappa_interval,
         mcnemar_p,
         table_2x2,
         wilson_interval,
     )
-    from agent_eval.analysis.calibration import (
+    from agent_eval.analysis._calibration import (
         Calibration,
         calibrate,
         calibrate_results,
     )
-    from agent_eval.analysis.gates import (
+    from agent_eval.analysis._gates import (
         Gate,
         GateCount,
         GateOutcome,
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
         load_gates,
         parse_gate,
     )
-    from agent_eval.analysis.labels import (
+    from agent_eval.analysis._labels import (
         LABELS_NAME,
         VALUE_FIELDS,
         labels_from_traces,
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
         read_binary_file,
         write_labels,
     )
-    from agent_eval.analysis.paired import (
+    from agent_eval.analysis._paired import (
         FlippedConversation,
         PairComparison,
         Pricing,
@@ -50,14 +50,14 @@ if TYPE_CHECKING:
         compare_variants,
         summarize_variant,
     )
-    from agent_eval.analysis.scoring import score_repeats, score_variants
-    from agent_eval.analysis.selection import (
+    from agent_eval.analysis._scoring import score_repeats, score_variants
+    from agent_eval.analysis._selection import (
         ConfigurationIdentity,
         group_by,
         identity_of,
         verdicts,
     )
-    from agent_eval.analysis.stability import (
+    from agent_eval.analysis._stability import (
         ConversationStability,
         Stability,
         VariationStage,
@@ -108,46 +108,46 @@ __all__ = [
 ]
 
 _HOME = {
-    "LABELS_NAME": "agent_eval.analysis.labels",
-    "Calibration": "agent_eval.analysis.calibration",
-    "ConfigurationIdentity": "agent_eval.analysis.selection",
-    "ConversationStability": "agent_eval.analysis.stability",
-    "FlippedConversation": "agent_eval.analysis.paired",
-    "Gate": "agent_eval.analysis.gates",
-    "GateCount": "agent_eval.analysis.gates",
-    "GateOutcome": "agent_eval.analysis.gates",
-    "GateStatistic": "agent_eval.analysis.gates",
-    "PairComparison": "agent_eval.analysis.paired",
-    "Pricing": "agent_eval.analysis.paired",
-    "Stability": "agent_eval.analysis.stability",
-    "VALUE_FIELDS": "agent_eval.analysis.labels",
-    "VariantComparison": "agent_eval.analysis.paired",
-    "VariantSummary": "agent_eval.analysis.paired",
-    "VariationStage": "agent_eval.analysis.stability",
-    "calibrate": "agent_eval.analysis.calibration",
-    "calibrate_results": "agent_eval.analysis.calibration",
-    "cohen_kappa": "agent_eval.analysis.binary_stats",
-    "compare_formatters": "agent_eval.analysis.paired",
-    "compare_pair": "agent_eval.analysis.paired",
-    "compare_variants": "agent_eval.analysis.paired",
-    "evaluate_gates": "agent_eval.analysis.gates",
-    "group_by": "agent_eval.analysis.selection",
-    "identity_of": "agent_eval.analysis.selection",
-    "kappa_interval": "agent_eval.analysis.binary_stats",
-    "labels_from_traces": "agent_eval.analysis.labels",
-    "load_gates": "agent_eval.analysis.gates",
-    "mcnemar_p": "agent_eval.analysis.binary_stats",
-    "measure_stability": "agent_eval.analysis.stability",
-    "parse_binary": "agent_eval.analysis.labels",
-    "parse_gate": "agent_eval.analysis.gates",
-    "read_binary_file": "agent_eval.analysis.labels",
-    "score_repeats": "agent_eval.analysis.scoring",
-    "score_variants": "agent_eval.analysis.scoring",
-    "summarize_variant": "agent_eval.analysis.paired",
-    "table_2x2": "agent_eval.analysis.binary_stats",
-    "verdicts": "agent_eval.analysis.selection",
-    "wilson_interval": "agent_eval.analysis.binary_stats",
-    "write_labels": "agent_eval.analysis.labels",
+    "LABELS_NAME": "agent_eval.analysis._labels",
+    "Calibration": "agent_eval.analysis._calibration",
+    "ConfigurationIdentity": "agent_eval.analysis._selection",
+    "ConversationStability": "agent_eval.analysis._stability",
+    "FlippedConversation": "agent_eval.analysis._paired",
+    "Gate": "agent_eval.analysis._gates",
+    "GateCount": "agent_eval.analysis._gates",
+    "GateOutcome": "agent_eval.analysis._gates",
+    "GateStatistic": "agent_eval.analysis._gates",
+    "PairComparison": "agent_eval.analysis._paired",
+    "Pricing": "agent_eval.analysis._paired",
+    "Stability": "agent_eval.analysis._stability",
+    "VALUE_FIELDS": "agent_eval.analysis._labels",
+    "VariantComparison": "agent_eval.analysis._paired",
+    "VariantSummary": "agent_eval.analysis._paired",
+    "VariationStage": "agent_eval.analysis._stability",
+    "calibrate": "agent_eval.analysis._calibration",
+    "calibrate_results": "agent_eval.analysis._calibration",
+    "cohen_kappa": "agent_eval.analysis._binary_stats",
+    "compare_formatters": "agent_eval.analysis._paired",
+    "compare_pair": "agent_eval.analysis._paired",
+    "compare_variants": "agent_eval.analysis._paired",
+    "evaluate_gates": "agent_eval.analysis._gates",
+    "group_by": "agent_eval.analysis._selection",
+    "identity_of": "agent_eval.analysis._selection",
+    "kappa_interval": "agent_eval.analysis._binary_stats",
+    "labels_from_traces": "agent_eval.analysis._labels",
+    "load_gates": "agent_eval.analysis._gates",
+    "mcnemar_p": "agent_eval.analysis._binary_stats",
+    "measure_stability": "agent_eval.analysis._stability",
+    "parse_binary": "agent_eval.analysis._labels",
+    "parse_gate": "agent_eval.analysis._gates",
+    "read_binary_file": "agent_eval.analysis._labels",
+    "score_repeats": "agent_eval.analysis._scoring",
+    "score_variants": "agent_eval.analysis._scoring",
+    "summarize_variant": "agent_eval.analysis._paired",
+    "table_2x2": "agent_eval.analysis._binary_stats",
+    "verdicts": "agent_eval.analysis._selection",
+    "wilson_interval": "agent_eval.analysis._binary_stats",
+    "write_labels": "agent_eval.analysis._labels",
 }
 
 

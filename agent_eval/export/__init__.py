@@ -1,1 +1,1 @@
-"""Results written into other tools: :mod:`agent_eval.export.phoenix` (span annotations)."""
+"""Results written into other tools: :mod:`agent_eval.export._phoenix` (span annotations)."""

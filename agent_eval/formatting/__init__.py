@@ -2,14 +2,14 @@
 
 One concept per module:
 
-- :mod:`~agent_eval.formatting.base`: the :class:`Formatter` ABC and parameter models.
-- :mod:`~agent_eval.formatting.identity`: ``name@version[param=value,...]`` parsing/printing.
-- :mod:`~agent_eval.formatting.registry`: the ``agent_eval.formatters`` entry-point registry
+- :mod:`~agent_eval.formatting._base`: the :class:`Formatter` ABC and parameter models.
+- :mod:`~agent_eval.formatting._identity`: ``name@version[param=value,...]`` parsing/printing.
+- :mod:`~agent_eval.formatting._registry`: the ``agent_eval.formatters`` entry-point registry
   and :func:`get_formatter`.
-- :mod:`~agent_eval.formatting.loading`: formatters from a directory, file or module path.
+- :mod:`~agent_eval.formatting._loading`: formatters from a directory, file or module path.
 - :mod:`~agent_eval.formatting.probe_set`: the versioned probe traces.
 - :mod:`~agent_eval.formatting.fingerprint`: sha256 over the probe set's renderings.
-- :mod:`~agent_eval.formatting.lock`: the built-ins' ``formatters.lock`` and its check.
+- :mod:`~agent_eval.formatting._lock`: the built-ins' ``formatters.lock`` and its check.
 
 Example::
 
@@ -18,19 +18,19 @@ Example::
     identity = f"{formatter.identity}#{fingerprint(formatter)}"
 """
 
-from agent_eval.formatting.base import Formatter, FormatterParams, NoParams
-from agent_eval.formatting.fingerprint import FINGERPRINT_SCHEME, fingerprint, probe_renderings
-from agent_eval.formatting.identity import FormatterSpec, format_identity, parse_identity
-from agent_eval.formatting.loading import load_formatters
-from agent_eval.formatting.lock import (
+from agent_eval.formatting._base import Formatter, FormatterParams, NoParams
+from agent_eval.formatting._fingerprint import FINGERPRINT_SCHEME, fingerprint, probe_renderings
+from agent_eval.formatting._identity import FormatterSpec, format_identity, parse_identity
+from agent_eval.formatting._loading import load_formatters
+from agent_eval.formatting._lock import (
     LockReport,
     check_lock,
     default_lock_path,
     update_lock,
     verify_lock,
 )
-from agent_eval.formatting.probe_set import PROBE_SET_VERSION, probe_set
-from agent_eval.formatting.registry import (
+from agent_eval.formatting._probe_set import PROBE_SET_VERSION, probe_set
+from agent_eval.formatting._registry import (
     ENTRY_POINT_GROUP,
     formatter_class,
     formatters,

@@ -1,27 +1,20 @@
 """Ingest: spans and chat logs in, AgentTrace out.
 
 ``ingest(paths)`` reads files, directories and globs (the container of each file detected or
-forced) and yields :class:`~agent_eval.trace.AgentTrace` conversations; ``run.report`` holds the
+forced) and yields :class:`~agent_eval._trace.AgentTrace` conversations; ``run.report`` holds the
 span accounting afterwards. ``install()`` collects spans in process from the OpenTelemetry SDK.
 The same work as engine-neutral stages (read one input, assemble a trace, assemble a
 conversation, merge the accounting) for an engine that runs them as tasks is in
-:mod:`agent_eval.ingest.stages`. Containers (file formats) are plugins: subclass
+:mod:`agent_eval.ingest._stages`. Containers (file formats) are plugins: subclass
 :class:`Container` and register it in the ``agent_eval.containers`` entry-point group, or with
 ``containers.register``.
 """
 
-from agent_eval.ingest.accounting import FileReport, IngestReport
-from agent_eval.ingest.containers.base import (
-    Container,
-    ContainerItem,
-    RecordsUsed,
-    Skipped,
-    containers,
-)
-from agent_eval.ingest.pipeline import IngestRun, detect_container, ingest
-from agent_eval.ingest.sources import open_input
-from agent_eval.ingest.spans import LogRecord, SourceLocation, SpanEvent, SpanRecord
-from agent_eval.ingest.stages import (
+from agent_eval.ingest._accounting import FileReport, IngestReport
+from agent_eval.ingest._pipeline import IngestRun, detect_container, ingest
+from agent_eval.ingest._sources import open_input
+from agent_eval.ingest._spans import LogRecord, SourceLocation, SpanEvent, SpanRecord
+from agent_eval.ingest._stages import (
     InputPart,
     TraceParts,
     TracePiece,
@@ -32,6 +25,13 @@ from agent_eval.ingest.stages import (
     merge_reports,
     read_input,
     trace_pieces,
+)
+from agent_eval.ingest.containers._base import (
+    Container,
+    ContainerItem,
+    RecordsUsed,
+    Skipped,
+    containers,
 )
 
 __all__ = [

@@ -1,35 +1,43 @@
-"""Moved (layers point down): this path re-exports the module it moved to."""
+"""Deprecated alias: ``agent_eval.rag.labels`` is private now.
 
-from agent_eval.ingest.rag_labels import (
-    ANSWERABILITY,
-    ANSWERABILITY_VALUES,
-    DECLINE_EXPECTED,
-    DOCUMENT_RELEVANT,
-    HUMAN_RATINGS,
-    NO_RETRIEVAL_NEEDED,
-    REFERENCE,
-    RELEVANCE,
-    RELEVANT_PASSAGES,
-    TurnLabels,
-    answerability,
-    load_turn_labels,
-    parse_relevance,
+Import its public names from the public face:
+none.
+This module forwards every name of its private home with a :class:`DeprecationWarning` that
+names the import to use, for one release, and is removed in agent-eval 0.2
+(docs/architecture.md, deprecation policy). The home:
+``agent_eval.ingest._rag_labels``, ``agent_eval.run._turn_labels``.
+"""
+
+# privatize: deprecated alias (written by privatize.py, kept outside the project: edit the script)
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from typing import Any
+
+_FACES: dict[str, str] = {}
+"""Each public name and the public module to import it from."""
+
+_HOMES: tuple[str, ...] = (
+    "agent_eval.ingest._rag_labels",
+    "agent_eval.run._turn_labels",
 )
-from agent_eval.run.turn_labels import attach_turn_labels
+"""The private modules that define the names."""
 
-__all__ = [
-    "ANSWERABILITY",
-    "ANSWERABILITY_VALUES",
-    "DECLINE_EXPECTED",
-    "DOCUMENT_RELEVANT",
-    "HUMAN_RATINGS",
-    "NO_RETRIEVAL_NEEDED",
-    "REFERENCE",
-    "RELEVANCE",
-    "RELEVANT_PASSAGES",
-    "TurnLabels",
-    "answerability",
-    "attach_turn_labels",
-    "load_turn_labels",
-    "parse_relevance",
-]
+
+def __getattr__(name: str) -> Any:
+    """Forward ``name`` to its new home, warning with the import to use instead."""
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    face = _FACES.get(name)
+    home = face or next((h for h in _HOMES if hasattr(importlib.import_module(h), name)), None)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    use = f"from {face} import {name}" if face else f"{home}.{name} (private, may change)"
+    warnings.warn(
+        f"{__name__} is deprecated and will be removed in agent-eval 0.2; use: {use}",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(importlib.import_module(home), name)

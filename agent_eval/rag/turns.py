@@ -1,35 +1,40 @@
-"""Moved (layers point down): this path re-exports the module it moved to."""
+"""Deprecated alias: ``agent_eval.rag.turns`` is private now.
 
-from agent_eval.run.turns import (
-    CLAIM_SUPPORT,
-    FAILURE_CLASSES,
-    NOISY_BELOW,
-    STAGE_METRICS,
-    TURNS_NAME,
-    PassageRecord,
-    TurnRecord,
-    TurnRow,
-    failure_counts,
-    measured_stages,
-    read_turns,
-    turn_records,
-    turn_rows,
-    write_turns,
-)
+Import its public names from the public face:
+none.
+This module forwards every name of its private home with a :class:`DeprecationWarning` that
+names the import to use, for one release, and is removed in agent-eval 0.2
+(docs/architecture.md, deprecation policy). The home:
+``agent_eval.run._turns``.
+"""
 
-__all__ = [
-    "CLAIM_SUPPORT",
-    "FAILURE_CLASSES",
-    "NOISY_BELOW",
-    "STAGE_METRICS",
-    "TURNS_NAME",
-    "PassageRecord",
-    "TurnRecord",
-    "TurnRow",
-    "failure_counts",
-    "measured_stages",
-    "read_turns",
-    "turn_records",
-    "turn_rows",
-    "write_turns",
-]
+# privatize: deprecated alias (written by privatize.py, kept outside the project: edit the script)
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from typing import Any
+
+_FACES: dict[str, str] = {}
+"""Each public name and the public module to import it from."""
+
+_HOMES: tuple[str, ...] = ("agent_eval.run._turns",)
+"""The private modules that define the names."""
+
+
+def __getattr__(name: str) -> Any:
+    """Forward ``name`` to its new home, warning with the import to use instead."""
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    face = _FACES.get(name)
+    home = face or next((h for h in _HOMES if hasattr(importlib.import_module(h), name)), None)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    use = f"from {face} import {name}" if face else f"{home}.{name} (private, may change)"
+    warnings.warn(
+        f"{__name__} is deprecated and will be removed in agent-eval 0.2; use: {use}",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(importlib.import_module(home), name)

@@ -9,28 +9,26 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agent_eval.report.conversations import (
-        CONVERSATIONS_NAME,
-        read_conversations,
-        write_conversations,
-    )
-    from agent_eval.report.html import (
+    from agent_eval.report._html import (
         content_security_policy,
         render_html,
         write_html,
     )
-    from agent_eval.report.model import (
+    from agent_eval.report._model import (
         ConversationRow,
         ReportData,
         RunInfo,
         RunSummary,
         build_report,
     )
-    from agent_eval.report.renderings import (
+    from agent_eval.run._artifacts import (
+        CONVERSATIONS_NAME,
         RENDERINGS_NAME,
+        read_conversations,
         read_renderings,
         render_all,
         tokens_by_formatter,
+        write_conversations,
         write_renderings,
     )
 
@@ -54,22 +52,22 @@ __all__ = [
 ]
 
 _HOME = {
-    "CONVERSATIONS_NAME": "agent_eval.report.conversations",
-    "read_conversations": "agent_eval.report.conversations",
-    "write_conversations": "agent_eval.report.conversations",
-    "ConversationRow": "agent_eval.report.model",
-    "RENDERINGS_NAME": "agent_eval.report.renderings",
-    "ReportData": "agent_eval.report.model",
-    "RunInfo": "agent_eval.report.model",
-    "RunSummary": "agent_eval.report.model",
-    "build_report": "agent_eval.report.model",
-    "content_security_policy": "agent_eval.report.html",
-    "read_renderings": "agent_eval.report.renderings",
-    "render_all": "agent_eval.report.renderings",
-    "render_html": "agent_eval.report.html",
-    "tokens_by_formatter": "agent_eval.report.renderings",
-    "write_html": "agent_eval.report.html",
-    "write_renderings": "agent_eval.report.renderings",
+    "CONVERSATIONS_NAME": "agent_eval.run._artifacts",
+    "read_conversations": "agent_eval.run._artifacts",
+    "write_conversations": "agent_eval.run._artifacts",
+    "ConversationRow": "agent_eval.report._model",
+    "RENDERINGS_NAME": "agent_eval.run._artifacts",
+    "ReportData": "agent_eval.report._model",
+    "RunInfo": "agent_eval.report._model",
+    "RunSummary": "agent_eval.report._model",
+    "build_report": "agent_eval.report._model",
+    "content_security_policy": "agent_eval.report._html",
+    "read_renderings": "agent_eval.run._artifacts",
+    "render_all": "agent_eval.run._artifacts",
+    "render_html": "agent_eval.report._html",
+    "tokens_by_formatter": "agent_eval.run._artifacts",
+    "write_html": "agent_eval.report._html",
+    "write_renderings": "agent_eval.run._artifacts",
 }
 
 

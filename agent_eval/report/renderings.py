@@ -1,26 +1,49 @@
-"""Stored renderings (``renderings.jsonl``): now in :mod:`agent_eval.run.artifacts`.
+"""Deprecated alias: ``agent_eval.report.renderings`` is private now.
 
-Kept so that imports of this module keep working; new code imports from there.
+Import its public names from the public face:
+``agent_eval.report``.
+This module forwards every name of its private home with a :class:`DeprecationWarning` that
+names the import to use, for one release, and is removed in agent-eval 0.2
+(docs/architecture.md, deprecation policy). The home:
+``agent_eval.run._artifacts``.
 """
 
-from agent_eval.run.artifacts import (
-    RENDERINGS_NAME,
-    RenderingKey,
-    append_rendering,
-    read_renderings,
-    render_all,
-    tokens_by_formatter,
-    write_rendering_items,
-    write_renderings,
-)
+# privatize: deprecated alias (written by privatize.py, kept outside the project: edit the script)
 
-__all__ = [
-    "RENDERINGS_NAME",
-    "RenderingKey",
-    "append_rendering",
-    "read_renderings",
-    "render_all",
-    "tokens_by_formatter",
-    "write_rendering_items",
-    "write_renderings",
-]
+from __future__ import annotations
+
+import importlib
+import warnings
+from typing import Any
+
+_FACES: dict[str, str] = {
+    "CONVERSATIONS_NAME": "agent_eval.report",
+    "RENDERINGS_NAME": "agent_eval.report",
+    "read_conversations": "agent_eval.report",
+    "read_renderings": "agent_eval.report",
+    "render_all": "agent_eval.report",
+    "tokens_by_formatter": "agent_eval.report",
+    "write_conversations": "agent_eval.report",
+    "write_renderings": "agent_eval.report",
+}
+"""Each public name and the public module to import it from."""
+
+_HOMES: tuple[str, ...] = ("agent_eval.run._artifacts",)
+"""The private modules that define the names."""
+
+
+def __getattr__(name: str) -> Any:
+    """Forward ``name`` to its new home, warning with the import to use instead."""
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    face = _FACES.get(name)
+    home = face or next((h for h in _HOMES if hasattr(importlib.import_module(h), name)), None)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    use = f"from {face} import {name}" if face else f"{home}.{name} (private, may change)"
+    warnings.warn(
+        f"{__name__} is deprecated and will be removed in agent-eval 0.2; use: {use}",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(importlib.import_module(home), name)

@@ -1,14 +1,14 @@
 """Test helpers shipped with the package: a fake OpenAI-compatible model server.
 
-See :mod:`agent_eval.testing.server` for the server, :mod:`agent_eval.testing.fake_server` to
-run it as a process, :mod:`agent_eval.testing.replies` for reply and fault kinds, and
-:mod:`agent_eval.testing.script` for the JSON script format, and
-:mod:`agent_eval.testing.claims` for a scripted claim-level judge.
+See :mod:`agent_eval.testing._server` for the server, :mod:`agent_eval.testing._fake_server` to
+run it as a process, :mod:`agent_eval.testing._replies` for reply and fault kinds, and
+:mod:`agent_eval.testing._script` for the JSON script format, and
+:mod:`agent_eval.testing._claims` for a scripted claim-level judge.
 """
 
-from agent_eval.testing.claims import ClaimScript
-from agent_eval.testing.recording import RecordedRequest
-from agent_eval.testing.replies import (
+from agent_eval.testing._claims import ClaimScript
+from agent_eval.testing._recording import RecordedRequest
+from agent_eval.testing._replies import (
     DEFAULT_FAULTS,
     INVALID_VERDICTS,
     NO_USAGE,
@@ -22,8 +22,8 @@ from agent_eval.testing.replies import (
     ToolCalls,
     Usage,
 )
-from agent_eval.testing.rules import Rule
-from agent_eval.testing.server import FakeModelServer
+from agent_eval.testing._rules import Rule
+from agent_eval.testing._server import FakeModelServer
 
 __all__ = [
     "DEFAULT_FAULTS",

@@ -20,8 +20,8 @@ import json
 
 from pydantic import JsonValue
 
+from agent_eval._trace import AgentTrace, AssistantMessage, Message, ToolCall, ToolMessage
 from agent_eval.formatting import Formatter, NoParams
-from agent_eval.trace import AgentTrace, AssistantMessage, Message, ToolCall, ToolMessage
 
 __all__ = ["JsonV1"]
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import unicodedata
 
+from agent_eval._trace import AgentTrace
 from agent_eval.formatting import Formatter, NoParams
-from agent_eval.trace import AgentTrace
 from agent_eval_formatters.json_v1 import JsonV1
 
 __all__ = ["JsonV2"]

@@ -23,8 +23,8 @@ exactly as in Ragas).
 
 from __future__ import annotations
 
+from agent_eval._trace import AgentTrace, AssistantMessage, Message, ToolCall, ToolMessage
 from agent_eval.formatting import Formatter, NoParams
-from agent_eval.trace import AgentTrace, AssistantMessage, Message, ToolCall, ToolMessage
 
 __all__ = ["RagasPrettyV1"]
 

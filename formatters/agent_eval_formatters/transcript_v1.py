@@ -34,8 +34,15 @@ import json
 
 from pydantic import Field
 
+from agent_eval._trace import (
+    AgentTrace,
+    AssistantMessage,
+    Message,
+    Retrieval,
+    ToolCall,
+    ToolMessage,
+)
 from agent_eval.formatting import Formatter, FormatterParams
-from agent_eval.trace import AgentTrace, AssistantMessage, Message, Retrieval, ToolCall, ToolMessage
 
 __all__ = ["TranscriptParams", "TranscriptV1"]
 

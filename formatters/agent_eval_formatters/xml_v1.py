@@ -37,8 +37,15 @@ from __future__ import annotations
 import json
 import re
 
+from agent_eval._trace import (
+    AgentTrace,
+    AssistantMessage,
+    Message,
+    Retrieval,
+    ToolCall,
+    ToolMessage,
+)
 from agent_eval.formatting import Formatter, NoParams
-from agent_eval.trace import AgentTrace, AssistantMessage, Message, Retrieval, ToolCall, ToolMessage
 
 __all__ = ["XmlV1"]
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import unicodedata
 
+from agent_eval._trace import AgentTrace
 from agent_eval.formatting import Formatter, NoParams
-from agent_eval.trace import AgentTrace
 from agent_eval_formatters.xml_v1 import XmlV1
 
 __all__ = ["LOOKALIKE_BRACKETS", "XmlV2"]

@@ -4,6 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agent_eval.result import MetricResult
+from agent_eval._result import MetricResult
 
 MakeResult = Callable[..., MetricResult]

@@ -14,8 +14,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from agent_eval._trace import AgentTrace, AssistantMessage, UserMessage
 from agent_eval.testing import FakeModelServer, RecordedRequest, Structured, Usage
-from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
 
 _calls: Counter[str] = Counter()
 

@@ -20,14 +20,14 @@ from typing import ClassVar
 import pytest
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
+from agent_eval._trace import AgentTrace
+from agent_eval.cli._app import app
 from agent_eval.formatting import Formatter, NoParams, formatters
-from agent_eval.formatting.registry import get_formatter, register
-from agent_eval.ingest.pipeline import ingest
-from agent_eval.report.renderings import read_renderings, render_all
-from agent_eval.run import spool as spool_module
+from agent_eval.formatting._registry import get_formatter, register
+from agent_eval.ingest._pipeline import ingest
+from agent_eval.run import _spool as spool_module
+from agent_eval.run._artifacts import read_renderings, render_all
 from agent_eval.testing import FakeModelServer
-from agent_eval.trace import AgentTrace
 
 from . import judge_script
 

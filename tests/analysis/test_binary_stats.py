@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from agent_eval.analysis.binary_stats import (
+from agent_eval.analysis._binary_stats import (
     cohen_kappa,
     kappa_interval,
     kappa_interval_undefined,

@@ -12,10 +12,10 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from agent_eval.analysis.calibration import calibrate
-from agent_eval.cli.app import app
-from agent_eval.report.terminal import calibration_table
-from agent_eval.run.store import ResultStore
+from agent_eval.analysis._calibration import calibrate
+from agent_eval.cli._app import app
+from agent_eval.report._terminal import calibration_table
+from agent_eval.run._store import ResultStore
 
 from .conftest import MakeResult
 
@@ -192,7 +192,7 @@ def test_labels_with_no_label_say_so(tmp_path: Path) -> None:
     empty.write_text("")
     args = ["calibrate", "--predictions", str(predictions), "--labels", str(empty)]
     result = CliRunner().invoke(app, args)
-    assert result.exit_code == 3  # input error (agent_eval.cli.exit_codes)
+    assert result.exit_code == 3  # input error (agent_eval.cli._exit_codes)
     assert "the labels hold no label" in result.stderr
     assert "the labels for ." not in result.stderr
 
@@ -201,7 +201,7 @@ def test_calibrate_takes_the_metric_spelled_as_score_takes_it(
     tmp_path: Path, make_result: Any
 ) -> None:
     # regression: --metric 'tool_call_accuracy[order=superset]' matched nothing (only @1[...] did)
-    from agent_eval.run.store import ResultStore
+    from agent_eval.run._store import ResultStore
 
     with ResultStore(tmp_path / "run") as store:
         for cid, verdict in (("a", "1"), ("b", "0")):
@@ -285,7 +285,7 @@ def test_judge_free_configuration_shows_no_formatter_no_prompt(
 
 
 def test_configuration_identity_text_of_judged_rows(make_result: Any) -> None:
-    from agent_eval.analysis.selection import ConfigurationIdentity
+    from agent_eval.analysis._selection import ConfigurationIdentity
 
     judged = ConfigurationIdentity.of(make_result("a", "1"))
     assert str(judged) == (

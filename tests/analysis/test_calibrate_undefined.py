@@ -14,9 +14,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
+from agent_eval.cli._app import app
 from agent_eval.testing import ClaimScript, FakeModelServer, RecordedRequest, Structured
-from agent_eval.testing.claims import first_user_text, numbered_items
+from agent_eval.testing._claims import first_user_text, numbered_items
 
 ENV = {"OPENAI_API_KEY": "sk-test-not-a-real-key", "COLUMNS": "240"}
 POLICY = "Returns are accepted within 14 calendar days of receipt. The product must be unused."

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_eval.analysis.calibration import calibrate, calibrate_results
+from agent_eval.analysis._calibration import calibrate, calibrate_results
 from agent_eval.errors import ConfigError
 
 from .conftest import MakeResult

@@ -16,15 +16,15 @@ import pytest
 from scipy import stats
 from typer.testing import CliRunner
 
-from agent_eval.analysis.claim_calibration import match_claims
-from agent_eval.analysis.ordinal import calibrate_ordinal, fisher_interval
-from agent_eval.cli.app import app
-from agent_eval.ingest.pipeline import ingest
-from agent_eval.metrics.units import answer_units
-from agent_eval.run.store import ResultStore, load_results
+from agent_eval._trace import AgentTrace, AssistantMessage, UserMessage
+from agent_eval.analysis._claim_calibration import match_claims
+from agent_eval.analysis._ordinal import calibrate_ordinal, fisher_interval
+from agent_eval.cli._app import app
+from agent_eval.ingest._pipeline import ingest
+from agent_eval.metrics._units import answer_units
+from agent_eval.run._store import ResultStore, load_results
 from agent_eval.testing import FakeModelServer, RecordedRequest, Structured
-from agent_eval.testing.claims import first_user_text, numbered_items
-from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
+from agent_eval.testing._claims import first_user_text, numbered_items
 
 from .conftest import MakeResult
 

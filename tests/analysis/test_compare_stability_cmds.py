@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
-from agent_eval.ingest.pipeline import ingest
-from agent_eval.report.renderings import render_all
-from agent_eval.run.store import load_results
+from agent_eval._tokens import count_tokens
+from agent_eval.cli._app import app
+from agent_eval.ingest._pipeline import ingest
+from agent_eval.run._artifacts import render_all
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer
-from agent_eval.tokens import count_tokens
 
 from . import judge_script
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
+from agent_eval.cli._app import app
 
 ROOT = Path(__file__).resolve().parents[2]
 

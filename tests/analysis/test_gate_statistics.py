@@ -8,9 +8,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from agent_eval.analysis.gates import FLAG_SOURCE, GateCount, load_gates, parse_gate
-from agent_eval.cli.analysis_options import apply_gates
-from agent_eval.cli.app import app
+from agent_eval.analysis._gates import FLAG_SOURCE, GateCount, load_gates, parse_gate
+from agent_eval.cli._analysis_options import apply_gates
+from agent_eval.cli._app import app
 from agent_eval.testing import FakeModelServer
 
 from . import judge_script

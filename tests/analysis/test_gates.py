@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval.analysis.gates import Gate, GateCount, evaluate_gates, load_gates, parse_gate
+from agent_eval.analysis._gates import Gate, GateCount, evaluate_gates, load_gates, parse_gate
 from agent_eval.errors import ConfigError
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval.analysis.labels import labels_from_traces, parse_binary, read_binary_file
+from agent_eval._trace import AgentTrace
+from agent_eval.analysis._labels import labels_from_traces, parse_binary, read_binary_file
 from agent_eval.errors import InputError
-from agent_eval.trace import AgentTrace
 
 
 @pytest.mark.parametrize(

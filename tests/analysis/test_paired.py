@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_eval.analysis.paired import compare_formatters, compare_variants
+from agent_eval.analysis._paired import compare_formatters, compare_variants
 
 from .conftest import MakeResult
 

@@ -11,8 +11,8 @@ import pytest
 from markupsafe import escape as html_escape
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
-from agent_eval.run.store import ResultStore
+from agent_eval.cli._app import app
+from agent_eval.run._store import ResultStore
 from agent_eval.testing import FakeModelServer
 
 from . import judge_script

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
-from agent_eval.run.store import ResultStore, load_results
+from agent_eval.cli._app import app
+from agent_eval.run._store import ResultStore, load_results
 from agent_eval.testing import FakeModelServer
 
 from . import judge_script

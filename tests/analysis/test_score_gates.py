@@ -7,9 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner, Result
 
-from agent_eval.cli.app import app
-from agent_eval.testing import FakeModelServer
-from agent_eval.trace import (
+from agent_eval._trace import (
     AgentTrace,
     AssistantMessage,
     Message,
@@ -17,6 +15,8 @@ from agent_eval.trace import (
     ToolMessage,
     UserMessage,
 )
+from agent_eval.cli._app import app
+from agent_eval.testing import FakeModelServer
 
 from . import judge_script
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from statsmodels.stats.inter_rater import fleiss_kappa
 
-from agent_eval.analysis.stability import measure_stability
+from agent_eval.analysis._stability import measure_stability
 
 from .conftest import MakeResult
 

@@ -1,6 +1,6 @@
 """The agreement statistics equal statsmodels' values (statsmodels is a test-only oracle).
 
-:mod:`agent_eval.analysis.binary_stats` and :func:`~agent_eval.analysis.stability.fleiss_kappa`
+:mod:`agent_eval.analysis._binary_stats` and :func:`~agent_eval.analysis._stability.fleiss_kappa`
 write the formulas out (statsmodels is no longer a dependency); here every 2x2 table of up to
 9 items, every Wilson count up to 40, the tables of the calibration and comparison tests and of
 the recorded fixtures' labels are checked against statsmodels, value for value.
@@ -22,14 +22,14 @@ from statsmodels.stats.inter_rater import cohens_kappa
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 from statsmodels.stats.proportion import proportion_confint
 
-from agent_eval.analysis.binary_stats import (
+from agent_eval.analysis._binary_stats import (
     cohen_kappa,
     kappa_interval,
     mcnemar_p,
     table_2x2,
     wilson_interval,
 )
-from agent_eval.analysis.stability import fleiss_kappa
+from agent_eval.analysis._stability import fleiss_kappa
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 

@@ -13,8 +13,11 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
+from agent_eval._redaction import RedactingFilter, redact_text, redact_url, userinfo_auth
+from agent_eval._terminal_text import escape_control
+from agent_eval._trace import AgentTrace, AssistantMessage, UserMessage
 from agent_eval.cli import app
-from agent_eval.cli.exit_codes import (
+from agent_eval.cli._exit_codes import (
     EXIT_GATE,
     EXIT_INPUT,
     EXIT_NOTHING,
@@ -22,14 +25,11 @@ from agent_eval.cli.exit_codes import (
     EXIT_USAGE,
     exit_code,
 )
-from agent_eval.cli.score_cmds import redact_argv
+from agent_eval.cli._score_cmds import redact_argv
 from agent_eval.errors import ConfigError, DecodeError, NoConversationError, OutputError
 from agent_eval.ingest import ingest
-from agent_eval.redaction import RedactingFilter, redact_text, redact_url, userinfo_auth
-from agent_eval.run.store import LOCK_NAME, OutputLock, load_results
-from agent_eval.terminal_text import escape_control
+from agent_eval.run._store import LOCK_NAME, OutputLock, load_results
 from agent_eval.testing import FakeModelServer
-from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
 
 from ..run.goal_script import script_goal_judge, trace
 from .test_score_cli import traces_file

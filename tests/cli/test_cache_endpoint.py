@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
-from agent_eval.redaction import bare_endpoint
+from agent_eval._redaction import bare_endpoint
+from agent_eval.cli._app import app
 from agent_eval.testing import FakeModelServer
 
 from ..analysis import judge_script

@@ -19,8 +19,8 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
-from agent_eval.cli.json_output import PAYLOADS, SCHEMA_VERSION
+from agent_eval.cli._app import app
+from agent_eval.cli._json_output import PAYLOADS, SCHEMA_VERSION
 from agent_eval.testing import FakeModelServer
 
 from ..run.goal_script import script_goal_judge, trace
@@ -303,8 +303,8 @@ def test_plan_payload_follows_the_plan() -> None:
     # a field added to RunPlan must be added to its JSON payload (score --json would fail)
     import dataclasses
 
-    from agent_eval.cli.json_output import PlanSummary
-    from agent_eval.run.plan import RunPlan
+    from agent_eval.cli._json_output import PlanSummary
+    from agent_eval.run._plan import RunPlan
 
     assert {f.name for f in dataclasses.fields(RunPlan)} == set(PlanSummary.model_fields)
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from agent_eval._result import MetricResult
 from agent_eval.cli import app
-from agent_eval.result import MetricResult
-from agent_eval.run.store import ResultStore, RunRecord
+from agent_eval.run._store import ResultStore, RunRecord
 
 
 def _row(run_id: str, cid: str, status: str) -> MetricResult:

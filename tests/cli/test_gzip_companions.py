@@ -20,13 +20,13 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from agent_eval.analysis.labels import read_binary_file, read_rating_file
+from agent_eval._references import load_references
+from agent_eval._result import MetricResult
+from agent_eval.analysis._labels import read_binary_file, read_rating_file
 from agent_eval.cli import app
 from agent_eval.errors import InputError
-from agent_eval.references import load_references
-from agent_eval.result import MetricResult
-from agent_eval.run.store import ResultStore, load_results
-from agent_eval.testing.otlp import export_request, log_record, span
+from agent_eval.run._store import ResultStore, load_results
+from agent_eval.testing._otlp import export_request, log_record, span
 
 from ..metrics.trajectory_cases import calls, conversation
 from ..run.goal_script import trace

@@ -11,8 +11,8 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
-from agent_eval.cli.help_format import NON_BREAKING_HYPHEN
+from agent_eval.cli._app import app
+from agent_eval.cli._help_format import NON_BREAKING_HYPHEN
 
 from .test_cli_convention import COMMANDS
 

@@ -39,8 +39,8 @@ def capture() -> dict[str, str]:
     import typer.main
     from typer.testing import CliRunner
 
-    from agent_eval.cli.app import app
-    from agent_eval.cli.commands import load_all
+    from agent_eval.cli._app import app
+    from agent_eval.cli._commands import load_all
 
     load_all()
     runner = CliRunner()

@@ -11,10 +11,10 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
+from agent_eval._trace import AgentTrace
 from agent_eval.cli import app
 from agent_eval.ingest import containers
-from agent_eval.testing.otlp import export_request, span
-from agent_eval.trace import AgentTrace
+from agent_eval.testing._otlp import export_request, span
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 runner = CliRunner()
@@ -189,7 +189,7 @@ def test_wrong_forced_format_exits_1_with_the_skipped_records(tmp_path: Path) ->
 def test_print_summary_writes_to_the_given_console(tmp_path: Path) -> None:
     from rich.console import Console
 
-    from agent_eval.cli.ingest_cmds import print_summary
+    from agent_eval.cli._ingest_cmds import print_summary
     from agent_eval.ingest import ingest
 
     run = ingest(otlp_file(tmp_path))

@@ -18,9 +18,10 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
-from agent_eval.cli.ingest_progress import ingest_progress, progress_line
-from agent_eval.ingest import FileReport, IngestReport, ingest, open_input, sources
-from agent_eval.testing.otlp import export_request, span
+from agent_eval.cli._ingest_progress import ingest_progress, progress_line
+from agent_eval.ingest import FileReport, IngestReport, ingest, open_input
+from agent_eval.ingest import _sources as sources
+from agent_eval.testing._otlp import export_request, span
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval.run.store import load_results
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer
 
 from ..run.goal_script import script_goal_judge, trace

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent_eval.cli.json_output import SCHEMA_VERSION, InterruptedPayload
+from agent_eval.cli._json_output import SCHEMA_VERSION, InterruptedPayload
 from agent_eval.testing import FakeModelServer, Structured, Usage
 
 from ..run.goal_script import script_goal_judge, trace

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from agent_eval.cli.json_output import SCHEMA_VERSION, ErrorPayload
+from agent_eval.cli._json_output import SCHEMA_VERSION, ErrorPayload
 
 MAIN = "from agent_eval.cli import main; main()"
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "otel"

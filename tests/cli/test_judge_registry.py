@@ -18,12 +18,12 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
-from agent_eval.cli.judge_setup import build_judge, judge_settings
+from agent_eval.cli._judge_setup import build_judge, judge_settings
 from agent_eval.config import load_config
 from agent_eval.errors import ConfigError, UnknownPluginError
-from agent_eval.judges.langchain_judge import LangChainJudge
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.run.store import load_results
+from agent_eval.judges._langchain_judge import LangChainJudge
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer
 
 from ..run.goal_script import script_goal_judge, trace
@@ -202,8 +202,8 @@ THIRD_PARTY = textwrap.dedent(
     '''
     """A third-party judge: answers through the openai judge at a URL from its params."""
 
-    from agent_eval.judges.base import Judge, JudgeSettings
-    from agent_eval.judges.openai_judge import OpenAIJudge
+    from agent_eval.judges._base import Judge, JudgeSettings
+    from agent_eval.judges._openai_judge import OpenAIJudge
 
 
     class RelayJudge(Judge):

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval.cli.judge_setup import is_loopback_url, key_env_problem
+from agent_eval.cli._judge_setup import is_loopback_url, key_env_problem
 from agent_eval.config import load_config
-from agent_eval.run.store import load_results
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer
 
 from ..run.goal_script import script_goal_judge, trace

@@ -13,10 +13,10 @@ import pytest
 import typer.main
 from typer.core import TyperCommand, TyperGroup
 
-from agent_eval.cli.app import app
-from agent_eval.cli.commands import COMMANDS
+from agent_eval.cli._app import app
+from agent_eval.cli._commands import COMMANDS
 
-_HEAVY = ("agent_eval.run.engine", "agent_eval.judges", "agent_eval.report", "langchain_core")
+_HEAVY = ("agent_eval.run._engine", "agent_eval.judges", "agent_eval.report", "langchain_core")
 
 
 def _imported_after(argv: list[str]) -> set[str]:
@@ -39,9 +39,9 @@ def test_top_level_help_imports_no_command_module() -> None:
 
 def test_ingest_imports_its_own_module_only() -> None:
     modules = _imported_after(["ingest", "--help"])
-    assert "agent_eval.cli.ingest_cmds" in modules
-    assert "agent_eval.cli.score_cmds" not in modules
-    assert "agent_eval.run.engine" not in modules
+    assert "agent_eval.cli._ingest_cmds" in modules
+    assert "agent_eval.cli._score_cmds" not in modules
+    assert "agent_eval.run._engine" not in modules
 
 
 @pytest.mark.parametrize("name", list(COMMANDS))
@@ -53,7 +53,7 @@ def test_table_summary_is_the_command_s_own(name: str) -> None:
 
 
 def test_every_registered_command_is_in_the_table() -> None:
-    from agent_eval.cli.commands import load_all
+    from agent_eval.cli._commands import load_all
 
     load_all()
     registered = {info.name or info.callback.__name__ for info in app.registered_commands}  # type: ignore[union-attr]

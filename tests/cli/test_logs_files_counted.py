@@ -9,9 +9,9 @@ from pathlib import Path
 
 import orjson
 
-from agent_eval.cli.score_inputs import no_conversation_lines
+from agent_eval.cli._score_inputs import no_conversation_lines
 from agent_eval.ingest import ingest
-from agent_eval.testing.otlp import export_request, log_record, span
+from agent_eval.testing._otlp import export_request, log_record, span
 
 TRACE, SPAN = "ab" * 16, "cd" * 8
 SYSTEM = {"gen_ai.system": "openai"}

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
-from agent_eval.result import MetricResult
-from agent_eval.run.store import ResultStore, RunRecord
+from agent_eval._result import MetricResult
+from agent_eval.cli._app import app
+from agent_eval.run._store import ResultStore, RunRecord
 
 
 def test_report_names_a_long_html_path_on_one_line(tmp_path: Path) -> None:

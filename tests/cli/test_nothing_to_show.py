@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
-from agent_eval.cli.exit_codes import EXIT_NOTHING
-from agent_eval.testing.otlp import export_request, log_record, span
+from agent_eval.cli._exit_codes import EXIT_NOTHING
+from agent_eval.testing._otlp import export_request, log_record, span
 
 runner = CliRunner()
 TRACE, SPAN = "ab" * 16, "cd" * 8

@@ -18,13 +18,13 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
-from agent_eval.cli.judge_setup import build_judge
+from agent_eval.cli._judge_setup import build_judge
 from agent_eval.config import load_config
 from agent_eval.errors import ConfigError
-from agent_eval.judges.base import JudgeRequest
-from agent_eval.judges.openai_client_judge import OpenAIClientJudge
-from agent_eval.metrics.goal_accuracy import OutcomeComparison as Verdict
-from agent_eval.run.store import load_results
+from agent_eval.judges._base import JudgeRequest
+from agent_eval.judges._openai_client_judge import OpenAIClientJudge
+from agent_eval.metrics._goal_accuracy import OutcomeComparison as Verdict
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer, Structured
 
 from .test_score_claims import _inputs, _install

@@ -2,7 +2,7 @@
 
 Regression: every ``ingest`` imported rich (42 modules, about a tenth of a small ingest's
 start-up) to print plain summary lines through ``Console.print(escape(line))``.
-:func:`agent_eval.cli.app.print_plain` writes a line rich prints unchanged straight to stderr and
+:func:`agent_eval.cli._app.print_plain` writes a line rich prints unchanged straight to stderr and
 hands every other line (markup characters, emoji codes, tabs, control characters, non-ASCII) to
 rich, so what is printed is the same either way.
 """
@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from rich.console import Console
 from rich.markup import escape
 
-from agent_eval.cli.ingest_cmds import summary_lines
+from agent_eval._terminal_text import escape_control
+from agent_eval.cli._ingest_cmds import summary_lines
 from agent_eval.ingest import ingest
-from agent_eval.terminal_text import escape_control
 
 app_module = importlib.import_module("agent_eval.cli.app")  # `agent_eval.cli.app` is the Typer
 

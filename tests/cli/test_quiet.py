@@ -21,8 +21,8 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
-from agent_eval.cli.commands import load_all
+from agent_eval.cli._app import app
+from agent_eval.cli._commands import load_all
 from agent_eval.testing import FakeModelServer
 
 from ..analysis import judge_script
@@ -161,7 +161,7 @@ def test_serve_quiet_prints_only_its_json_summary(world: World, tmp_path: Path) 
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     command = [
-        *(sys.executable, "-c", "from agent_eval.cli.app import main; main()", "serve"),
+        *(sys.executable, "-c", "from agent_eval.cli._app import main; main()", "serve"),
         *("--port", str(port), "--judge", "fake-model", "--base-url", world.base_url),
         *("--no-cache", "--out", str(tmp_path / "serve"), "-q"),
     ]

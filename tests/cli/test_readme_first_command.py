@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
-from agent_eval.run.store import load_results
+from agent_eval.run._store import load_results
 
 ROOT = Path(__file__).resolve().parents[2]
 

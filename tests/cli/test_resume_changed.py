@@ -13,12 +13,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
-from agent_eval.report.conversations import read_conversations
-from agent_eval.report.renderings import read_renderings
-from agent_eval.run.store import load_results
-from agent_eval.testing import FakeModelServer
-from agent_eval.trace import (
+from agent_eval._trace import (
     AgentTrace,
     AssistantMessage,
     Message,
@@ -26,6 +21,10 @@ from agent_eval.trace import (
     ToolMessage,
     UserMessage,
 )
+from agent_eval.cli._app import app
+from agent_eval.run._artifacts import read_conversations, read_renderings
+from agent_eval.run._store import load_results
+from agent_eval.testing import FakeModelServer
 
 from ..analysis import judge_script
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
-from agent_eval.run.store import ResultStore, RunRecord
+from agent_eval.run._store import ResultStore, RunRecord
 
 runner = CliRunner()
 

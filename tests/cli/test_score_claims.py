@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
-from agent_eval.metrics.evidence import find_quote
-from agent_eval.report.unit_contexts import read_units
-from agent_eval.run.store import load_results
+from agent_eval.metrics._evidence import find_quote
+from agent_eval.run._artifacts import read_units
+from agent_eval.run._store import load_results
 from agent_eval.testing import ClaimScript, FakeModelServer
 
 from ..run.goal_script import script_goal_judge

@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
-from agent_eval.cli.score_cmds import redact_argv
-from agent_eval.run.store import load_results
+from agent_eval.cli._score_cmds import redact_argv
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer, InvalidVerdict
 
 from ..run.goal_script import script_goal_judge, trace
@@ -256,7 +256,7 @@ def test_run_keeps_what_the_judge_saw_for_the_report(
     # regression: score runs kept no renderings, so `report` could not show the conversations
     # without re-ingesting the inputs
     from agent_eval.formatting import get_formatter
-    from agent_eval.report.renderings import read_renderings
+    from agent_eval.run._artifacts import read_renderings
 
     script_goal_judge(fake_server)
     out_dir = tmp_path / "run"

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
-from agent_eval.run.store import ResultStore, load_results
+from agent_eval.run._store import ResultStore, load_results
 from agent_eval.testing import FakeModelServer
 
 from ..metrics.criteria_script import CONFIRM, POLICY, script_criteria_judge

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from agent_eval._trace import AgentTrace, ModelUsage
 from agent_eval.cli import app
-from agent_eval.run.store import load_results
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer, HttpError
-from agent_eval.trace import AgentTrace, ModelUsage
 
 from ..run.goal_script import script_goal_judge, trace
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from agent_eval.run.store import load_results
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer
-from agent_eval.testing.otlp import export_request, span
+from agent_eval.testing._otlp import export_request, span
 
 from ..run.goal_script import script_goal_judge, trace
 from .test_score_cli import cell, judge_args, score, traces_file

@@ -20,9 +20,9 @@ from typing import Any
 import orjson
 from typer.testing import CliRunner
 
+from agent_eval._trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
 from agent_eval.cli import app
-from agent_eval.testing.otlp import export_request, span
-from agent_eval.trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
+from agent_eval.testing._otlp import export_request, span
 
 TRACE, SPAN = "ab" * 16, "cd" * 8
 

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
-from agent_eval.metrics.base import metrics
-from agent_eval.run.store import load_results
+from agent_eval.metrics._base import metrics
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer
 
 from ..run.goal_script import script_goal_judge, trace

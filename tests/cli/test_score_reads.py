@@ -17,15 +17,14 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
+from agent_eval._costs import PriceTable, agent_usage
 from agent_eval.cli import app
-from agent_eval.cli.event_options import EVENTS_FILE_NAME
-from agent_eval.costs import PriceTable, agent_usage
+from agent_eval.cli._event_options import EVENTS_FILE_NAME
 from agent_eval.ingest import ingest
-from agent_eval.otel.targets import targets_by_conversation
-from agent_eval.report.conversations import read_conversations
-from agent_eval.report.renderings import read_renderings
-from agent_eval.run import spool as spool_module
-from agent_eval.run.spool import TraceSpool
+from agent_eval.otel._targets import targets_by_conversation
+from agent_eval.run import _spool as spool_module
+from agent_eval.run._artifacts import read_conversations, read_renderings
+from agent_eval.run._spool import TraceSpool
 from agent_eval.testing import FakeModelServer
 
 from ..run.goal_script import script_goal_judge

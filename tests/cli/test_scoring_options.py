@@ -8,7 +8,7 @@ import typer
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
-from agent_eval.cli.scoring_options import SCORING_FLAGS, config_overrides
+from agent_eval.cli._scoring_options import SCORING_FLAGS, config_overrides
 from agent_eval.testing import FakeModelServer
 
 runner = CliRunner()

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from agent_eval.cli import app
 from agent_eval.testing import FakeModelServer
-from agent_eval.testing.otlp import export_request, span
+from agent_eval.testing._otlp import export_request, span
 
 from ..run.goal_script import script_goal_judge, trace
 from .test_score_cli import traces_file

@@ -1,4 +1,4 @@
-"""The collector is kept off the start-up and given back as it was (``agent_eval.cli.startup``).
+"""The collector is kept off the start-up and given back as it was (``agent_eval.cli._startup``).
 
 ``main()`` pauses the cyclic garbage collector while the CLI starts, freezes the start-up's
 objects when the command runs, and unfreezes them when it returns: a program that calls
@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval.cli import ingest_cmds, main
-from agent_eval.cli.startup import collector_paused
+from agent_eval.cli import _ingest_cmds as ingest_cmds
+from agent_eval.cli import main
+from agent_eval.cli._startup import collector_paused
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ROOT / "fixtures" / "otel" / "openai-v2-latest-span.otlp.json"

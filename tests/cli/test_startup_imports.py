@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agent_eval.cli.event_options import EVENTS_FILE_NAME
+from agent_eval.cli._event_options import EVENTS_FILE_NAME
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ROOT / "fixtures" / "otel" / "openai-v2-latest-span.otlp.json"
@@ -24,7 +24,7 @@ _NOT_FOR_A_SMALL_INGEST = (
     "opentelemetry.proto",
     "opentelemetry.sdk",
     "yaml",
-    "agent_eval.cli.json_output",
+    "agent_eval.cli._json_output",
     "agent_eval.run",
     "rich",  # its summary is printed without rich (cli.app.print_plain)
 )
@@ -63,12 +63,12 @@ def test_ingest_of_a_small_json_file_imports_two_of_the_container_modules(
     # priority; their declarations (containers.builtin) now order them, and a module is imported
     # when its container is first asked: agent-trace-jsonl (priority 10), then otlp-json (20)
     modules = _modules_after(_cli("ingest", str(SMALL), "-o", str(tmp_path / "traces.jsonl")))
-    from agent_eval.ingest.containers import builtin
+    from agent_eval.ingest.containers import _builtin as builtin
 
     implementations = {getattr(builtin, c).implementation.split(":")[0] for c in builtin.__all__}
     assert modules & implementations == {
-        "agent_eval.ingest.containers.trace_jsonl",
-        "agent_eval.ingest.containers.otlp_json",
+        "agent_eval.ingest.containers._trace_jsonl",
+        "agent_eval.ingest.containers._otlp_json",
     }
     assert "pydantic" in modules  # the probe sees the imports (the models are pydantic)
 
@@ -83,7 +83,15 @@ def test_help_imports_no_rich_and_no_pydantic() -> None:
 def test_every_command_prints_on_one_stderr_console() -> None:
     import importlib
 
-    from agent_eval.cli import formatters_cmds, ingest_cmds, score_cmds
+    from agent_eval.cli import (
+        _formatters_cmds as formatters_cmds,
+    )
+    from agent_eval.cli import (
+        _ingest_cmds as ingest_cmds,
+    )
+    from agent_eval.cli import (
+        _score_cmds as score_cmds,
+    )
 
     app = importlib.import_module("agent_eval.cli.app")  # the module (`cli.app` is the Typer)
     assert score_cmds.err_console is formatters_cmds.err_console is app.error_console()
@@ -96,7 +104,7 @@ def test_every_command_prints_on_one_stderr_console() -> None:
 
 def test_ingest_json_summary_still_imports_its_payloads(tmp_path: Path) -> None:
     modules = _modules_after(_cli("ingest", str(SMALL), "-o", str(tmp_path / "t"), "--json"))
-    assert "agent_eval.cli.json_output" in modules
+    assert "agent_eval.cli._json_output" in modules
 
 
 def test_ingest_help_lists_every_container_without_importing_one() -> None:
@@ -105,7 +113,7 @@ def test_ingest_help_lists_every_container_without_importing_one() -> None:
         "declared = containers.declared_names()\n"
         "assert not [m for m in __import__('sys').modules "
         "if m.startswith('agent_eval.ingest.containers.') and m != "
-        "'agent_eval.ingest.containers.base'], 'imported a container'\n"
+        "'agent_eval.ingest.containers._base'], 'imported a container'\n"
         "assert declared == containers.names(), (declared, containers.names())\n"
     )
     _modules_after(code)
@@ -117,19 +125,19 @@ def test_ingest_help_lists_every_container_without_importing_one() -> None:
 
 def test_in_imports_only_the_plugin_asked_for() -> None:
     code = (
-        "from agent_eval.judges.base import judges\n"
+        "from agent_eval.judges._base import judges\n"
         "assert 'openai' in judges\n"
         "assert 'gpt-4o-mini' not in judges  # a model name, not a judge kind\n"
     )
     modules = _modules_after(code)
-    assert "agent_eval.judges.openai_judge" in modules
-    assert "agent_eval.judges.langchain_judge" not in modules
-    assert "agent_eval.judges.llama_cpp_judge" not in modules
+    assert "agent_eval.judges._openai_judge" in modules
+    assert "agent_eval.judges._langchain_judge" not in modules
+    assert "agent_eval.judges._llama_cpp_judge" not in modules
 
 
 def test_unregistered_entry_point_stays_out_when_the_group_loads_later() -> None:
-    from agent_eval.ingest.containers.base import Container, _adapt
-    from agent_eval.plugins import Registry
+    from agent_eval._plugins import Registry
+    from agent_eval.ingest.containers._base import Container, _adapt
 
     registry: Registry[Container] = Registry("container", "agent_eval.containers", _adapt)
     assert "otlp-json" in registry
@@ -158,19 +166,19 @@ def test_otlp_proto_file_is_still_read_with_protobuf_imported_on_demand(tmp_path
 
 
 def test_events_file_name_is_the_emitter_s() -> None:
-    from agent_eval.otel.events import EVENTS_FILE_NAME as EMITTED
+    from agent_eval.otel._events import EVENTS_FILE_NAME as EMITTED
 
     assert EVENTS_FILE_NAME == EMITTED
 
 
 def test_import_agent_eval_api_imports_no_ingest_config_or_statistics() -> None:
-    """``import agent_eval.api`` loads the scoring path only (issue 30).
+    """``import agent_eval._api`` loads the scoring path only (issue 30).
 
     Regression: it imported the whole ingest package (for ``load_references``, used only with a
     reference file) and the config model (a type hint of the budget).
     """
-    modules = _modules_after("import agent_eval.api")
+    modules = _modules_after("import agent_eval._api")
     unwanted = ("agent_eval.ingest", "agent_eval.config", "statsmodels", "scipy", "yaml")
     assert not {m for m in modules if m.startswith(unwanted)}
     bare = _modules_after("import agent_eval")
-    assert not {m for m in bare if m.startswith(("pydantic", "rich", "agent_eval.trace"))}
+    assert not {m for m in bare if m.startswith(("pydantic", "rich", "agent_eval._trace"))}

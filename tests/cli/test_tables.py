@@ -13,8 +13,8 @@ from rich.markup import escape
 from rich.table import Table
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
-from agent_eval.cli.tables import print_table
+from agent_eval.cli._app import app
+from agent_eval.cli._tables import print_table
 from agent_eval.testing import FakeModelServer
 
 from ..analysis import judge_script
@@ -97,10 +97,10 @@ def test_cli_consoles_take_the_width_each_command_is_given(monkeypatch: pytest.M
     """Regression (``pytest -n 2`` only): a console made at import kept the ``COLUMNS`` of
     the process it was imported in (80 in an xdist worker), so compare's table at
     ``COLUMNS=250`` was printed stacked. Each console of the CLI follows ``COLUMNS``."""
-    from agent_eval.cli.analysis_options import out_console
-    from agent_eval.cli.app import err_console
-    from agent_eval.cli.formatters_cmds import console as formatters_console
-    from agent_eval.cli.runs_cmds import _console as runs_console
+    from agent_eval.cli._analysis_options import out_console
+    from agent_eval.cli._app import err_console
+    from agent_eval.cli._formatters_cmds import console as formatters_console
+    from agent_eval.cli._runs_cmds import _console as runs_console
 
     for width in ("123", "250"):
         monkeypatch.setenv("COLUMNS", width)

@@ -16,12 +16,12 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
+from agent_eval._costs import PriceTable, usd_text
+from agent_eval._tokens import count_tokens
 from agent_eval.cli import app
-from agent_eval.costs import PriceTable, usd_text
-from agent_eval.run.cache import JudgeCache
-from agent_eval.run.store import load_results
+from agent_eval.run._cache import JudgeCache
+from agent_eval.run._store import load_results
 from agent_eval.testing import NO_USAGE, ClaimScript, FakeModelServer, RecordedRequest, Structured
-from agent_eval.tokens import count_tokens
 
 from ..analysis import judge_script
 from ..run.goal_script import script_goal_judge, trace

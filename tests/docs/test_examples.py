@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_eval.testing import FakeModelServer
-from agent_eval.testing.script import load_script
+from agent_eval.testing._script import load_script
 
 from . import examples as ex
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from agent_eval.testing import FakeModelServer
-from agent_eval.testing.script import load_script
+from agent_eval.testing._script import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -30,7 +30,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
-from agent_eval.export.phoenix import export_annotations
+from agent_eval.export._phoenix import export_annotations
 from agent_eval.testing import FakeModelServer
 
 from ..live.agent import DONE, run_agent

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from agent_eval._trace import AssistantMessage, SystemMessage, ToolMessage, UserMessage
 from agent_eval.errors import ConfigError
 from agent_eval.formatting import (
     FINGERPRINT_SCHEME,
@@ -18,8 +19,7 @@ from agent_eval.formatting import (
     get_formatter,
     probe_set,
 )
-from agent_eval.formatting.lock import lock_targets
-from agent_eval.trace import AssistantMessage, SystemMessage, ToolMessage, UserMessage
+from agent_eval.formatting._lock import lock_targets
 
 
 def test_probe_set_covers_the_hard_shapes() -> None:
@@ -79,7 +79,7 @@ def test_every_locked_identity_has_a_distinct_fingerprint() -> None:
 def test_fingerprints_are_stable_across_processes_hash_seeds_and_locales() -> None:
     code = (
         "import json; from agent_eval.formatting import fingerprint\n"
-        "from agent_eval.formatting.lock import lock_targets\n"
+        "from agent_eval.formatting._lock import lock_targets\n"
         "print(json.dumps({k: fingerprint(f) for k, f in lock_targets().items()}))"
     )
     here = {identity: fingerprint(f) for identity, f in lock_targets().items()}

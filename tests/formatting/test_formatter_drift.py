@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agent_eval.analysis.formatter_drift import formatter_drift
 from agent_eval.cli import app
 from agent_eval.formatting import formatters
-from agent_eval.run.store import load_results
+from agent_eval.run._formatter_drift import formatter_drift
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer
 
 from ..run.goal_script import script_goal_judge, trace

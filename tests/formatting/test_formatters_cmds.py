@@ -10,12 +10,12 @@ import pytest
 from agent_eval_formatters.ragas_pretty_v1 import RagasPrettyV1
 from typer.testing import CliRunner
 
+from agent_eval._tokens import count_tokens
+from agent_eval._trace import AgentTrace, UserMessage
 from agent_eval.cli import app
 from agent_eval.formatting import default_lock_path, fingerprint, get_formatter, probe_set
-from agent_eval.formatting.fingerprint import probe_renderings
-from agent_eval.formatting.lock import read_lock
-from agent_eval.tokens import count_tokens
-from agent_eval.trace import AgentTrace, UserMessage
+from agent_eval.formatting._fingerprint import probe_renderings
+from agent_eval.formatting._lock import read_lock
 
 runner = CliRunner()
 

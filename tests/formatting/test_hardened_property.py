@@ -19,8 +19,7 @@ import xml.etree.ElementTree as ET
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_eval.formatting import get_formatter
-from agent_eval.trace import (
+from agent_eval._trace import (
     AgentTrace,
     AssistantMessage,
     Message,
@@ -31,6 +30,7 @@ from agent_eval.trace import (
     ToolMessage,
     UserMessage,
 )
+from agent_eval.formatting import get_formatter
 
 FRAGMENTS = [
     # transcript syntax (both versions)

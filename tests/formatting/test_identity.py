@@ -7,7 +7,7 @@ from agent_eval_formatters.transcript_v1 import TranscriptParams
 
 from agent_eval.errors import ConfigError
 from agent_eval.formatting import FormatterSpec, format_identity, get_formatter, parse_identity
-from agent_eval.formatting.identity import build_params, describe_params
+from agent_eval.formatting._identity import build_params, describe_params
 
 
 def test_parse_full_identity() -> None:

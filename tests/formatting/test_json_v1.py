@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from agent_eval._trace import AgentTrace, AssistantMessage, ToolCall
 from agent_eval.formatting import get_formatter, probe_set
-from agent_eval.trace import AgentTrace, AssistantMessage, ToolCall
 
 JSON = get_formatter("json@1")
 

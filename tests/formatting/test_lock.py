@@ -10,6 +10,7 @@ import pytest
 from agent_eval_formatters.ragas_pretty_v1 import RagasPrettyV1
 from agent_eval_formatters.transcript_v1 import TranscriptV1
 
+from agent_eval._trace import AgentTrace
 from agent_eval.errors import ConfigError, FormatterLockError
 from agent_eval.formatting import (
     Formatter,
@@ -21,9 +22,8 @@ from agent_eval.formatting import (
     update_lock,
     verify_lock,
 )
-from agent_eval.formatting.lock import lock_targets, read_lock
-from agent_eval.formatting.registry import new_registry
-from agent_eval.trace import AgentTrace
+from agent_eval.formatting._lock import lock_targets, read_lock
+from agent_eval.formatting._registry import new_registry
 
 
 def test_lock_file_is_where_the_package_is() -> None:

@@ -13,15 +13,15 @@ import pytest
 
 from agent_eval.errors import ConfigError
 from agent_eval.formatting import fingerprint, formatters, get_formatter, load_formatters
-from agent_eval.formatting.lock import read_lock, update_lock, verify_lock
-from agent_eval.formatting.registry import new_registry
+from agent_eval.formatting._lock import read_lock, update_lock, verify_lock
+from agent_eval.formatting._registry import new_registry
 
 SHOUT = textwrap.dedent(
     '''
     """A third-party formatter: every message upper-cased."""
 
     from agent_eval.formatting import Formatter, FormatterParams
-    from agent_eval.trace import AgentTrace
+    from agent_eval._trace import AgentTrace
 
 
     class ShoutParams(FormatterParams):
@@ -156,21 +156,21 @@ def test_a_lookup_by_name_imports_only_that_plugin() -> None:
     # (a built-in container's entry point is its declaration: using it imports its module)
     code = (
         "import json, sys\n"
-        "from agent_eval.ingest.containers.base import containers\n"
+        "from agent_eval.ingest.containers._base import containers\n"
         "containers.get('otlp-json').sniff('x.json', b'{}')\n"
         "mods = [m for m in sys.modules if m.startswith('agent_eval.ingest.containers.')]\n"
         "print(json.dumps(mods))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = set(json.loads(done.stdout))
-    assert "agent_eval.ingest.containers.otlp_json" in loaded
-    assert "agent_eval.ingest.containers.jaeger" not in loaded
-    assert "agent_eval.ingest.containers.tau_bench" not in loaded
+    assert "agent_eval.ingest.containers._otlp_json" in loaded
+    assert "agent_eval.ingest.containers._jaeger" not in loaded
+    assert "agent_eval.ingest.containers._tau_bench" not in loaded
 
 
 def test_an_unknown_name_still_lists_every_plugin() -> None:
     from agent_eval.errors import UnknownPluginError
-    from agent_eval.ingest.containers.base import containers
+    from agent_eval.ingest.containers._base import containers
 
     with pytest.raises(UnknownPluginError, match="jaeger"):
         containers.get("no-such-container")

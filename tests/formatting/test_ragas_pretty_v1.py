@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval.formatting import get_formatter
-from agent_eval.trace import (
+from agent_eval._trace import (
     AgentTrace,
     AssistantMessage,
     Message,
@@ -17,6 +16,7 @@ from agent_eval.trace import (
     ToolMessage,
     UserMessage,
 )
+from agent_eval.formatting import get_formatter
 
 RAGAS = get_formatter("ragas-pretty@1")
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_eval._trace import AgentTrace
 from agent_eval.errors import ConfigError, UnknownPluginError
 from agent_eval.formatting import (
     Formatter,
@@ -17,8 +18,7 @@ from agent_eval.formatting import (
     get_formatter,
     register,
 )
-from agent_eval.formatting.registry import new_registry
-from agent_eval.trace import AgentTrace
+from agent_eval.formatting._registry import new_registry
 
 BUILT_INS = {"ragas-pretty@1", "transcript@1", "json@1", "xml@1"}
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
+from agent_eval._trace import AgentTrace
 from agent_eval.formatting import get_formatter, probe_set
-from agent_eval.formatting.lock import lock_targets
-from agent_eval.trace import AgentTrace
+from agent_eval.formatting._lock import lock_targets
 
 IDENTITIES = sorted(lock_targets())
 
@@ -47,7 +47,7 @@ SHARED_INPUTS = [
 
 
 def _shared_traces(shared_data: Path, relative: str, fmt: str, limit: int) -> list[AgentTrace]:
-    from agent_eval.ingest.pipeline import ingest
+    from agent_eval.ingest._pipeline import ingest
 
     traces = sorted(ingest([shared_data / relative], format=fmt), key=lambda t: t.conversation_id)
     assert traces, f"{relative} ingested to no conversation"

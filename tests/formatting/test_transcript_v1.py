@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from agent_eval.formatting import get_formatter
-from agent_eval.trace import (
+from agent_eval._trace import (
     AgentTrace,
     AssistantMessage,
     Message,
@@ -12,6 +11,7 @@ from agent_eval.trace import (
     ToolMessage,
     UserMessage,
 )
+from agent_eval.formatting import get_formatter
 
 
 def render(identity: str, *messages: Message) -> str:

@@ -8,8 +8,8 @@ import xml.etree.ElementTree as ET
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agent_eval._trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
 from agent_eval.formatting import get_formatter, probe_set
-from agent_eval.trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
 
 XML = get_formatter("xml@1")
 XML_FORBIDDEN = {chr(c) for c in range(32) if chr(c) not in "\t\n\r"} | {"\ufffe", "\uffff"}

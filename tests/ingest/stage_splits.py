@@ -2,7 +2,7 @@
 
 :func:`decode` reads real inputs (the project's fixtures, the shared OTel exports) into their
 span and log records; :func:`write_split` writes records to several OTLP/JSON Lines files (one
-export request per record, :mod:`agent_eval.testing.otlp`), as a Collector writing several files
+export request per record, :mod:`agent_eval.testing._otlp`), as a Collector writing several files
 would; the split functions say which record goes to which file (by trace, by span, at random
 with copies). :func:`run_stages` runs the stages in any task order, every value pickled between
 stages as an engine moves it between processes; :func:`assert_same_as_ingest` compares the
@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from agent_eval._trace import AgentTrace
 from agent_eval.errors import InputError
 from agent_eval.ingest import (
     IngestReport,
@@ -34,10 +35,9 @@ from agent_eval.ingest import (
     read_input,
     trace_pieces,
 )
-from agent_eval.ingest.accounting import MAX_DETAILS
-from agent_eval.ingest.pipeline import read_items
-from agent_eval.testing.otlp import export_request, log_record, span
-from agent_eval.trace import AgentTrace
+from agent_eval.ingest._accounting import MAX_DETAILS
+from agent_eval.ingest._pipeline import read_items
+from agent_eval.testing._otlp import export_request, log_record, span
 
 T = TypeVar("T")
 Record = SpanRecord | LogRecord

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from agent_eval.testing.otlp import export_request, log_record, span
+from agent_eval.testing._otlp import export_request, log_record, span
 
 T0 = 1_700_000_000_000_000_000
 SECOND = 10**9

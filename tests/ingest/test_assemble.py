@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from agent_eval.ingest.accounting import FileReport, IngestReport
-from agent_eval.ingest.assemble import Assembler
-from agent_eval.ingest.spans import LogRecord, SpanEvent, SpanRecord
-from agent_eval.trace import AgentTrace, AssistantMessage, ToolMessage
+from agent_eval._trace import AgentTrace, AssistantMessage, ToolMessage
+from agent_eval.ingest._accounting import FileReport, IngestReport
+from agent_eval.ingest._assemble import Assembler
+from agent_eval.ingest._spans import LogRecord, SpanEvent, SpanRecord
 
 T1 = "a" * 32
 T2 = "b" * 32
@@ -552,8 +552,8 @@ def test_same_call_on_sibling_spans_is_one_call() -> None:
 def test_a_failing_conversation_is_skipped_with_a_reason_and_the_rest_kept(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from agent_eval.ingest import assemble
-    from agent_eval.ingest.conversation import ConversationBuilder
+    from agent_eval.ingest import _assemble as assemble
+    from agent_eval.ingest._conversation import ConversationBuilder
 
     class Broken(ConversationBuilder):
         def _trace(self) -> AgentTrace:

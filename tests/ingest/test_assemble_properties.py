@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_eval.ingest.accounting import FileReport, IngestReport
-from agent_eval.ingest.assemble import Assembler
-from agent_eval.ingest.spans import LogRecord, SpanRecord
+from agent_eval.ingest._accounting import FileReport, IngestReport
+from agent_eval.ingest._assemble import Assembler
+from agent_eval.ingest._spans import LogRecord, SpanRecord
 
 TRACES = [f"{i:032x}" for i in range(1, 4)]
 SPAN_IDS = [f"{i:016x}" for i in range(1, 9)]

@@ -16,11 +16,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_eval.ingest import assemble
-from agent_eval.ingest.accounting import FileReport, IngestReport
-from agent_eval.ingest.assemble import Assembler
-from agent_eval.ingest.spans import SpanRecord
-from agent_eval.trace import ModelUsage
+from agent_eval._trace import ModelUsage
+from agent_eval.ingest import _assemble as assemble
+from agent_eval.ingest._accounting import FileReport, IngestReport
+from agent_eval.ingest._assemble import Assembler
+from agent_eval.ingest._spans import SpanRecord
 
 T1 = "a" * 32
 

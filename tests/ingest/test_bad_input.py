@@ -14,17 +14,17 @@ from typing import Any
 import orjson
 import pytest
 
+from agent_eval._trace import AgentTrace, AssistantMessage, ToolCall
 from agent_eval.errors import DecodeError, InputError
 from agent_eval.ingest import ingest
-from agent_eval.ingest.containers.base import Skipped
-from agent_eval.ingest.containers.otlp_json import OtlpJsonContainer
-from agent_eval.ingest.containers.readable_span import ReadableSpanContainer
-from agent_eval.ingest.containers.tau2_bench import Tau2BenchContainer
-from agent_eval.ingest.containers.trace_jsonl import TraceJsonlContainer
-from agent_eval.ingest.safe_text import MAX_NESTING, brief, clean, loads
-from agent_eval.ingest.spans import SpanRecord
-from agent_eval.testing.otlp import export_request, span
-from agent_eval.trace import AgentTrace, AssistantMessage, ToolCall
+from agent_eval.ingest._safe_text import MAX_NESTING, brief, clean, loads
+from agent_eval.ingest._spans import SpanRecord
+from agent_eval.ingest.containers._base import Skipped
+from agent_eval.ingest.containers._otlp_json import OtlpJsonContainer
+from agent_eval.ingest.containers._readable_span import ReadableSpanContainer
+from agent_eval.ingest.containers._tau2_bench import Tau2BenchContainer
+from agent_eval.ingest.containers._trace_jsonl import TraceJsonlContainer
+from agent_eval.testing._otlp import export_request, span
 
 from .test_assemble import Run, llm, say, user
 
@@ -292,7 +292,7 @@ def test_an_unexpected_exception_in_a_file_is_a_counted_internal_error(
     good = FIXTURES / "openinference-openai.otlp.json"
     (tmp_path / "a.otlp.json").write_bytes(good.read_bytes())
     (tmp_path / "broken.otlp.json").write_bytes(good.read_bytes())
-    caplog.set_level("DEBUG", logger="agent_eval.ingest.pipeline")
+    caplog.set_level("DEBUG", logger="agent_eval.ingest._pipeline")
     run = ingest([str(tmp_path)])
     assert len(run.collect()) == len(ingest([str(good)]).collect())
     assert run.report.internal_errors == 1
@@ -306,7 +306,7 @@ def test_an_unexpected_exception_in_a_file_is_a_counted_internal_error(
 def test_an_unexpected_exception_on_one_span_costs_that_span(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from agent_eval.ingest.assemble import Assembler
+    from agent_eval.ingest._assemble import Assembler
 
     original = Assembler.add_span
 

@@ -3,7 +3,7 @@
 Seeds are the recorded fixtures (OTLP/JSON, JSON Lines), files derived from them (protobuf,
 AgentTrace JSON Lines, Phoenix, OTel JS, chat messages) and, when ``../shared`` is present, the
 real Jaeger, Tempo, Langfuse, cassette, span-attribute and tau exports. Each example mutates one
-seed (:mod:`agent_eval.testing.mutations`: deep nesting, lone surrogates, huge integers,
+seed (:mod:`agent_eval.testing._mutations`: deep nesting, lone surrogates, huge integers,
 non-finite numbers, wrong types, control characters, truncation, flipped bytes, invalid UTF-8)
 and reads it with its container forced and with ``--format auto``. Every outcome must be
 ``read`` (balanced accounting, every conversation writable as UTF-8 and readable back) or
@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from agent_eval.testing.mutations import (
+from agent_eval.testing._mutations import (
     LINE_MUTATIONS,
     MUTATIONS,
     Seed,

@@ -18,17 +18,17 @@ import orjson
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from agent_eval._trace import AgentTrace
 from agent_eval.errors import DecodeError
 from agent_eval.ingest import IngestReport, ingest
+from agent_eval.ingest._safe_text import MAX_INT_DIGITS, loads, parse_int
+from agent_eval.ingest._spans import SpanRecord
+from agent_eval.ingest.containers._base import Skipped
 from agent_eval.ingest.containers._json_stream import JsonStream
-from agent_eval.ingest.containers.base import Skipped
-from agent_eval.ingest.containers.openai_cassette import OpenAICassetteContainer
-from agent_eval.ingest.containers.otlp_json import OtlpJsonContainer
-from agent_eval.ingest.containers.otlp_proto import OtlpProtoContainer
-from agent_eval.ingest.safe_text import MAX_INT_DIGITS, loads, parse_int
-from agent_eval.ingest.spans import SpanRecord
-from agent_eval.testing.otlp import export_request, span
-from agent_eval.trace import AgentTrace
+from agent_eval.ingest.containers._openai_cassette import OpenAICassetteContainer
+from agent_eval.ingest.containers._otlp_json import OtlpJsonContainer
+from agent_eval.ingest.containers._otlp_proto import OtlpProtoContainer
+from agent_eval.testing._otlp import export_request, span
 
 ROOT = Path(__file__).resolve().parents[2]
 T = "5b8aa5a2d2c872e8321cf37308d69df2"

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from agent_eval._trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage
 from agent_eval.errors import DecodeError
-from agent_eval.ingest.containers.base import Skipped
-from agent_eval.ingest.containers.chat_messages import OpenAIMessagesContainer
-from agent_eval.ingest.containers.tau2_bench import Tau2BenchContainer
-from agent_eval.ingest.containers.tau_bench import TauBenchContainer
-from agent_eval.ingest.pipeline import detect_container
-from agent_eval.trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage
+from agent_eval.ingest._pipeline import detect_container
+from agent_eval.ingest.containers._base import Skipped
+from agent_eval.ingest.containers._chat_messages import OpenAIMessagesContainer
+from agent_eval.ingest.containers._tau2_bench import Tau2BenchContainer
+from agent_eval.ingest.containers._tau_bench import TauBenchContainer
 
 MESSAGES = [
     {"role": "system", "content": "You are helpful."},

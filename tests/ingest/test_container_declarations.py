@@ -17,18 +17,18 @@ from typing import ClassVar
 
 import pytest
 
+from agent_eval._plugins import declared_entry_points
+from agent_eval._trace import AgentTrace
 from agent_eval.errors import ConfigError
 from agent_eval.ingest import detect_container, ingest
-from agent_eval.ingest.containers import builtin
-from agent_eval.ingest.containers.base import (
+from agent_eval.ingest.containers import _builtin as builtin
+from agent_eval.ingest.containers._base import (
     Container,
     ContainerItem,
     DeferredContainer,
     containers,
 )
-from agent_eval.ingest.containers.otlp_json import OtlpJsonContainer
-from agent_eval.plugins import declared_entry_points
-from agent_eval.trace import AgentTrace
+from agent_eval.ingest.containers._otlp_json import OtlpJsonContainer
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ROOT / "fixtures" / "otel" / "openai-v2-latest-span.otlp.json"
@@ -47,7 +47,7 @@ def test_every_builtin_entry_point_names_its_declaration() -> None:
     assert sorted(getattr(builtin, cls).name for cls in builtin.__all__) == sorted(declared)
     for cls in builtin.__all__:
         declaration = getattr(builtin, cls)
-        assert declared[declaration.name] == f"agent_eval.ingest.containers.builtin:{cls}"
+        assert declared[declaration.name] == f"agent_eval.ingest.containers._builtin:{cls}"
 
 
 @pytest.mark.parametrize("cls", builtin.__all__)
@@ -72,7 +72,7 @@ def test_auto_detection_imports_only_the_containers_asked_before_the_match() -> 
         f"""
         import sys
         from agent_eval.ingest import detect_container
-        from agent_eval.ingest.containers.base import containers
+        from agent_eval.ingest.containers._base import containers
         assert len(containers.names()) >= 21
         assert detect_container({str(SMALL)!r}).name == "otlp-json"
         print("\\n".join(sys.modules))
@@ -106,8 +106,8 @@ class _Declared(DeferredContainer):
 
 
 _IMPLEMENTATION = """
-from agent_eval.ingest.containers.base import containers
-from agent_eval.trace import AgentTrace
+from agent_eval.ingest.containers._base import containers
+from agent_eval._trace import AgentTrace
 
 
 class Implementation(type(containers.get("test-declared"))):

@@ -17,7 +17,7 @@ from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import SpanKind
 
-from agent_eval.ingest.sdk import install
+from agent_eval.ingest._sdk import install
 
 REDACTED = "__REDACTED__"
 KIND = "openinference.span.kind"

@@ -12,12 +12,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_eval.errors import InputError
-from agent_eval.ingest.accounting import IngestReport
-from agent_eval.ingest.assemble import Assembler
-from agent_eval.ingest.conventions.base import Convention, conventions, markers_of, span_markers
-from agent_eval.ingest.extraction import SpanExtraction
-from agent_eval.ingest.pipeline import detect_container, read_items
-from agent_eval.ingest.spans import LogRecord, SpanEvent, SpanRecord
+from agent_eval.ingest._accounting import IngestReport
+from agent_eval.ingest._assemble import Assembler
+from agent_eval.ingest._extraction import SpanExtraction
+from agent_eval.ingest._pipeline import detect_container, read_items
+from agent_eval.ingest._spans import LogRecord, SpanEvent, SpanRecord
+from agent_eval.ingest.conventions._base import Convention, conventions, markers_of, span_markers
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "otel"
 BUILT_IN = sorted((c for _, c in conventions), key=lambda c: c.name)

@@ -16,14 +16,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_eval.errors import DecodeError
-from agent_eval.ingest.containers.base import Container, Skipped
-from agent_eval.ingest.containers.jaeger import JaegerContainer
-from agent_eval.ingest.containers.langfuse import LangfuseContainer
-from agent_eval.ingest.containers.phoenix import PhoenixContainer
-from agent_eval.ingest.containers.python_console import PythonConsoleContainer
-from agent_eval.ingest.containers.readable_span import ReadableSpanContainer
-from agent_eval.ingest.containers.tempo import TempoContainer
-from agent_eval.ingest.spans import SpanRecord
+from agent_eval.ingest._spans import SpanRecord
+from agent_eval.ingest.containers._base import Container, Skipped
+from agent_eval.ingest.containers._jaeger import JaegerContainer
+from agent_eval.ingest.containers._langfuse import LangfuseContainer
+from agent_eval.ingest.containers._phoenix import PhoenixContainer
+from agent_eval.ingest.containers._python_console import PythonConsoleContainer
+from agent_eval.ingest.containers._readable_span import ReadableSpanContainer
+from agent_eval.ingest.containers._tempo import TempoContainer
 
 T, S = "3e289017fe03ffd7c4145316d2eb3d0d", "6c728e555894414d"
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent_eval.ingest.accounting import FileReport, IngestReport
-from agent_eval.ingest.assemble import Assembler
-from agent_eval.ingest.conventions.attachments import strip_inline_data
-from agent_eval.ingest.conventions.genai import GenAIConvention
-from agent_eval.ingest.conventions.openinference import OpenInferenceConvention
-from agent_eval.ingest.spans import SourceLocation, SpanEvent, SpanRecord
-from agent_eval.trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
+from agent_eval._trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
+from agent_eval.ingest._accounting import FileReport, IngestReport
+from agent_eval.ingest._assemble import Assembler
+from agent_eval.ingest._spans import SourceLocation, SpanEvent, SpanRecord
+from agent_eval.ingest.conventions._attachments import strip_inline_data
+from agent_eval.ingest.conventions._genai import GenAIConvention
+from agent_eval.ingest.conventions._openinference import OpenInferenceConvention
 
 T1, T2, T3 = "a" * 32, "b" * 32, "c" * 32
 IMAGE = "data:image/png;base64," + "iVBORw0KGgo" * 4000

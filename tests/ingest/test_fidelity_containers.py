@@ -19,13 +19,13 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
 from opentelemetry.trace import SpanKind, StatusCode
 
+from agent_eval._trace import AgentTrace, AssistantMessage, ToolMessage
 from agent_eval.errors import DecodeError
 from agent_eval.ingest import detect_container, ingest
-from agent_eval.ingest.containers.base import Skipped
-from agent_eval.ingest.containers.python_console import PythonConsoleContainer
-from agent_eval.ingest.containers.tempo import TempoContainer
-from agent_eval.ingest.spans import SpanRecord
-from agent_eval.trace import AgentTrace, AssistantMessage, ToolMessage
+from agent_eval.ingest._spans import SpanRecord
+from agent_eval.ingest.containers._base import Skipped
+from agent_eval.ingest.containers._python_console import PythonConsoleContainer
+from agent_eval.ingest.containers._tempo import TempoContainer
 
 TRACE = "5b8efff798038103d269b633813fc60c"
 T0 = 1_700_000_000_000_000_000

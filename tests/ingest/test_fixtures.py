@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from agent_eval.ingest.pipeline import ingest
-from agent_eval.trace import AgentTrace, AssistantMessage, Message, ToolMessage
+from agent_eval._trace import AgentTrace, AssistantMessage, Message, ToolMessage
+from agent_eval.ingest._pipeline import ingest
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 EXPECTED: dict[str, Any] = json.loads((FIXTURES / "expected.json").read_text())

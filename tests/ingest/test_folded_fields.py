@@ -6,7 +6,7 @@ input replays the turns before. The response model and the reasoning of turn 1's
 recorded only on turn 1's ``chat`` span (the replay in turn 2's input carries neither), and
 turn 1's retrieval only in turn 1's trace. Folding turn 1 into turn 2 must keep them all: the
 answer's model and reasoning, and the retrieval at the point it happened, with its span id.
-Spans are written as the Collector's OTLP JSON lines (:mod:`agent_eval.testing.otlp`) and read
+Spans are written as the Collector's OTLP JSON lines (:mod:`agent_eval.testing._otlp`) and read
 through ``ingest``.
 """
 
@@ -17,10 +17,7 @@ from typing import Any
 
 import orjson
 
-from agent_eval.ingest import ingest
-from agent_eval.ingest.folding import PrefixFolder
-from agent_eval.testing.otlp import export_request, span
-from agent_eval.trace import (
+from agent_eval._trace import (
     AgentTrace,
     AssistantMessage,
     Message,
@@ -32,6 +29,9 @@ from agent_eval.trace import (
     ToolMessage,
     UserMessage,
 )
+from agent_eval.ingest import ingest
+from agent_eval.ingest._folding import PrefixFolder
+from agent_eval.testing._otlp import export_request, span
 
 MODEL = "gpt-4o-mini-2024-07-18"
 SYSTEM = "Answer from the retrieved documents."

@@ -5,7 +5,7 @@ trace of its own (an AGENT span ``weather-agent`` above the LLM span), with no c
 and each turn's LLM input replays the turns before. The earlier traces fold into the last one;
 their assistant messages must keep the agent that spoke them and every message the span ids it
 was seen on (the LLM span whose output it was first). Spans are written as the Collector's OTLP
-JSON lines (:mod:`agent_eval.testing.otlp`) and read through ``ingest``.
+JSON lines (:mod:`agent_eval.testing._otlp`) and read through ``ingest``.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import Any
 
 import orjson
 
+from agent_eval._trace import AssistantMessage
 from agent_eval.ingest import ingest
-from agent_eval.metrics.units import answer_units
-from agent_eval.testing.otlp import export_request, span
-from agent_eval.trace import AssistantMessage
+from agent_eval.metrics._units import answer_units
+from agent_eval.testing._otlp import export_request, span
 
 KIND = "openinference.span.kind"
 AGENT = "weather-agent"

@@ -7,10 +7,7 @@ from typing import Any
 
 import pytest
 
-from agent_eval.errors import InvalidSpanError
-from agent_eval.ingest.conventions.genai import GenAIConvention
-from agent_eval.ingest.spans import LogRecord, SpanEvent, SpanRecord
-from agent_eval.trace import (
+from agent_eval._trace import (
     AssistantMessage,
     OpaquePart,
     SystemMessage,
@@ -18,6 +15,9 @@ from agent_eval.trace import (
     ToolMessage,
     UserMessage,
 )
+from agent_eval.errors import InvalidSpanError
+from agent_eval.ingest._spans import LogRecord, SpanEvent, SpanRecord
+from agent_eval.ingest.conventions._genai import GenAIConvention
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 SPAN = "b7ad6b7169203331"

@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agent_eval._trace import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
 from agent_eval.ingest import ingest
-from agent_eval.ingest.conventions.genai import GenAIConvention
-from agent_eval.ingest.spans import SpanRecord
-from agent_eval.trace import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
+from agent_eval.ingest._spans import SpanRecord
+from agent_eval.ingest.conventions._genai import GenAIConvention
 
 INPUT = [
     {"role": "system", "parts": [{"type": "text", "content": "You answer weather questions."}]},
@@ -109,7 +109,7 @@ def test_tool_results_in_a_user_message_are_tool_messages() -> None:
 
 def test_agent_framework_conversation_from_dotnet_spans(tmp_path: Path) -> None:
     """invoke_agent > chat + execute_tool + chat, as the Agent Framework nests them."""
-    from agent_eval.testing.otlp import export_request, span
+    from agent_eval.testing._otlp import export_request, span
 
     trace = "0af7651916cd43dd8448eb211c80319c"
     first_in = INPUT[:2]

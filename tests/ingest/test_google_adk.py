@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent_eval.ingest.conventions.google_adk import GoogleADKConvention
-from agent_eval.ingest.spans import SpanRecord
-from agent_eval.trace import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
+from agent_eval._trace import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
+from agent_eval.ingest._spans import SpanRecord
+from agent_eval.ingest.conventions._google_adk import GoogleADKConvention
 
 CONVENTION = GoogleADKConvention()
 MCP_RESULT = {"content": [{"type": "text", "text": "NAME kagent"}], "isError": False}

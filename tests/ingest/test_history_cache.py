@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from agent_eval.ingest.conventions import history_cache
-from agent_eval.ingest.conventions.json_values import decode_json
-from agent_eval.ingest.conventions.messages import (
+from agent_eval._trace import Message
+from agent_eval.ingest.conventions import _history_cache as history_cache
+from agent_eval.ingest.conventions._json_values import decode_json
+from agent_eval.ingest.conventions._messages import (
     build_message,
     messages_from_value,
     read_message,
 )
-from agent_eval.trace import Message
 
 
 def _whole(text: str, role: str | None) -> list[Message]:

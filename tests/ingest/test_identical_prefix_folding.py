@@ -6,7 +6,7 @@ no conversation id. Two users ask the same first question concurrently and get t
 (a tool call, its result, the same reply), then ask different second questions: each makes 4
 calls in 4 traces, written interleaved as the BatchSpanProcessor exported them. Every call of
 both users replays the identical turn-1 traces, and folding gave user 1 six calls and user 2
-two. Spans are written as the Collector's OTLP JSON lines (:mod:`agent_eval.testing.otlp`).
+two. Spans are written as the Collector's OTLP JSON lines (:mod:`agent_eval.testing._otlp`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_eval.ingest import ingest
-from agent_eval.testing.otlp import export_request, span
+from agent_eval.testing._otlp import export_request, span
 
 SCOPE = ("opentelemetry.instrumentation.openai.v1", "0.62.4")
 SYSTEM = "You answer weather questions with the get_weather tool."

@@ -196,7 +196,7 @@ def test_ingest_output_is_as_before(case: str) -> None:
 @contextmanager
 def _squeezed(limits: Any) -> Iterator[None]:
     """Assemblers created in the block get ``limits`` (spill to disk early and often)."""
-    from agent_eval.ingest import assemble
+    from agent_eval.ingest import _assemble as assemble
 
     saved = assemble.STREAM_LIMITS
     assemble.STREAM_LIMITS = limits
@@ -209,7 +209,7 @@ def _squeezed(limits: Any) -> Iterator[None]:
 @pytest.mark.parametrize("budget", ["tightest", "small"])
 @pytest.mark.parametrize("case", _golden_cases())
 def test_ingest_output_is_as_before_when_traces_spill_to_disk(case: str, budget: str) -> None:
-    from agent_eval.ingest.spill import StreamLimits
+    from agent_eval.ingest._spill import StreamLimits
 
     limits = StreamLimits.tightest() if budget == "tightest" else StreamLimits(5, 0.5)
     with _squeezed(limits):

@@ -3,7 +3,7 @@
 ``chat_messages``, ``rag_jsonl``, ``openai_cassette`` and ``mtrag`` name a conversation without
 an id after the file's stem, and ``span-attributes`` names its span after the file: for
 ``x.json.gz`` that was ``x.json#1`` where ``x.json`` gives ``x#1``. One helper
-(:func:`agent_eval.ingest.sources.input_stem`) strips the compression suffix first.
+(:func:`agent_eval.ingest._sources.input_stem`) strips the compression suffix first.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from agent_eval.cli import app
 from agent_eval.ingest import SpanRecord, containers, ingest
-from agent_eval.ingest.sources import input_name, input_stem, input_suffix
+from agent_eval.ingest._sources import input_name, input_stem, input_suffix
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()

@@ -10,9 +10,9 @@ import pytest
 
 from agent_eval.errors import DecodeError
 from agent_eval.ingest import ingest
-from agent_eval.ingest.containers.base import Skipped
-from agent_eval.ingest.containers.jaeger import JaegerContainer
-from agent_eval.ingest.spans import SpanRecord
+from agent_eval.ingest._spans import SpanRecord
+from agent_eval.ingest.containers._base import Skipped
+from agent_eval.ingest.containers._jaeger import JaegerContainer
 
 TRACE = "3e289017fe03ffd7c4145316d2eb3d0d"
 

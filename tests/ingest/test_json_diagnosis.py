@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from agent_eval.cli import app
 from agent_eval.errors import DecodeError, UnknownFormatError
 from agent_eval.ingest import containers, detect_container, ingest
-from agent_eval.ingest.json_diagnosis import likely_container
+from agent_eval.ingest._json_diagnosis import likely_container
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 

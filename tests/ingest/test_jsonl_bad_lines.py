@@ -17,9 +17,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from typer.testing import CliRunner
 
+from agent_eval._trace import AgentTrace
 from agent_eval.cli import app
 from agent_eval.ingest import IngestReport, ingest
-from agent_eval.trace import AgentTrace
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()

@@ -18,23 +18,13 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from agent_eval._trace import AgentTrace, AssistantMessage, OpaquePart, ToolCall, UserMessage
+from agent_eval._trace import SystemMessage as OurSystem
+from agent_eval._trace import ToolMessage as OurTool
 from agent_eval.errors import InputError
-from agent_eval.ingest.containers.tau2_bench import Tau2BenchContainer
-from agent_eval.ingest.containers.tau_bench import TauBenchContainer
-from agent_eval.ingest.langchain import from_langchain, to_langchain
-from agent_eval.trace import (
-    AgentTrace,
-    AssistantMessage,
-    OpaquePart,
-    ToolCall,
-    UserMessage,
-)
-from agent_eval.trace import (
-    SystemMessage as OurSystem,
-)
-from agent_eval.trace import (
-    ToolMessage as OurTool,
-)
+from agent_eval.ingest._langchain import from_langchain, to_langchain
+from agent_eval.ingest.containers._tau2_bench import Tau2BenchContainer
+from agent_eval.ingest.containers._tau_bench import TauBenchContainer
 
 TRACE = AgentTrace(
     conversation_id="c1",

@@ -16,13 +16,13 @@ from typing import Any
 import orjson
 import pytest
 
-from agent_eval.ingest.accounting import FileReport
-from agent_eval.ingest.containers.langfuse import LangfuseContainer
-from agent_eval.ingest.conventions.base import conventions
-from agent_eval.ingest.extraction import SpanExtraction
-from agent_eval.ingest.span_entry import read_span
-from agent_eval.ingest.spans import SpanRecord
-from agent_eval.trace import AssistantMessage, Message, ToolMessage
+from agent_eval._trace import AssistantMessage, Message, ToolMessage
+from agent_eval.ingest._accounting import FileReport
+from agent_eval.ingest._extraction import SpanExtraction
+from agent_eval.ingest._span_entry import read_span
+from agent_eval.ingest._spans import SpanRecord
+from agent_eval.ingest.containers._langfuse import LangfuseContainer
+from agent_eval.ingest.conventions._base import conventions
 
 EXPORTS = [
     "genai-flatprompt__langfuse__koog",

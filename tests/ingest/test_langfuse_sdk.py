@@ -12,10 +12,10 @@ import json
 
 import pytest
 
+from agent_eval._trace import AssistantMessage, UserMessage
 from agent_eval.errors import InvalidSpanError
-from agent_eval.ingest.conventions.langfuse_sdk import LangfuseSDKConvention
-from agent_eval.ingest.spans import SpanRecord
-from agent_eval.trace import AssistantMessage, UserMessage
+from agent_eval.ingest._spans import SpanRecord
+from agent_eval.ingest.conventions._langfuse_sdk import LangfuseSDKConvention
 
 SDK = LangfuseSDKConvention()
 

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agent_eval._trace import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
 from agent_eval.ingest import ingest
-from agent_eval.ingest.conventions.langsmith import LangSmithConvention
-from agent_eval.ingest.spans import SpanRecord
-from agent_eval.testing import otlp
-from agent_eval.trace import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
+from agent_eval.ingest._spans import SpanRecord
+from agent_eval.ingest.conventions._langsmith import LangSmithConvention
+from agent_eval.testing import _otlp as otlp
 
 CONVENTION = LangSmithConvention()
 

@@ -31,13 +31,13 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Tracer
 from typer.testing import CliRunner
 
+from agent_eval._trace import AgentTrace
 from agent_eval.cli import app
-from agent_eval.ingest.conventions.openinference import OpenInferenceConvention
-from agent_eval.ingest.sdk import install
-from agent_eval.ingest.spans import SpanRecord
-from agent_eval.run.store import load_results
+from agent_eval.ingest._sdk import install
+from agent_eval.ingest._spans import SpanRecord
+from agent_eval.ingest.conventions._openinference import OpenInferenceConvention
+from agent_eval.run._store import load_results
 from agent_eval.testing import ClaimScript, FakeModelServer
-from agent_eval.trace import AgentTrace
 
 SCOPE = "openinference.instrumentation.llama_index"
 KIND = "openinference.span.kind"

@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
-from agent_eval.ingest.conventions import messages
-from agent_eval.ingest.conventions.messages import (
+from agent_eval._trace import AssistantMessage, ToolMessage, UserMessage
+from agent_eval.ingest._extraction import SpanExtraction, ToolExecution, new_span_extraction
+from agent_eval.ingest._safe_text import MAX_NESTING
+from agent_eval.ingest.conventions import _messages as messages
+from agent_eval.ingest.conventions._messages import (
     message_from_mapping,
     read_message,
     split_tool_responses,
 )
-from agent_eval.ingest.extraction import SpanExtraction, ToolExecution, new_span_extraction
-from agent_eval.ingest.safe_text import MAX_NESTING
-from agent_eval.trace import AssistantMessage, ToolMessage, UserMessage
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,7 @@
 
 One image in a content list is ~290,000 characters of base64. Whatever the recording's shape,
 the text the judge reads holds the message's text parts only, and the image is an
-:class:`~agent_eval.trace.OpaquePart` whose data has the base64 replaced by a short marker
+:class:`~agent_eval._trace.OpaquePart` whose data has the base64 replaced by a short marker
 (issue 32, item 6). The formatters render the part as an attachment line.
 """
 
@@ -14,15 +14,15 @@ from typing import Any
 
 import yaml
 
+from agent_eval._trace import AgentTrace, Message, UserMessage
 from agent_eval.formatting import get_formatter
 from agent_eval.ingest import ingest
-from agent_eval.ingest.conventions.google_adk import GoogleADKConvention
-from agent_eval.ingest.conventions.langsmith import LangSmithConvention
-from agent_eval.ingest.conventions.openllmetry import OpenLLMetryConvention
-from agent_eval.ingest.conventions.pydantic_ai import PydanticAIConvention
-from agent_eval.ingest.conventions.vercel_ai import VercelAIConvention
-from agent_eval.ingest.spans import SourceLocation, SpanRecord
-from agent_eval.trace import AgentTrace, Message, UserMessage
+from agent_eval.ingest._spans import SourceLocation, SpanRecord
+from agent_eval.ingest.conventions._google_adk import GoogleADKConvention
+from agent_eval.ingest.conventions._langsmith import LangSmithConvention
+from agent_eval.ingest.conventions._openllmetry import OpenLLMetryConvention
+from agent_eval.ingest.conventions._pydantic_ai import PydanticAIConvention
+from agent_eval.ingest.conventions._vercel_ai import VercelAIConvention
 
 PAYLOAD = "iVBORw0KGgo" * 4000
 IMAGE = "data:image/png;base64," + PAYLOAD

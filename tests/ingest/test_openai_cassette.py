@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 import yaml
 
+from agent_eval._trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage
 from agent_eval.errors import DecodeError
 from agent_eval.ingest import ingest
-from agent_eval.ingest.containers.base import RecordsUsed, Skipped
-from agent_eval.ingest.containers.openai_cassette import OpenAICassetteContainer
-from agent_eval.trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage
+from agent_eval.ingest.containers._base import RecordsUsed, Skipped
+from agent_eval.ingest.containers._openai_cassette import OpenAICassetteContainer
 
 URI = "https://api.openai.com/v1/chat/completions"
 

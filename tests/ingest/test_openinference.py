@@ -7,10 +7,7 @@ from typing import Any
 
 import pytest
 
-from agent_eval.errors import InvalidSpanError
-from agent_eval.ingest.conventions.openinference import OpenInferenceConvention
-from agent_eval.ingest.spans import SpanRecord
-from agent_eval.trace import (
+from agent_eval._trace import (
     AssistantMessage,
     OpaquePart,
     RetrievedDocument,
@@ -19,6 +16,9 @@ from agent_eval.trace import (
     ToolMessage,
     UserMessage,
 )
+from agent_eval.errors import InvalidSpanError
+from agent_eval.ingest._spans import SpanRecord
+from agent_eval.ingest.conventions._openinference import OpenInferenceConvention
 
 oi = OpenInferenceConvention()
 

@@ -20,17 +20,17 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from agent_eval._trace import AgentTrace, AssistantMessage, ModelUsage, UserMessage
 from agent_eval.cli import app
-from agent_eval.metrics.answer_relevance import AnswerRelevance
-from agent_eval.metrics.base import MetricInput
-from agent_eval.metrics.goal_accuracy import GoalAccuracy
-from agent_eval.metrics.tool_errors import ToolErrors
-from agent_eval.metrics.units import answer_units, conversation_unit
-from agent_eval.run.outcomes import skip_fields
-from agent_eval.run.store import load_results
+from agent_eval.metrics._answer_relevance import AnswerRelevance
+from agent_eval.metrics._base import MetricInput
+from agent_eval.metrics._goal_accuracy import GoalAccuracy
+from agent_eval.metrics._tool_errors import ToolErrors
+from agent_eval.metrics._units import answer_units, conversation_unit
+from agent_eval.run._outcomes import skip_fields
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer
-from agent_eval.testing.otlp import export_request, log_record, span
-from agent_eval.trace import AgentTrace, AssistantMessage, ModelUsage, UserMessage
+from agent_eval.testing._otlp import export_request, log_record, span
 
 SCOPE = ("opentelemetry.instrumentation.openai.v1", "0.62.4")
 T0 = 1_796_160_835_877_739_737
@@ -143,8 +143,9 @@ def test_the_first_calls_usage_counts_in_its_conversation_in_memory_or_spilled(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spill: bool
 ) -> None:
     """The same through the Python API, also with every trace spilled to disk at once."""
-    from agent_eval.ingest import assemble, ingest
-    from agent_eval.ingest.spill import StreamLimits
+    from agent_eval.ingest import _assemble as assemble
+    from agent_eval.ingest import ingest
+    from agent_eval.ingest._spill import StreamLimits
 
     if spill:
         monkeypatch.setattr(assemble, "STREAM_LIMITS", StreamLimits.tightest())

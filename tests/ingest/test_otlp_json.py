@@ -13,10 +13,10 @@ from google.protobuf.json_format import MessageToDict, ParseDict
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from agent_eval.errors import DecodeError
-from agent_eval.ingest.containers.base import ContainerItem, Skipped
-from agent_eval.ingest.containers.otlp_json import OtlpJsonContainer
-from agent_eval.ingest.spans import LogRecord, SpanRecord
-from agent_eval.testing.otlp import export_request, log_record, span
+from agent_eval.ingest._spans import LogRecord, SpanRecord
+from agent_eval.ingest.containers._base import ContainerItem, Skipped
+from agent_eval.ingest.containers._otlp_json import OtlpJsonContainer
+from agent_eval.testing._otlp import export_request, log_record, span
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 SPAN_A = "b7ad6b7169203331"

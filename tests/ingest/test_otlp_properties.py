@@ -14,15 +14,15 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from agent_eval._trace import AgentTrace
 from agent_eval.errors import DecodeError
+from agent_eval.ingest._pipeline import ingest
+from agent_eval.ingest._spans import LogRecord, SpanRecord
+from agent_eval.ingest.containers._base import Container, Skipped
+from agent_eval.ingest.containers._otlp_json import OtlpJsonContainer
+from agent_eval.ingest.containers._otlp_proto import OtlpProtoContainer
 from agent_eval.ingest.containers._otlp_values import BadValue, decode_any_value
-from agent_eval.ingest.containers.base import Container, Skipped
-from agent_eval.ingest.containers.otlp_json import OtlpJsonContainer
-from agent_eval.ingest.containers.otlp_proto import OtlpProtoContainer
-from agent_eval.ingest.pipeline import ingest
-from agent_eval.ingest.spans import LogRecord, SpanRecord
-from agent_eval.testing.otlp import any_value, export_request, log_record, span
-from agent_eval.trace import AgentTrace
+from agent_eval.testing._otlp import any_value, export_request, log_record, span
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 HEX = set("0123456789abcdef")

@@ -10,10 +10,10 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from agent_eval.errors import DecodeError
-from agent_eval.ingest.containers.base import Skipped
-from agent_eval.ingest.containers.otlp_json import OtlpJsonContainer
-from agent_eval.ingest.containers.otlp_proto import OtlpProtoContainer
-from agent_eval.ingest.spans import LogRecord, SpanRecord
+from agent_eval.ingest._spans import LogRecord, SpanRecord
+from agent_eval.ingest.containers._base import Skipped
+from agent_eval.ingest.containers._otlp_json import OtlpJsonContainer
+from agent_eval.ingest.containers._otlp_proto import OtlpProtoContainer
 
 TRACE = bytes.fromhex("0af7651916cd43dd8448eb211c80319c")
 SPAN_A = bytes.fromhex("b7ad6b7169203331")

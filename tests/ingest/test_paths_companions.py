@@ -10,8 +10,8 @@ import pytest
 
 from agent_eval.errors import UnknownFormatError
 from agent_eval.ingest import containers, ingest
-from agent_eval.ingest.paths import companion_note, expand_paths
-from agent_eval.ingest.pipeline import known_formats
+from agent_eval.ingest._paths import companion_note, expand_paths
+from agent_eval.ingest._pipeline import known_formats
 
 LABELS = "not a trace file: labels (use --labels)"
 

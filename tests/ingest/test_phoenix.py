@@ -7,10 +7,10 @@ from typing import Any
 
 import orjson
 
+from agent_eval._trace import AssistantMessage, ToolCall, UserMessage
 from agent_eval.ingest import detect_container, ingest
-from agent_eval.ingest.containers.base import Skipped
-from agent_eval.ingest.containers.phoenix import PhoenixContainer, flatten_attributes
-from agent_eval.trace import AssistantMessage, ToolCall, UserMessage
+from agent_eval.ingest.containers._base import Skipped
+from agent_eval.ingest.containers._phoenix import PhoenixContainer, flatten_attributes
 
 TRACE = "6b3e8a1f0c2d4e5f8a9b0c1d2e3f4a5b"
 

@@ -10,11 +10,11 @@ from typing import Any, ClassVar
 import orjson
 import pytest
 
+from agent_eval._trace import AgentTrace, AssistantMessage, UserMessage
 from agent_eval.errors import DecodeError, InputError, UnknownFormatError, UnknownPluginError
 from agent_eval.ingest import Container, ContainerItem, containers, detect_container, ingest
-from agent_eval.ingest.paths import expand_paths
-from agent_eval.testing.otlp import export_request, log_record, span
-from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
+from agent_eval.ingest._paths import expand_paths
+from agent_eval.testing._otlp import export_request, log_record, span
 
 TRACE_1 = "0af7651916cd43dd8448eb211c80319c"
 TRACE_2 = "1bf7651916cd43dd8448eb211c80319d"
@@ -256,7 +256,7 @@ def test_run_iterates_once(tmp_path: Path) -> None:
 def test_ingest_runs_young_collections_only_and_restores_the_callers_thresholds() -> None:
     import gc
 
-    from agent_eval.ingest import pipeline
+    from agent_eval.ingest import _pipeline as pipeline
 
     seen: list[tuple[int, int, int]] = []
 

@@ -7,7 +7,7 @@ its own under a root CHAIN span when no ``using_session`` groups them: a condens
 replays the whole history but starts with a new system message carrying that turn's retrieved
 passages. Ingest gave one conversation per turn (each a prefix of the next) and ``score`` judged
 the replayed turns again without their passages (phantom ``no_context`` skips). Spans mirror
-the recorded shape, written as the Collector's OTLP JSON lines (:mod:`agent_eval.testing.otlp`).
+the recorded shape, written as the Collector's OTLP JSON lines (:mod:`agent_eval.testing._otlp`).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from typer.testing import CliRunner
 
 from agent_eval.cli import app
 from agent_eval.ingest import ingest
-from agent_eval.report.unit_contexts import read_units
-from agent_eval.run.store import load_results
+from agent_eval.run._artifacts import read_units
+from agent_eval.run._store import load_results
 from agent_eval.testing import ClaimScript, FakeModelServer
-from agent_eval.testing.otlp import export_request, span
+from agent_eval.testing._otlp import export_request, span
 
 SCOPE = ("openinference.instrumentation.llama_index", "4.6.1")
 DOCS = {

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_eval.ingest.containers.base import Skipped
-from agent_eval.ingest.containers.rag_jsonl import RagJsonlContainer
-from agent_eval.ingest.pipeline import detect_container, ingest
-from agent_eval.metrics.units import answer_units
+from agent_eval.ingest._pipeline import detect_container, ingest
+from agent_eval.ingest.containers._base import Skipped
+from agent_eval.ingest.containers._rag_jsonl import RagJsonlContainer
+from agent_eval.metrics._units import answer_units
 
 POLICY = "Returns are accepted within 14 calendar days of receipt. The product must be unused."
 ANSWER = "You can return it within 14 days, and return shipping is free."

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval.ingest.pipeline import detect_container, ingest
-from agent_eval.metrics.units import answer_units
+from agent_eval.ingest._pipeline import detect_container, ingest
+from agent_eval.metrics._units import answer_units
 
 
 def _folder(shared_data: Path, name: str) -> Path:

@@ -8,9 +8,9 @@ from typing import Any
 
 import orjson
 
+from agent_eval._trace import AssistantMessage, UserMessage
 from agent_eval.ingest import detect_container, ingest
-from agent_eval.ingest.containers.readable_span import ReadableSpanContainer, hrtime_to_nanos
-from agent_eval.trace import AssistantMessage, UserMessage
+from agent_eval.ingest.containers._readable_span import ReadableSpanContainer, hrtime_to_nanos
 
 TRACE = "5b8aa5a2d2c872e8321cf37308d69df2"
 

@@ -29,10 +29,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
-from agent_eval.ingest.pipeline import ingest
-from agent_eval.run.store import load_results
-from agent_eval.trace import AgentTrace, AssistantMessage, Message, ToolMessage
+from agent_eval._trace import AgentTrace, AssistantMessage, Message, ToolMessage
+from agent_eval.cli._app import app
+from agent_eval.ingest._pipeline import ingest
+from agent_eval.run._store import load_results
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 EXPECTED: dict[str, Any] = json.loads((FIXTURES / "expected.json").read_text())
@@ -197,7 +197,7 @@ def test_js_console_span_exporter_output_ingests_to_the_scripted_conversation() 
 
 def test_a_directory_walk_passes_over_the_node_script_beside_it() -> None:
     """Regression: ``.mjs``/``.cjs`` files were offered to the containers ("not recognised")."""
-    from agent_eval.ingest.paths import expand_paths
+    from agent_eval.ingest._paths import expand_paths
 
     found = [Path(i.path).name for i in expand_paths([FIXTURES / "js"])]
     assert found == ["console-spans.jsonl"]

@@ -3,7 +3,7 @@
 LangGraph's ``ToolNode`` runs parallel calls concurrently: openinference-langchain records one
 TOOL span per call in the order they ran, then the next LLM span's ``llm.input_messages`` (what
 the model was sent) replays the results in the order of the calls. The spans are written as the
-Collector's OTLP JSON lines (:mod:`agent_eval.testing.otlp`), in the shape openinference-langchain
+Collector's OTLP JSON lines (:mod:`agent_eval.testing._otlp`), in the shape openinference-langchain
 0.1.80 records under LangGraph 1.2 ``create_react_agent``, and read through ``ingest``.
 """
 
@@ -15,9 +15,9 @@ from typing import Any
 
 import orjson
 
+from agent_eval._trace import AssistantMessage, ToolMessage
 from agent_eval.ingest import ingest
-from agent_eval.testing.otlp import export_request, span
-from agent_eval.trace import AssistantMessage, ToolMessage
+from agent_eval.testing._otlp import export_request, span
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 KIND = "openinference.span.kind"

@@ -15,9 +15,9 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SpanExportResult
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from agent_eval._trace import AssistantMessage, ToolMessage, UserMessage
 from agent_eval.errors import ConfigError
-from agent_eval.ingest.sdk import SDK_CONTAINER, Collector, install, span_record_from_sdk
-from agent_eval.trace import AssistantMessage, ToolMessage, UserMessage
+from agent_eval.ingest._sdk import SDK_CONTAINER, Collector, install, span_record_from_sdk
 
 
 @pytest.fixture

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from agent_eval._trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage
 from agent_eval.ingest import ingest
-from agent_eval.ingest.containers.span_attributes import SpanAttributesContainer
-from agent_eval.ingest.conventions.genai import GenAIConvention
-from agent_eval.ingest.spans import SourceLocation, SpanRecord
-from agent_eval.trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage
+from agent_eval.ingest._spans import SourceLocation, SpanRecord
+from agent_eval.ingest.containers._span_attributes import SpanAttributesContainer
+from agent_eval.ingest.conventions._genai import GenAIConvention
 
 CLIENT_SPANS = {
     "genai__openinference-genai-fixture__client_span_tool_calls.attrs.json": "genai",

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
+from agent_eval._trace import AgentTrace, AssistantMessage, ToolMessage, UserMessage
+from agent_eval.cli._app import app
 from agent_eval.ingest import ingest
-from agent_eval.trace import AgentTrace, AssistantMessage, ToolMessage, UserMessage
 
 JAEGER = "mixed-adk-openllmetry__agentevals__kagent-helm.jaeger.json"
 TEMPO = "mixed-adk-openllmetry__agentevals__kagent-helm.tempo-otlp.json"

@@ -24,9 +24,9 @@ from typer.testing import CliRunner
 from agent_eval.cli import app
 from agent_eval.errors import InputError
 from agent_eval.ingest import Container, ContainerItem, containers, ingest, open_input
-from agent_eval.ingest.paths import expand_paths
-from agent_eval.ingest.sources import STDIN_NAME
-from agent_eval.testing.otlp import export_request, span
+from agent_eval.ingest._paths import expand_paths
+from agent_eval.ingest._sources import STDIN_NAME
+from agent_eval.testing._otlp import export_request, span
 
 MODEL = "gpt-test"
 

@@ -9,8 +9,8 @@ import orjson
 import pytest
 
 from agent_eval.errors import DecodeError
-from agent_eval.ingest.containers.span_attributes import SpanAttributesContainer
-from agent_eval.ingest.spans import SpanRecord
+from agent_eval.ingest._spans import SpanRecord
+from agent_eval.ingest.containers._span_attributes import SpanAttributesContainer
 
 container = SpanAttributesContainer()
 ATTRS = {

@@ -6,12 +6,12 @@ from dataclasses import FrozenInstanceError, astuple, fields
 
 import pytest
 
-from agent_eval.ingest.accounting import FileReport
-from agent_eval.ingest.conventions import base
-from agent_eval.ingest.conventions.base import span_markers
-from agent_eval.ingest.conventions.genai import GenAIConvention
-from agent_eval.ingest.span_entry import read_span, span_errors
-from agent_eval.ingest.spans import SourceLocation, SpanEvent, SpanRecord, new_span_record
+from agent_eval.ingest._accounting import FileReport
+from agent_eval.ingest._span_entry import read_span, span_errors
+from agent_eval.ingest._spans import SourceLocation, SpanEvent, SpanRecord, new_span_record
+from agent_eval.ingest.conventions import _base as base
+from agent_eval.ingest.conventions._base import span_markers
+from agent_eval.ingest.conventions._genai import GenAIConvention
 
 
 def _every_field_distinct() -> dict[str, object]:

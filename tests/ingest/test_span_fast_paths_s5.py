@@ -10,18 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_eval.errors import InvalidSpanError
-from agent_eval.ingest.accounting import FileReport
-from agent_eval.ingest.containers import _otlp_records
-from agent_eval.ingest.containers._otlp_records import decode_span
-from agent_eval.ingest.containers._otlp_values import BadValue, decode_id
-from agent_eval.ingest.conventions import genai, history_cache
-from agent_eval.ingest.conventions.genai import GenAIConvention
-from agent_eval.ingest.conventions.openllmetry import (
-    _INDEXED_PREFIXES,
-    OpenLLMetryConvention,
-    _is_indexed,
-)
-from agent_eval.ingest.span_entry import (
+from agent_eval.ingest._accounting import FileReport
+from agent_eval.ingest._span_entry import (
     _ANY_TRANSPORT_PREFIX,
     TRANSPORT_NAME_PREFIXES,
     TRANSPORT_PREFIXES,
@@ -29,7 +19,18 @@ from agent_eval.ingest.span_entry import (
     read_span,
     transport_reason,
 )
-from agent_eval.ingest.spans import SourceLocation, SpanRecord
+from agent_eval.ingest._spans import SourceLocation, SpanRecord
+from agent_eval.ingest.containers import _otlp_records
+from agent_eval.ingest.containers._otlp_records import decode_span
+from agent_eval.ingest.containers._otlp_values import BadValue, decode_id
+from agent_eval.ingest.conventions import _genai as genai
+from agent_eval.ingest.conventions import _history_cache as history_cache
+from agent_eval.ingest.conventions._genai import GenAIConvention
+from agent_eval.ingest.conventions._openllmetry import (
+    _INDEXED_PREFIXES,
+    OpenLLMetryConvention,
+    _is_indexed,
+)
 
 KEYS = st.lists(
     st.sampled_from(

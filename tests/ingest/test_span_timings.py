@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from agent_eval._trace import AgentTrace, SpanTiming
 from agent_eval.ingest import ingest
-from agent_eval.trace import AgentTrace, SpanTiming
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "report"))
 import agent_run  # the shared recorded run of tests/report

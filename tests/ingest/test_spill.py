@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval.ingest import assemble, ingest
-from agent_eval.ingest.spill import SpillStore, StreamLimits
+from agent_eval.ingest import _assemble as assemble
+from agent_eval.ingest import ingest
+from agent_eval.ingest._spill import SpillStore, StreamLimits
 
 from .stream_traffic import write_traffic
 
@@ -58,9 +59,9 @@ def test_spilled_run_gives_the_in_memory_run(
 
 
 def test_memory_holds_at_most_the_budget(traffic: list[Path]) -> None:
-    from agent_eval.ingest.accounting import FileReport, IngestReport
-    from agent_eval.ingest.containers.otlp_json import OtlpJsonContainer
-    from agent_eval.ingest.spans import LogRecord, SpanRecord
+    from agent_eval.ingest._accounting import FileReport, IngestReport
+    from agent_eval.ingest._spans import LogRecord, SpanRecord
+    from agent_eval.ingest.containers._otlp_json import OtlpJsonContainer
 
     report = IngestReport()
     file = FileReport(path=str(traffic[0]))
@@ -99,15 +100,15 @@ def test_a_spilled_part_reads_back_equal_with_shared_messages_shared() -> None:
     """The compact pickled form rebuilds every field (and keeps shared objects shared)."""
     from dataclasses import fields
 
-    from agent_eval.ingest.extraction import SpanExtraction, ToolExecution
-    from agent_eval.ingest.spans import SourceLocation
-    from agent_eval.trace import (
+    from agent_eval._trace import (
         AssistantMessage,
         RetrievedDocument,
         SystemMessage,
         ToolCall,
         UserMessage,
     )
+    from agent_eval.ingest._extraction import SpanExtraction, ToolExecution
+    from agent_eval.ingest._spans import SourceLocation
 
     system = SystemMessage(content="be brief")
     user = UserMessage(content="rebook me")

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent_eval.ingest.conventions.genai import GenAIConvention
-from agent_eval.ingest.conventions.messages import message_from_mapping
-from agent_eval.ingest.conventions.openinference import OpenInferenceConvention
-from agent_eval.ingest.conventions.text_hints import AUTOGEN_TRACING_HINT, HAYSTACK_CHAIN_HINT
-from agent_eval.ingest.spans import SourceLocation, SpanRecord
-from agent_eval.trace import AssistantMessage, ToolMessage
+from agent_eval._trace import AssistantMessage, ToolMessage
+from agent_eval.ingest._spans import SourceLocation, SpanRecord
+from agent_eval.ingest.conventions._genai import GenAIConvention
+from agent_eval.ingest.conventions._messages import message_from_mapping
+from agent_eval.ingest.conventions._openinference import OpenInferenceConvention
+from agent_eval.ingest.conventions._text_hints import AUTOGEN_TRACING_HINT, HAYSTACK_CHAIN_HINT
 
 
 def span(attrs: dict[str, Any], name: str = "chat") -> SpanRecord:
@@ -130,7 +130,7 @@ def test_haystack_chain_spans_carry_their_hint() -> None:
 
 
 def test_litellm_raw_span_reprs_are_read_as_literals_never_run() -> None:
-    from agent_eval.ingest.conventions.litellm import LiteLLMConvention
+    from agent_eval.ingest.conventions._litellm import LiteLLMConvention
 
     messages = [{"role": "user", "content": "hi"}]
     choices = [

@@ -27,8 +27,8 @@ from agent_eval.ingest import (
     read_input,
     trace_pieces,
 )
-from agent_eval.ingest.stages import BARE_KEY_PREFIX
-from agent_eval.testing.otlp import export_request, span
+from agent_eval.ingest._stages import BARE_KEY_PREFIX
+from agent_eval.testing._otlp import export_request, span
 
 from . import test_identical_prefix_folding as two_users
 from . import test_orphan_choices as streamed

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from agent_eval._trace import AgentTrace, AssistantMessage, ToolMessage
 from agent_eval.errors import DecodeError
-from agent_eval.ingest.containers.base import Skipped
-from agent_eval.ingest.containers.tau2_bench import Tau2BenchContainer
-from agent_eval.ingest.pipeline import detect_container
-from agent_eval.trace import AgentTrace, AssistantMessage, ToolMessage
+from agent_eval.ingest._pipeline import detect_container
+from agent_eval.ingest.containers._base import Skipped
+from agent_eval.ingest.containers._tau2_bench import Tau2BenchContainer
 
 FILES = [
     "tau2-bench/gpt-4.1_airline_default_gpt-4.1_1trials.json",

@@ -11,8 +11,8 @@ import pytest
 
 from agent_eval.errors import DecodeError
 from agent_eval.ingest import detect_container
-from agent_eval.ingest.containers.base import Skipped
-from agent_eval.ingest.containers.tempo import TempoContainer
+from agent_eval.ingest.containers._base import Skipped
+from agent_eval.ingest.containers._tempo import TempoContainer
 
 TRACE = "dd547580319ab0312cee07f1def50dad"
 SPAN = "6ed9a13ee02d7cab"

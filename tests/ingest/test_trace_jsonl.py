@@ -6,10 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval.errors import DecodeError
-from agent_eval.ingest.containers.base import Skipped
-from agent_eval.ingest.containers.trace_jsonl import TraceJsonlContainer
-from agent_eval.trace import (
+from agent_eval._trace import (
     AgentTrace,
     AssistantMessage,
     SourceInfo,
@@ -17,6 +14,9 @@ from agent_eval.trace import (
     ToolMessage,
     UserMessage,
 )
+from agent_eval.errors import DecodeError
+from agent_eval.ingest.containers._base import Skipped
+from agent_eval.ingest.containers._trace_jsonl import TraceJsonlContainer
 
 container = TraceJsonlContainer()
 

@@ -1,6 +1,6 @@
 """The transcript's shortcuts change nothing: the same calls give the same transcript without them.
 
-:class:`~agent_eval.ingest.transcript.Transcript` looks slots up by key and by call id instead of
+:class:`~agent_eval.ingest._transcript.Transcript` looks slots up by key and by call id instead of
 scanning, takes an in-order replay of the very objects a slot holds as a fast path, and replays
 the start of a history that repeats the last call's run of sightings in one pass. The reference
 here has all of that off: linear scans, no run, and every message copied before it is added (so
@@ -16,10 +16,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_eval.ingest.extraction import ToolExecution
-from agent_eval.ingest.message_identity import MessageKey
-from agent_eval.ingest.transcript import Transcript
-from agent_eval.trace import (
+from agent_eval._trace import (
     AssistantMessage,
     Message,
     SystemMessage,
@@ -27,6 +24,9 @@ from agent_eval.trace import (
     ToolMessage,
     UserMessage,
 )
+from agent_eval.ingest._extraction import ToolExecution
+from agent_eval.ingest._message_identity import MessageKey
+from agent_eval.ingest._transcript import Transcript
 
 
 class _Reference(Transcript):

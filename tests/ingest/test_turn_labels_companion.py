@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from agent_eval.cli import app
 from agent_eval.errors import UnknownFormatError
 from agent_eval.ingest import ingest
-from agent_eval.ingest.containers.mtrag import MtragContainer
-from agent_eval.ingest.paths import companion_note
+from agent_eval.ingest._paths import companion_note
+from agent_eval.ingest.containers._mtrag_container import MtragContainer
 
 from ..run.goal_script import trace
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent_eval.ingest.conventions.vercel_ai import VercelAIConvention
-from agent_eval.ingest.spans import SpanRecord
-from agent_eval.trace import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
+from agent_eval._trace import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
+from agent_eval.ingest._spans import SpanRecord
+from agent_eval.ingest.conventions._vercel_ai import VercelAIConvention
 
 CONVENTION = VercelAIConvention()
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from agent_eval.errors import JudgeRequestError
-from agent_eval.judges.openai_judge import OpenAIJudge
+from agent_eval.judges._openai_judge import OpenAIJudge
 
 from .test_openai_judge import REQUEST, capture_server
 

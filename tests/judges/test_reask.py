@@ -1,11 +1,11 @@
-"""The shared re-ask loop of the langchain and llama-cpp judges (agent_eval.judges.reask)."""
+"""The shared re-ask loop of the langchain and llama-cpp judges (agent_eval.judges._reask)."""
 
 from __future__ import annotations
 
 import pytest
 
 from agent_eval.errors import JudgeOutputError, JudgeTransportError
-from agent_eval.judges.reask import AttemptUsage, InvalidReply, ask_with_reasks, reask_messages
+from agent_eval.judges._reask import AttemptUsage, InvalidReply, ask_with_reasks, reask_messages
 
 
 def scripted(replies: list[str], messages: list[dict[str, str]]):  # type: ignore[no-untyped-def]

@@ -18,14 +18,14 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
 from opentelemetry.trace import Tracer
 
-from agent_eval.formatting.registry import get_formatter
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.live.receiver import Receiver, ReceiverLimits
-from agent_eval.live.scorer import LiveScorer
-from agent_eval.metrics.goal_accuracy import GoalAccuracy
-from agent_eval.otel.events import EvaluationEvents
-from agent_eval.run.engine import Engine
-from agent_eval.run.store import ResultStore
+from agent_eval.formatting._registry import get_formatter
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.live._receiver import Receiver, ReceiverLimits
+from agent_eval.live._scorer import LiveScorer
+from agent_eval.metrics._goal_accuracy import GoalAccuracy
+from agent_eval.otel._events import EvaluationEvents
+from agent_eval.run._engine import Engine
+from agent_eval.run._store import ResultStore
 from agent_eval.testing import FakeModelServer
 
 DONE = "ZEBRA-DONE"

@@ -11,10 +11,10 @@ import orjson
 import pytest
 
 from agent_eval.errors import OutputError
-from agent_eval.live.ack_log import AckLog, AckLogFull, AckTooLarge
-from agent_eval.live.ack_records import AckRecord, encode_record, read_segment, segment_header
-from agent_eval.live.payloads import decode
-from agent_eval.live.revisions import RevisionJournal
+from agent_eval.live._ack_log import AckLog, AckLogFull, AckTooLarge
+from agent_eval.live._ack_records import AckRecord, encode_record, read_segment, segment_header
+from agent_eval.live._payloads import decode
+from agent_eval.live._revisions import RevisionJournal
 
 MIB = 1024 * 1024
 

@@ -8,18 +8,18 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
-from agent_eval.formatting.registry import get_formatter
-from agent_eval.ingest.containers.rag_turns import Passage, RagTurn, rag_trace
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.live.scorer import Job, LiveScorer
-from agent_eval.metrics.groundedness import Groundedness
-from agent_eval.rag.turns import read_turns
-from agent_eval.report.unit_contexts import read_units
-from agent_eval.run.engine import Engine
-from agent_eval.run.store import ResultStore, RunRecord
+from agent_eval._trace import AgentTrace
+from agent_eval.cli._app import app
+from agent_eval.formatting._registry import get_formatter
+from agent_eval.ingest.containers._rag_turns import Passage, RagTurn, rag_trace
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.live._scorer import Job, LiveScorer
+from agent_eval.metrics._groundedness import Groundedness
+from agent_eval.run._artifacts import read_units
+from agent_eval.run._engine import Engine
+from agent_eval.run._store import ResultStore, RunRecord
+from agent_eval.run._turns import read_turns
 from agent_eval.testing import ClaimScript, FakeModelServer
-from agent_eval.trace import AgentTrace
 
 POLICY = "Returns are accepted within 14 calendar days of receipt. The product must be unused."
 FIRST = "You can return it within 14 days."

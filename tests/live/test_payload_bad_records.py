@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import orjson
 
-from agent_eval.ingest.containers.base import Skipped
-from agent_eval.ingest.spans import SpanRecord
-from agent_eval.live.payloads import decode
-from agent_eval.testing.otlp import export_request, span
+from agent_eval.ingest._spans import SpanRecord
+from agent_eval.ingest.containers._base import Skipped
+from agent_eval.live._payloads import decode
+from agent_eval.testing._otlp import export_request, span
 
 from ..ingest.test_bad_records import T, deep_request
 

@@ -11,9 +11,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Status, StatusCode
 
-from agent_eval.ingest.containers.otlp_proto import OtlpProtoContainer
-from agent_eval.ingest.spans import SpanRecord
-from agent_eval.live.payloads import decode, response_body
+from agent_eval.ingest._spans import SpanRecord
+from agent_eval.ingest.containers._otlp_proto import OtlpProtoContainer
+from agent_eval.live._payloads import decode, response_body
 
 
 def _body() -> bytes:

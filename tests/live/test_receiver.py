@@ -25,15 +25,14 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, set_span_in_context
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
+from agent_eval._trace import AgentTrace
+from agent_eval.cli._app import app
 from agent_eval.ingest import ingest
-from agent_eval.ingest.sdk import Collector
-from agent_eval.live.receiver import UNSCORED_NAME, ReceiverLimits
-from agent_eval.report.conversations import read_conversations
-from agent_eval.report.renderings import read_renderings
-from agent_eval.run.store import load_results
+from agent_eval.ingest._sdk import Collector
+from agent_eval.live._receiver import UNSCORED_NAME, ReceiverLimits
+from agent_eval.run._artifacts import read_conversations, read_renderings
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer, Hang
-from agent_eval.trace import AgentTrace
 
 from ..run.goal_script import REVIEW_MARKER, script_goal_judge
 from .agent import DONE, live_receiver, provider, run_agent, run_chat_turn, text

@@ -17,10 +17,10 @@ import requests
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
-from agent_eval.live.auth import authorized, check_exposure, is_loopback
-from agent_eval.live.receiver import ReceiverLimits
-from agent_eval.run.store import load_results
+from agent_eval.cli._app import app
+from agent_eval.live._auth import authorized, check_exposure, is_loopback
+from agent_eval.live._receiver import ReceiverLimits
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer
 
 from ..run.goal_script import script_goal_judge

@@ -23,14 +23,14 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from scipy.stats import binom
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
+from agent_eval.cli._app import app
 from agent_eval.config import ScoreConfig
 from agent_eval.errors import ConfigError
-from agent_eval.ingest.spans import SpanRecord
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.live.receiver import Receiver, ReceiverLimits
-from agent_eval.live.scorer import LiveScorer
-from agent_eval.live.selection import (
+from agent_eval.ingest._spans import SpanRecord
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.live._receiver import Receiver, ReceiverLimits
+from agent_eval.live._scorer import LiveScorer
+from agent_eval.live._selection import (
     FILTERED_OUT,
     SAMPLED_OUT,
     Condition,
@@ -38,10 +38,10 @@ from agent_eval.live.selection import (
     draw,
     parse_condition,
 )
-from agent_eval.run.session import RunSession
-from agent_eval.run.store import load_results
+from agent_eval.run._session import RunSession
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer
-from agent_eval.testing.otlp import export_request, span
+from agent_eval.testing._otlp import export_request, span
 
 from ..run.goal_script import script_goal_judge
 from .agent import DONE, Live, provider, run_agent, text

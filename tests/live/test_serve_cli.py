@@ -20,14 +20,13 @@ import requests
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from typer.testing import CliRunner
 
+from agent_eval._trace import AgentTrace
 from agent_eval.cli import app
-from agent_eval.live.receiver import UNSCORED_NAME, UNSCORED_SPEND_KEY
-from agent_eval.otel.events import EVENTS_FILE_NAME
-from agent_eval.report.conversations import read_conversations
-from agent_eval.report.renderings import read_renderings
-from agent_eval.run.store import ResultStore, load_results
+from agent_eval.live._receiver import UNSCORED_NAME, UNSCORED_SPEND_KEY
+from agent_eval.otel._events import EVENTS_FILE_NAME
+from agent_eval.run._artifacts import read_conversations, read_renderings
+from agent_eval.run._store import ResultStore, load_results
 from agent_eval.testing import FakeModelServer, Hang
-from agent_eval.trace import AgentTrace
 
 from ..run.goal_script import script_goal_judge
 from .agent import DONE, provider, run_agent
@@ -161,7 +160,7 @@ def test_serve_scores_several_metrics_on_the_filtered_sample(
 ) -> None:
     """Issue 31 part 4: a metric list, --where and --sample, as a process; every conversation
     gets a row per metric (judged or skipped with its reason) and the summary adds up."""
-    from agent_eval.live.selection import Selection
+    from agent_eval.live._selection import Selection
 
     script_goal_judge(fake_server)
     out = tmp_path / "out"
@@ -250,7 +249,7 @@ def test_a_bad_selection_is_a_usage_error(
 
 def test_a_malformed_metric_spec_gets_a_metric_example() -> None:
     from agent_eval.errors import ConfigError
-    from agent_eval.metrics.spec import build_metric
+    from agent_eval.metrics._spec import build_metric
 
     with pytest.raises(ConfigError, match=r"e\.g\. 'faithfulness@1\[per_statement=true\]'"):
         build_metric("goal accuracy!")

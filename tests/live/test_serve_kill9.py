@@ -24,8 +24,8 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from agent_eval.live.ack_log import ACK_LOG_DIR
-from agent_eval.run.store import JSONL_NAME, ResultStore, load_superseded
+from agent_eval.live._ack_log import ACK_LOG_DIR
+from agent_eval.run._store import JSONL_NAME, ResultStore, load_superseded
 from agent_eval.testing import FakeModelServer, Hang, RecordedRequest, Structured
 
 from ..run.goal_script import REVIEW_MARKER, script_goal_judge

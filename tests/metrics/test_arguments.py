@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from agent_eval.metrics.arguments import ArgumentComparison, call_text, calls_equal, json_equal
-from agent_eval.trace import ToolCall
+from agent_eval._trace import ToolCall
+from agent_eval.metrics._arguments import ArgumentComparison, call_text, calls_equal, json_equal
 
 EXACT = ArgumentComparison()
 SUBSET = ArgumentComparison(mode="subset")

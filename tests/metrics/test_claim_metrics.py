@@ -8,16 +8,18 @@ from typing import Any
 
 import pytest
 
-from agent_eval.formatting.registry import get_formatter
-from agent_eval.ingest.containers.rag_turns import Passage, RagTurn, rag_trace
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.metrics.base import metrics
-from agent_eval.metrics.decomposition import DecompositionCache
-from agent_eval.metrics.faithfulness import Faithfulness, FaithfulnessParams
-from agent_eval.metrics.groundedness import Groundedness
-from agent_eval.metrics.spec import build_metric
-from agent_eval.result import MetricResult
-from agent_eval.run.engine import Engine
+from agent_eval._result import MetricResult
+from agent_eval._tokens import count_tokens
+from agent_eval._trace import AgentTrace
+from agent_eval.formatting._registry import get_formatter
+from agent_eval.ingest.containers._rag_turns import Passage, RagTurn, rag_trace
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.metrics._base import metrics
+from agent_eval.metrics._decomposition import DecompositionCache
+from agent_eval.metrics._faithfulness import Faithfulness, FaithfulnessParams
+from agent_eval.metrics._groundedness import Groundedness
+from agent_eval.metrics._spec import build_metric
+from agent_eval.run._engine import Engine
 from agent_eval.testing import (
     NO_USAGE,
     ClaimScript,
@@ -27,8 +29,6 @@ from agent_eval.testing import (
     Structured,
     Usage,
 )
-from agent_eval.tokens import count_tokens
-from agent_eval.trace import AgentTrace
 
 POLICY = "Returns are accepted within 14 calendar days of receipt. The product must be unused."
 ANSWER = "You can return it within 14 days, and return shipping is free."

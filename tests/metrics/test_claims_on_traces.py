@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_eval.formatting.registry import get_formatter
-from agent_eval.ingest.pipeline import ingest
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.metrics.groundedness import Groundedness
-from agent_eval.metrics.units import answer_units
-from agent_eval.run.engine import Engine
+from agent_eval.formatting._registry import get_formatter
+from agent_eval.ingest._pipeline import ingest
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.metrics._groundedness import Groundedness
+from agent_eval.metrics._units import answer_units
+from agent_eval.run._engine import Engine
 from agent_eval.testing import ClaimScript, FakeModelServer
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "otel"

@@ -15,7 +15,7 @@ import requests
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
 import agent_eval
-from agent_eval.run.store import load_results
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer
 
 from ..live.agent import provider, run_agent

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from agent_eval.errors import ConfigError, CriteriaError
-from agent_eval.metrics.criteria import criteria_metric
-from agent_eval.metrics.criteria_file import load_criteria
+from agent_eval.metrics._criteria import criteria_metric
+from agent_eval.metrics._criteria_file import load_criteria
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "criteria"
 

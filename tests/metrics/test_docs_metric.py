@@ -15,8 +15,8 @@ import sys
 import tomllib
 from pathlib import Path
 
-from agent_eval.run.store import load_results
-from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
+from agent_eval._trace import AgentTrace, AssistantMessage, UserMessage
+from agent_eval.run._store import load_results
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "plugins.md"
 

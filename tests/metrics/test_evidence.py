@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_eval.metrics.evidence import find_quote, normalize
+from agent_eval.metrics._evidence import find_quote, normalize
 
 PASSAGES = ["Returns are accepted within 14 calendar days of receipt.", "Shipping – €5 “flat”."]
 

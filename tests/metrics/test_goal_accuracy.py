@@ -11,10 +11,10 @@ import pytest
 from pydantic import ValidationError
 
 from agent_eval.errors import JudgeOutputError
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.metrics.base import CallTally, MetricInput, metrics
-from agent_eval.metrics.goal_accuracy import GoalAccuracy, GoalAndOutcome, OutcomeComparison
-from agent_eval.metrics.prompts import PromptSet
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.metrics._base import CallTally, MetricInput, metrics
+from agent_eval.metrics._goal_accuracy import GoalAccuracy, GoalAndOutcome, OutcomeComparison
+from agent_eval.metrics._prompts import PromptSet
 from agent_eval.testing import FakeModelServer, InvalidVerdict, Structured, Usage
 
 CONVERSATION = "Human: refund order 7\nAI: Refund issued for order 7."
@@ -44,7 +44,7 @@ def test_missing_verdict_or_reason_is_rejected() -> None:
 
 
 def test_prompt_sha256_is_over_the_template_files() -> None:
-    folder = files("agent_eval.metrics.prompts") / "goal_accuracy_v1"
+    folder = files("agent_eval.metrics._prompts") / "goal_accuracy_v1"
     digest = hashlib.sha256()
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".j2"):

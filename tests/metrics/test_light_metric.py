@@ -11,19 +11,13 @@ from typing import Literal
 from pydantic import BaseModel
 
 import agent_eval
-from agent_eval.judges.base import Judge, JudgeRequest
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.metrics.base import (
-    CallTally,
-    JudgeFreeMetric,
-    Metric,
-    MetricInput,
-    MetricOutcome,
-)
-from agent_eval.metrics.tool_calls import JudgeFreeMetric as OldPathJudgeFreeMetric
-from agent_eval.run.store import load_results
+from agent_eval._trace import AgentTrace, AssistantMessage, UserMessage
+from agent_eval.judges._base import Judge, JudgeRequest
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.metrics._base import CallTally, JudgeFreeMetric, Metric, MetricInput, MetricOutcome
+from agent_eval.metrics._tool_calls import JudgeFreeMetric as OldPathJudgeFreeMetric
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer, Structured
-from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
 
 PROMPT = "Is the user polite? Answer 1 for yes, 0 for no.\n\n{conversation}"
 

@@ -9,11 +9,11 @@ from typing import ClassVar
 import pytest
 
 from agent_eval.errors import ConfigError
-from agent_eval.metrics.base import metrics
-from agent_eval.metrics.goal_accuracy import GoalAccuracy, GoalAccuracyV2
-from agent_eval.metrics.prompts import PromptSet
-from agent_eval.metrics.spec import build_metric, metric_class, metric_versions
-from agent_eval.testing.claims import quoted_after
+from agent_eval.metrics._base import metrics
+from agent_eval.metrics._goal_accuracy import GoalAccuracy, GoalAccuracyV2
+from agent_eval.metrics._prompts import PromptSet
+from agent_eval.metrics._spec import build_metric, metric_class, metric_versions
+from agent_eval.testing._claims import quoted_after
 
 JUDGED = (
     "goal_accuracy",
@@ -88,8 +88,8 @@ def test_the_fake_judge_reads_quoted_answers_back() -> None:
 
 
 def test_the_goal_accuracy_few_shot_example_is_a_real_transcript_at_2_rendering() -> None:
+    from agent_eval._trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
     from agent_eval.formatting import get_formatter
-    from agent_eval.trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
 
     find = {"cuisine": "italian", "near": "central station", "party_size": 2, "time": "19:00"}
     book = {"restaurant": "Trattoria Sole", "party_size": 2, "time": "19:00"}

@@ -8,12 +8,12 @@ import jinja2
 import jinja2.meta
 import pytest
 
-from agent_eval.formatting.hardening import one_line, quote_lines
-from agent_eval.metrics.prompts import PromptSet
+from agent_eval.formatting._hardening import one_line, quote_lines
+from agent_eval.metrics._prompts import PromptSet
 
 FOLDERS = sorted(
     entry.name
-    for entry in files("agent_eval.metrics.prompts").iterdir()
+    for entry in files("agent_eval.metrics._prompts").iterdir()
     if entry.is_dir() and any(child.name.endswith(".j2") for child in entry.iterdir())
 )
 

@@ -17,11 +17,11 @@ import pytest
 from sklearn.metrics import confusion_matrix
 from typer.testing import CliRunner
 
+from agent_eval._result import MetricResult
+from agent_eval._trace import AgentTrace
 from agent_eval.cli import app
-from agent_eval.ingest.containers.tau2_bench import Tau2BenchContainer
-from agent_eval.ingest.containers.tau_bench import TauBenchContainer
-from agent_eval.result import MetricResult
-from agent_eval.trace import AgentTrace
+from agent_eval.ingest.containers._tau2_bench import Tau2BenchContainer
+from agent_eval.ingest.containers._tau_bench import TauBenchContainer
 
 from .trajectory_cases import score
 

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agent_eval._trace import ToolCall
 from agent_eval.errors import ConfigError
-from agent_eval.metrics.arguments import ArgumentComparison
-from agent_eval.metrics.spec import build_metric
-from agent_eval.metrics.tool_call_accuracy import match_calls
-from agent_eval.trace import ToolCall
+from agent_eval.metrics._arguments import ArgumentComparison
+from agent_eval.metrics._spec import build_metric
+from agent_eval.metrics._tool_call_accuracy import match_calls
 
 from .trajectory_cases import calls, conversation, score
 

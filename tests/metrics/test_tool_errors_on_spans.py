@@ -16,8 +16,8 @@ import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import Status, StatusCode
 
-from agent_eval.ingest.sdk import install
-from agent_eval.metrics.tool_calls import agent_calls, error_of
+from agent_eval.ingest._sdk import install
+from agent_eval.metrics._tool_calls import agent_calls, error_of
 
 from .trajectory_cases import score
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_eval.metrics.trajectory_match import match_trajectory
-from agent_eval.trace import SpanErrorInfo, ToolMessage
+from agent_eval._trace import SpanErrorInfo, ToolMessage
+from agent_eval.metrics._trajectory_match import match_trajectory
 
 from .trajectory_cases import calls, conversation, score
 

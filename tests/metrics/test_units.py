@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from agent_eval.metrics.units import answer_units, conversation_unit, last_llm_span
-from agent_eval.trace import (
+from agent_eval._trace import (
     AgentTrace,
     AssistantMessage,
     Retrieval,
@@ -12,6 +11,7 @@ from agent_eval.trace import (
     ToolMessage,
     UserMessage,
 )
+from agent_eval.metrics._units import answer_units, conversation_unit, last_llm_span
 
 
 def _trace() -> AgentTrace:

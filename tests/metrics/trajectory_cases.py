@@ -5,11 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from agent_eval.formatting.registry import get_formatter
-from agent_eval.metrics.spec import build_metric
-from agent_eval.result import MetricResult
-from agent_eval.run.engine import Engine
-from agent_eval.trace import (
+from agent_eval._result import MetricResult
+from agent_eval._trace import (
     AgentTrace,
     AssistantMessage,
     Message,
@@ -18,6 +15,9 @@ from agent_eval.trace import (
     ToolMessage,
     UserMessage,
 )
+from agent_eval.formatting._registry import get_formatter
+from agent_eval.metrics._spec import build_metric
+from agent_eval.run._engine import Engine
 
 
 def calls(*specs: tuple[str, Any]) -> tuple[ToolCall, ...]:

@@ -20,8 +20,8 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
-from agent_eval.otel import semconv as sc
-from agent_eval.otel.events import (
+from agent_eval.otel import _semconv as sc
+from agent_eval.otel._events import (
     EVENTS_FILE_NAME,
     CountingExporter,
     EvaluationEvents,
@@ -30,8 +30,8 @@ from agent_eval.otel.events import (
     logs_endpoint,
     otlp_exporter,
 )
-from agent_eval.otel.targets import SpanTarget
-from agent_eval.run.store import load_results
+from agent_eval.otel._targets import SpanTarget
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer
 
 from ..run.goal_script import script_goal_judge

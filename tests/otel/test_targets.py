@@ -12,10 +12,10 @@ from typing import Any
 
 import orjson
 
+from agent_eval._trace import AgentTrace
 from agent_eval.ingest import ingest
-from agent_eval.otel.events import EvaluationEvents
-from agent_eval.otel.targets import conversation_target, targets_by_conversation
-from agent_eval.trace import AgentTrace
+from agent_eval.otel._events import EvaluationEvents
+from agent_eval.otel._targets import conversation_target, targets_by_conversation
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures/otel/openai-v2-events.otlp.jsonl"
 CONVERSATION = "otel-v2/refund"

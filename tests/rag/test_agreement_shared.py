@@ -11,18 +11,18 @@ import pytest
 from scipy.stats import kendalltau, spearmanr
 from sklearn.metrics import cohen_kappa_score
 
-from agent_eval.formatting.registry import get_formatter
+from agent_eval._trace import AgentTrace
+from agent_eval.formatting._registry import get_formatter
 from agent_eval.ingest import ingest
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.metrics.spec import build_metric
-from agent_eval.metrics.units import answer_units
-from agent_eval.rag.agreement import reviewer_agreement
-from agent_eval.rag.labels import answerability
-from agent_eval.rag.turns import turn_records, turn_rows
-from agent_eval.run.engine import Engine
+from agent_eval.ingest._rag_labels import answerability
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.metrics._spec import build_metric
+from agent_eval.metrics._units import answer_units
+from agent_eval.rag._agreement import reviewer_agreement
+from agent_eval.run._engine import Engine
+from agent_eval.run._turns import turn_records, turn_rows
 from agent_eval.testing import FakeModelServer, Structured
-from agent_eval.testing.recording import RecordedRequest
-from agent_eval.trace import AgentTrace
+from agent_eval.testing._recording import RecordedRequest
 
 _PASSAGE = re.compile(r"^\[(\d+)\](?: \([^)]*\))?\n", re.MULTILINE)
 

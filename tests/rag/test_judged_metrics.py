@@ -7,19 +7,25 @@ from typing import Any
 
 import pytest
 
+from agent_eval._trace import (
+    AgentTrace,
+    AssistantMessage,
+    Retrieval,
+    RetrievedDocument,
+    UserMessage,
+)
 from agent_eval.errors import JudgeOutputError
-from agent_eval.formatting.registry import get_formatter
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.metrics.answer_correctness import AnswerCorrectness
-from agent_eval.metrics.answer_relevance import AnswerRelevance, RelevanceVerdict
-from agent_eval.metrics.base import CallTally, MetricInput
-from agent_eval.metrics.context_precision import LLMContextPrecision
-from agent_eval.metrics.context_recall import LLMContextRecall
-from agent_eval.metrics.refusal import Refusal
-from agent_eval.metrics.units import answer_units
-from agent_eval.run.engine import Engine
+from agent_eval.formatting._registry import get_formatter
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.metrics._answer_correctness import AnswerCorrectness
+from agent_eval.metrics._answer_relevance import AnswerRelevance, RelevanceVerdict
+from agent_eval.metrics._base import CallTally, MetricInput
+from agent_eval.metrics._context_precision import LLMContextPrecision
+from agent_eval.metrics._context_recall import LLMContextRecall
+from agent_eval.metrics._refusal import Refusal
+from agent_eval.metrics._units import answer_units
+from agent_eval.run._engine import Engine
 from agent_eval.testing import FakeModelServer, Structured
-from agent_eval.trace import AgentTrace, AssistantMessage, Retrieval, RetrievedDocument, UserMessage
 
 QUESTION = "How long do I have to return the blender?"
 PASSAGES = (

@@ -7,11 +7,11 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from agent_eval._trace import AgentTrace
 from agent_eval.ingest import ingest
-from agent_eval.ingest.containers.base import containers
-from agent_eval.metrics.units import answer_units
-from agent_eval.rag.labels import answerability
-from agent_eval.trace import AgentTrace
+from agent_eval.ingest._rag_labels import answerability
+from agent_eval.ingest.containers._base import containers
+from agent_eval.metrics._units import answer_units
 
 
 def _traces(path: Path) -> list[AgentTrace]:

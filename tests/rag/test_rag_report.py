@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from agent_eval._result import MetricResult
 from agent_eval.cli import app
 from agent_eval.errors import ConfigError
-from agent_eval.rag.agreement import reviewer_agreement
-from agent_eval.rag.policy import RagPolicy, apply_policy, load_policy
-from agent_eval.rag.turns import TurnRecord, failure_counts, turn_rows
-from agent_eval.result import MetricResult
+from agent_eval.rag._agreement import reviewer_agreement
+from agent_eval.rag._policy import RagPolicy, apply_policy, load_policy
+from agent_eval.run._turns import TurnRecord, failure_counts, turn_rows
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -97,7 +97,7 @@ def test_unknown_passage_in_turn_labels_is_an_input_error_naming_file_and_line(
         ["score", str(REPO / "fixtures" / "rag"), "--metric", "context_precision",
          "--turn-labels", str(labels), "--out", "runs/x"],
     )  # fmt: skip
-    assert result.exit_code == 3  # input error (agent_eval.cli.exit_codes)
+    assert result.exit_code == 3  # input error (agent_eval.cli._exit_codes)
     assert "labels.jsonl:1" in result.output and "'warranty-terms'" in result.output
 
 
@@ -265,7 +265,7 @@ def test_rag_fixture_ingests_to_exactly_the_scripted_conversations() -> None:
     from rag_scenarios import CORPUS, SCENARIOS, SYSTEM_PROMPT
 
     from agent_eval.ingest import ingest
-    from agent_eval.metrics.units import answer_units
+    from agent_eval.metrics._units import answer_units
 
     expected = json.loads((REPO / "fixtures" / "expected.json").read_text())["rag"]
     traces = {t.conversation_id: t for t in ingest([str(REPO / "fixtures" / expected["file"])])}
@@ -311,7 +311,7 @@ def test_rag_and_formatters_list_fit_80_columns(tmp_path: Path) -> None:
 
 def _stored_run(directory: Path, records: list[TurnRecord], results: list[MetricResult]) -> Path:
     """A run directory as ``score`` leaves it for ``rag``: its turns and its result rows."""
-    from agent_eval.run.store import ResultStore, RunRecord
+    from agent_eval.run._store import ResultStore, RunRecord
 
     directory.mkdir(parents=True)
     (directory / "turns.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in records))

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
-from agent_eval.rag.turns import measured_stages, turn_rows
+from agent_eval.cli._app import app
+from agent_eval.run._turns import measured_stages, turn_rows
 
 from .test_rag_report import _records, _row, _stored_run
 

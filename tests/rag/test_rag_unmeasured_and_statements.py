@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from agent_eval._result import MetricResult
 from agent_eval.cli import app
-from agent_eval.rag.policy import RagPolicy, apply_policy
-from agent_eval.rag.turns import TurnRecord, turn_rows
-from agent_eval.result import MetricResult
+from agent_eval.rag._policy import RagPolicy, apply_policy
+from agent_eval.run._turns import TurnRecord, turn_rows
 from agent_eval.testing import ClaimScript, FakeModelServer, HttpError
 
 runner = CliRunner()

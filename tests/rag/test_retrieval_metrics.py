@@ -8,21 +8,22 @@ from typing import Any
 
 import pytest
 
-from agent_eval.errors import InputError
-from agent_eval.formatting.registry import get_formatter
-from agent_eval.ingest import ingest
-from agent_eval.metrics.spec import build_metric
-from agent_eval.rag.labels import attach_turn_labels, load_turn_labels
-from agent_eval.rag.passages import average_precision
-from agent_eval.result import MetricResult
-from agent_eval.run.engine import Engine
-from agent_eval.trace import (
+from agent_eval._result import MetricResult
+from agent_eval._trace import (
     AgentTrace,
     AssistantMessage,
     Retrieval,
     RetrievedDocument,
     UserMessage,
 )
+from agent_eval.errors import InputError
+from agent_eval.formatting._registry import get_formatter
+from agent_eval.ingest import ingest
+from agent_eval.ingest._rag_labels import load_turn_labels
+from agent_eval.metrics._passages import average_precision
+from agent_eval.metrics._spec import build_metric
+from agent_eval.run._engine import Engine
+from agent_eval.run._turn_labels import attach_turn_labels
 
 
 def _trace(cid: str, *turns: tuple[list[tuple[str, str]], dict[str, Any] | None]) -> AgentTrace:

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from agent_eval.testing.otlp import export_request, span
+from agent_eval.testing._otlp import export_request, span
 
 CONVERSATION = "flight-change"
 T0 = 1_767_225_600_000_000_000

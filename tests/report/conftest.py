@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval.result import MetricResult
-from agent_eval.run.store import ResultStore
+from agent_eval._result import MetricResult
+from agent_eval.run._store import ResultStore
 
 SCRIPT_TITLE = "<script>document.title='pwned-by-script'</script>"
 IMG_ONERROR = "<img src=x onerror=\"document.body.setAttribute('data-pwned-img','1')\">"

@@ -8,14 +8,14 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
+from agent_eval._result import MetricResult
+from agent_eval._trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
+from agent_eval.cli._app import app
 from agent_eval.ingest import ingest
-from agent_eval.report.agent_views import display_name, shape_views, tool_failures
-from agent_eval.report.history import history_points, history_runs, input_fingerprint
-from agent_eval.report.model import build_report
-from agent_eval.report.trajectory import trajectory
-from agent_eval.result import MetricResult
-from agent_eval.trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
+from agent_eval.report._agent_views import display_name, shape_views, tool_failures
+from agent_eval.report._history import history_points, history_runs, input_fingerprint
+from agent_eval.report._model import build_report
+from agent_eval.report._trajectory import trajectory
 
 from . import agent_run
 
@@ -150,7 +150,7 @@ def test_history_matches_runs_of_the_same_inputs(tmp_path: Path) -> None:
     for name in ("a", "b", "c"):
         _score(inputs, runs / name)
     _score(other, runs / "different-inputs")
-    from agent_eval.run.store import load_results
+    from agent_eval.run._store import load_results
 
     current = load_results(runs / "c")
     found = history_runs(runs / "c", current)

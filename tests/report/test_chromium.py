@@ -2,7 +2,7 @@
 untrusted payloads that run nothing while the report's own hash-pinned script does.
 
 Chromium is Debian's ``chromium`` package (``.ci/run`` installs it), driven over the DevTools
-protocol (:mod:`agent_eval.testing.chromium`). The tests skip only when Chromium is missing
+protocol (:mod:`agent_eval.testing._chromium`). The tests skip only when Chromium is missing
 outside CI; with ``CI`` set they must run. Control pages carrying the same payloads unescaped
 prove the harness does see script execution when there is some, and that the report's CSP
 stops it even with the report's script on the page.
@@ -19,14 +19,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
-from agent_eval.report.conversations import write_conversations
-from agent_eval.report.html import content_security_policy
-from agent_eval.report.model import anchor
-from agent_eval.report.renderings import write_renderings
-from agent_eval.result import MetricResult
-from agent_eval.testing.chromium import Chromium, find_chromium
-from agent_eval.trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
+from agent_eval._result import MetricResult
+from agent_eval._trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
+from agent_eval.cli._app import app
+from agent_eval.report._html import content_security_policy
+from agent_eval.report._model import anchor
+from agent_eval.run._artifacts import write_conversations, write_renderings
+from agent_eval.testing._chromium import Chromium, find_chromium
 
 from .conftest import IMG_ONERROR, SCRIPT_TITLE, SVG_ONLOAD
 

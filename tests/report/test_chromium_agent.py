@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
+from agent_eval._trace import AgentTrace, AssistantMessage
+from agent_eval.cli._app import app
 from agent_eval.ingest import ingest
-from agent_eval.report.model import anchor
-from agent_eval.testing.chromium import Chromium, find_chromium
-from agent_eval.trace import AgentTrace, AssistantMessage
+from agent_eval.report._model import anchor
+from agent_eval.testing._chromium import Chromium, find_chromium
 
 from . import agent_run
 

@@ -8,10 +8,8 @@ from html.parser import HTMLParser
 
 from syrupy.assertion import SnapshotAssertion
 
-from agent_eval.report.html import content_security_policy, render_html
-from agent_eval.report.model import anchor, build_report, natural_key
-from agent_eval.result import MetricResult
-from agent_eval.trace import (
+from agent_eval._result import MetricResult
+from agent_eval._trace import (
     AgentTrace,
     AssistantMessage,
     Retrieval,
@@ -22,6 +20,8 @@ from agent_eval.trace import (
     ToolMessage,
     UserMessage,
 )
+from agent_eval.report._html import content_security_policy, render_html
+from agent_eval.report._model import anchor, build_report, natural_key
 
 from .conftest import IMG_ONERROR, SCRIPT_TITLE, SVG_ONLOAD
 
@@ -349,7 +349,7 @@ def test_every_colour_has_a_legend_entry(make_result: MakeResult) -> None:
 
 
 def test_fractional_scores_are_binned(make_result: MakeResult) -> None:
-    from agent_eval.report.plots import score_plot
+    from agent_eval.report._plots import score_plot
 
     rows = [make_result("c1", "1"), make_result("c2", "0")]
     rows = [
@@ -384,7 +384,7 @@ def test_html_never_prints_negative_zero(make_result: Callable[..., MetricResult
 def test_atoms_per_unit_failing_first_with_quotes_found_in_the_context(
     make_result: MakeResult,
 ) -> None:
-    from agent_eval.result import Atom
+    from agent_eval._result import Atom
 
     trace = AgentTrace(
         conversation_id="c1",

@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 import pytest
 
-from agent_eval.report.html import render_html
-from agent_eval.report.model import build_report
-from agent_eval.result import Atom, MetricResult
+from agent_eval._result import Atom, MetricResult
+from agent_eval.report._html import render_html
+from agent_eval.report._model import build_report
 
 
 def _claims(make: Callable[..., MetricResult], cid: str, passed: list[bool]) -> MetricResult:

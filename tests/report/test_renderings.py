@@ -6,17 +6,17 @@ from pathlib import Path
 
 import pytest
 
+from agent_eval._tokens import count_tokens
+from agent_eval._trace import AgentTrace, AssistantMessage, UserMessage
 from agent_eval.errors import StoreError, UnknownPluginError
-from agent_eval.formatting.registry import get_formatter
-from agent_eval.report.renderings import (
+from agent_eval.formatting._registry import get_formatter
+from agent_eval.run._artifacts import (
     RENDERINGS_NAME,
     read_renderings,
     render_all,
     tokens_by_formatter,
     write_renderings,
 )
-from agent_eval.tokens import count_tokens
-from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
 
 
 def _trace(cid: str) -> AgentTrace:

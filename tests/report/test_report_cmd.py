@@ -9,9 +9,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from agent_eval.cli.app import app
-from agent_eval.result import MetricResult
-from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
+from agent_eval._result import MetricResult
+from agent_eval._trace import AgentTrace, AssistantMessage, UserMessage
+from agent_eval.cli._app import app
 
 MakeResult = Callable[..., MetricResult]
 WriteRun = Callable[[str, Sequence[MetricResult]], Path]
@@ -80,7 +80,7 @@ def test_compare_two_runs_and_labels_file(
 def test_conversations_stored_with_the_run_are_laid_out(
     tmp_path: Path, make_result: MakeResult, write_run: WriteRun
 ) -> None:
-    from agent_eval.report.conversations import read_conversations, write_conversations
+    from agent_eval.run._artifacts import read_conversations, write_conversations
 
     run = write_run("run", [make_result("c1", "1"), make_result("c2", "0")])
     traces = [

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agent_eval.report.html import body_text, render_html
-from agent_eval.report.model import (
+from agent_eval._result import MetricResult
+from agent_eval.report._html import body_text, render_html
+from agent_eval.report._model import (
     RENDERING_FLOOR,
     RENDERING_LIMIT,
     build_report,
     rendering_limit,
 )
-from agent_eval.result import MetricResult
 
 MakeResult = Callable[..., MetricResult]
 

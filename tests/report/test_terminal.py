@@ -6,11 +6,11 @@ from collections.abc import Callable
 
 from rich.console import Console
 
-from agent_eval.analysis.calibration import calibrate
-from agent_eval.analysis.paired import compare_formatters
-from agent_eval.analysis.stability import measure_stability
-from agent_eval.report.terminal import calibration_table, comparison_tables, stability_tables
-from agent_eval.result import MetricResult
+from agent_eval._result import MetricResult
+from agent_eval.analysis._calibration import calibrate
+from agent_eval.analysis._paired import compare_formatters
+from agent_eval.analysis._stability import measure_stability
+from agent_eval.report._terminal import calibration_table, comparison_tables, stability_tables
 
 
 def _text(renderable: object) -> str:
@@ -39,8 +39,8 @@ def test_calibration_and_stability_tables(make_result: Callable[..., MetricResul
 def test_negative_zero_prints_as_zero() -> None:
     from rich.console import Console
 
-    from agent_eval.analysis.calibration import calibrate
-    from agent_eval.report.terminal import calibration_table, fixed, usd
+    from agent_eval.analysis._calibration import calibrate
+    from agent_eval.report._terminal import calibration_table, fixed, usd
 
     assert [fixed(-0.0), fixed(-1.6e-8), fixed(-0.0004), fixed(-0.0006)] == [
         "0.000",
@@ -67,8 +67,8 @@ def test_the_variants_add_up_to_the_totals_with_replaced_rows(
     make_result: Callable[..., MetricResult],
 ) -> None:
     """s4 "not done": the per-variant table counted only current rows, the totals replaced too."""
-    from agent_eval.costs import PriceTable
-    from agent_eval.report.model import build_report
+    from agent_eval._costs import PriceTable
+    from agent_eval.report._model import build_report
 
     rows = [make_result(c, "1") for c in "ab"] + [
         make_result(c, "0", formatter="json@1") for c in "ab"

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from agent_eval.errors import JudgeTransportError
-from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
+from agent_eval.judges._base import Judge, JudgeReply, JudgeRequest
 
 
 class Verdict(BaseModel):

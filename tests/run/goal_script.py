@@ -8,8 +8,8 @@ contain ``IMPOSSIBLE``. So each trace's expected verdict follows from its own te
 
 from __future__ import annotations
 
+from agent_eval._trace import AgentTrace, AssistantMessage, UserMessage
 from agent_eval.testing import FakeModelServer, RecordedRequest, Structured, Usage
-from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
 
 DONE = "ZEBRA-DONE"
 REVIEW_MARKER = "Now the conversation to review."

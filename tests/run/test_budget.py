@@ -7,15 +7,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from agent_eval._costs import Price, PriceTable
 from agent_eval.cli import app
-from agent_eval.costs import Price, PriceTable
 from agent_eval.errors import BudgetExhausted
-from agent_eval.formatting.registry import get_formatter
-from agent_eval.metrics.goal_accuracy import GoalAccuracy
-from agent_eval.run.budget import Budget, BudgetedJudge, budget_line, planned_tokens
-from agent_eval.run.outcomes import build_sample
-from agent_eval.run.plan import plan_run
-from agent_eval.run.store import ResultStore, load_results
+from agent_eval.formatting._registry import get_formatter
+from agent_eval.metrics._goal_accuracy import GoalAccuracy
+from agent_eval.run._budget import Budget, BudgetedJudge, budget_line, planned_tokens
+from agent_eval.run._outcomes import build_sample
+from agent_eval.run._plan import plan_run
+from agent_eval.run._store import ResultStore, load_results
 from agent_eval.testing import FakeModelServer
 
 from .goal_script import script_goal_judge, trace
@@ -217,7 +217,7 @@ def test_the_dry_run_says_whether_the_plan_fits(tmp_path: Path) -> None:
 async def test_reservations_hold_concurrent_calls_within_the_limit(
     fake_server: FakeModelServer,
 ) -> None:
-    from agent_eval.judges.openai_judge import OpenAIJudge
+    from agent_eval.judges._openai_judge import OpenAIJudge
 
     script_goal_judge(fake_server)
     metric = GoalAccuracy()
@@ -245,7 +245,7 @@ async def test_a_reply_is_charged_its_usage_or_the_estimate_when_none_was_report
     fake_server: FakeModelServer, reported: bool
 ) -> None:
     """Regression: a reported usage of 0 tokens was charged the estimate, as if unreported."""
-    from agent_eval.judges.openai_judge import OpenAIJudge
+    from agent_eval.judges._openai_judge import OpenAIJudge
     from agent_eval.testing import NO_USAGE, Structured, Usage
 
     usage = Usage(0, 0) if reported else NO_USAGE

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent_eval.errors import JudgeTransportError, StoreError
-from agent_eval.run.cache import CachedJudge, CacheEntry, JudgeCache, request_key
+from agent_eval.run._cache import CachedJudge, CacheEntry, JudgeCache, request_key
 
 from .fakes import CountingJudge, Verdict, request
 
@@ -117,7 +117,7 @@ SECRET = "sk-test-4f9c2a7d1e8b6053SECRET"
 
 
 async def test_cache_file_never_holds_the_api_key(tmp_path: Path, fake_server) -> None:
-    from agent_eval.judges.openai_judge import OpenAIJudge
+    from agent_eval.judges._openai_judge import OpenAIJudge
     from agent_eval.testing import Structured
 
     fake_server.add_rule(Structured({"reason": "fine", "verdict": "1"}), schema="Verdict")

@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
-from agent_eval.run.cache import CacheEntry, JudgeCache
-from agent_eval.run.judge_stack import CACHE_PATH_ENV, default_cache_path
-from agent_eval.run.store import ResultStore
+from agent_eval.run._cache import CacheEntry, JudgeCache
+from agent_eval.run._judge_stack import CACHE_PATH_ENV, default_cache_path
+from agent_eval.run._store import ResultStore
 
 runner = CliRunner()
 
@@ -85,7 +85,7 @@ def test_prune_needs_exactly_one_of_older_than_and_all(tmp_path: Path) -> None:
 
 WRITER = """
 import sys
-from agent_eval.run.cache import CacheEntry, JudgeCache
+from agent_eval.run._cache import CacheEntry, JudgeCache
 with JudgeCache(sys.argv[1]) as cache:
     for i in range(200):
         cache.put(f"{sys.argv[2]}-{i}", CacheEntry(model=sys.argv[2], output="{}"))
@@ -106,8 +106,8 @@ def test_concurrent_processes_share_one_cache_file(tmp_path: Path) -> None:
 OPENER = """
 import sys, time
 from pathlib import Path
-from agent_eval.run.cache import CacheEntry, JudgeCache
-from agent_eval.run.store import ResultStore
+from agent_eval.run._cache import CacheEntry, JudgeCache
+from agent_eval.run._store import ResultStore
 cache_path, store_dir, name, go = sys.argv[1], sys.argv[2], sys.argv[3], Path(sys.argv[4])
 Path(f"{go}.{name}").touch()  # ready
 while not go.exists():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from genai_prices import Usage, calc_price
 
-from agent_eval.costs import (
+from agent_eval._costs import (
     Price,
     PriceTable,
     agent_usage,
@@ -13,9 +13,9 @@ from agent_eval.costs import (
     price_source,
     usage_table,
 )
+from agent_eval._result import MetricResult
+from agent_eval._trace import AgentTrace, ModelUsage
 from agent_eval.errors import ConfigError
-from agent_eval.result import MetricResult
-from agent_eval.trace import AgentTrace, ModelUsage
 
 
 def row(

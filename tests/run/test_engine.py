@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from agent_eval.formatting.registry import get_formatter
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.metrics.goal_accuracy import GoalAccuracy
-from agent_eval.run.engine import Engine
-from agent_eval.run.store import ResultStore, load_results, result_key
+from agent_eval._trace import AgentTrace
+from agent_eval.formatting._registry import get_formatter
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.metrics._goal_accuracy import GoalAccuracy
+from agent_eval.run._engine import Engine
+from agent_eval.run._store import ResultStore, load_results, result_key
 from agent_eval.testing import FakeModelServer, HttpError, InvalidVerdict
-from agent_eval.trace import AgentTrace
 
 from .goal_script import script_goal_judge, trace
 

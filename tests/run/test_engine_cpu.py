@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agent_eval.run.engine import iso_milliseconds, utc_now
+from agent_eval.run._engine import iso_milliseconds, utc_now
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

@@ -6,10 +6,10 @@ import asyncio
 import gc
 from collections.abc import Iterator
 
+from agent_eval._trace import AgentTrace, AssistantMessage, UserMessage
 from agent_eval.formatting import get_formatter
-from agent_eval.metrics.tool_errors import ToolErrors
-from agent_eval.run.engine import Engine
-from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
+from agent_eval.metrics._tool_errors import ToolErrors
+from agent_eval.run._engine import Engine
 
 
 def _traces(n: int, seen: list[int]) -> Iterator[AgentTrace]:

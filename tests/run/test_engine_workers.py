@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from agent_eval.formatting.registry import get_formatter
-from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
-from agent_eval.metrics.goal_accuracy import GoalAccuracy
-from agent_eval.run.engine import Engine
+from agent_eval.formatting._registry import get_formatter
+from agent_eval.judges._base import Judge, JudgeReply, JudgeRequest
+from agent_eval.metrics._goal_accuracy import GoalAccuracy
+from agent_eval.run._engine import Engine
 
 from .goal_script import trace
 

@@ -1,4 +1,4 @@
-"""The event loop commands run on (agent_eval.run.event_loop): choice, opt-out, same results."""
+"""The event loop commands run on (agent_eval.run._event_loop): choice, opt-out, same results."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 import uvloop
 
-from agent_eval.api import score
+from agent_eval._api import score
+from agent_eval._trace import AgentTrace, AssistantMessage, UserMessage
 from agent_eval.errors import ConfigError
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.run import event_loop
-from agent_eval.run.event_loop import LOOP_ENV
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.run import _event_loop as event_loop
+from agent_eval.run._event_loop import LOOP_ENV
 from agent_eval.testing import FakeModelServer, Structured
-from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
 
 
 async def _running_loop() -> type[asyncio.AbstractEventLoop]:

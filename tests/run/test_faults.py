@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from agent_eval.formatting import get_formatter
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.metrics.goal_accuracy import GoalAccuracy
-from agent_eval.run.engine import Engine
-from agent_eval.run.store import ResultStore, load_results
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.metrics._goal_accuracy import GoalAccuracy
+from agent_eval.run._engine import Engine
+from agent_eval.run._store import ResultStore, load_results
 from agent_eval.testing import DEFAULT_FAULTS, FakeModelServer, Hang
 
 from .goal_script import script_goal_judge, trace

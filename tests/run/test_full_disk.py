@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from agent_eval.errors import OutputError
-from agent_eval.run.store import ResultStore, RunRecord
+from agent_eval.run._store import ResultStore, RunRecord
 from agent_eval.testing import FakeModelServer
-from agent_eval.testing.script import load_script
+from agent_eval.testing._script import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 CHILD = """
@@ -26,7 +26,7 @@ import resource, signal, sys
 limit = int(sys.argv[1])
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-from agent_eval.cli.app import main
+from agent_eval.cli._app import main
 sys.argv = ["agent-eval", *sys.argv[2:]]
 main()
 """

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from agent_eval.cli import app
 from agent_eval.config import DEFAULT_FORMATTER, RAGAS_PARITY, ScoreConfig
-from agent_eval.metrics.spec import build_metric, metric_versions
-from agent_eval.run.store import load_results
+from agent_eval.metrics._spec import build_metric, metric_versions
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer
 
 from .goal_script import script_goal_judge, trace

@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from agent_eval.formatting.registry import get_formatter
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.metrics.goal_accuracy import GoalAccuracy
-from agent_eval.run.engine import Engine
-from agent_eval.run.outcomes import INTERRUPTED_SKIP
-from agent_eval.run.runs import find_run, finished_results
-from agent_eval.run.store import ResultStore, RunRecord, load_results
+from agent_eval.formatting._registry import get_formatter
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.metrics._goal_accuracy import GoalAccuracy
+from agent_eval.run._engine import Engine
+from agent_eval.run._outcomes import INTERRUPTED_SKIP
+from agent_eval.run._runs import find_run, finished_results
+from agent_eval.run._store import ResultStore, RunRecord, load_results
 from agent_eval.testing import FakeModelServer, Structured, Usage
 
 from .goal_script import script_goal_judge, trace

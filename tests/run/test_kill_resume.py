@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval.result import MetricResult
-from agent_eval.run.store import load_results
+from agent_eval._result import MetricResult
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer
 
 from .goal_script import script_goal_judge, trace

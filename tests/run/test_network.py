@@ -58,7 +58,7 @@ def test_pricing_from_genai_prices_makes_no_network_connection(
     fake_server: FakeModelServer, tmp_path: Path
 ) -> None:
     """The judge is priced (gpt-4o-mini) from genai-prices' bundled data, never fetched."""
-    from agent_eval.costs import PriceTable
+    from agent_eval._costs import PriceTable
 
     script_goal_judge(fake_server)
     inputs = tmp_path / "traces.jsonl"

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from agent_eval.costs import PRICE_DATABASE, Price, database_price, remembered_prices
-from agent_eval.run.cache import CachedPrices, JudgeCache
-from agent_eval.run.store import ResultStore, load_results
+from agent_eval._costs import PRICE_DATABASE, Price, database_price, remembered_prices
+from agent_eval.run._cache import CachedPrices, JudgeCache
+from agent_eval.run._store import ResultStore, load_results
 from agent_eval.testing import FakeModelServer
-from agent_eval.testing.script import load_script
+from agent_eval.testing._script import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ROOT / "fixtures" / "otel" / "openai-v2-latest-span.otlp.json"
@@ -88,7 +88,7 @@ def test_an_unreadable_memo_costs_the_shortcut_not_the_price(fresh_lookups: None
 PROBE = """\
 import atexit, sys
 atexit.register(lambda: print("imported:", sorted(
-    m for m in ("genai_prices", "opentelemetry.sdk", "agent_eval.cli.json_output", "aiohttp")
+    m for m in ("genai_prices", "opentelemetry.sdk", "agent_eval.cli._json_output", "aiohttp")
     if m in sys.modules)))
 from agent_eval.cli import main
 sys.argv = ["agent-eval", *sys.argv[1:]]

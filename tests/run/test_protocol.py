@@ -6,13 +6,13 @@ from typing import ClassVar
 
 import pytest
 
-from agent_eval.formatting.registry import get_formatter
-from agent_eval.judges.base import Judge
-from agent_eval.metrics.base import CallTally, Metric, MetricInput, MetricOutcome, MetricParams
-from agent_eval.result import Atom, MetricResult, score_from_atoms
-from agent_eval.run.engine import Engine
-from agent_eval.run.store import ResultStore, load_results
-from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
+from agent_eval._result import Atom, MetricResult, score_from_atoms
+from agent_eval._trace import AgentTrace, AssistantMessage, UserMessage
+from agent_eval.formatting._registry import get_formatter
+from agent_eval.judges._base import Judge
+from agent_eval.metrics._base import CallTally, Metric, MetricInput, MetricOutcome, MetricParams
+from agent_eval.run._engine import Engine
+from agent_eval.run._store import ResultStore, load_results
 
 
 class _WordParams(MetricParams):

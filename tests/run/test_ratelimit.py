@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
+from agent_eval._tokens import count_tokens
 from agent_eval.errors import ConfigError
-from agent_eval.run.ratelimit import RateLimitedJudge, estimate_tokens
-from agent_eval.tokens import count_tokens
+from agent_eval.run._ratelimit import RateLimitedJudge, estimate_tokens
 
 from .fakes import CountingJudge, request
 
@@ -66,7 +66,7 @@ def test_non_positive_limits_are_config_errors(kwargs: dict[str, float]) -> None
 
 
 async def test_retry_after_is_honoured_through_the_rate_limited_openai_judge(fake_server) -> None:
-    from agent_eval.judges.openai_judge import OpenAIJudge
+    from agent_eval.judges._openai_judge import OpenAIJudge
     from agent_eval.testing import HttpError, Structured
 
     fake_server.add_rule(HttpError(429, retry_after=1.0), times=1)

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
-from agent_eval.run.record import VERDICT_PACKAGES, diff_records, flatten
+from agent_eval.run._record import VERDICT_PACKAGES, diff_records, flatten
 from agent_eval.testing import FakeModelServer, Structured
 
 from .goal_script import script_goal_judge, trace

@@ -16,14 +16,14 @@ from typing import Any, ClassVar
 import pytest
 from typer.testing import CliRunner
 
-import agent_eval.tokens
+import agent_eval._tokens
+from agent_eval._trace import AgentTrace
 from agent_eval.cli import app
 from agent_eval.formatting import Formatter, NoParams, formatters
-from agent_eval.formatting.registry import get_formatter, register
-from agent_eval.run.store import load_results
+from agent_eval.formatting._registry import get_formatter, register
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer
-from agent_eval.testing.script import load_script
-from agent_eval.trace import AgentTrace
+from agent_eval.testing._script import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "fixtures" / "otel" / "openai-v2-latest-span.otlp.json"
@@ -64,13 +64,13 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> Iterator[CountingEncoding]:
     register(CountingV1, replace=True)
     CountingV1.calls.clear()
     CountingV1.texts.clear()
-    wrapped = CountingEncoding(agent_eval.tokens.encoding())
-    agent_eval.tokens._count.cache_clear()  # counts remembered by earlier tests
-    monkeypatch.setattr(agent_eval.tokens, "encoding", lambda: wrapped)
+    wrapped = CountingEncoding(agent_eval._tokens.encoding())
+    agent_eval._tokens._count.cache_clear()  # counts remembered by earlier tests
+    monkeypatch.setattr(agent_eval._tokens, "encoding", lambda: wrapped)
     try:
         yield wrapped
     finally:
-        agent_eval.tokens._count.cache_clear()
+        agent_eval._tokens._count.cache_clear()
         formatters.unregister("counting@1")
 
 

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from agent_eval._trace import AgentTrace, AssistantMessage, UserMessage
 from agent_eval.config import ScoreConfig
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.run import RunSession, SessionHooks, event_loop
-from agent_eval.run.artifacts import RUN_FILES, read_conversations, read_renderings
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.run import RunSession, SessionHooks
+from agent_eval.run import _event_loop as event_loop
+from agent_eval.run._artifacts import RUN_FILES, read_conversations, read_renderings
 from agent_eval.testing import FakeModelServer
-from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
 
 from ..analysis import judge_script
 

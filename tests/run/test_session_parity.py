@@ -14,17 +14,17 @@ import pytest
 from typer.testing import CliRunner
 
 import agent_eval
-from agent_eval.cli.app import app
+from agent_eval._trace import AgentTrace
+from agent_eval.cli._app import app
 from agent_eval.config import ScoreConfig
-from agent_eval.ingest.pipeline import ingest
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.live.scorer import Job, LiveScorer
+from agent_eval.ingest._pipeline import ingest
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.live._scorer import Job, LiveScorer
 from agent_eval.pytest_plugin import AgentSpans, JudgeSettings
-from agent_eval.run import event_loop
-from agent_eval.run.session import RunSession
-from agent_eval.run.store import load_results
+from agent_eval.run import _event_loop as event_loop
+from agent_eval.run._session import RunSession
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer
-from agent_eval.trace import AgentTrace
 
 from ..analysis import judge_script
 

@@ -13,12 +13,12 @@ import random
 import tracemalloc
 from pathlib import Path
 
-from agent_eval.cli.score_cmds import _Spent, unit_lines
-from agent_eval.costs import JudgeUsageGroups, PriceTable, judge_usage, stage_usage
-from agent_eval.result import Atom, MetricResult
-from agent_eval.run.outcomes import INTERRUPTED_SKIP
-from agent_eval.run.store import ResultStore, iter_results, load_results, load_superseded
-from agent_eval.run.usage import RunUsage, UsageTally, run_usage, usage_of
+from agent_eval._costs import JudgeUsageGroups, PriceTable, judge_usage, stage_usage
+from agent_eval._result import Atom, MetricResult
+from agent_eval.cli._score_cmds import _Spent, unit_lines
+from agent_eval.run._outcomes import INTERRUPTED_SKIP
+from agent_eval.run._store import ResultStore, iter_results, load_results, load_superseded
+from agent_eval.run._usage import RunUsage, UsageTally, run_usage, usage_of
 
 
 def _row(

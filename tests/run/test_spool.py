@@ -17,20 +17,20 @@ from typing import ClassVar
 
 import pytest
 
-from agent_eval.cli.score_inputs import read_inputs
+from agent_eval._trace import AgentTrace, AssistantMessage, UserMessage
+from agent_eval.cli._score_inputs import read_inputs
 from agent_eval.formatting import Formatter, NoParams
-from agent_eval.formatting.registry import get_formatter
+from agent_eval.formatting._registry import get_formatter
 from agent_eval.ingest import ingest
-from agent_eval.report.renderings import (
+from agent_eval.run import _spool as spool_module
+from agent_eval.run._artifacts import (
     read_renderings,
     render_all,
     write_rendering_items,
     write_renderings,
 )
-from agent_eval.run import spool as spool_module
-from agent_eval.run.rendering import RenderCache
-from agent_eval.run.spool import TraceSpool
-from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
+from agent_eval.run._rendering import RenderCache
+from agent_eval.run._spool import TraceSpool
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "otel"
@@ -100,7 +100,7 @@ def test_each_trace_is_rendered_once_per_formatter_across_passes(
     tmp_path: Path, budget: int | None
 ) -> None:
     from agent_eval.formatting import formatters
-    from agent_eval.formatting.registry import register
+    from agent_eval.formatting._registry import register
 
     register(Counting, replace=True)
     Counting.calls.clear()

@@ -1,6 +1,6 @@
 """The scoring stage in one process: the rows the run session makes, and resume's rows kept.
 
-:class:`~agent_eval.run.stages.BatchScorer` rebuilds the judge from its settings (the
+:class:`~agent_eval.run._stages.BatchScorer` rebuilds the judge from its settings (the
 ``openai`` judge against the fake server) and scores batches; the rows equal those of
 ``agent_eval.score`` on the same conversations (every field but the run id and the times).
 """
@@ -11,15 +11,15 @@ import pickle
 from pathlib import Path
 
 import agent_eval
-from agent_eval.formatting.fingerprint import fingerprint
-from agent_eval.formatting.registry import get_formatter
-from agent_eval.judges.base import JudgeSettings
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.metrics.spec import build_metric
-from agent_eval.result import MetricResult
-from agent_eval.run.cache import JudgeCache
-from agent_eval.run.stages import BatchItem, BatchScorer, EngineSpec, ScoringSpec
-from agent_eval.run.store import result_key
+from agent_eval._result import MetricResult
+from agent_eval.formatting._fingerprint import fingerprint
+from agent_eval.formatting._registry import get_formatter
+from agent_eval.judges._base import JudgeSettings
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.metrics._spec import build_metric
+from agent_eval.run._cache import JudgeCache
+from agent_eval.run._stages import BatchItem, BatchScorer, EngineSpec, ScoringSpec
+from agent_eval.run._store import result_key
 from agent_eval.testing import FakeModelServer
 
 from .goal_script import script_goal_judge, trace

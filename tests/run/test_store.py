@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from agent_eval._result import MetricResult
 from agent_eval.errors import StoreError
-from agent_eval.result import MetricResult
-from agent_eval.run.store import JSONL_NAME, ResultStore, RunRecord, load_results, result_key
+from agent_eval.run._store import JSONL_NAME, ResultStore, RunRecord, load_results, result_key
 
 
 def row(conversation_id: str, status: str = "ok", **fields: object) -> MetricResult:
@@ -121,11 +121,11 @@ def test_a_cut_last_line_is_said_and_restored_from_sqlite(
     path = tmp_path / JSONL_NAME
     lines = path.read_bytes().splitlines(keepends=True)
     path.write_bytes(lines[0] + lines[1] + lines[2][:30])  # killed while writing line 3
-    with caplog.at_level("WARNING", logger="agent_eval.run.store"):
+    with caplog.at_level("WARNING", logger="agent_eval.run._store"):
         assert [r.conversation_id for r in load_results(path)] == ["a", "b"]
     assert f"{path}:3: the last line was cut short" in caplog.text
     caplog.clear()
-    with caplog.at_level("WARNING", logger="agent_eval.run.store"), ResultStore(tmp_path) as store:
+    with caplog.at_level("WARNING", logger="agent_eval.run._store"), ResultStore(tmp_path) as store:
         assert store.repaired == 1
     assert f"{path}:3: the last line was cut short" in caplog.text
     assert "restored 1 result(s) from results.db" in caplog.text
@@ -248,7 +248,7 @@ KILLED_WRITER = """
 import os, sys
 sys.path.insert(0, sys.argv[2])
 from test_store import row
-from agent_eval.run.store import ResultStore
+from agent_eval.run._store import ResultStore
 store = ResultStore(sys.argv[1], flush_rows=4, flush_seconds=60)
 for name in "abcdef":
     store.add(row(name))

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from agent_eval._result import Atom, MetricResult
 from agent_eval.errors import StoreError
-from agent_eval.result import Atom, MetricResult
-from agent_eval.run.store import (
+from agent_eval.run._store import (
     _SUPERSEDED_TRIGGER,
     SCHEMA_VERSION,
     SUPERSEDED_TABLE,

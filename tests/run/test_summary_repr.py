@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agent_eval.result import MetricResult
-from agent_eval.run.summary import RunSummary
+from agent_eval._result import MetricResult
+from agent_eval.run._summary import RunSummary
 
 
 def test_repr_shows_the_counts_but_not_the_rows(make_result: Callable[..., MetricResult]) -> None:

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from agent_eval._result import MetricResult
 from agent_eval.cli import app
-from agent_eval.result import MetricResult
-from agent_eval.run.store import ResultStore, load_results, load_superseded, result_key
+from agent_eval.run._store import ResultStore, load_results, load_superseded, result_key
 from agent_eval.testing import FakeModelServer
 
 from .goal_script import script_goal_judge, trace

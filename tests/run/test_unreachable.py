@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from agent_eval.cli import app
 from agent_eval.errors import JudgeOutputError, JudgeTransportError
-from agent_eval.judges.base import JudgeReply, JudgeRequest
-from agent_eval.run.store import load_results
-from agent_eval.run.unreachable import UnreachableGuard
+from agent_eval.judges._base import JudgeReply, JudgeRequest
+from agent_eval.run._store import load_results
+from agent_eval.run._unreachable import UnreachableGuard
 
 from .fakes import CountingJudge, request
 

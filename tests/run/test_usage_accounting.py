@@ -6,13 +6,13 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from agent_eval._result import MetricResult
+from agent_eval._tokens import count_tokens
 from agent_eval.errors import JudgeOutputError
-from agent_eval.judges.base import JudgeReply
-from agent_eval.metrics.base import CallTally
-from agent_eval.result import MetricResult
-from agent_eval.run.cache import CachedJudge, CacheEntry, JudgeCache
-from agent_eval.run.store import _SUPERSEDED_TRIGGER, SUPERSEDED_TABLE, ResultStore, load_results
-from agent_eval.tokens import count_tokens
+from agent_eval.judges._base import JudgeReply
+from agent_eval.metrics._base import CallTally
+from agent_eval.run._cache import CachedJudge, CacheEntry, JudgeCache
+from agent_eval.run._store import _SUPERSEDED_TRIGGER, SUPERSEDED_TABLE, ResultStore, load_results
 
 from .fakes import CountingJudge, Verdict, request
 

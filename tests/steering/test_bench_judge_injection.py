@@ -9,8 +9,8 @@ from types import ModuleType
 
 import pytest
 
+from agent_eval._trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
 from agent_eval.testing import FakeModelServer, RecordedRequest, Structured
-from agent_eval.trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,9 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_eval.steering import STEERING_KINDS, detect, detect_text, unit_flags
-from agent_eval.steering.flag import EXCERPT_CHARS
-from agent_eval.trace import (
+from agent_eval._trace import (
     AgentTrace,
     AssistantMessage,
     Retrieval,
@@ -17,6 +15,8 @@ from agent_eval.trace import (
     ToolMessage,
     UserMessage,
 )
+from agent_eval.steering import STEERING_KINDS, detect, detect_text, unit_flags
+from agent_eval.steering._flag import EXCERPT_CHARS
 
 from .corpus import BENIGN, STEERING
 

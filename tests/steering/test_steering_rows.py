@@ -9,16 +9,16 @@ from typing import ClassVar
 
 import orjson
 
-from agent_eval.formatting.registry import get_formatter
-from agent_eval.judges.base import Judge
-from agent_eval.metrics.base import CallTally, MetricInput, MetricOutcome
-from agent_eval.metrics.spec import build_metric
-from agent_eval.metrics.tool_calls import JudgeFreeMetric
-from agent_eval.metrics.units import UnitKind
-from agent_eval.result import MetricResult
-from agent_eval.run.engine import Engine
-from agent_eval.run.store import ResultStore, load_results
-from agent_eval.trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
+from agent_eval._result import MetricResult
+from agent_eval._trace import AgentTrace, AssistantMessage, ToolCall, ToolMessage, UserMessage
+from agent_eval.formatting._registry import get_formatter
+from agent_eval.judges._base import Judge
+from agent_eval.metrics._base import CallTally, MetricInput, MetricOutcome
+from agent_eval.metrics._spec import build_metric
+from agent_eval.metrics._tool_calls import JudgeFreeMetric
+from agent_eval.metrics._units import UnitKind
+from agent_eval.run._engine import Engine
+from agent_eval.run._store import ResultStore, load_results
 
 
 class AnswerLength(JudgeFreeMetric):

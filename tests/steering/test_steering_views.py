@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
-from agent_eval.otel import semconv as sc
-from agent_eval.otel.events import EVENTS_FILE_NAME
+from agent_eval.otel import _semconv as sc
+from agent_eval.otel._events import EVENTS_FILE_NAME
 
 from .test_steering_rows import clean, injected
 

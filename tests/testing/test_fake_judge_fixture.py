@@ -8,9 +8,9 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_eval.cli import app
-from agent_eval.run.store import load_results
+from agent_eval.run._store import load_results
 from agent_eval.testing import FakeModelServer
-from agent_eval.testing.script import load_script
+from agent_eval.testing._script import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORD = (

@@ -17,8 +17,8 @@ import pytest
 from pydantic import BaseModel
 
 from agent_eval.errors import JudgeOutputError
-from agent_eval.judges.base import JudgeRequest
-from agent_eval.judges.openai_judge import OpenAIJudge
+from agent_eval.judges._base import JudgeRequest
+from agent_eval.judges._openai_judge import OpenAIJudge
 from agent_eval.testing import (
     INVALID_VERDICTS,
     FakeModelServer,
@@ -32,7 +32,7 @@ from agent_eval.testing import (
     ToolCalls,
     Usage,
 )
-from agent_eval.testing.script import load_script
+from agent_eval.testing._script import load_script
 
 USER = [{"role": "user", "content": "Is the task done?"}]
 
@@ -328,7 +328,7 @@ def test_script_file_and_process(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "agent_eval.testing.fake_server",
+            "agent_eval.testing._fake_server",
             "--port",
             "0",
             "--script",

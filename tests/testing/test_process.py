@@ -7,7 +7,7 @@ import urllib.request
 
 import pytest
 
-from agent_eval.testing.process import server_process
+from agent_eval.testing._process import server_process
 
 SCRIPT = r"""
 import signal, sys, threading

@@ -2,12 +2,12 @@
 
 The OpenAI chat shape (``role``, ``content``, assistant ``tool_calls`` with ``function.name`` /
 ``function.arguments``, tool ``tool_call_id``) is read with
-:func:`agent_eval.ingest.conventions.messages.message_from_mapping`; on top of it this module
+:func:`agent_eval.ingest.conventions._messages.message_from_mapping`; on top of it this module
 fills what chat logs leave implicit: a tool result's tool name from the call it answers, the
 ``name`` of an assistant message as its agent name, ``reasoning`` text, a tool result's
 ``is_error`` flag (or tau2-bench's ``error``), and tool calls made by a (simulated) user,
 kept as opaque ``tool_call`` parts because only assistants carry tool calls in
-:class:`~agent_eval.trace.AgentTrace`.
+:class:`~agent_eval._trace.AgentTrace`.
 """
 
 from __future__ import annotations
@@ -17,9 +17,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from agent_eval.ingest.conventions.messages import message_from_mapping, to_json_value
-from agent_eval.ingest.safe_text import brief
-from agent_eval.trace import (
+from agent_eval._trace import (
     AgentTrace,
     AssistantMessage,
     Message,
@@ -29,6 +27,8 @@ from agent_eval.trace import (
     ToolMessage,
     UserMessage,
 )
+from agent_eval.ingest._safe_text import brief
+from agent_eval.ingest.conventions._messages import message_from_mapping, to_json_value
 
 __all__ = ["chat_messages", "chat_trace", "success_labels"]
 

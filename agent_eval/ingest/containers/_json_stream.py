@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from agent_eval.errors import DecodeError
+from agent_eval.ingest._safe_text import MAX_NESTING, NestingTooDeep, brief, clean, parse_int
+from agent_eval.ingest._spans import SourceLocation
+from agent_eval.ingest.containers._base import Skipped
 from agent_eval.ingest.containers._leading import hold_leading_bad
-from agent_eval.ingest.containers.base import Skipped
-from agent_eval.ingest.safe_text import MAX_NESTING, NestingTooDeep, brief, clean, parse_int
-from agent_eval.ingest.spans import SourceLocation
 
 __all__ = ["BadValue", "JsonStream"]
 

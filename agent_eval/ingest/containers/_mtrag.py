@@ -2,10 +2,10 @@
 
 MTRAG (github.com/IBM/mt-rag-benchmark) records multi-turn RAG conversations in three shapes
 (full conversations, MTRAG-UN generation tasks, the human-evaluation subset). All three become
-one :class:`~agent_eval.trace.AgentTrace` per conversation whose turns carry their own passages
-(a :class:`~agent_eval.trace.Retrieval` right after the turn's user message) and their labels
+one :class:`~agent_eval._trace.AgentTrace` per conversation whose turns carry their own passages
+(a :class:`~agent_eval._trace.Retrieval` right after the turn's user message) and their labels
 on ``AgentTrace.labels["turns"]["K"]`` (K = 1-based turn number, as a string), in the keys of
-:mod:`agent_eval.ingest.rag_labels` (``reference``, ``answerability``, ``relevance``...).
+:mod:`agent_eval.ingest._rag_labels` (``reference``, ``answerability``, ``relevance``...).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from agent_eval.trace import (
+from agent_eval._trace import (
     AgentTrace,
     AssistantMessage,
     Message,

@@ -13,6 +13,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from agent_eval.ingest._safe_text import brief
+from agent_eval.ingest._spans import (
+    Attributes,
+    LogRecord,
+    SourceLocation,
+    SpanEvent,
+    SpanRecord,
+    new_span_record,
+)
+from agent_eval.ingest.containers._base import ContainerItem, Skipped
 from agent_eval.ingest.containers._otlp_values import (
     SPAN_ID_BYTES,
     SPAN_KINDS,
@@ -25,16 +35,6 @@ from agent_eval.ingest.containers._otlp_values import (
     decode_status,
     decode_uint64,
     field,
-)
-from agent_eval.ingest.containers.base import ContainerItem, Skipped
-from agent_eval.ingest.safe_text import brief
-from agent_eval.ingest.spans import (
-    Attributes,
-    LogRecord,
-    SourceLocation,
-    SpanEvent,
-    SpanRecord,
-    new_span_record,
 )
 
 __all__ = [

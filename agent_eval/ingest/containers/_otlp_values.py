@@ -10,7 +10,7 @@ Generic protobuf-to-JSON converters deviate from it, and we read their output to
 
 Everything here works on plain dicts (as ``orjson.loads`` returns them) and raises
 :class:`BadValue` with a machine reason and a human detail; containers turn that into a
-:class:`~agent_eval.ingest.containers.base.Skipped` item naming file, line, trace and span.
+:class:`~agent_eval.ingest.containers._base.Skipped` item naming file, line, trace and span.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agent_eval.ingest.safe_text import brief
-from agent_eval.ingest.spans import AttributeValue
+from agent_eval.ingest._safe_text import brief
+from agent_eval.ingest._spans import AttributeValue
 
 __all__ = [
     "BadValue",

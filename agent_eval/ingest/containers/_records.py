@@ -2,7 +2,7 @@
 
 Span dumps come in all three shapes. Records are yielded with the 1-based line they start on
 for JSON Lines (``None`` for a whole-file document); a JSON Lines line that does not parse is
-yielded as a :class:`~agent_eval.ingest.containers.base.Skipped` note so the rest of the file
+yielded as a :class:`~agent_eval.ingest.containers._base.Skipped` note so the rest of the file
 is still read.
 """
 
@@ -16,11 +16,11 @@ from typing import IO, Any
 import orjson
 
 from agent_eval.errors import DecodeError
+from agent_eval.ingest._safe_text import loads as safe_json_loads
+from agent_eval.ingest._sources import open_input
+from agent_eval.ingest._spans import SourceLocation
+from agent_eval.ingest.containers._base import Skipped
 from agent_eval.ingest.containers._leading import hold_leading_bad
-from agent_eval.ingest.containers.base import Skipped
-from agent_eval.ingest.safe_text import loads as safe_json_loads
-from agent_eval.ingest.sources import open_input
-from agent_eval.ingest.spans import SourceLocation
 
 __all__ = ["as_list", "as_mapping", "load_json", "not_utf8", "open_text", "read_records"]
 

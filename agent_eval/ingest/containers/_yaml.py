@@ -4,7 +4,7 @@ PyYAML parses with pure Python unless it was built against libyaml, whose parser
 (``yaml.CSafeLoader``) reads a 2 MB cassette about two orders of magnitude faster
 (``bench/yaml_cassette.py`` measures both); both build values with the same safe constructors,
 so they give the same document. An integer longer than Python converts (the SafeConstructor
-raises ``ValueError``) is read as ``inf``/``-inf`` (:func:`~agent_eval.ingest.safe_text.
+raises ``ValueError``) is read as ``inf``/``-inf`` (:func:`~agent_eval.ingest._safe_text.
 parse_int`), as in JSON, so it costs the item holding it, not the file.
 """
 

@@ -4,6 +4,6 @@ Each module names the semantic-conventions version it follows and keeps its attr
 named constants. Mappers are registered in the ``agent_eval.conventions`` entry-point group.
 """
 
-from agent_eval.ingest.conventions.base import Convention, conventions
+from agent_eval.ingest.conventions._base import Convention, conventions
 
 __all__ = ["Convention", "conventions"]

@@ -14,12 +14,12 @@ from typing import Any
 import orjson
 from pydantic import JsonValue
 
-from agent_eval.ingest.conventions.attachments import strip_inline_data
-from agent_eval.ingest.conventions.content_parts import opaque_parts_of
-from agent_eval.ingest.conventions.content_parts import text_of as parts_text_of
-from agent_eval.ingest.extraction import ToolExecution
-from agent_eval.ingest.safe_text import loads as safe_json_loads
-from agent_eval.trace import OpaquePart, ToolCall
+from agent_eval._trace import OpaquePart, ToolCall
+from agent_eval.ingest._extraction import ToolExecution
+from agent_eval.ingest._safe_text import loads as safe_json_loads
+from agent_eval.ingest.conventions._attachments import strip_inline_data
+from agent_eval.ingest.conventions._content_parts import opaque_parts_of
+from agent_eval.ingest.conventions._content_parts import text_of as parts_text_of
 
 __all__ = [
     "as_int",
@@ -118,7 +118,7 @@ def content_of(value: Any) -> tuple[str, tuple[OpaquePart, ...]]:
 
     A list of typed content parts holding anything but text (OpenAI ``image_url`` /
     ``input_audio`` / ``file`` parts, GenAI ``blob`` / ``uri`` parts) gives its text parts
-    joined by newlines and one :class:`~agent_eval.trace.OpaquePart` per other part, its
+    joined by newlines and one :class:`~agent_eval._trace.OpaquePart` per other part, its
     base64 data replaced by a marker (:mod:`.attachments`). Any other value gives
     :func:`text_of` and no part.
     """

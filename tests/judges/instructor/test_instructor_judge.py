@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 
 from agent_eval.cli import app
 from agent_eval.errors import JudgeOutputError, JudgeTransportError
-from agent_eval.judges.base import JudgeRequest, judges
-from agent_eval.judges.instructor_judge import InstructorJudge
-from agent_eval.metrics.goal_accuracy import OutcomeComparison
-from agent_eval.run.store import load_results
+from agent_eval.judges._base import JudgeRequest, judges
+from agent_eval.judges._instructor_judge import InstructorJudge
+from agent_eval.metrics._goal_accuracy import OutcomeComparison
+from agent_eval.run._store import load_results
 from agent_eval.testing import (
     NO_USAGE,
     FakeModelServer,

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import orjson
 
+from agent_eval._trace import AgentTrace, AssistantMessage, UserMessage
 from agent_eval.testing import FakeModelServer, RecordedRequest, Structured, Usage
-from agent_eval.trace import AgentTrace, AssistantMessage, UserMessage
 
 DONE = "ZEBRA-DONE"
 _MARKER = re.compile(r"#\d+#")

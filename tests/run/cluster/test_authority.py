@@ -13,10 +13,10 @@ import pytest
 from pydantic import BaseModel
 
 from agent_eval.errors import BudgetExhausted
-from agent_eval.judges.base import Judge, JudgeReply, JudgeRequest
-from agent_eval.run.budget import Budget
-from agent_eval.run.call_gate import GatedJudge
-from agent_eval.run.cluster.authority import AuthorityGate, EndpointLimits, RunAuthority
+from agent_eval.judges._base import Judge, JudgeReply, JudgeRequest
+from agent_eval.run._budget import Budget
+from agent_eval.run._call_gate import GatedJudge
+from agent_eval.run.cluster._authority import AuthorityGate, EndpointLimits, RunAuthority
 
 
 class _Verdict(BaseModel):

@@ -22,13 +22,13 @@ import pytest
 from typer.testing import CliRunner
 
 import agent_eval
+from agent_eval._result import MetricResult
 from agent_eval.cli import app
 from agent_eval.errors import ConfigError
-from agent_eval.judges.openai_judge import OpenAIJudge
-from agent_eval.result import MetricResult
-from agent_eval.run.store import load_results, result_key
+from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.run._store import load_results, result_key
 from agent_eval.testing import FakeModelServer, Hang
-from agent_eval.testing.split_traffic import write_split_traffic
+from agent_eval.testing._split_traffic import write_split_traffic
 
 from .scripted import ScriptedJudge, answered_twice, traces, write_traces
 

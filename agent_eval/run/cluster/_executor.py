@@ -1,0 +1,389 @@
+"""The Ray executor: a run's engines score on a pool of Ray actors; the driver writes.
+
+:class:`RayExecutor` is a :class:`~agent_eval.run._session.Executor`: the
+:class:`~agent_eval.run._session.RunSession` on the driver keeps the run id, the run record, the
+run directory and its store (the only writer), and hands the executor its engines and the
+spooled conversations. The executor
+
+1. connects to Ray (``--engine ray:ADDRESS``, else ``$RAY_ADDRESS``, else a local cluster it
+   starts and stops; a cluster this process already joined is used as it is);
+2. starts one :class:`~agent_eval.run.cluster._authority.RunAuthority` (rate limits, calls in
+   flight, budget) and one :class:`~agent_eval.run.cluster._shared_cache.SharedCache` for the
+   run, on the driver's node when it can;
+3. starts ``workers`` :class:`~agent_eval.run.cluster._scorers.Scorer` actors (restarted by Ray
+   when their process dies, their task retried), each rebuilding the judge from its settings;
+   the variables named in :attr:`RayOptions.env` (the API key's) reach them through Ray's
+   runtime environment, masked (:mod:`~agent_eval.run.cluster._secrets`: Ray logs runtime
+   environments), never as they are in a task argument, an object-store value or a log;
+4. sends the conversations in batches (with the rows ``--resume`` keeps of them; finished
+   conversations are not sent), hands every row it gets back to the engines' store and
+   callbacks, and counts them on one summary per engine, as :meth:`Engine.run` does;
+5. at the end copies the spend into the session's budget, the cluster's new cache entries into
+   the user's local cache file, and stops the actors.
+
+A judge that cannot be rebuilt from settings (an object made in Python) cannot go to Ray:
+:func:`check_shippable` says so before anything starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from agent_eval._result import MetricResult
+from agent_eval._trace import AgentTrace
+from agent_eval.errors import ConfigError
+from agent_eval.judges._base import JudgeSettings
+from agent_eval.metrics._claim_metric import ClaimMetric
+from agent_eval.run._budget import Budget
+from agent_eval.run._engine import Engine
+from agent_eval.run._judge_stack import default_cache_path
+from agent_eval.run._stages import BatchItem, ScoringSpec, engine_spec
+from agent_eval.run._store import ResultKey
+from agent_eval.run._summary import RunSummary
+from agent_eval.run.cluster._authority import EndpointLimits, RunAuthority
+from agent_eval.run.cluster._scorers import Scorer
+from agent_eval.run.cluster._secrets import mask
+from agent_eval.run.cluster._shared_cache import SharedCache
+
+if TYPE_CHECKING:
+    from agent_eval.run._session import RunSession
+    from agent_eval.run._spool import TraceSpool
+
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "RAY_ADDRESS_ENV",
+    "RayExecutor",
+    "RayOptions",
+    "check_shippable",
+    "connect",
+    "require_ray",
+]
+
+RAY_ADDRESS_ENV = "RAY_ADDRESS"
+"""Ray's own variable naming the cluster to join (``auto``, ``ray://host:10001``...)."""
+
+DEFAULT_BATCH_SIZE = 32
+"""Conversations per task sent to a scoring actor."""
+
+BATCHES_PER_WORKER = 2
+"""Batches each worker holds at once, so it never waits for the driver between two."""
+
+INSTALL_HINT = 'pip install "otel-agent-eval[ray]"'
+
+
+def require_ray() -> ModuleType:
+    """The ``ray`` module.
+
+    Raises:
+        ConfigError: Ray is not installed (names the extra to install).
+
+    """
+    try:
+        import ray
+    except ImportError as exc:
+        raise ConfigError(f"--engine ray needs Ray: {INSTALL_HINT}") from exc
+    return ray
+
+
+@dataclass(frozen=True, kw_only=True)
+class RayOptions:
+    """How a run goes to Ray.
+
+    Attributes:
+        address: The cluster (``ray://host:10001``, ``auto``, ``host:6379``); ``None``:
+            ``$RAY_ADDRESS``, else a local cluster started for the run.
+        workers: Scoring actors (one CPU each); ``None``: the cluster's CPUs.
+        batch_size: Conversations per task.
+        judge: The judge's settings, rebuilt on every worker; ``None``: judge-free metrics.
+        env: Names of environment variables every worker gets through Ray's runtime
+            environment (the judge's API key variable), masked: their values never travel as
+            they are in task arguments, object-store values or logs.
+
+    """
+
+    address: str | None = None
+    workers: int | None = None
+    batch_size: int = DEFAULT_BATCH_SIZE
+    judge: JudgeSettings | None = None
+    env: tuple[str, ...] = ()
+
+
+def check_shippable(session: RunSession, options: RayOptions) -> None:
+    """Refuse, before anything starts, a run whose parts cannot go to Ray workers.
+
+    Raises:
+        ConfigError: a judged metric with no judge settings (a judge object made in Python:
+            name a factory instead), or a claim-level metric (its decompositions are pinned
+            in the run directory, which only the driver writes).
+
+    """
+    judged = any(engine.metric.requires_judge for engine in session.engines)
+    if judged and options.judge is None:
+        raise ConfigError(
+            "this judge cannot go to Ray: a judge object made in Python is not rebuilt on the "
+            "workers. Name it by its settings instead: --judge MODEL with --base-url, or a "
+            "factory that builds your client on each worker, --judge "
+            "openai-client:package.module:factory (agent_eval.score(judge=...) takes the same "
+            "string)"
+        )
+    claims = sorted({e.metric_id for e in session.engines if isinstance(e.metric, ClaimMetric)})
+    if claims:
+        raise ConfigError(
+            f"{', '.join(claims)} cannot run on Ray yet: claim-level metrics pin their "
+            "decompositions in the run directory, which only the driver writes; score them "
+            "with the default engine"
+        )
+
+
+def connect(ray: ModuleType, address: str | None) -> bool:
+    """Join the cluster ``address`` names (else ``$RAY_ADDRESS``, else start a local one).
+
+    Returns:
+        ``True`` when this call connected; ``False`` when this process had joined a cluster
+        already (it is used as it is).
+
+    """
+    if ray.is_initialized():
+        return False
+    if address is None and not os.environ.get(RAY_ADDRESS_ENV):
+        ray.init(include_dashboard=False, log_to_driver=False)
+    else:
+        ray.init(address=address, log_to_driver=False)
+    return True
+
+
+def _here(ray: ModuleType) -> dict[str, Any]:
+    """Actor options placing it on the driver's node when it can (0 CPUs)."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    node = ray.get_runtime_context().get_node_id()
+    return {
+        "num_cpus": 0,
+        "scheduling_strategy": NodeAffinitySchedulingStrategy(node_id=node, soft=True),
+    }
+
+
+class RayExecutor:
+    """Scores a session's engines on Ray (see the module docstring).
+
+    Args:
+        options: Where and how.
+
+    Attributes:
+        authority_state: The authority's last state (spend, peak calls in flight).
+        cache_state: The shared cache's last state (hits, misses, entries written).
+
+    """
+
+    def __init__(self, options: RayOptions) -> None:
+        self.options = options
+        self.authority_state: dict[str, Any] = {}
+        self.cache_state: dict[str, Any] = {}
+
+    async def score(self, session: RunSession, traces: TraceSpool) -> list[RunSummary]:
+        """Score ``traces`` with every engine of ``session`` on Ray; one summary per engine.
+
+        Raises:
+            ConfigError: Ray is missing, or the run cannot go to Ray (:func:`check_shippable`).
+
+        """
+        ray = require_ray()
+        check_shippable(session, self.options)
+        started = connect(ray, self.options.address)
+        try:
+            return await self._score(ray, session, traces)
+        finally:
+            if started:
+                ray.shutdown()
+
+    async def _score(
+        self, ray: ModuleType, session: RunSession, traces: TraceSpool
+    ) -> list[RunSummary]:
+        cfg, engines = session.cfg, session.engines
+        authority = (
+            ray.remote(RunAuthority)
+            .options(**_here(ray))
+            .remote(_limits(session), _budget_copy(session.budget))
+        )
+        cache = None
+        if cfg.cache != "off":
+            path = str(cfg.cache_path or default_cache_path())
+            cache = ray.remote(SharedCache).options(**_here(ray)).remote(path)
+        workers = self._workers(ray, _spec(session, self.options), authority, cache)
+        session.hooks.notice(f"ray: scoring on {len(workers)} worker(s)")
+        start = time.perf_counter()
+        summaries = [_summary(engine) for engine in engines]
+        try:
+            await self._drive(workers, _Tally(engines, summaries), traces)
+        finally:
+            for store in {id(e.store): e.store for e in engines if e.store is not None}.values():
+                store.flush()
+            await self._finish(ray, session, authority, cache, workers)
+        for summary in summaries:
+            summary.wall_seconds = time.perf_counter() - start
+        return summaries
+
+    def _workers(self, ray: ModuleType, spec: ScoringSpec, authority: Any, cache: Any) -> list[Any]:
+        count = self.options.workers or max(int(ray.cluster_resources().get("CPU", 1)), 1)
+        env, pads = mask(self.options.env)  # Ray logs runtime environments: never the key
+        actor = ray.remote(Scorer).options(
+            num_cpus=1,
+            max_restarts=-1,
+            max_task_retries=-1,
+            runtime_env={"env_vars": env} if env else None,
+        )
+        # the spec by value: an argument Ray restarts the actor with must outlive the run's refs
+        return [actor.remote(spec, authority, cache, pads) for _ in range(count)]
+
+    async def _drive(self, workers: list[Any], tally: _Tally, traces: TraceSpool) -> None:
+        batches = _batches(tally, traces, self.options.batch_size)
+
+        async def work(worker: Any) -> None:
+            while (batch := next(batches, None)) is not None:
+                tally.hand_over(await worker.score.remote(batch))
+
+        await asyncio.gather(*(work(w) for w in workers for _ in range(BATCHES_PER_WORKER)))
+
+    async def _finish(
+        self, ray: ModuleType, session: RunSession, authority: Any, cache: Any, workers: list[Any]
+    ) -> None:
+        """Copy the spend and the cache's new entries to the driver; stop the actors."""
+        for worker in workers:
+            ray.kill(worker)
+        self.authority_state = await authority.state.remote()
+        _copy_spend(self.authority_state, session.budget)
+        if cache is not None:
+            self.cache_state = await cache.state.remote()
+            await _fill_local_cache(session, cache, self.cache_state)
+            await cache.close.remote()
+            ray.kill(cache)
+        ray.kill(authority)
+
+
+def _limits(session: RunSession) -> EndpointLimits:
+    cfg = session.cfg
+    return EndpointLimits(
+        requests_per_minute=cfg.rpm,
+        tokens_per_minute=cfg.tpm,
+        in_flight=cfg.concurrency,
+        lease_s=cfg.timeout * (cfg.transport_retries + 1) + 60,
+    )
+
+
+def _budget_copy(budget: Budget) -> Budget:
+    """The run's limits and prices, nothing spent (the authority's own)."""
+    return Budget(
+        max_tokens=budget.max_tokens,
+        max_cost=budget.max_cost,
+        model=budget.model,
+        prices=budget.prices,
+    )
+
+
+def _spec(session: RunSession, options: RayOptions) -> ScoringSpec:
+    cfg = session.cfg
+    return ScoringSpec(
+        engines=tuple(engine_spec(engine) for engine in session.engines),
+        judge=options.judge,
+        references=dict(session.references),
+        cache_mode=cfg.cache,
+        cache_parameters={"mode": cfg.mode},
+        endpoint=session.endpoint,
+    )
+
+
+def _summary(engine: Engine) -> RunSummary:
+    return RunSummary(
+        run_id=engine.run_id,
+        metric=engine.metric_id,
+        formatter=engine.formatter_identity,
+        judge_model=engine.judge_model,
+        out_dir=engine.store.directory if engine.store else None,
+    )
+
+
+class _Tally:
+    """The driver's side of the engines: resumed rows counted, new rows handed over."""
+
+    def __init__(self, engines: Sequence[Engine], summaries: Sequence[RunSummary]) -> None:
+        self.engines = list(zip(engines, summaries, strict=True))
+        self._by_row = {
+            (e.metric_id, e.formatter_identity, e.repeat): (e, s) for e, s in self.engines
+        }
+
+    def finished(self, trace: AgentTrace) -> tuple[dict[ResultKey, MetricResult], bool]:
+        """``trace``'s finished rows (counted as resumed here) and whether any unit is left."""
+        done: dict[ResultKey, MetricResult] = {}
+        pending = False
+        for engine, summary in self.engines:
+            try:
+                units = engine.metric.units(trace)
+            except Exception:  # the worker makes its error row
+                pending = True
+                continue
+            for unit in units:
+                key = engine.key(trace, unit.id)
+                row = engine.done.get(key)
+                if row is None:
+                    pending = True
+                    continue
+                done[key] = row
+                summary.add(row, keep=engine.keep_results, resumed=True)
+        return done, pending
+
+    def hand_over(self, rows: Sequence[MetricResult]) -> None:
+        """Each new row to its engine's store, callbacks and summary (as Engine.run does)."""
+        for row in rows:
+            engine, summary = self._by_row[(row.metric, row.formatter, row.repeat)]
+            if engine.store is not None:
+                engine.store.add(row)
+            for callback in engine.on_result:
+                callback(row)
+            summary.add(row, keep=engine.keep_results)
+        for store in {id(e.store): e.store for e, _ in self.engines if e.store}.values():
+            store.flush_due()
+
+
+def _batches(tally: _Tally, traces: TraceSpool, size: int) -> Iterator[list[BatchItem]]:
+    """Batches of ``size`` conversations with units left (finished ones counted, not sent)."""
+    batch: list[BatchItem] = []
+    for trace in traces:
+        done, pending = tally.finished(trace)
+        if not pending:
+            continue
+        batch.append(BatchItem(trace, done))
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _copy_spend(state: dict[str, Any], budget: Budget) -> None:
+    """The authority's spend onto the session's budget (the summary's budget line)."""
+    budget.spent_tokens = int(state["spent_tokens"])
+    budget.spent_cost = float(state["spent_cost"])
+    budget.exhausted = bool(state["exhausted"])
+    budget.refused_calls = int(state["refused_calls"])
+
+
+async def _fill_local_cache(session: RunSession, cache: Any, state: dict[str, Any]) -> None:
+    """Copy what the cluster answered into the user's local cache; count the hits."""
+    stack = session.stack
+    if stack is None or stack.cached is None:
+        return
+    stack.cached.hits, stack.cached.misses = int(state["hits"]), int(state["misses"])
+    local = stack.cache  # the actor's file is this one when it ran here: copied all the same
+    if local is None or not state["written"]:
+        return
+    start = 0
+    while entries := await cache.written.remote(start):
+        for key, entry in entries:
+            local.put(key, entry)
+        start += len(entries)

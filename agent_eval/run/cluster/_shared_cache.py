@@ -1,0 +1,101 @@
+"""The judge-call cache of a cluster run: one actor every worker reads and writes.
+
+A judge call is paid once per run whatever happens to the workers: every worker's
+:class:`~agent_eval.run._cache.CachedJudge` looks each request up in :class:`SharedCache` (one
+Ray actor per run) before asking the model, and stores the validated reply there as soon as it
+arrives. A task Ray retries after its worker died, a ``--resume`` and a re-run therefore ask
+nothing already answered: only the calls in flight when a worker died are asked again (their
+replies never reached anyone).
+
+The actor is placed on the driver's node when it can be (a laptop, the head node of a RayJob)
+and keeps its entries in a :class:`~agent_eval.run._cache.JudgeCache` file there: the user's
+cache file (``--cache-path``, ``$AGENT_EVAL_CACHE_PATH`` or the per-user default). A re-run
+thus finds the answers of every earlier run, on one machine or on the cluster. When the actor
+sits on another node, its file is that node's, and the driver copies the entries the run wrote
+into the user's local cache at the end (:meth:`SharedCache.written`), so that a later run in
+one process asks nothing the cluster answered either.
+
+Keys and entries are the one-process cache's (:func:`~agent_eval.run._cache.request_key`): no
+header, key or base URL is in them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_eval.run._cache import CacheEntry, JudgeCache
+
+__all__ = ["ActorCache", "SharedCache"]
+
+
+class SharedCache:
+    """The entries of one run's judge-call cache (the body of one Ray actor per run).
+
+    Args:
+        path: The cache file on the actor's node, opened (created when missing).
+
+    Raises:
+        StoreError: the file cannot be opened.
+
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._file = JudgeCache(path)
+        self._written: list[str] = []
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str) -> CacheEntry | None:
+        """The entry under ``key`` (a hit), or ``None`` (a miss: the caller asks the model)."""
+        entry = self._file.get(key)
+        if entry is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return entry
+
+    def put(self, key: str, entry: CacheEntry) -> None:
+        """Store ``entry`` under ``key``; durable in the actor's file when this returns."""
+        self._file.put(key, entry)
+        self._written.append(key)
+
+    def written(self, start: int = 0, count: int = 1000) -> list[tuple[str, CacheEntry]]:
+        """Entries this run wrote, in order, ``count`` from ``start`` (for the driver's copy)."""
+        keys = self._written[start : start + count]
+        found = ((key, self._file.get(key)) for key in keys)
+        return [(key, entry) for key, entry in found if entry is not None]
+
+    def state(self) -> dict[str, Any]:
+        """Hits, misses, entries written this run, and the file (its node's path)."""
+        return {
+            "hits": self.hits,
+            "misses": self.misses,
+            "written": len(self._written),
+            "path": self.path,
+        }
+
+    def close(self) -> None:
+        """Close the file."""
+        self._file.close()
+
+
+class ActorCache:
+    """A worker's :class:`~agent_eval.run._cache.CacheBackend` on the run's cache actor.
+
+    Args:
+        actor: The handle of the run's :class:`SharedCache` actor.
+
+    """
+
+    def __init__(self, actor: Any) -> None:
+        self.actor = actor
+
+    async def lookup(self, key: str) -> CacheEntry | None:
+        """Ask the actor for ``key``."""
+        entry: CacheEntry | None = await self.actor.get.remote(key)
+        return entry
+
+    async def store(self, key: str, entry: CacheEntry) -> None:
+        """Store ``entry`` in the actor (awaited: stored before the reply is used)."""
+        await self.actor.put.remote(key, entry)
