@@ -7,8 +7,8 @@ One concept per module:
 - :mod:`~agent_eval.formatting._registry`: the ``agent_eval.formatters`` entry-point registry
   and :func:`get_formatter`.
 - :mod:`~agent_eval.formatting._loading`: formatters from a directory, file or module path.
-- :mod:`~agent_eval.formatting.probe_set`: the versioned probe traces.
-- :mod:`~agent_eval.formatting.fingerprint`: sha256 over the probe set's renderings.
+- :mod:`~agent_eval.formatting._probe_set`: the versioned probe traces.
+- :mod:`~agent_eval.formatting._fingerprint`: sha256 over the probe set's renderings.
 - :mod:`~agent_eval.formatting._lock`: the built-ins' ``formatters.lock`` and its check.
 
 Example::

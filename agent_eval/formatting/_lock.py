@@ -2,7 +2,7 @@
 
 Released versions are immutable, like database migrations. The lock records, for every locked
 identity (each release with default parameters, plus its ``lock_variants``), the fingerprint
-(:mod:`agent_eval.formatting.fingerprint`) over the probe set version the lock names. The file is
+(:mod:`agent_eval.formatting._fingerprint`) over the probe set version the lock names. The file is
 JSON with sorted keys::
 
     {"fingerprint_scheme": "agent-eval-fingerprint/1", "probe_set": 1,

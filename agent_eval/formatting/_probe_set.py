@@ -1,6 +1,6 @@
 """The probe set: a fixed, versioned list of AgentTraces covering the shapes that break renderers.
 
-A formatter's fingerprint (:mod:`agent_eval.formatting.fingerprint`) is computed over its
+A formatter's fingerprint (:mod:`agent_eval.formatting._fingerprint`) is computed over its
 renderings of these traces, so any change of behaviour on any of these shapes changes the
 fingerprint. Probe set 1 is frozen: changing it would change every locked fingerprint. A new
 shape goes into a new probe set version (a new module ``probes_vN`` registered in

@@ -1,7 +1,7 @@
 """Probe set version 1: frozen. Never edit a trace here; add a ``probes_v2`` module instead.
 
 Editing these traces would change every fingerprint locked over probe set 1 (see
-:mod:`agent_eval.formatting.probe_set` for what each trace covers).
+:mod:`agent_eval.formatting._probe_set` for what each trace covers).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from agent_eval._terminal_text import escape_control
 from agent_eval.cli._ingest_cmds import summary_lines
 from agent_eval.ingest import ingest
 
-app_module = importlib.import_module("agent_eval.cli.app")  # `agent_eval.cli.app` is the Typer
+app_module = importlib.import_module("agent_eval.cli._app")  # `agent_eval.cli.app` is the Typer
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ROOT / "fixtures" / "otel" / "openai-v2-latest-span.otlp.json"

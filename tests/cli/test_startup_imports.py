@@ -76,7 +76,7 @@ def test_ingest_of_a_small_json_file_imports_two_of_the_container_modules(
 def test_help_imports_no_rich_and_no_pydantic() -> None:
     # regression: the stderr console (rich, a quarter of `--help`) was made on import of the CLI
     modules = _modules_after(_cli("--help"))
-    assert "agent_eval.cli.app" in modules
+    assert "agent_eval.cli._app" in modules
     assert not {m for m in modules if m.startswith(("rich", "pydantic"))}
 
 
@@ -93,7 +93,7 @@ def test_every_command_prints_on_one_stderr_console() -> None:
         _score_cmds as score_cmds,
     )
 
-    app = importlib.import_module("agent_eval.cli.app")  # the module (`cli.app` is the Typer)
+    app = importlib.import_module("agent_eval.cli._app")  # the module (`cli.app` is the Typer)
     assert score_cmds.err_console is formatters_cmds.err_console is app.error_console()
     assert app.err_console is app.error_console()
     assert app.err_console.stderr
