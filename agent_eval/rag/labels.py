@@ -19,10 +19,7 @@ from typing import Any
 _FACES: dict[str, str] = {}
 """Each public name and the public module to import it from."""
 
-_HOMES: tuple[str, ...] = (
-    "agent_eval.ingest._rag_labels",
-    "agent_eval.run._turn_labels",
-)
+_HOMES: tuple[str, ...] = ("agent_eval.ingest._rag_labels", "agent_eval.run._turn_labels")
 """The private modules that define the names."""
 
 
