@@ -10,6 +10,8 @@ One concept per module:
 - :mod:`~agent_eval.formatting._probe_set`: the versioned probe traces.
 - :mod:`~agent_eval.formatting._fingerprint`: sha256 over the probe set's renderings.
 - :mod:`~agent_eval.formatting._lock`: the built-ins' ``formatters.lock`` and its check.
+- :mod:`~agent_eval.formatting._hardening`: trace text shown as data (:func:`quote_lines`,
+  :func:`one_line`, :func:`boundary_digest`), for formatters that harden their output.
 
 Example::
 
@@ -20,6 +22,7 @@ Example::
 
 from agent_eval.formatting._base import Formatter, FormatterParams, NoParams
 from agent_eval.formatting._fingerprint import FINGERPRINT_SCHEME, fingerprint, probe_renderings
+from agent_eval.formatting._hardening import boundary_digest, one_line, quote_lines
 from agent_eval.formatting._identity import FormatterSpec, format_identity, parse_identity
 from agent_eval.formatting._loading import load_formatters
 from agent_eval.formatting._lock import (
@@ -47,6 +50,7 @@ __all__ = [
     "FormatterSpec",
     "LockReport",
     "NoParams",
+    "boundary_digest",
     "check_lock",
     "default_lock_path",
     "fingerprint",
@@ -55,9 +59,11 @@ __all__ = [
     "formatters",
     "get_formatter",
     "load_formatters",
+    "one_line",
     "parse_identity",
     "probe_renderings",
     "probe_set",
+    "quote_lines",
     "register",
     "update_lock",
     "verify_lock",

@@ -7,12 +7,15 @@ The same work as engine-neutral stages (read one input, assemble a trace, assemb
 conversation, merge the accounting) for an engine that runs them as tasks is in
 :mod:`agent_eval.ingest._stages`. Containers (file formats) are plugins: subclass
 :class:`Container` and register it in the ``agent_eval.containers`` entry-point group, or with
-``containers.register``.
+``containers.register``. ``input_stem(path)`` is the file-name stem a container may use for
+ids; the conventions (span attribute mappers) are in :mod:`agent_eval.ingest.conventions`.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from agent_eval.ingest._accounting import FileReport, IngestReport
 from agent_eval.ingest._pipeline import IngestRun, detect_container, ingest
-from agent_eval.ingest._sources import open_input
+from agent_eval.ingest._sources import input_stem, open_input
 from agent_eval.ingest._spans import LogRecord, SourceLocation, SpanEvent, SpanRecord
 from agent_eval.ingest._stages import (
     InputPart,
@@ -33,6 +36,9 @@ from agent_eval.ingest.containers._base import (
     Skipped,
     containers,
 )
+
+if TYPE_CHECKING:
+    from agent_eval.ingest._sdk import install
 
 __all__ = [
     "Container",
@@ -56,8 +62,19 @@ __all__ = [
     "detect_container",
     "ingest",
     "input_files",
+    "input_stem",
+    "install",
     "merge_reports",
     "open_input",
     "read_input",
     "trace_pieces",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import :func:`install` (the OTel SDK collector) on first use (PEP 562)."""
+    if name != "install":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from agent_eval.ingest._sdk import install
+
+    return install

@@ -1,11 +1,56 @@
 """Metrics: named, versioned procedures that turn one AgentTrace into one result.
 
-:mod:`~agent_eval.metrics._base` holds the protocol (:class:`Metric`, :class:`MetricInput`,
-:class:`MetricOutcome`, :class:`CallTally`) and the ``agent_eval.metrics`` registry;
-:mod:`~agent_eval.metrics._goal_accuracy` is ``goal_accuracy@1``; prompt templates are data
-files under ``prompts/``.
+The protocol: :class:`Metric` (judged: ``evaluate(sample, judge, tally)``) and
+:class:`JudgeFreeMetric` (computed from the trace alone), their :class:`MetricInput`,
+:class:`MetricOutcome`, :class:`MetricParams` and :class:`CallTally`; ``metrics`` is the
+``agent_eval.metrics`` entry-point registry, :func:`build_metric` builds one from a
+``name[@version][param=value,...]`` spec and :func:`metric_versions` lists the versions of a
+name. The built-in metrics are reached by name (``build_metric("groundedness")``);
+:class:`Groundedness` is here for building one with its own parameters. Prompt templates are
+data files in the private ``_prompts`` package.
 """
 
-from agent_eval.metrics._base import CallTally, Metric, MetricInput, MetricOutcome, metrics
+from __future__ import annotations
 
-__all__ = ["CallTally", "Metric", "MetricInput", "MetricOutcome", "metrics"]
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from agent_eval.metrics._base import (
+    CallTally,
+    JudgeFreeMetric,
+    Metric,
+    MetricInput,
+    MetricOutcome,
+    MetricParams,
+    metrics,
+)
+
+if TYPE_CHECKING:
+    from agent_eval.metrics._groundedness import Groundedness
+    from agent_eval.metrics._spec import build_metric, metric_versions
+
+__all__ = [
+    "CallTally",
+    "Groundedness",
+    "JudgeFreeMetric",
+    "Metric",
+    "MetricInput",
+    "MetricOutcome",
+    "MetricParams",
+    "build_metric",
+    "metric_versions",
+    "metrics",
+]
+
+_LAZY = {
+    "Groundedness": "agent_eval.metrics._groundedness",
+    "build_metric": "agent_eval.metrics._spec",
+    "metric_versions": "agent_eval.metrics._spec",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first use (PEP 562)."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(_LAZY[name]), name)
