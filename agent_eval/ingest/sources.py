@@ -17,6 +17,7 @@ import warnings
 from typing import Any
 
 _FACES: dict[str, str] = {
+    "input_stem": "agent_eval.ingest",
     "open_input": "agent_eval.ingest",
 }
 """Each public name and the public module to import it from."""

@@ -18,9 +18,11 @@ from typing import Any
 
 _FACES: dict[str, str] = {
     "CallTally": "agent_eval.metrics",
+    "JudgeFreeMetric": "agent_eval.metrics",
     "Metric": "agent_eval.metrics",
     "MetricInput": "agent_eval.metrics",
     "MetricOutcome": "agent_eval.metrics",
+    "MetricParams": "agent_eval.metrics",
     "metrics": "agent_eval.metrics",
 }
 """Each public name and the public module to import it from."""

@@ -1,7 +1,7 @@
 """Deprecated alias: ``agent_eval.metrics.tool_calls`` is private now.
 
 Import its public names from the public face:
-none.
+``agent_eval.metrics``.
 This module forwards every name of its private home with a :class:`DeprecationWarning` that
 names the import to use, for one release, and is removed in agent-eval 0.2
 (docs/architecture.md, deprecation policy). The home:
@@ -16,7 +16,9 @@ import importlib
 import warnings
 from typing import Any
 
-_FACES: dict[str, str] = {}
+_FACES: dict[str, str] = {
+    "JudgeFreeMetric": "agent_eval.metrics",
+}
 """Each public name and the public module to import it from."""
 
 _HOMES: tuple[str, ...] = ("agent_eval.metrics._tool_calls",)

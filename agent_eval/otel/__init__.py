@@ -13,7 +13,12 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agent_eval.otel._events import EvaluationEvents, EventReport, OtlpJsonFileExporter, otlp_exporter
+    from agent_eval.otel._events import (
+        EvaluationEvents,
+        EventReport,
+        OtlpJsonFileExporter,
+        otlp_exporter,
+    )
     from agent_eval.otel._targets import SpanTarget, conversation_target
 
 __all__ = [

@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agent_eval.rag._agreement import Agreement, reviewer_agreement
-    from agent_eval.rag._policy import PolicyOutcome, RagPolicy, TurnVerdict, apply_policy, load_policy
+    from agent_eval.rag._policy import (
+        PolicyOutcome,
+        RagPolicy,
+        TurnVerdict,
+        apply_policy,
+        load_policy,
+    )
 
 __all__ = [
     "Agreement",

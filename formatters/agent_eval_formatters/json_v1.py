@@ -20,7 +20,7 @@ import json
 
 from pydantic import JsonValue
 
-from agent_eval._trace import AgentTrace, AssistantMessage, Message, ToolCall, ToolMessage
+from agent_eval import AgentTrace, AssistantMessage, Message, ToolCall, ToolMessage
 from agent_eval.formatting import Formatter, NoParams
 
 __all__ = ["JsonV1"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from agent_eval._trace import AgentTrace
+from agent_eval import AgentTrace
 from agent_eval.formatting import Formatter, NoParams
 from agent_eval_formatters.json_v1 import JsonV1
 

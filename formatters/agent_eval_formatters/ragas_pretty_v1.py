@@ -23,7 +23,7 @@ exactly as in Ragas).
 
 from __future__ import annotations
 
-from agent_eval._trace import AgentTrace, AssistantMessage, Message, ToolCall, ToolMessage
+from agent_eval import AgentTrace, AssistantMessage, Message, ToolCall, ToolMessage
 from agent_eval.formatting import Formatter, NoParams
 
 __all__ = ["RagasPrettyV1"]

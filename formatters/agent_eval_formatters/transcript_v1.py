@@ -34,14 +34,7 @@ import json
 
 from pydantic import Field
 
-from agent_eval._trace import (
-    AgentTrace,
-    AssistantMessage,
-    Message,
-    Retrieval,
-    ToolCall,
-    ToolMessage,
-)
+from agent_eval import AgentTrace, AssistantMessage, Message, Retrieval, ToolCall, ToolMessage
 from agent_eval.formatting import Formatter, FormatterParams
 
 __all__ = ["TranscriptParams", "TranscriptV1"]

@@ -46,16 +46,8 @@ import json
 
 from pydantic import Field
 
-from agent_eval._trace import (
-    AgentTrace,
-    AssistantMessage,
-    Message,
-    Retrieval,
-    ToolCall,
-    ToolMessage,
-)
-from agent_eval.formatting import Formatter, FormatterParams
-from agent_eval.formatting._hardening import boundary_digest, one_line, quote_lines
+from agent_eval import AgentTrace, AssistantMessage, Message, Retrieval, ToolCall, ToolMessage
+from agent_eval.formatting import Formatter, FormatterParams, boundary_digest, one_line, quote_lines
 
 __all__ = ["TranscriptV2", "TranscriptV2Params"]
 

@@ -37,14 +37,7 @@ from __future__ import annotations
 import json
 import re
 
-from agent_eval._trace import (
-    AgentTrace,
-    AssistantMessage,
-    Message,
-    Retrieval,
-    ToolCall,
-    ToolMessage,
-)
+from agent_eval import AgentTrace, AssistantMessage, Message, Retrieval, ToolCall, ToolMessage
 from agent_eval.formatting import Formatter, NoParams
 
 __all__ = ["XmlV1"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from agent_eval._trace import AgentTrace
+from agent_eval import AgentTrace
 from agent_eval.formatting import Formatter, NoParams
 from agent_eval_formatters.xml_v1 import XmlV1
 
