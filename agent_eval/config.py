@@ -123,7 +123,7 @@ class ScoreConfig(BaseModel):
         with_reference: Compare against references (the trace's, or ``references``').
         references: JSONL or CSV of ``{conversation_id, reference}``.
         tool_references: JSONL or CSV of ``{conversation_id, tool_calls}``: the expected tool
-            calls (:mod:`agent_eval._reference_calls`), for ``tool_call_accuracy`` and
+            calls (:mod:`agent_eval.ingest._reference_calls`), for ``tool_call_accuracy`` and
             ``trajectory_match``.
         turn_labels: JSON Lines of per-turn labels (relevance, gold passages, references),
             :mod:`agent_eval.ingest._rag_labels`.

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agent_eval._reference_calls import load_reference_calls, parse_tool_calls
 from agent_eval._trace import ToolCall
 from agent_eval.cli import app
 from agent_eval.errors import InputError
 from agent_eval.ingest._paths import companion_note
+from agent_eval.ingest._reference_calls import load_reference_calls, parse_tool_calls
 from agent_eval.ingest._reference_keys import REFERENCE_TOOL_CALLS
 from agent_eval.run._store import load_results
 

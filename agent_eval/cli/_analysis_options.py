@@ -84,7 +84,7 @@ def _table(path: Path | None, name: str) -> Mapping[str, Any]:
 
 
 def price_table(path: Path | None) -> PriceTable:
-    """The config's ``[prices]`` table over genai-prices (:class:`~agent_eval._costs.PriceTable`)."""
+    """The config's ``[prices]`` table over genai-prices (``agent_eval._costs.PriceTable``)."""
     return PriceTable.from_config(_table(path, "prices"))
 
 

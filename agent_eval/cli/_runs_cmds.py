@@ -1,12 +1,12 @@
 """``agent-eval runs``: list a directory's runs, show a run's record, diff two runs.
 
 ``runs show RUN`` prints the run's configuration identity and reproducibility record
-(:mod:`agent_eval.run._record`) and what its judge calls spent (:func:`run_usage`: its rows, the rows
-a later invocation replaced and, of a ``serve`` run, the conversations its shutdown left in
-``unscored.jsonl``, listed with their reason and spend: :mod:`agent_eval.live._unscored`); ``runs
-diff RUN_A RUN_B`` lists what differs between two runs' records and which result rows changed
-(:mod:`agent_eval.run._run_diff`). A RUN is a run directory (its latest run) or a run id with ``--out
-DIR``. Exit codes: 0, or 3 for a run that cannot be found or read
+(:mod:`agent_eval.run._record`) and what its judge calls spent (:func:`run_usage`: its rows, the
+rows a later invocation replaced and, of a ``serve`` run, the conversations its shutdown left in
+``unscored.jsonl``, listed with their reason and spend: :mod:`agent_eval.live._unscored`);
+``runs diff RUN_A RUN_B`` lists what differs between two runs' records and which result rows
+changed (:mod:`agent_eval.run._run_diff`). A RUN is a run directory (its latest run) or a run id
+with ``--out DIR``. Exit codes: 0, or 3 for a run that cannot be found or read
 (:mod:`agent_eval.cli._exit_codes`).
 """
 

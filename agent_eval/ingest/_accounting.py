@@ -33,7 +33,8 @@ class FileReport:
         conversations: AgentTraces that include something from this file.
         error: A file-level error message when the file could not be read at all.
         note: Why the file was passed over although it exists (a labels, verdicts, references
-            or results file next to the traces; see :func:`agent_eval.ingest._paths.companion_note`).
+            or results file next to the traces; see
+            :func:`agent_eval.ingest._paths.companion_note`).
         text_replaced: Code points UTF-8 cannot encode (lone surrogates) replaced by U+FFFD.
         whole_conversations: Read by a container of whole conversations (its records are
             accounted: :attr:`records_used`, :attr:`records_skipped`).

@@ -35,7 +35,6 @@ from collections import Counter
 from collections.abc import Mapping
 from operator import attrgetter
 
-from agent_eval._reference_calls import parse_tool_calls
 from agent_eval._trace import (
     AgentTrace,
     AssistantMessage,
@@ -53,6 +52,7 @@ from agent_eval.ingest._accounting import FileReport, IngestReport
 from agent_eval.ingest._extraction import SpanExtraction
 from agent_eval.ingest._grouping import Conversation
 from agent_eval.ingest._pairing import pair_tool_results
+from agent_eval.ingest._reference_calls import parse_tool_calls
 from agent_eval.ingest._reference_keys import REFERENCE_TOOL_CALLS
 from agent_eval.ingest._span_entry import SpanEntry
 from agent_eval.ingest._transcript import Transcript

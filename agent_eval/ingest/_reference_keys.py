@@ -10,5 +10,5 @@ __all__ = ["REFERENCE_TOOL_CALLS"]
 
 REFERENCE_TOOL_CALLS = "agent_eval.reference.tool_calls"
 """The expected tool calls, as JSON text of ``[{"name": ..., "arguments": {...}}, ...]`` (the
-shapes :func:`agent_eval._reference_calls.parse_tool_calls` reads) ->
+shapes :func:`agent_eval.ingest._reference_calls.parse_tool_calls` reads) ->
 ``AgentTrace.reference_tool_calls``. The first span of the conversation carrying it wins."""

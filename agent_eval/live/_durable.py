@@ -30,25 +30,37 @@ import logging
 import sys
 from collections.abc import Container, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from agent_eval.config import ScoreConfig
 from agent_eval.errors import ConfigError
 from agent_eval.ingest._spans import LogRecord, SpanRecord
 from agent_eval.ingest.containers._base import ContainerItem
 from agent_eval.live._ack_log import ACK_LOG_DIR, Ack, AckLog
+from agent_eval.live._buffer import SpanBuffer
 from agent_eval.live._payloads import PayloadError, decode
 from agent_eval.live._revisions import REVISIONS_NAME, RevisionJournal
 from agent_eval.live._scorer import Job
 from agent_eval.metrics._units import Unit
 from agent_eval.run._engine import Engine
 
-if TYPE_CHECKING:
-    from agent_eval.live._receiver import Receiver
-
 __all__ = ["ACK_LOG_DIR", "Durability", "continue_logged_run", "held_traces", "restart_note"]
 
 _log = logging.getLogger(__name__)
+
+
+class Holder(Protocol):
+    """What a replay needs of the receiver (:class:`agent_eval.live.Receiver` is one).
+
+    A protocol here, not the receiver's class: the receiver imports this module, so this
+    module names only what it uses of it (no import cycle between the two).
+    """
+
+    buffer: SpanBuffer
+
+    def hold(self, items: list[ContainerItem], size: int) -> tuple[int, str]:
+        """Hold decoded items as if they had just been received."""
+        ...
 
 
 def held_traces(items: Iterable[ContainerItem], pending: Container[str]) -> set[str]:
@@ -191,7 +203,7 @@ class Durability:
 
     # -- a restart -----------------------------------------------------------------------------
 
-    def replay(self, receiver: Receiver) -> int:
+    def replay(self, receiver: Holder) -> int:
         """Hold the records an earlier process acknowledged again; returns how many.
 
         Decoded as when they were received (a larger body limit: they were accepted then).

@@ -36,7 +36,6 @@ from rich.console import Console
 
 from agent_eval._costs import AgentUsageGroups, PriceTable
 from agent_eval._redaction import redact_text
-from agent_eval._reference_calls import load_reference_calls, with_reference_calls
 from agent_eval._references import load_references
 from agent_eval._result import MetricResult
 from agent_eval._trace import AgentTrace
@@ -46,6 +45,7 @@ from agent_eval.formatting import load_formatters
 from agent_eval.formatting._base import Formatter
 from agent_eval.formatting._registry import get_formatter
 from agent_eval.ingest._rag_labels import load_turn_labels
+from agent_eval.ingest._reference_calls import load_reference_calls, with_reference_calls
 from agent_eval.judges._base import Judge
 from agent_eval.metrics._base import Metric
 from agent_eval.metrics._claim_metric import ClaimMetric

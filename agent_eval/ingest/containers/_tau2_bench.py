@@ -28,9 +28,9 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from agent_eval._reference_calls import parse_tool_calls
 from agent_eval._trace import AgentTrace, ModelUsage, ToolCall
 from agent_eval.errors import DecodeError
+from agent_eval.ingest._reference_calls import parse_tool_calls
 from agent_eval.ingest._sources import open_input
 from agent_eval.ingest._spans import SourceLocation
 from agent_eval.ingest.containers import _builtin as builtin

@@ -7,9 +7,9 @@ verdict always names the exact prompts that produced it.
 
 Two filters let a template show trace text as data (the hardened prompt versions, ``*_v2``):
 ``quoted`` writes each line of the text as a quoted content line (``| line``, ``|! line`` when
-it imitates a turn header or a prompt heading; :func:`~agent_eval.formatting._hardening.quote_lines`)
-and ``one_line`` keeps a value on its line (line breaks and invisible characters as ``<U+XXXX>``;
-:func:`~agent_eval.formatting._hardening.one_line`). Their behaviour is frozen like a released
+it imitates a turn header or a prompt heading; :func:`~agent_eval.formatting.quote_lines`) and
+``one_line`` keeps a value on its line (line breaks and invisible characters as ``<U+XXXX>``;
+:func:`~agent_eval.formatting.one_line`). Their behaviour is frozen like a released
 formatter's: a change is a new filter name, used by a new prompt folder.
 """
 

@@ -27,6 +27,7 @@ from pydantic import JsonValue
 
 from agent_eval._trace import AgentTrace, ToolCall
 from agent_eval.errors import InputError
+from agent_eval.ingest._sources import input_suffix, opened_input, opened_text
 
 __all__ = ["load_reference_calls", "parse_tool_calls", "with_reference_calls"]
 
@@ -108,8 +109,6 @@ def _row(record: object, path: Path, line: int) -> tuple[str, tuple[ToolCall, ..
 
 
 def _jsonl(path: Path) -> Iterator[tuple[str, tuple[ToolCall, ...]]]:
-    from agent_eval.ingest._sources import opened_input
-
     with opened_input(path) as handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
@@ -122,8 +121,6 @@ def _jsonl(path: Path) -> Iterator[tuple[str, tuple[ToolCall, ...]]]:
 
 
 def _csv(path: Path) -> Iterator[tuple[str, tuple[ToolCall, ...]]]:
-    from agent_eval.ingest._sources import opened_text
-
     with opened_text(path) as handle:
         reader = csv.DictReader(handle)
         missing = [
@@ -148,8 +145,6 @@ def load_reference_calls(path: str | Path) -> dict[str, tuple[ToolCall, ...]]:
             file is gzip'd and cut short or corrupt.
 
     """
-    from agent_eval.ingest._sources import input_suffix
-
     source = Path(path)
     if not source.is_file():
         raise InputError("tool-call reference file not found", path=str(source))
