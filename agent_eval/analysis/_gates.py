@@ -54,6 +54,7 @@ __all__ = [
 ]
 
 GateStatistic = Literal["mean_score", "accuracy", "agreement", "unanimity", "atoms"]
+"""What a gate measures (``STAT`` in ``NAME=STAT>=THRESHOLD/ITEMS``)."""
 FLAG_SOURCE = "--gate"
 """``Gate.source`` of a gate given as a command-line flag."""
 _FLAG = re.compile(r"^(?:(?P<name>[\w.-]+)=)?(?P<stat>\w+)>=(?P<thr>[0-9.]+)/(?P<items>\d+)$")

@@ -53,6 +53,7 @@ __all__ = [
 LABELS_NAME = "labels.jsonl"
 """The labels a ``compare`` run used, kept in its output directory for ``report``."""
 VALUE_FIELDS = ("label", "verdict", "prediction", "judge_verdict", "success", "reward", "score")
+"""The fields a labels or verdicts row may carry its binary value in, in the order tried."""
 _TRUE = frozenset({"1", "true", "pass", "passed"})
 _FALSE = frozenset({"0", "false", "fail", "failed"})
 _REWARD_TOLERANCE = 1e-6

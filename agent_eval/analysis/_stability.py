@@ -45,6 +45,7 @@ __all__ = [
 ]
 
 VariationStage = Literal["goal_inference", "comparison", "decomposition", "verification"]
+"""Where the verdicts of a conversation first vary across repeats (its ``varies_at``)."""
 
 
 class ConversationStability(BaseModel):

@@ -48,6 +48,7 @@ app = typer.Typer(
     add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, pwsh)
     rich_markup_mode=None,  # plain help: flags shown as flags (rich help shows "<bool>")
 )
+"""The ``agent-eval`` Typer application; its commands register when they are first used."""
 
 
 def error_console() -> Console:

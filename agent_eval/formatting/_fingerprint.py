@@ -27,6 +27,7 @@ from agent_eval.formatting._probe_set import PROBE_SET_VERSION, probe_set
 __all__ = ["FINGERPRINT_SCHEME", "fingerprint", "probe_renderings"]
 
 FINGERPRINT_SCHEME = "agent-eval-fingerprint/1"
+"""The recipe's name and version, hashed first into every fingerprint (a new recipe, a new name)."""
 
 
 def probe_renderings(

@@ -27,6 +27,7 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "agent_eval.formatters"
+"""The entry-point group formatters register in (``"name@version" = "module:Class"``)."""
 
 FormatterClass = type[Formatter[Any]]
 

@@ -68,7 +68,9 @@ __all__ = [
 ]
 
 CONVERSATIONS_NAME = "conversations.jsonl"
+"""The run directory's conversations file: one scored AgentTrace a line (docs/run-directory.md)."""
 RENDERINGS_NAME = "renderings.jsonl"
+"""The run directory's renderings file: what the judge saw, one rendering a line."""
 UNITS_NAME = "units.jsonl"
 UNSCORED_NAME = "unscored.jsonl"
 ACK_LOG_DIR = "ack-log"
