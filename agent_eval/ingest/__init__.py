@@ -11,6 +11,8 @@ conversation, merge the accounting) for an engine that runs them as tasks is in
 ids; the conventions (span attribute mappers) are in :mod:`agent_eval.ingest.conventions`.
 """
 
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 from agent_eval.ingest._accounting import FileReport, IngestReport
@@ -78,3 +80,18 @@ def __getattr__(name: str) -> Any:
     from agent_eval.ingest._sdk import install
 
     return install
+
+
+class _CallablePackage(types.ModuleType):
+    """The ``agent_eval.ingest`` package, callable as :func:`ingest`.
+
+    ``agent_eval.ingest`` is the function after ``import agent_eval``, but importing anything
+    under ``agent_eval.ingest`` binds the package to that attribute (the import system does):
+    calling the package calls the function, so ``agent_eval.ingest(paths)`` works either way.
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> IngestRun:
+        return ingest(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallablePackage
