@@ -17,7 +17,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 HELP = ROOT / "tests" / "cli" / "golden" / "help.json"
-PROMPTS = ROOT / "agent_eval" / "metrics" / "prompts"
+PROMPTS = ROOT / "agent_eval" / "metrics" / "_prompts"
 _PROMPTS_MARKER = re.compile(r"^<!-- prompts: (\w+) -->$", re.M)
 
 
