@@ -40,7 +40,9 @@ class OpenAIClientJudge(OpenAIJudge):
     Args:
         model: The model (for Azure, the deployment) sent in each request.
         factory: Returns a new ``openai.AsyncOpenAI`` / ``AsyncAzureOpenAI`` (no arguments).
-        mode / max_retries / transport_retries: As for :class:`OpenAIJudge`.
+        mode: Structured-output mode: ``tools``, ``json_schema`` or ``json``.
+        max_retries: Re-asks after an invalid reply, so ``1 + max_retries`` tries.
+        transport_retries: Retries of a failed request, per try.
 
     Raises:
         ConfigError: the factory fails or returns no async openai client, or the mode is
