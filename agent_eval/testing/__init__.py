@@ -1,9 +1,10 @@
 """Test helpers shipped with the package: a fake OpenAI-compatible model server.
 
-See :mod:`agent_eval.testing._server` for the server, :mod:`agent_eval.testing._fake_server` to
-run it as a process, :mod:`agent_eval.testing._replies` for reply and fault kinds, and
-:mod:`agent_eval.testing._script` for the JSON script format, and
-:mod:`agent_eval.testing._claims` for a scripted claim-level judge.
+:class:`FakeModelServer` is the server (in process; ``python -m agent_eval.testing`` runs it as
+a process), :class:`Rule` and the reply kinds (:class:`Structured`, :class:`Text`,
+:class:`ToolCalls`...) and faults (:class:`HttpError`, :class:`Hang`, :class:`MalformedJSON`...)
+script its answers, :class:`RecordedRequest` is what it received, and :class:`ClaimScript` is a
+scripted claim-level judge. The JSON script format is in docs/testing.md.
 """
 
 from agent_eval.testing._claims import ClaimScript

@@ -4,7 +4,7 @@ The server is :class:`~agent_eval.testing._server.FakeModelServer` (re-exported 
 a process (it prints its base URL as the first line of stdout, then serves until SIGINT or
 SIGTERM)::
 
-    python -m agent_eval.testing._fake_server --port 0 --latency-ms 100
+    python -m agent_eval.testing --port 0 --latency-ms 100
     # options: --jitter-ms 20  --script rules.json  --fault-rate 0.3  --seed 0
 
 The script format is documented in :mod:`agent_eval.testing._script`.
@@ -29,7 +29,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns 0 after a stop, 1 (with a one-line error on stderr) when the port cannot be bound.
     """
-    parser = argparse.ArgumentParser(prog="python -m agent_eval.testing._fake_server")
+    parser = argparse.ArgumentParser(prog="python -m agent_eval.testing")
     parser.add_argument("--port", type=int, default=0, help="port to bind (0: a free one)")
     parser.add_argument("--latency-ms", type=float, default=0.0)
     parser.add_argument("--jitter-ms", type=float, default=0.0)

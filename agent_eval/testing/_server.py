@@ -18,7 +18,7 @@ its own event loop in a background thread, so sync and async clients both work (
 it is installed, like agent-eval's commands: :mod:`agent_eval.run._event_loop`).
 A request no rule answers gets a 400 error saying so (or the ``default`` reply when set).
 
-Run it as a process with ``python -m agent_eval.testing._fake_server`` (see that module).
+Run it as a process with ``python -m agent_eval.testing`` (see that module).
 """
 
 from __future__ import annotations
