@@ -1,4 +1,4 @@
-"""Soak of ``agent-eval serve``: a fixed rate of real OTel SDK exports for a fixed time, RSS sampled.
+"""Soak of ``agent-eval serve``: real OTel SDK exports at a fixed rate for a fixed time, RSS read.
 
 ``--threads`` agents, each with its own ``TracerProvider``, ``BatchSpanProcessor`` and OTLP/HTTP
 protobuf exporter (counting the spans each export got HTTP 200 for), start ``--rate``
