@@ -208,7 +208,13 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
         float, typer.Option(help="Close it this many seconds after its root span arrived.")
     ] = 2.0,
     max_buffer_mb: Annotated[
-        float, typer.Option(help="Memory for held spans, MiB; beyond it 503 + Retry-After.")
+        float,
+        typer.Option(
+            help=(
+                "Memory for held and scored spans, MiB; scored conversations past it go to "
+                "OUT/live-evicted.sqlite; 503 + Retry-After when spans waiting alone pass it."
+            )
+        ),
     ] = 256.0,
     max_body_mb: Annotated[
         float, typer.Option(help="Largest request body (also decompressed), MiB; beyond 413.")
