@@ -242,6 +242,12 @@ def soak(args: argparse.Namespace, seconds: float, src: str | None) -> dict[str,
             "rss_peak_mb": round(max((r for _, r in samples), default=idle_rss), 1),
             "rss_above_idle_end_mb": round(end_rss - idle_rss, 1),
             "slope_mb_per_min": round(_slope(after), 2),
+            "slope_last_half_mb_per_min": round(
+                _slope([x for x in after if x[0] >= seconds / 2]), 2
+            ),
+            "rss_by_minute_mb": [
+                round(r, 1) for t, r in samples if int(t) % 60 < args.sample_seconds
+            ],
             "samples_after_warmup": len(after),
             "max_buffer_mb": args.max_buffer_mb,
             "held_bytes_end": health["held_bytes"],
@@ -256,7 +262,9 @@ def _line(r: dict[str, Any]) -> str:
         f"{r['conversations_sent']}, results {r['results']}; RSS idle {r['rss_idle_mb']} MB, "
         f"after warm-up {r['rss_after_warmup_mb']} MB, end {r['rss_end_mb']} MB "
         f"(peak {r['rss_peak_mb']}, end - idle {r['rss_above_idle_end_mb']} MB), slope "
-        f"{r['slope_mb_per_min']} MB/min over {r['samples_after_warmup']} samples; bound "
+        f"{r['slope_mb_per_min']} MB/min over {r['samples_after_warmup']} samples (second half "
+        f"{r['slope_last_half_mb_per_min']}); by minute {r['rss_by_minute_mb']}; evicted to disk "
+        f"{r['evicted_conversations_on_disk']}; bound "
         f"--max-buffer-mb {r['max_buffer_mb']}"
     )
 
