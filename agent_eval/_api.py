@@ -90,13 +90,21 @@ def _settings(judge: Judge | str) -> JudgeSettings | None:
     return JudgeSettings(kind="openai", model=judge, base_url=os.environ.get("OPENAI_BASE_URL"))
 
 
-def _executor(engine: str, judge: Judge | str) -> tuple[Executor | None, Judge | None]:
+def _executor(
+    engine: str, judge: Judge | str, workers: int | None = None
+) -> tuple[Executor | None, Judge | None]:
     """The executor ``engine`` names and the driver's judge (built from its settings).
 
     Raises:
-        ConfigError: an unknown engine, Ray missing, or a judge object with ``engine="ray"``.
+        ConfigError: an unknown engine, Ray missing, a judge object with ``engine="ray"``, or
+            ``workers`` without a Ray engine or below 1.
 
     """
+    if workers is not None and (engine == "local" or workers < 1):
+        raise ConfigError(
+            f"workers={workers}: the actor pool of a Ray run takes 1 or more workers, with "
+            'engine="ray" (one process scores with concurrency=)'
+        )
     if engine == "local":
         return None, None
     if engine != "ray" and not (engine.startswith("ray:") and engine[4:]):
@@ -107,6 +115,7 @@ def _executor(engine: str, judge: Judge | str) -> tuple[Executor | None, Judge |
     settings = _settings(judge)
     options = RayOptions(
         address=engine[4:] or None,
+        workers=workers,
         judge=settings,
         env=(settings.api_key_env if settings else "OPENAI_API_KEY", "OPENAI_BASE_URL"),
     )
@@ -131,6 +140,7 @@ async def ascore(
     cache: CacheMode = "off",
     cache_path: str | Path | None = None,
     engine: str = "local",
+    workers: int | None = None,
 ) -> RunSummary:
     """Score ``traces`` and return the run summary (its ``results`` hold every row).
 
@@ -170,16 +180,19 @@ async def ascore(
             ``KIND:TARGET`` of a registered judge (``openai-client:package.module:factory``
             for your own client); the workers share one rate limit, budget and judge-call
             cache.
+        workers: The scoring actors of a Ray run (one CPU each); ``None``: one per CPU of the
+            cluster. Only with a Ray ``engine``.
 
     Raises:
         ConfigError: an unknown metric/formatter name, or no judge endpoint configured; a
-            judge object with ``engine="ray"`` (it cannot go to the workers).
+            judge object with ``engine="ray"`` (it cannot go to the workers); ``workers``
+            without a Ray ``engine``.
         InputError: a reference file that cannot be read.
 
     """
     chosen_metric = _metric(metric, reference)  # a bad name before any judge is made
     chosen_formatter = formatter if isinstance(formatter, Formatter) else get_formatter(formatter)
-    executor, built = _executor(engine, judge)
+    executor, built = _executor(engine, judge, workers)
     chosen_judge, owned = (built, True) if built is not None else _judge(judge)
     from rich.console import Console  # the run's modules load on the first run, not on import
 

@@ -58,6 +58,7 @@ from pydantic import (
     TypeAdapter,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from agent_eval import _redaction as redaction
@@ -166,6 +167,8 @@ class ScoreConfig(BaseModel):
         engine: Where the conversations are scored: ``local`` (this process), ``ray`` (the
             cluster ``$RAY_ADDRESS`` names, else a local one) or ``ray:ADDRESS``
             (:mod:`agent_eval.run.cluster`; needs the ``ray`` extra).
+        workers: Scoring actors of a Ray run (one CPU each); ``None``: one per CPU of the
+            cluster. Only with a ``ray`` engine.
 
     """
 
@@ -209,6 +212,16 @@ class ScoreConfig(BaseModel):
     prices: dict[str, dict[str, float]] = Field(default_factory=dict)
     config_file: Path | None = None
     engine: str = "local"
+    workers: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _workers_on_ray(self) -> ScoreConfig:
+        if self.workers is not None and self.engine == "local":
+            raise ValueError(
+                "workers sizes the actor pool of a Ray run: give it with --engine ray "
+                "(one process scores with --concurrency)"
+            )
+        return self
 
     @field_validator("engine")
     @classmethod

@@ -283,7 +283,8 @@ def _executor(cfg: ScoreConfig, model: str | None) -> Executor | None:
     _, _, address = cfg.engine.partition(":")
     settings = built_settings(cfg, model) if model is not None else None
     env = (cfg.api_key_env, "OPENAI_BASE_URL")  # what the judge reads from the environment
-    return RayExecutor(RayOptions(address=address or None, judge=settings, env=env))
+    options = RayOptions(address=address or None, workers=cfg.workers, judge=settings, env=env)
+    return RayExecutor(options)
 
 
 def _run_session(
@@ -413,6 +414,13 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
             "RAY_ADDRESS names, else a local one) or ray:ADDRESS; needs the ray extra.",
         ),
     ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Scoring actors of --engine ray (one CPU each; default: the cluster's CPUs).",
+        ),
+    ] = None,
 ) -> None:
     """Score conversations with metrics; results go to DIR/results.jsonl and results.db.
 
@@ -439,6 +447,7 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
         "retry_errors": retry_errors,
         "redecompose": redecompose or None,
         "engine": engine,
+        "workers": workers,
     }
     try:
         gates = gates_from(config_path(config), gate or [], statistics=SCORE_STATISTICS)

@@ -148,6 +148,11 @@ async def _serve_logged(  # noqa: PLR0917  (the command's parts, passed through 
     )
     durable.replay(receiver)  # what an earlier process acknowledged is held again
     log.start(run_id)
+    stop = asyncio.Event()  # before listening: a SIGTERM right after the port opens stops cleanly
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
     try:
         bound = await receiver.start(host, port)
     except OSError as exc:
@@ -160,11 +165,6 @@ async def _serve_logged(  # noqa: PLR0917  (the command's parts, passed through 
         highlight=False,
         soft_wrap=True,
     )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
     try:
         await stop.wait()
     finally:
@@ -208,7 +208,13 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
         float, typer.Option(help="Close it this many seconds after its root span arrived.")
     ] = 2.0,
     max_buffer_mb: Annotated[
-        float, typer.Option(help="Memory for held spans, MiB; beyond it 503 + Retry-After.")
+        float,
+        typer.Option(
+            help=(
+                "Memory for held and scored spans, MiB; scored conversations past it go to "
+                "OUT/live-evicted.sqlite; 503 + Retry-After when spans waiting alone pass it."
+            )
+        ),
     ] = 256.0,
     max_body_mb: Annotated[
         float, typer.Option(help="Largest request body (also decompressed), MiB; beyond 413.")

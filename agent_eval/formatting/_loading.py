@@ -19,12 +19,17 @@ from agent_eval.errors import ConfigError
 from agent_eval.formatting._base import Formatter
 from agent_eval.formatting._registry import FormatterClass, formatters
 
-__all__ = ["load_formatters"]
+__all__ = ["USER_FORMATTERS_PACKAGE", "load_formatters"]
+
+
+USER_FORMATTERS_PACKAGE = "agent_eval_user_formatters"
+"""The package name under which formatter files (``--formatter-path``) are imported: no
+other process can import them by that name (a Ray worker gets their code by value)."""
 
 
 def _import_file(path: Path) -> ModuleType:
     digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
-    module_name = f"agent_eval_user_formatters.{path.stem}_{digest}"
+    module_name = f"{USER_FORMATTERS_PACKAGE}.{path.stem}_{digest}"
     if module_name in sys.modules:
         return sys.modules[module_name]
     spec = importlib.util.spec_from_file_location(module_name, path)

@@ -27,20 +27,70 @@ that continues it: it is held too, never extends another, and when a later call 
 transcript it is folded in like any other (its usage, cost and trace id counted there; the
 reply is the next message of the replay). Nobody continuing it, it is skipped
 ``no_message_content`` as before.
+
+The rule is one function pair, used by offline ingest (:class:`PrefixFolder`) and by the live
+receiver (``agent-eval serve``, which sees the calls one closed batch at a time):
+:func:`continues` (does a call continue a conversation, by their transcripts) and
+:func:`choose_continued` (which of several held conversations a call continues). Both take
+:data:`~agent_eval.ingest._message_identity.MessageKey` tuples, or any keys that keep their
+first element (the role) and compare equal exactly when the messages do (the receiver keeps
+digests of them).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
+from typing import TypeVar
 
 from agent_eval._trace import AgentTrace, Message, ModelUsage
 from agent_eval.ingest._conversation import final_reply_note_prefix
 from agent_eval.ingest._message_identity import MessageKey, fill_from, message_key
 
-__all__ = ["PrefixFolder", "is_bare_call_trace"]
+__all__ = ["PrefixFolder", "choose_continued", "continues", "is_bare_call_trace"]
 
 _AFTER_MESSAGE = attrgetter("after_message")
+_K = TypeVar("_K")
+
+
+def continues(later: Sequence[MessageKey], earlier: Sequence[MessageKey]) -> bool:
+    """Whether a call (transcript ``later``) continues a conversation (latest call ``earlier``).
+
+    It must strictly extend it: every message of ``earlier`` replayed in place (a system
+    message may change its text, :func:`_replays`) and at least one more. An identical
+    transcript is another call (a second run of the same agent, another user asking the same
+    first question, or a retry), never a continuation.
+    """
+    return len(earlier) < len(later) and _replays(tuple(later), tuple(earlier))
+
+
+def choose_continued(
+    keys: Sequence[MessageKey], held: Sequence[tuple[_K, Sequence[MessageKey]]]
+) -> tuple[_K | None, list[_K]]:
+    """The held conversation a call (transcript ``keys``) continues, and the tied ones.
+
+    Args:
+        keys: The call's transcript keys.
+        held: ``(name, latest call's transcript keys)`` of the conversations it may continue,
+            in order of their latest call's arrival (oldest first).
+
+    Returns:
+        ``(name or None, tied names)``: among those it :func:`continues`, the longest (the
+        call just before it); of equally long ones, those whose system messages it replays
+        unchanged, and of those the first in ``held`` (earlier calls matched one to one in
+        time order). ``tied`` lists every equally good candidate when there are several
+        (identical transcripts so far: noted by the caller), else is empty.
+
+    """
+    candidates = [(name, tuple(prefix)) for name, prefix in held if continues(keys, prefix)]
+    if not candidates:
+        return None, []
+    longest = max(len(prefix) for _, prefix in candidates)
+    tied = [(name, prefix) for name, prefix in candidates if len(prefix) == longest]
+    exact = [(name, prefix) for name, prefix in tied if tuple(keys[:longest]) == prefix]
+    tied = exact or tied  # the system messages kept first
+    return tied[0][0], [name for name, _ in tied] if len(tied) > 1 else []
 
 
 def is_bare_call_trace(trace: AgentTrace) -> bool:
@@ -122,18 +172,17 @@ class PrefixFolder:
         continues it, or is left in :attr:`unanswered_left` by :meth:`drain`.
         """
         keys = tuple(message_key(m) for m in trace.messages)
-        candidates = [] if unanswered else [c for c in self._held if _extends(keys, trace, c)]
-        if not candidates:
+        same_files = [c for c in self._held if c.trace.source.files == trace.source.files]
+        chosen, tied = (
+            (None, []) if unanswered else choose_continued(keys, [(c, c.keys) for c in same_files])
+        )
+        if chosen is None:
             self._held.append(_Chain(trace, keys, unanswered=unanswered))
             return
-        longest = max(len(c.keys) for c in candidates)
-        tied = [c for c in candidates if len(c.keys) == longest]
-        tied = [c for c in tied if keys[: len(c.keys)] == c.keys] or tied  # system kept first
-        chain = tied[0]
+        chain = chosen
         _note_system_change(chain, chain.trace, chain.keys, keys)
-        if len(tied) > 1:  # identical transcripts so far: noted on each of them
-            for one in tied:
-                one.ambiguous.append(one.trace.trace_ids[-1])
+        for one in tied:  # identical transcripts so far: noted on each of them
+            one.ambiguous.append(one.trace.trace_ids[-1])
         self._held.remove(chain)
         chain.folded.append(chain.trace)
         chain.trace, chain.keys, chain.unanswered = trace, keys, False
@@ -185,11 +234,7 @@ class PrefixFolder:
 
 def _extends(keys: tuple[MessageKey, ...], trace: AgentTrace, chain: _Chain) -> bool:
     """Whether ``trace`` (transcript ``keys``) strictly extends ``chain``'s latest call."""
-    return (
-        chain.trace.source.files == trace.source.files
-        and len(chain.keys) < len(keys)
-        and _replays(keys, chain.keys)
-    )
+    return chain.trace.source.files == trace.source.files and continues(keys, chain.keys)
 
 
 def _is_system(key: MessageKey) -> bool:

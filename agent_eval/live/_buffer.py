@@ -15,21 +15,27 @@ Closing policy (``agent-eval serve``):
   new result row (``revision`` n+1, with a note), never merged into the earlier row.
 
 Memory: every held trace is charged the decoded size of the requests its items came from
-(a request's bytes shared evenly over its items). Pending (unscored) bytes never exceed
-``max_bytes``: before a request is admitted, retained conversations are evicted, least recently
-scored first; when pending spans alone would exceed the limit the request is refused (the
-receiver answers 503 with ``Retry-After``). A late span of an evicted conversation re-scores it
-from what arrives afterwards, with a note saying so.
+(a request's bytes shared evenly over its items), and holds its items packed (pickled bytes,
+one blob per request: :attr:`HeldTrace.packed`), not as decoded objects, so what it is charged
+is about what it occupies. Pending (unscored) plus retained bytes never exceed ``max_bytes``:
+before a request is admitted, retained conversations are evicted, least recently scored first;
+when pending spans alone would exceed the limit the request is refused (the receiver answers
+503 with ``Retry-After``). With an :class:`~agent_eval.live._evicted.EvictedStore` (``serve``
+always has one) an evicted conversation goes to disk, with its revision counter, and is read
+back whole when a late span of it arrives; without one it is dropped and a late span re-scores
+it from what arrives afterwards, with a note saying so.
 """
 
 from __future__ import annotations
 
+import pickle
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from agent_eval.ingest._spans import LogRecord, SpanRecord
+from agent_eval.live._evicted import EvictedStore, PackedTrace
 
 __all__ = ["BufferStats", "HeldTrace", "SpanBuffer"]
 
@@ -42,7 +48,8 @@ class HeldTrace:
 
     Attributes:
         trace_id: 32 hex.
-        items: Spans and log records, in arrival order.
+        packed: Its spans and log records, in arrival order, pickled: one blob per request
+            (:attr:`items` unpacks them).
         size: Bytes charged to it.
         last_seen: Monotonic time of the last item.
         root_seen: Whether its root span has arrived.
@@ -52,12 +59,25 @@ class HeldTrace:
     """
 
     trace_id: str
-    items: list[Item] = field(default_factory=list)
+    packed: list[bytes] = field(default_factory=list)
     size: float = 0.0
     last_seen: float = 0.0
     root_seen: bool = False
     new_spans: int = 0
     conversation_id: str | None = None
+
+    @property
+    def items(self) -> list[Item]:
+        """Its spans and log records, unpacked (new objects on every call)."""
+        return [item for blob in self.packed for item in pickle.loads(blob)]
+
+    def pack(self, items: list[Item]) -> None:
+        """Add ``items`` (one request's items of this trace), packed."""
+        self.packed.append(pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def packed_form(self) -> PackedTrace:
+        """What :class:`~agent_eval.live._evicted.EvictedStore` keeps of it."""
+        return (self.trace_id, self.packed, self.size)
 
 
 @dataclass
@@ -67,6 +87,8 @@ class BufferStats:
     evicted_conversations: int = 0
     evicted_bytes: float = 0.0
     reopened_traces: int = 0
+    read_back_conversations: int = 0
+    """Evicted conversations read back from the store (a late span or next turn arrived)."""
 
 
 class SpanBuffer:
@@ -78,6 +100,7 @@ class SpanBuffer:
         after_root_seconds: A trace whose root span arrived is due after this long without
             new items.
         clock: Monotonic seconds (tests pass their own).
+        store: Where evicted conversations go (``None``: they are dropped).
 
     Not thread-safe: the receiver uses it from its event loop only.
     """
@@ -89,14 +112,18 @@ class SpanBuffer:
         idle_seconds: float = 30.0,
         after_root_seconds: float = 2.0,
         clock: Callable[[], float] = time.monotonic,
+        store: EvictedStore | None = None,
     ) -> None:
         self.max_bytes, self.idle_seconds = max_bytes, idle_seconds
         self.after_root_seconds, self.clock = after_root_seconds, clock
+        self.store = store
         self.pending: dict[str, HeldTrace] = {}
         self.retained: OrderedDict[str, list[HeldTrace]] = OrderedDict()
         self._retained_trace: dict[str, str] = {}
         self.revisions: dict[str, int] = {}
+        """Revision counters of the retained conversations (of all, without a store)."""
         self.evicted: set[str] = set()
+        """Conversations dropped (without a store) whose spans are gone."""
         self.pending_bytes = 0.0
         self.retained_bytes = 0.0
         self.stats = BufferStats()
@@ -114,7 +141,11 @@ class SpanBuffer:
             for held in traces:
                 self._retained_trace.pop(held.trace_id, None)
             self.retained_bytes -= freed
-            self.evicted.add(conversation_id)
+            if self.store is None:
+                self.evicted.add(conversation_id)
+            else:  # to disk, its revision counter with it: nothing of it stays in memory
+                self.store.put(conversation_id, [t.packed_form() for t in traces])
+                self.store.set_revision(conversation_id, self.revisions.pop(conversation_id))
             self.stats.evicted_conversations += 1
             self.stats.evicted_bytes += freed
         return self.pending_bytes + size <= self.max_bytes
@@ -125,19 +156,25 @@ class SpanBuffer:
         if not batch:
             return
         share, now = size / len(batch), self.clock()
+        by_trace: dict[str, list[Item]] = {}
         for item in batch:
-            trace_id = item.trace_id
-            assert trace_id is not None
+            by_trace.setdefault(str(item.trace_id), []).append(item)
+        for trace_id, mine in by_trace.items():
             held = self.pending.get(trace_id) or self._reopen(trace_id)
-            held.items.append(item)
-            held.size += share
+            held.pack(mine)
+            held.size += share * len(mine)
             held.last_seen = now
-            if isinstance(item, SpanRecord):
-                held.new_spans += 1
-                held.root_seen = held.root_seen or not item.parent_span_id
+            for item in mine:
+                if isinstance(item, SpanRecord):
+                    held.new_spans += 1
+                    held.root_seen = held.root_seen or not item.parent_span_id
         self.pending_bytes += size
 
     def _reopen(self, trace_id: str) -> HeldTrace:
+        if trace_id not in self._retained_trace and self.store is not None:
+            evicted = self.store.conversation_of(trace_id)
+            if evicted is not None:  # read back whole, as if it had stayed
+                self.retained_traces(evicted)
         conversation_id = self._retained_trace.pop(trace_id, None)
         if conversation_id is None:
             held = self.pending[trace_id] = HeldTrace(trace_id)
@@ -170,8 +207,33 @@ class SpanBuffer:
         return closing
 
     def retained_traces(self, conversation_id: str) -> list[HeldTrace]:
-        """The retained traces of an already scored conversation (empty when none)."""
+        """The retained traces of an already scored conversation (empty when none).
+
+        An evicted one is read back from the store into memory (retained again, charged).
+        """
+        if self.store is not None and conversation_id not in self.retained:
+            back = self.store.take(conversation_id)
+            if back:
+                self._restore(conversation_id, back)
         return list(self.retained.get(conversation_id, ()))
+
+    def _restore(self, conversation_id: str, back: list[PackedTrace]) -> None:
+        assert self.store is not None
+        traces = [
+            HeldTrace(t, packed, size, conversation_id=conversation_id) for t, packed, size in back
+        ]
+        self.retained[conversation_id] = traces
+        for held in traces:
+            self._retained_trace[held.trace_id] = conversation_id
+        self.retained_bytes += sum(t.size for t in traces)
+        self.revisions[conversation_id] = self.store.revision(conversation_id)
+        self.stats.read_back_conversations += 1
+
+    def is_evicted(self, conversation_id: str) -> bool:
+        """Whether ``conversation_id``'s earlier spans were dropped (no store) or are on disk."""
+        if conversation_id in self.evicted:
+            return True
+        return self.store is not None and self.store.holds(conversation_id)
 
     def retain(self, conversation_id: str, traces: Iterable[HeldTrace]) -> int:
         """Keep ``traces`` as the scored conversation ``conversation_id``; returns its revision.
@@ -187,6 +249,9 @@ class SpanBuffer:
                 self.retained_bytes += held.size
             self._retained_trace[held.trace_id] = conversation_id
         self.retained[conversation_id] = kept
-        revision = self.revisions.get(conversation_id, -1) + 1
+        earlier = self.revisions.get(conversation_id)
+        if earlier is None:
+            earlier = -1 if self.store is None else self.store.revision(conversation_id)
+        revision = earlier + 1
         self.revisions[conversation_id] = revision
         return revision

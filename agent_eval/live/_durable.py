@@ -18,8 +18,9 @@ A conversation is **scored** when every unit of its latest revision has a commit
 revision cut short by a kill is scored again under the same revision, and spans that arrive for
 it later make the next revision, as without a restart. What a restart cannot give back is what
 compaction removed: spans of a revision already scored. A conversation re-opened after a
-restart is read from the records still in the log (the note of its row says so), as a
-conversation evicted from memory is.
+restart is read from the records still in the log (the note of its row says so): the
+receiver's file of conversations evicted from memory (:mod:`agent_eval.live._evicted`) does not
+outlive the process.
 """
 
 from __future__ import annotations

@@ -7,13 +7,13 @@ response uses the request's encoding; spans or log records that cannot be used a
 the response's ``partial_success``, never as a failed request. Decoding reuses the ingest's
 validating OTLP decoder (:mod:`agent_eval.ingest.containers._otlp_records`), so a file and a
 live request read alike; a protobuf body is parsed with the opentelemetry-proto classes and
-walked into the OTLP/JSON shape here (hex ids, integer times), which is about 3x faster than
-protobuf's generic ``json_format.MessageToDict`` with base64 ids.
+walked into the OTLP/JSON shape by the same walker the ``otlp-proto`` file container uses
+(:func:`~agent_eval.ingest.containers._otlp_proto.request_dict`: raw id bytes, integer times),
+so a span whose id has the wrong length is refused alike both ways.
 """
 
 from __future__ import annotations
 
-import base64
 import zlib
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -35,7 +35,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from agent_eval.ingest._safe_text import loads as safe_json_loads
 from agent_eval.ingest._spans import SourceLocation
 from agent_eval.ingest.containers._base import ContainerItem, Skipped
-from agent_eval.ingest.containers._otlp_proto import split_request
+from agent_eval.ingest.containers._otlp_proto import request_dict, split_request
 from agent_eval.ingest.containers._otlp_records import iter_request
 
 __all__ = [
@@ -161,113 +161,14 @@ def _parse(body: bytes, signal: Signal, encoding: Encoding) -> tuple[Any, list[S
             raise PayloadError(400, "malformed", f"the body is not JSON: {exc}") from None
     cls = ExportTraceServiceRequest if signal == "traces" else ExportLogsServiceRequest
     try:
-        return _request_dict(cls.FromString(body), signal), []
+        return request_dict(cls.FromString(body)), []
     except (ProtobufDecodeError, RuntimeError, ValueError) as exc:
         split = split_request(cls, body, SOURCE.path)
         if split is None:
             raise PayloadError(
                 400, "malformed", f"the body is not a protobuf {cls.__name__}: {exc}"
             ) from None
-    return _request_dict(split[0], signal), split[1]
-
-
-def _any(value: Any) -> dict[str, Any]:  # noqa: PLR0911  (one branch per AnyValue kind)
-    kind = value.WhichOneof("value")
-    if kind == "string_value":
-        return {"stringValue": value.string_value}
-    if kind == "int_value":
-        return {"intValue": value.int_value}
-    if kind == "bool_value":
-        return {"boolValue": value.bool_value}
-    if kind == "double_value":
-        return {"doubleValue": value.double_value}
-    if kind == "array_value":
-        return {"arrayValue": {"values": [_any(v) for v in value.array_value.values]}}
-    if kind == "kvlist_value":
-        return {"kvlistValue": {"values": _attributes(value.kvlist_value.values)}}
-    if kind == "bytes_value":
-        return {"bytesValue": base64.b64encode(value.bytes_value).decode()}
-    return {}
-
-
-def _attributes(items: Any) -> list[dict[str, Any]]:
-    return [{"key": kv.key, "value": _any(kv.value)} for kv in items]
-
-
-def _scope(scope: Any) -> dict[str, Any]:
-    return {"name": scope.name, "version": scope.version}
-
-
-def _span(span: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "traceId": span.trace_id.hex(),
-        "spanId": span.span_id.hex(),
-        "name": span.name,
-        "kind": span.kind,
-        "startTimeUnixNano": str(span.start_time_unix_nano),
-        "endTimeUnixNano": str(span.end_time_unix_nano),
-        "attributes": _attributes(span.attributes),
-    }
-    if span.parent_span_id:
-        out["parentSpanId"] = span.parent_span_id.hex()
-    if span.events:
-        out["events"] = [
-            {
-                "name": e.name,
-                "timeUnixNano": str(e.time_unix_nano),
-                "attributes": _attributes(e.attributes),
-            }
-            for e in span.events
-        ]
-    if span.HasField("status"):
-        out["status"] = {"code": span.status.code, "message": span.status.message}
-    return out
-
-
-def _log(record: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "timeUnixNano": str(record.time_unix_nano),
-        "observedTimeUnixNano": str(record.observed_time_unix_nano),
-        "attributes": _attributes(record.attributes),
-    }
-    if record.event_name:
-        out["eventName"] = record.event_name
-    if record.HasField("body"):
-        out["body"] = _any(record.body)
-    if record.trace_id:
-        out["traceId"] = record.trace_id.hex()
-    if record.span_id:
-        out["spanId"] = record.span_id.hex()
-    return out
-
-
-def _request_dict(message: Any, signal: Signal) -> dict[str, Any]:
-    """A parsed protobuf request in the OTLP/JSON shape ``iter_request`` reads."""
-    if signal == "traces":
-        return {
-            "resourceSpans": [
-                {
-                    "resource": {"attributes": _attributes(r.resource.attributes)},
-                    "scopeSpans": [
-                        {"scope": _scope(s.scope), "spans": [_span(x) for x in s.spans]}
-                        for s in r.scope_spans
-                    ],
-                }
-                for r in message.resource_spans
-            ]
-        }
-    return {
-        "resourceLogs": [
-            {
-                "resource": {"attributes": _attributes(r.resource.attributes)},
-                "scopeLogs": [
-                    {"scope": _scope(s.scope), "logRecords": [_log(x) for x in s.log_records]}
-                    for s in r.scope_logs
-                ],
-            }
-            for r in message.resource_logs
-        ]
-    }
+    return request_dict(split[0]), split[1]
 
 
 def response_body(signal: Signal, encoding: Encoding, rejected: int, message: str = "") -> bytes:

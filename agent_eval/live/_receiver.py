@@ -33,6 +33,8 @@ import asyncio
 import contextlib
 import logging
 import math
+import shutil
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -47,13 +49,17 @@ from agent_eval._trace import AgentTrace
 from agent_eval.errors import OutputError
 from agent_eval.ingest._accounting import FileReport, IngestReport
 from agent_eval.ingest._assemble import Assembler
-from agent_eval.ingest._message_identity import MessageKey, message_key
+from agent_eval.ingest._folding import choose_continued
+from agent_eval.ingest._message_identity import message_key
 from agent_eval.ingest._pipeline import feed_items
 from agent_eval.ingest._spans import LogRecord, SpanRecord
 from agent_eval.ingest.containers._base import ContainerItem, Skipped
+from agent_eval.ingest.conventions._history_cache import forget_history_scopes
+from agent_eval.ingest.conventions._messages import clear_message_cache
 from agent_eval.live._ack_log import AckLogFull, AckTooLarge
 from agent_eval.live._auth import AUTHORIZATION, authorized
 from agent_eval.live._buffer import HeldTrace, SpanBuffer
+from agent_eval.live._evicted import EVICTED_NAME, EvictedStore, key_digests
 from agent_eval.live._payloads import (
     JSON,
     PROTOBUF,
@@ -147,10 +153,13 @@ class Receiver:
         self.selection = selection
         if durable is not None:
             scorer.on_committed = durable.committed
+        self._scratch = None if out_dir is not None else Path(tempfile.mkdtemp(prefix="ae-live-"))
+        self.evicted = EvictedStore((out_dir or self._scratch or Path()) / EVICTED_NAME)
         self.buffer = SpanBuffer(
             max_bytes=self.limits.max_buffer_bytes,
             idle_seconds=self.limits.idle_seconds,
             after_root_seconds=self.limits.after_root_seconds,
+            store=self.evicted,
         )
         self.counters: Counter[str] = Counter()
         self.report = IngestReport()
@@ -161,8 +170,6 @@ class Receiver:
         self._sweeper: asyncio.Task[None] | None = None
         self.port: int | None = None
         self.unscored: list[Job] = []
-        self._bare: dict[str, tuple[MessageKey, ...]] = {}
-        """Message keys of each retained bare-call conversation, as last scored."""
 
     # --- HTTP ----------------------------------------------------------------------------------
 
@@ -315,6 +322,7 @@ class Receiver:
             "status": "shutting_down" if self._stopping else "ok",
             "pending_traces": len(self.buffer.pending),
             "retained_conversations": len(self.buffer.retained),
+            "evicted_conversations": self.evicted.conversations,
             "held_bytes": math.ceil(self.buffer.held_bytes),
             "max_buffer_bytes": self.limits.max_buffer_bytes,
             "backlog": self.scorer.backlog,
@@ -333,9 +341,11 @@ class Receiver:
         """Assemble the due traces and submit their conversations; returns how many.
 
         A conversation scored before (same conversation id, a trace of it re-opened, or a
-        bare-call conversation whose messages this one's input replays whole, as offline
-        :mod:`~agent_eval.ingest._folding` folds it) is read whole again and submitted as its
-        next revision, under its first conversation id.
+        bare-call conversation this one continues by the rule offline ingest folds by,
+        :func:`~agent_eval.ingest._folding.choose_continued`) is read whole again (from disk
+        when it was evicted) and submitted as its next revision, under its first conversation
+        id. Ingest's read caches of the closed
+        conversations are released afterwards (:meth:`_release_caches`).
         """
         closing = self.buffer.due(everything=everything)
         if not closing:
@@ -347,7 +357,7 @@ class Receiver:
             bare = _named_after_a_trace(assembled)
             cid = self._conversation_of(assembled, mine) if bare else assembled.conversation_id
             earlier = self.buffer.retained_traces(cid)
-            evicted = cid in self.buffer.evicted
+            evicted = self.buffer.is_evicted(cid)
             trace = assembled
             if earlier:  # scored before: read it whole again (accounted once, above)
                 whole = self._assemble([*earlier, *mine], IngestReport())
@@ -363,7 +373,7 @@ class Receiver:
             if trace.conversation_id != cid:  # a folded bare call keeps its first id
                 trace = trace.model_copy(update={"conversation_id": cid})
             if bare:
-                self._bare[cid] = tuple(message_key(m) for m in trace.messages)
+                self.evicted.set_bare(cid, key_digests([message_key(m) for m in trace.messages]))
             new_spans = sum(h.new_spans for h in mine)
             revision = self.buffer.retain(cid, mine)
             note = _note(revision, new_spans, evicted) if revision else None
@@ -382,7 +392,22 @@ class Receiver:
             submitted += 1
         if self.durable is not None:
             self.durable.closed(by_trace)
+        self._release_caches(closing)
         return submitted
+
+    def _release_caches(self, closing: list[HeldTrace]) -> None:
+        """Forget ingest's per-process read caches of the conversations just closed.
+
+        The history cache remembers arrays per conversation (:func:`history_scope`: the
+        conversation id, else the trace id) and the message cache every message read; a
+        long-running receiver would keep them up to their bounds (tens of MB) for conversations
+        long gone. A later turn is read whole, as the first one was.
+        """
+        scopes = {h.trace_id for h in closing} | {
+            h.conversation_id for h in closing if h.conversation_id is not None
+        }
+        forget_history_scopes(scopes, everything=not self.buffer.pending)
+        clear_message_cache()
 
     def _submit(self, job: Job) -> None:
         gated = job if self.durable is None else self.durable.gate(job)
@@ -394,22 +419,18 @@ class Receiver:
 
         For a bare-call conversation (named after a trace: no conversation id to group by),
         matched to an earlier one by the conversation its re-opened trace was scored in, or
-        else by the longest retained bare-call conversation whose messages are a prefix of its
-        own (the next ``Runner.run`` / chat call replaying the history).
+        else by offline folding's rule (:func:`~agent_eval.ingest._folding.choose_continued`)
+        over the scored bare-call conversations' latest calls (retained or evicted): it
+        continues one only when its input strictly extends that call's transcript, so a
+        second run of the same agent (its first turn identical to the first run's) is a
+        conversation of its own.
         """
-        cid = assembled.conversation_id
         for held in mine:
             if held.conversation_id is not None:
                 return held.conversation_id
-        keys = tuple(message_key(m) for m in assembled.messages)
-        best, best_len = cid, 0
-        for other, prefix in list(self._bare.items()):
-            if other not in self.buffer.retained:  # evicted: its spans are gone
-                del self._bare[other]
-                continue
-            if best_len < len(prefix) <= len(keys) and keys[: len(prefix)] == prefix:
-                best, best_len = other, len(prefix)
-        return best
+        keys = key_digests([message_key(m) for m in assembled.messages])
+        chosen, _ = choose_continued(keys, self.evicted.bare_candidates(keys))
+        return assembled.conversation_id if chosen is None else chosen
 
     def _assemble(self, traces: list[HeldTrace], report: IngestReport) -> Iterator[AgentTrace]:
         assembler = Assembler(report)
@@ -456,6 +477,9 @@ class Receiver:
         self.unscored = await self.scorer.drain(self.limits.shutdown_timeout)
         if self.unscored:
             self._persist(self.unscored)
+        self.evicted.close()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
         return self.unscored
 
     def _persist(self, jobs: list[Job]) -> None:

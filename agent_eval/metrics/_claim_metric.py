@@ -205,6 +205,20 @@ class ClaimMetric(Metric):
 
     # -- evaluation ----------------------------------------------------------------------
 
+    def decomposition_key(self, unit: Unit, judge_model: str) -> str:
+        """The key ``unit``'s atoms are pinned under when ``judge_model`` decomposes them.
+
+        See :func:`~agent_eval.metrics._decomposition.decomposition_key` (sha256 hex of the
+        metric's ``name@version``, the judge model, the question, answer and context texts).
+        """
+        return decomposition_key(
+            metric=f"{self.name}@{self.version}",
+            judge_model=judge_model,
+            question=unit.question,
+            answer=unit.answer,
+            contexts=[c.text for c in unit.contexts],
+        )
+
     async def atoms_of(self, sample: MetricInput, judge: Judge, tally: CallTally) -> list[str]:
         """The answer's atoms: pinned ones when stored, else decomposed (and then stored).
 
@@ -219,13 +233,7 @@ class ClaimMetric(Metric):
 
         """
         unit = sample.unit
-        key = decomposition_key(
-            metric=f"{self.name}@{self.version}",
-            judge_model=judge.model,
-            question=unit.question,
-            answer=unit.answer,
-            contexts=[c.text for c in unit.contexts],
-        )
+        key = self.decomposition_key(unit, judge.model)
         atoms = await self._pinned(key)
         if atoms is not None:
             tally.details["decomposition"] = "pinned"

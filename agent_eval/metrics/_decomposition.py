@@ -13,6 +13,12 @@ every run). Here the atoms of an answer are stored under a key of everything tha
 (:class:`DecompositionCache`, WAL, default ``OUT/decompositions.db``). The first run stores
 them; later runs and repeats reuse them. ``refresh=True`` (``--redecompose``) asks again and
 overwrites. The statements are stored in order, as JSON text.
+
+On a cluster (:mod:`agent_eval.run.cluster`) the run directory's file stays with the driver, its
+only writer: a pickled cache arrives empty, in memory and journaling (:meth:`DecompositionCache.
+__reduce__`), the driver sends the pinned decompositions of each batch's units with the batch,
+and each worker hands back what it decomposed (:meth:`DecompositionCache.drain`) for the driver
+to store.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -28,7 +35,7 @@ import orjson
 
 from agent_eval.errors import OutputError, StoreError
 
-__all__ = ["DECOMPOSITIONS_FILENAME", "DecompositionCache", "decomposition_key"]
+__all__ = ["DECOMPOSITIONS_FILENAME", "Decomposition", "DecompositionCache", "decomposition_key"]
 
 DECOMPOSITIONS_FILENAME = "decompositions.db"
 """Default file name of the decomposition cache in a run's output directory."""
@@ -67,6 +74,24 @@ def decomposition_key(
     return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
+@dataclass(frozen=True)
+class Decomposition:
+    """One stored decomposition, as it travels between a cluster's driver and its workers.
+
+    Attributes:
+        key: Its :func:`decomposition_key` (sha256 hex).
+        atoms: The statements (claims), in order.
+        metric: ``name@version`` of the metric that decomposed.
+        judge_model: The judge model that decomposed.
+
+    """
+
+    key: str
+    atoms: tuple[str, ...]
+    metric: str
+    judge_model: str
+
+
 class DecompositionCache:
     """Decompositions by key, in one SQLite file (or in memory), safe across processes.
 
@@ -75,6 +100,8 @@ class DecompositionCache:
             store that lives as long as this object (the Python API's default: repeats in one
             process share their atoms).
         refresh: Ignore stored decompositions and overwrite them (``--redecompose``).
+        journal: Also keep each :meth:`put` in a journal that :meth:`drain` empties (a
+            cluster worker's store: what it decomposed goes back to the driver).
 
     Raises:
         StoreError: the file cannot be opened as a SQLite database.
@@ -82,9 +109,12 @@ class DecompositionCache:
 
     """
 
-    def __init__(self, path: str | Path | None = None, *, refresh: bool = False) -> None:
+    def __init__(
+        self, path: str | Path | None = None, *, refresh: bool = False, journal: bool = False
+    ) -> None:
         self.path = None if path is None else Path(path)
         self.refresh = refresh
+        self._journal: list[Decomposition] | None = [] if journal else None
         self.hits = 0
         self.stored = 0
         try:
@@ -118,14 +148,43 @@ class DecompositionCache:
         atoms: list[str] = orjson.loads(row[0])
         return atoms
 
-    def put(self, key: str, atoms: Sequence[str], *, metric: str, judge_model: str) -> None:
-        """Store (or overwrite) the atoms of ``key``."""
+    def put(
+        self,
+        key: str,
+        atoms: Sequence[str],
+        *,
+        metric: str,
+        judge_model: str,
+        journal: bool = True,
+    ) -> None:
+        """Store (or overwrite) the atoms of ``key``.
+
+        ``journal=False``: not kept in the journal (a pinned decomposition the driver sent).
+        """
         created = datetime.now(UTC).isoformat(timespec="seconds")
         self._db.execute(
             "INSERT OR REPLACE INTO decompositions VALUES (?, ?, ?, ?, ?)",
             (key, metric, judge_model, orjson.dumps(list(atoms)).decode(), created),
         )
         self.stored += 1
+        if journal and self._journal is not None:
+            self._journal.append(Decomposition(key, tuple(atoms), metric, judge_model))
+
+    def drain(self) -> list[Decomposition]:
+        """The decompositions :meth:`put` since the last drain, in order (``[]``: no journal)."""
+        if self._journal is None:
+            return []
+        drained, self._journal = self._journal, []
+        return drained
+
+    def __reduce__(self) -> tuple[object, tuple[bool]]:
+        """Pickled, a cache arrives empty, in memory and journaling, with its ``refresh``.
+
+        The file (and what it holds) stays with the process that owns it, the run
+        directory's only writer; a cluster's driver sends each batch's pinned decompositions
+        and stores what the workers' journals hand back (:mod:`agent_eval.run.cluster`).
+        """
+        return _worker_copy, (self.refresh,)
 
     def __len__(self) -> int:
         """How many decompositions are stored."""
@@ -146,6 +205,11 @@ class DecompositionCache:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _worker_copy(refresh: bool) -> DecompositionCache:
+    """The in-memory, journaling cache a pickled one becomes (see ``__reduce__``)."""
+    return DecompositionCache(refresh=refresh, journal=True)
 
 
 _WRITE_FAILURES = ("SQLITE_IOERR", "SQLITE_FULL", "SQLITE_READONLY", "SQLITE_CANTOPEN")

@@ -82,6 +82,7 @@ __all__ = [
     "Engine",
     "build_sample",
     "new_run_id",
+    "progress_display",
     "skip_fields",
     "utc_now",
 ]
@@ -363,15 +364,7 @@ class Engine:
         return pending
 
     def _progress(self, total: int | None) -> Progress:
-        return Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=self.console,
-            disable=not self.progress,
-            transient=False,
-        )
+        return progress_display(self.console, enabled=self.progress)
 
     def _hand_over(self, result: MetricResult) -> None:
         """Give a new result to the store and to the ``on_result`` callbacks."""
@@ -551,6 +544,23 @@ class Engine:
         row.update(fields)
         # one dict validated, not keyword arguments packed into another (MetricResult(**row))
         return MetricResult.model_validate(row)
+
+
+def progress_display(console: Console, *, enabled: bool) -> Progress:
+    """The progress display of a run's scoring: ``scoring`` with a bar, done/total, elapsed.
+
+    One process shows one per engine; a cluster run one for the run (conversations whose
+    rows have come back from the workers). ``enabled=False``: a display that shows nothing.
+    """
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=not enabled,
+        transient=False,
+    )
 
 
 def _no_progress() -> None:

@@ -20,6 +20,15 @@ Rows are those one process makes for the same conversations: the same engine cod
 metric, formatter (and fingerprint), judge model, references and settings. Finished units
 (``--resume``) come with the batch (:class:`BatchItem`): they are not judged again and no row
 is returned for them.
+
+Claim-level metrics (:class:`~agent_eval.metrics._claim_metric.ClaimMetric`) pin each answer's
+decomposition in the run directory, which the driver alone writes. A metric pickled to a worker
+carries an empty in-memory store that journals what it decomposes
+(:class:`~agent_eval.metrics._decomposition.DecompositionCache`); each :class:`BatchItem` brings
+the decompositions the driver has pinned for its units (a resumed run, a re-run into the same
+output directory), put in that store before the batch is scored, and :meth:`BatchScorer.
+score_batch` hands back what the batch decomposed (:class:`ScoredBatch`) for the driver to
+store, so a worker reuses the atoms one process would reuse.
 """
 
 from __future__ import annotations
@@ -33,6 +42,8 @@ from agent_eval._trace import AgentTrace
 from agent_eval.formatting._base import Formatter
 from agent_eval.judges._base import Judge, JudgeSettings, judges
 from agent_eval.metrics._base import Metric
+from agent_eval.metrics._claim_metric import ClaimMetric
+from agent_eval.metrics._decomposition import Decomposition, DecompositionCache
 from agent_eval.run._budget import Budget
 from agent_eval.run._cache import CacheBackend, CacheMode
 from agent_eval.run._call_gate import CallGate
@@ -45,6 +56,7 @@ __all__ = [
     "BatchItem",
     "BatchScorer",
     "EngineSpec",
+    "ScoredBatch",
     "ScoringSpec",
     "engine_spec",
     "judge_from_settings",
@@ -119,11 +131,29 @@ class BatchItem:
     Attributes:
         trace: The conversation.
         done: Finished rows of its units by result key (``--resume``): not judged again.
+        decompositions: The decompositions pinned for its units (claim-level metrics): reused,
+            not asked again.
 
     """
 
     trace: AgentTrace
     done: Mapping[ResultKey, MetricResult] = field(default_factory=dict)
+    decompositions: tuple[Decomposition, ...] = ()
+
+
+@dataclass(frozen=True)
+class ScoredBatch:
+    """What scoring a batch gave: its new rows and the decompositions it made.
+
+    Attributes:
+        rows: The new rows, engine by engine (none for a finished unit).
+        decompositions: The answers' decompositions made for this batch (claim-level metrics
+            whose store journals, i.e. a worker's), in order: the driver pins them.
+
+    """
+
+    rows: list[MetricResult]
+    decompositions: list[Decomposition]
 
 
 def judge_from_settings(settings: JudgeSettings) -> Judge:
@@ -193,20 +223,45 @@ class BatchScorer:
         )
 
     async def score(self, items: Sequence[BatchItem]) -> list[MetricResult]:
-        """The new rows of ``items``: every unfinished unit of every engine, engine by engine.
+        """The new rows of ``items`` (:meth:`score_batch`'s rows)."""
+        return (await self.score_batch(items)).rows
 
+    async def score_batch(self, items: Sequence[BatchItem]) -> ScoredBatch:
+        """Every unfinished unit of every engine, engine by engine; the decompositions made.
+
+        The items' pinned decompositions are put in the claim-level metrics' stores first.
         Never raises for a judge, formatter or metric failure (they are rows).
         """
+        stores = self._decomposition_stores()
         done: dict[ResultKey, MetricResult] = {}
         for item in items:
             done.update(item.done)
+            for pinned in item.decompositions:
+                for store in stores:
+                    store.put(
+                        pinned.key,
+                        pinned.atoms,
+                        metric=pinned.metric,
+                        judge_model=pinned.judge_model,
+                        journal=False,
+                    )
         traces = [item.trace for item in items]
         rows: list[MetricResult] = []
         for spec in self.spec.engines:
             summary = await self._engine(spec, done).run(traces, total=len(traces))
             rows.extend(row for row in summary.results if result_key(row) not in done)
         self.renderings = RenderCache()  # a batch's renderings are not needed again
-        return rows
+        made = [d for store in stores for d in store.drain()]
+        return ScoredBatch(rows=rows, decompositions=made)
+
+    def _decomposition_stores(self) -> list[DecompositionCache]:
+        """The distinct decomposition stores of the spec's claim-level metrics."""
+        stores = {
+            id(e.metric.decompositions): e.metric.decompositions
+            for e in self.spec.engines
+            if isinstance(e.metric, ClaimMetric)
+        }
+        return list(stores.values())
 
     async def aclose(self) -> None:
         """Close the judge's connections."""

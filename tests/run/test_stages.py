@@ -12,15 +12,19 @@ from pathlib import Path
 
 import agent_eval
 from agent_eval._result import MetricResult
+from agent_eval._trace import AgentTrace
 from agent_eval.formatting._fingerprint import fingerprint
 from agent_eval.formatting._registry import get_formatter
+from agent_eval.ingest.containers._rag_turns import Passage, RagTurn, rag_trace
 from agent_eval.judges._base import JudgeSettings
 from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.metrics._decomposition import Decomposition, DecompositionCache
+from agent_eval.metrics._faithfulness import Faithfulness
 from agent_eval.metrics._spec import build_metric
 from agent_eval.run._cache import JudgeCache
 from agent_eval.run._stages import BatchItem, BatchScorer, EngineSpec, ScoringSpec
 from agent_eval.run._store import result_key
-from agent_eval.testing import FakeModelServer
+from agent_eval.testing import ClaimScript, FakeModelServer
 
 from .goal_script import script_goal_judge, trace
 
@@ -74,3 +78,53 @@ async def test_finished_units_are_not_judged_again_nor_returned(tmp_path: Path) 
         await scorer.aclose()
         assert [r.conversation_id for r in again] == ["s1"]
         assert not any("#0#" in r.text for r in server.requests[asked:])
+
+
+def _claim_spec(server: FakeModelServer, metric: Faithfulness) -> ScoringSpec:
+    engine = EngineSpec(metric=metric, formatter=get_formatter("transcript@2"), fingerprint="",
+                        run_id="run-c")  # fmt: skip
+    settings = JudgeSettings(kind="openai", model="fake-model", base_url=server.base_url,
+                             api_key_env="STAGES_TEST_KEY", mode="tools")  # fmt: skip
+    return ScoringSpec(engines=(engine,), judge=settings, cache_mode="off")
+
+
+def _answered(question: str, answer: str) -> AgentTrace:
+    return rag_trace(conversation_id=question, container="test", path="-", turns=[
+        RagTurn(question=question, answer=answer, passages=[Passage(text="Refunds take 5 days.")])
+    ])  # fmt: skip
+
+
+async def test_a_worker_hands_back_its_decompositions_and_reuses_the_pinned_ones(
+    tmp_path: Path,
+) -> None:
+    pinned = Faithfulness()
+    pinned.decompositions = DecompositionCache(tmp_path / "decompositions.db")
+    conversations = [_answered("q1", "Refunds take 5 days."), _answered("q2", "It is free.")]
+    with FakeModelServer() as server:
+        ClaimScript().install(server)
+        # pickled, the file-backed store arrives empty, in memory and journaling
+        worker = BatchScorer(pickle.loads(pickle.dumps(_claim_spec(server, pinned))))
+        assert worker.spec.engines[0].metric.decompositions.path is None
+        first = await worker.score_batch([BatchItem(conversations[0])])
+        assert [r.details["decomposition"] for r in first.rows] == ["new"]
+        assert [d.atoms for d in first.decompositions] == [("Refunds take 5 days.",)]
+        assert len(pinned.decompositions) == 0  # the driver's file: nothing written there
+        for made in first.decompositions:  # what the driver does with them
+            pinned.decompositions.put(made.key, made.atoms, metric=made.metric,
+                                      judge_model=made.judge_model)  # fmt: skip
+        asked = sum(r.schema_name == "Statements" for r in server.requests)
+        # another worker (a resumed run) gets the pinned decomposition with the batch
+        other = BatchScorer(pickle.loads(pickle.dumps(_claim_spec(server, pinned))))
+        unit = pinned.units(conversations[0])[0]
+        key = pinned.decomposition_key(unit, "fake-model")
+        name = f"{pinned.name}@{pinned.version}"
+        sent = Decomposition(key, ("Refunds take 5 days.",), name, "fake-model")
+        again = await other.score_batch([BatchItem(conversations[0], decompositions=(sent,)),
+                                         BatchItem(conversations[1])])  # fmt: skip
+        await worker.aclose()
+        await other.aclose()
+    assert sum(r.schema_name == "Statements" for r in server.requests) == asked + 1  # q2 only
+    decomposition = {r.conversation_id: r.details["decomposition"] for r in again.rows}
+    assert decomposition == {"q1": "pinned", "q2": "new"}
+    assert [d.atoms for d in again.decompositions] == [("It is free.",)]  # not the pinned one
+    assert [r.score for r in again.rows if r.conversation_id == "q1"] == [first.rows[0].score]

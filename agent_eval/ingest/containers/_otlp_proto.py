@@ -1,10 +1,12 @@
 """OTLP/protobuf files: one binary ``ExportTraceServiceRequest`` or ``ExportLogsServiceRequest``.
 
-Parsed with the opentelemetry-proto message classes, then turned into the OTLP JSON shape with
-protobuf's own ``json_format`` so that one validating decoder
-(:mod:`agent_eval.ingest.containers._otlp_records`) serves both encodings. The two request types
-share their wire layout down to the record, so a logs request parses as a traces request full
-of id-less spans; the container picks traces when some span has a 16-byte trace id, else logs.
+Parsed with the opentelemetry-proto message classes, then walked into the OTLP JSON shape
+(:func:`request_dict`, the walker ``agent-eval serve`` uses for protobuf bodies too) so that one
+validating decoder (:mod:`agent_eval.ingest.containers._otlp_records`) serves both encodings
+and both paths. The two request types share their wire layout down to the record, so a logs
+request parses as a traces request full of id-less spans; the container picks traces when some
+span has a trace id (of any length: one of the wrong length is then refused by that decoder,
+as ``serve`` refuses it), else logs.
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ from agent_eval.ingest._sources import open_input
 from agent_eval.ingest._spans import SourceLocation
 from agent_eval.ingest.containers import _builtin as builtin
 from agent_eval.ingest.containers._base import ContainerItem, Skipped
+from agent_eval.ingest.containers._otlp_proto_dict import request_dict
 from agent_eval.ingest.containers._otlp_records import iter_request
 
 if TYPE_CHECKING:  # protobuf is imported when a file is read, not to sniff one (start-up)
     from google.protobuf.message import Message
 
-__all__ = ["OtlpProtoContainer", "split_request"]
+__all__ = ["OtlpProtoContainer", "request_dict", "split_request"]
 
 _LENGTH_DELIMITED_FIELD_1 = 0x0A
 """Tag byte of field 1, wire type 2: ``resource_spans`` / ``resource_logs`` of a request."""
@@ -102,16 +105,16 @@ def _decode(data: bytes, path: str) -> tuple[dict[str, Any], list[Skipped]]:
 
     traces = _parse(ExportTraceServiceRequest, data)
     if traces is not None and _has_trace_ids(traces):
-        return _to_dict(traces), []
+        return request_dict(traces), []
     logs = _parse(ExportLogsServiceRequest, data)
     if logs is not None and any(s.log_records for r in logs.resource_logs for s in r.scope_logs):
-        return _to_dict(logs), []
+        return request_dict(logs), []
     if traces is not None:
-        return _to_dict(traces), []
+        return request_dict(traces), []
     for kind in (ExportTraceServiceRequest, ExportLogsServiceRequest):
         split = split_request(kind, data, path)
         if split is not None and (split[1] or _records(split[0])):
-            return _to_dict(split[0]), split[1]
+            return request_dict(split[0]), split[1]
     raise DecodeError(
         "not a valid protobuf ExportTraceServiceRequest or ExportLogsServiceRequest "
         "(truncated or corrupt file?)",
@@ -258,15 +261,8 @@ def _fields(data: bytes) -> Iterator[tuple[int, int, int, int, int]]:
 
 def _has_trace_ids(request: Any) -> bool:
     return any(
-        len(span.trace_id) == 16
+        len(span.trace_id) > 0
         for resource in request.resource_spans
         for scope in resource.scope_spans
         for span in scope.spans
     )
-
-
-def _to_dict(message: Message) -> dict[str, Any]:
-    from google.protobuf.json_format import MessageToDict
-
-    result: dict[str, Any] = MessageToDict(message)
-    return result

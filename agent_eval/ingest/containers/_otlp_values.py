@@ -76,6 +76,9 @@ def _short(value: object, limit: int = 80) -> str:
 def decode_id(value: object, size: int, what: str, *, optional: bool = False) -> str | None:
     """Decode a trace id (``size`` 16) or span id (8) from hex or base64 to lowercase hex.
 
+    A ``bytes`` value is a protobuf message's raw id (the walker of
+    :mod:`~agent_eval.ingest.containers._otlp_proto_dict`): exactly ``size`` bytes or refused.
+
     ``what`` names the field (``"trace_id"``, ``"span_id"``, ``"parent_span_id"``) in the
     reason (``"invalid_" + what``). Returns ``None`` for an absent, empty or all-zero id when
     ``optional`` (the parent of a root span, the span of a log record).
@@ -90,12 +93,32 @@ def decode_id(value: object, size: int, what: str, *, optional: bool = False) ->
     return _decode_id_slow(value, size, what, optional)
 
 
+def _bytes_id(value: bytes, size: int, what: str, optional: bool) -> str | None:
+    """A raw (protobuf) id: ``size`` bytes, else refused; never read as hex or base64 text."""
+    if len(value) != size:
+        raise BadValue(
+            f"invalid_{what}",
+            f"{what.replace('_', ' ')} 0x{value[:32].hex()} is {len(value)} bytes; OTLP "
+            f"requires {size} (the exporter wrote a malformed id)",
+        )
+    if not value.strip(b"\0"):
+        if optional:
+            return None
+        raise BadValue(
+            f"invalid_{what}",
+            f"{what.replace('_', ' ')} is all zeros, which OTLP defines as invalid",
+        )
+    return value.hex()
+
+
 def _decode_id_slow(value: object, size: int, what: str, optional: bool) -> str | None:
     label = what.replace("_", " ")
     if value is None or value == "":
         if optional:
             return None
         raise BadValue(f"invalid_{what}", f"{label} is missing")
+    if type(value) is bytes:  # a protobuf message's raw id: only its length tells
+        return _bytes_id(value, size, what, optional)
     if type(value) is not str:
         raise BadValue(f"invalid_{what}", f"{label} {_short(value)} is not a string")
     if len(value) == 2 * size and _HEX.issuperset(value):

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar, Token
 from typing import Any
 
@@ -46,6 +46,7 @@ __all__ = [
     "HISTORY_PER_SCOPE",
     "HISTORY_SCOPES",
     "clear_history_cache",
+    "forget_history_scopes",
     "history_scope",
     "read_history",
 ]
@@ -228,6 +229,24 @@ def _remember_scoped(scope: str, entry: _Entry, replaces: _Entry | None) -> None
     while _scoped and (len(_scoped) > HISTORY_SCOPES or _scoped_chars[0] > HISTORY_BUDGET_CHARS):
         _, oldest = _scoped.popitem(last=False)
         _scoped_chars[0] -= sum(len(e.body) for e in oldest)
+
+
+def forget_history_scopes(scopes: Iterable[str], *, everything: bool = False) -> int:
+    """Forget the arrays remembered for ``scopes``; returns how many scopes were forgotten.
+
+    ``scopes`` are conversations that will not be read again (``agent-eval serve`` calls it
+    when it closes them); with ``everything`` the most recent arrays of any scope go too.
+    """
+    forgotten = 0
+    with _lock:
+        for scope in scopes:
+            gone = _scoped.pop(scope, None)
+            if gone is not None:
+                _scoped_chars[0] -= sum(len(e.body) for e in gone)
+                forgotten += 1
+        if everything:
+            _entries.clear()
+    return forgotten
 
 
 def clear_history_cache() -> None:

@@ -51,6 +51,7 @@ __all__ = [
     "MESSAGE_CACHE_SIZE",
     "ROLE_ALIASES",
     "build_message",
+    "clear_message_cache",
     "decode_json",
     "message_from_mapping",
     "messages_from_value",
@@ -360,6 +361,15 @@ def read_message(data: Mapping[str, Any], default_role: str | None = None) -> tu
     # The default role only fills a missing role: a recorded role makes it irrelevant, so an
     # output message and its replays in later inputs share one cache entry.
     return _read_message_json(raw, None if data.get("role") else default_role)
+
+
+def clear_message_cache() -> None:
+    """Forget every message :func:`read_message` remembered.
+
+    ``agent-eval serve`` calls it when it closes conversations, so a long-running receiver
+    keeps none of those gone.
+    """
+    _read_message_json.cache_clear()
 
 
 @functools.lru_cache(maxsize=MESSAGE_CACHE_SIZE)

@@ -15,9 +15,12 @@ spooled conversations. The executor
    the variables named in :attr:`RayOptions.env` (the API key's) reach them through Ray's
    runtime environment, masked (:mod:`~agent_eval.run.cluster._secrets`: Ray logs runtime
    environments), never as they are in a task argument, an object-store value or a log;
-4. sends the conversations in batches (with the rows ``--resume`` keeps of them; finished
-   conversations are not sent), hands every row it gets back to the engines' store and
-   callbacks, and counts them on one summary per engine, as :meth:`Engine.run` does;
+4. sends the conversations in batches (with the rows ``--resume`` keeps of them, finished
+   conversations not sent, and the decompositions pinned for their answers: claim-level
+   metrics), stores the decompositions each batch made (the run directory's
+   ``decompositions.db``, as one process does), hands every row it gets back to the engines'
+   store and callbacks, counts them on one summary per engine, as :meth:`Engine.run` does,
+   and shows the conversations done of the total on the session's progress console;
 5. at the end copies the spend into the session's budget, the cluster's new cache entries into
    the user's local cache file, and stops the actors.
 
@@ -29,21 +32,27 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
 
 from agent_eval._result import MetricResult
 from agent_eval._trace import AgentTrace
 from agent_eval.errors import ConfigError
+from agent_eval.formatting._loading import USER_FORMATTERS_PACKAGE
 from agent_eval.judges._base import JudgeSettings
 from agent_eval.metrics._claim_metric import ClaimMetric
+from agent_eval.metrics._decomposition import Decomposition
 from agent_eval.run._budget import Budget
-from agent_eval.run._engine import Engine
+from agent_eval.run._engine import Engine, progress_display
 from agent_eval.run._judge_stack import default_cache_path
-from agent_eval.run._stages import BatchItem, ScoringSpec, engine_spec
+from agent_eval.run._stages import BatchItem, ScoredBatch, ScoringSpec, engine_spec
 from agent_eval.run._store import ResultKey
 from agent_eval.run._summary import RunSummary
 from agent_eval.run.cluster._authority import EndpointLimits, RunAuthority
@@ -119,8 +128,7 @@ def check_shippable(session: RunSession, options: RayOptions) -> None:
 
     Raises:
         ConfigError: a judged metric with no judge settings (a judge object made in Python:
-            name a factory instead), or a claim-level metric (its decompositions are pinned
-            in the run directory, which only the driver writes).
+            name a factory instead).
 
     """
     judged = any(engine.metric.requires_judge for engine in session.engines)
@@ -131,13 +139,6 @@ def check_shippable(session: RunSession, options: RayOptions) -> None:
             "factory that builds your client on each worker, --judge "
             "openai-client:package.module:factory (agent_eval.score(judge=...) takes the same "
             "string)"
-        )
-    claims = sorted({e.metric_id for e in session.engines if isinstance(e.metric, ClaimMetric)})
-    if claims:
-        raise ConfigError(
-            f"{', '.join(claims)} cannot run on Ray yet: claim-level metrics pin their "
-            "decompositions in the run directory, which only the driver writes; score them "
-            "with the default engine"
         )
 
 
@@ -219,8 +220,13 @@ class RayExecutor:
         session.hooks.notice(f"ray: scoring on {len(workers)} worker(s)")
         start = time.perf_counter()
         summaries = [_summary(engine) for engine in engines]
+        console = session.hooks.progress
+        display = progress_display(console or Console(stderr=True), enabled=console is not None)
         try:
-            await self._drive(workers, _Tally(engines, summaries), traces)
+            with display:
+                task = display.add_task("scoring", total=len(traces))
+                tally = _Tally(engines, summaries, partial(display.advance, task))
+                await self._drive(workers, tally, traces)
         finally:
             for store in {id(e.store): e.store for e in engines if e.store is not None}.values():
                 store.flush()
@@ -230,6 +236,7 @@ class RayExecutor:
         return summaries
 
     def _workers(self, ray: ModuleType, spec: ScoringSpec, authority: Any, cache: Any) -> list[Any]:
+        _ship_by_value(ray, spec)
         count = self.options.workers or max(int(ray.cluster_resources().get("CPU", 1)), 1)
         env, pads = mask(self.options.env)  # Ray logs runtime environments: never the key
         actor = ray.remote(Scorer).options(
@@ -246,7 +253,10 @@ class RayExecutor:
 
         async def work(worker: Any) -> None:
             while (batch := next(batches, None)) is not None:
-                tally.hand_over(await worker.score.remote(batch))
+                scored: ScoredBatch = await worker.score.remote(batch)
+                tally.pin(scored.decompositions)  # before the rows: a resume reuses them
+                tally.hand_over(scored.rows)
+                tally.advance(len(batch))
 
         await asyncio.gather(*(work(w) for w in workers for _ in range(BATCHES_PER_WORKER)))
 
@@ -264,6 +274,21 @@ class RayExecutor:
             await cache.close.remote()
             ray.kill(cache)
         ray.kill(authority)
+
+
+def _ship_by_value(ray: ModuleType, spec: ScoringSpec) -> None:
+    """Send the code of formatters loaded from files (``--formatter-path``) with the spec.
+
+    Such a module was imported from a path on the driver under a name no worker can import
+    (:data:`~agent_eval.formatting._loading.USER_FORMATTERS_PACKAGE`): Ray's cloudpickle pickles
+    it by value instead (its classes and functions travel with the spec). A formatter or
+    metric from an installed package travels by reference: install it on every worker.
+    """
+    for engine in spec.engines:
+        for part in (engine.formatter, engine.metric):
+            name = type(part).__module__
+            if name.startswith(f"{USER_FORMATTERS_PACKAGE}.") and name in sys.modules:
+                ray.cloudpickle.register_pickle_by_value(sys.modules[name])
 
 
 def _limits(session: RunSession) -> EndpointLimits:
@@ -295,6 +320,7 @@ def _spec(session: RunSession, options: RayOptions) -> ScoringSpec:
         cache_mode=cfg.cache,
         cache_parameters={"mode": cfg.mode},
         endpoint=session.endpoint,
+        keep_interrupted=session.keep_interrupted,
     )
 
 
@@ -309,12 +335,28 @@ def _summary(engine: Engine) -> RunSummary:
 
 
 class _Tally:
-    """The driver's side of the engines: resumed rows counted, new rows handed over."""
+    """The driver's side of the engines: resumed rows counted, new rows handed over.
 
-    def __init__(self, engines: Sequence[Engine], summaries: Sequence[RunSummary]) -> None:
+    Also the decompositions: the pinned ones of each conversation's units looked up for its
+    batch, the ones a batch made stored (by the metric's ``name@version``); and the progress
+    (``advance``: conversations done).
+    """
+
+    def __init__(
+        self,
+        engines: Sequence[Engine],
+        summaries: Sequence[RunSummary],
+        advance: Callable[[int], None],
+    ) -> None:
         self.engines = list(zip(engines, summaries, strict=True))
+        self.advance = advance
         self._by_row = {
             (e.metric_id, e.formatter_identity, e.repeat): (e, s) for e, s in self.engines
+        }
+        self._pins = {
+            f"{e.metric.name}@{e.metric.version}": e.metric.decompositions
+            for e in engines
+            if isinstance(e.metric, ClaimMetric)
         }
 
     def finished(self, trace: AgentTrace) -> tuple[dict[ResultKey, MetricResult], bool]:
@@ -337,6 +379,39 @@ class _Tally:
                 summary.add(row, keep=engine.keep_results, resumed=True)
         return done, pending
 
+    def pinned(self, trace: AgentTrace, done: dict[ResultKey, MetricResult]) -> list[Decomposition]:
+        """The decompositions pinned for ``trace``'s unfinished answer units (none refreshing)."""
+        found: dict[str, Decomposition] = {}
+        for engine, _ in self.engines:
+            metric = engine.metric
+            if not isinstance(metric, ClaimMetric) or engine.judge_model == "none":
+                continue
+            try:
+                units = metric.units(trace)
+            except Exception:  # the worker makes its error row
+                continue
+            for unit in units:
+                if engine.key(trace, unit.id) in done:
+                    continue
+                key = metric.decomposition_key(unit, engine.judge_model)
+                atoms = metric.decompositions.get(key)
+                if atoms is not None and key not in found:
+                    name = f"{metric.name}@{metric.version}"
+                    found[key] = Decomposition(key, tuple(atoms), name, engine.judge_model)
+        return list(found.values())
+
+    def pin(self, made: Sequence[Decomposition]) -> None:
+        """Store the decompositions a batch made in the run's decomposition store."""
+        for decomposition in made:
+            store = self._pins.get(decomposition.metric)
+            if store is not None:
+                store.put(
+                    decomposition.key,
+                    decomposition.atoms,
+                    metric=decomposition.metric,
+                    judge_model=decomposition.judge_model,
+                )
+
     def hand_over(self, rows: Sequence[MetricResult]) -> None:
         """Each new row to its engine's store, callbacks and summary (as Engine.run does)."""
         for row in rows:
@@ -356,8 +431,9 @@ def _batches(tally: _Tally, traces: TraceSpool, size: int) -> Iterator[list[Batc
     for trace in traces:
         done, pending = tally.finished(trace)
         if not pending:
+            tally.advance(1)
             continue
-        batch.append(BatchItem(trace, done))
+        batch.append(BatchItem(trace, done, tuple(tally.pinned(trace, done))))
         if len(batch) >= size:
             yield batch
             batch = []

@@ -4,7 +4,8 @@ Each :class:`Scorer` rebuilds the run's judge and engines from the
 :class:`~agent_eval.run._stages.ScoringSpec` (the judge from its settings: the API key is read
 from the worker's environment, which Ray's runtime environment gave it), asks the run's
 authority before every judge call and reads and writes the run's shared cache. It returns
-the rows of each batch; it writes nothing itself.
+the rows of each batch and the decompositions it made (claim-level metrics); it writes
+nothing itself.
 """
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agent_eval._result import MetricResult
 from agent_eval.run._budget import Budget
-from agent_eval.run._stages import BatchItem, BatchScorer, ScoringSpec
+from agent_eval.run._stages import BatchItem, BatchScorer, ScoredBatch, ScoringSpec
 from agent_eval.run.cluster._authority import AuthorityGate
 from agent_eval.run.cluster._secrets import unmask
 from agent_eval.run.cluster._shared_cache import ActorCache
@@ -49,13 +49,13 @@ class Scorer:
         self._spec, self._gate, self._backend = spec, gate, backend
         self._scorer: BatchScorer | None = None
 
-    async def score(self, items: Sequence[BatchItem]) -> list[MetricResult]:
-        """The new rows of one batch (the judge is built on the first, in this event loop)."""
+    async def score(self, items: Sequence[BatchItem]) -> ScoredBatch:
+        """One batch's new rows and decompositions (the judge is built on the first batch)."""
         if self._scorer is None:
             self._scorer = BatchScorer(
                 self._spec, gate=self._gate, cache=self._backend, budget=self.budget
             )
-        return await self._scorer.score(items)
+        return await self._scorer.score_batch(items)
 
     async def close(self) -> None:
         """Close the judge's connections."""

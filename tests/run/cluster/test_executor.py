@@ -27,7 +27,7 @@ from agent_eval.cli import app
 from agent_eval.errors import ConfigError
 from agent_eval.judges._openai_judge import OpenAIJudge
 from agent_eval.run._store import load_results, result_key
-from agent_eval.testing import FakeModelServer, Hang
+from agent_eval.testing import ClaimScript, FakeModelServer, Hang
 from agent_eval.testing._split_traffic import write_split_traffic
 
 from .scripted import ScriptedJudge, answered_twice, traces, write_traces
@@ -182,3 +182,157 @@ def test_what_cannot_go_to_ray_is_refused_before_anything_starts(tmp_path: Path)
         assert server.requests == []
     with pytest.raises(ConfigError, match="unknown engine"):
         agent_eval.score(traces(2), judge="fake-model", engine="spark")
+
+
+def _decompositions(out: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(out / "decompositions.db") as db:
+        return sorted(db.execute("SELECT key, atoms FROM decompositions").fetchall())
+
+
+def _asked(server: FakeModelServer, schema: str) -> int:
+    return sum(1 for r in server.requests if r.schema_name == schema and r.status == 200)
+
+
+def test_claim_metric_rows_and_decompositions_equal_one_process(
+    ray_cluster: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    inputs = tmp_path / "traffic"  # every answer has a tool result as its context
+    write_split_traffic(inputs, 12, 3)
+    with FakeModelServer() as server:
+        ClaimScript().install(server)
+        _score(inputs, server, tmp_path / "local", "--metric", "faithfulness")
+        _score(inputs, server, tmp_path / "ray", "--metric", "faithfulness", "--engine", "ray")
+    local, ray = load_results(tmp_path / "local"), load_results(tmp_path / "ray")
+    assert len(ray) == 24 and {r.status for r in ray} == {"ok"}
+    assert _fields(ray) == _fields(local)
+    assert {r.details["decomposition"] for r in ray} == {"new"}
+    # the workers' decompositions, pinned by the driver in the run directory as one process does
+    assert len(_decompositions(tmp_path / "ray")) == 24
+    assert _decompositions(tmp_path / "ray") == _decompositions(tmp_path / "local")
+
+
+def test_a_resumed_claim_run_reuses_the_pinned_decompositions(
+    ray_cluster: ModuleType, tmp_path: Path
+) -> None:
+    inputs, out = tmp_path / "traffic", tmp_path / "run"
+    write_split_traffic(inputs, 12, 3)
+    with FakeModelServer(latency=0.05) as server:
+        ClaimScript().install(server)
+        args = ("--metric", "faithfulness", "--engine", "ray", "--no-cache", "--concurrency", "4")
+        _score(inputs, server, out, *args, "--max-judge-tokens", "3000")
+        stopped = load_results(out)
+        budget = [r for r in stopped if r.error_type == "budget"]
+        assert budget and len(stopped) == 24
+        pinned_first = len(_decompositions(out))
+        decomposed_then = _asked(server, "Statements")
+        assert pinned_first == decomposed_then  # every decomposition made was pinned
+        _score(inputs, server, out, *args, "--resume", str(out))
+        # no cache: a decomposition asked again would be a request answered twice
+        assert answered_twice(server) == 0
+        assert _asked(server, "Statements") == 24  # each answer decomposed once over both
+    rows = load_results(out)
+    assert len(rows) == 24 and {r.status for r in rows} == {"ok"}
+    reused = [r for r in rows if r.details.get("decomposition") == "pinned"]
+    assert reused  # decomposed before the budget stopped them, verified on resume
+    unfinished_first = {result_key(r) for r in budget}
+    assert {result_key(r) for r in reused} <= unfinished_first
+    assert len(reused) == pinned_first - (24 - len(budget))
+
+
+FACTORY = '''"""A user's client factory: an openai client configured from the environment."""
+
+import os
+
+import openai
+
+
+def make_client():
+    return openai.AsyncOpenAI(
+        base_url=os.environ["OPENAI_BASE_URL"], api_key=os.environ["RAY_TEST_JUDGE_KEY"]
+    )
+'''
+
+
+def test_a_judge_from_the_users_client_factory_scores_on_ray(
+    ray_cluster: ModuleType, worker_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (worker_path / "rc_client_factory.py").write_text(FACTORY)  # installed on every worker
+    monkeypatch.syspath_prepend(str(worker_path))
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    inputs = write_traces(tmp_path / "traces.jsonl", 6)
+    judge = "openai-client:rc_client_factory:make_client@fake-model"
+    with FakeModelServer() as server:
+        ScriptedJudge(server)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        _score(inputs, server, tmp_path / "local", "--judge", judge)
+        output = _score(inputs, server, tmp_path / "ray", "--judge", judge, "--engine", "ray")
+    local, ray = load_results(tmp_path / "local"), load_results(tmp_path / "ray")
+    assert len(ray) == 6 and {r.status for r in ray} == {"ok"}
+    assert _fields(ray) == _fields(local)
+    assert "ray: scoring on 2 worker(s)" in output
+    assert _files_holding(tmp_path / "ray", SECRET.encode()) == []
+
+
+PLUGIN = """from agent_eval.formatting import Formatter, NoParams
+
+
+class CountV1(Formatter[NoParams]):
+    name = "rc-count"
+    version = 1
+
+    def render(self, trace):
+        return " | ".join(m.content or "" for m in trace.messages)
+"""
+
+
+def test_a_formatter_from_formatter_path_and_workers_on_ray(
+    ray_cluster: ModuleType, tmp_path: Path
+) -> None:
+    plugin = tmp_path / "plugins"  # a file only the driver has: the workers get its code
+    plugin.mkdir()
+    (plugin / "rc_count.py").write_text(PLUGIN)
+    inputs = write_traces(tmp_path / "traces.jsonl", 6)
+    args = ("--formatter", "rc-count@1", "--formatter-path", str(plugin))
+    from agent_eval.formatting import formatters
+
+    try:
+        with FakeModelServer() as server:
+            ScriptedJudge(server)
+            _score(inputs, server, tmp_path / "local", *args)
+            output = _score(inputs, server, tmp_path / "ray", *args, "--engine", "ray",
+                            "--workers", "1")  # fmt: skip
+            assert any("#. | All set." in r.text for r in server.requests)  # rendered by it
+    finally:
+        formatters.unregister("rc-count@1")
+    local, ray = load_results(tmp_path / "local"), load_results(tmp_path / "ray")
+    assert len(ray) == 6 and {r.formatter for r in ray} == {"rc-count@1"}
+    assert _fields(ray) == _fields(local)
+    assert "ray: scoring on 1 worker(s)" in output
+
+
+def test_the_api_shows_progress_and_takes_workers_on_ray(
+    ray_cluster: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeModelServer() as server:
+        ScriptedJudge(server)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+        capsys.readouterr()
+        local = agent_eval.score(traces(9), judge="fake-model", progress=True)
+        shown_local = capsys.readouterr().err
+        ray = agent_eval.score(traces(9), judge="fake-model", engine="ray", workers=1,
+                               progress=True)  # fmt: skip
+        shown_ray = capsys.readouterr().err
+    assert _fields(ray.results) == _fields(local.results)
+    assert "scoring" in shown_local and "9/9" in shown_local
+    assert "scoring" in shown_ray and "9/9" in shown_ray  # the same display, for the run
+
+
+def test_workers_without_ray_is_refused(tmp_path: Path) -> None:
+    inputs = write_traces(tmp_path / "traces.jsonl", 2)
+    result = runner.invoke(app, ["score", str(inputs), "--metric", "tool_errors",
+                                 "--workers", "2", "--out", str(tmp_path / "out")])  # fmt: skip
+    assert result.exit_code == 2 and "--engine ray" in result.output
+    with pytest.raises(ConfigError, match='engine="ray"'):
+        agent_eval.score(traces(2), judge="fake-model", workers=2)
