@@ -15,6 +15,7 @@ point can name a light declaration whose implementation is imported on first use
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Callable, Iterator
 from importlib.metadata import EntryPoint, EntryPoints, entry_points
@@ -23,7 +24,7 @@ from typing import Any, Generic, TypeVar
 
 from agent_eval.errors import ConfigError, UnknownPluginError
 
-__all__ = ["Registry"]
+__all__ = ["Registry", "public_path"]
 
 T = TypeVar("T")
 
@@ -172,3 +173,27 @@ class Registry(Generic[T]):
         if isinstance(name, str) and name not in self._items:
             self._load_one(name)
         return name in self._items
+
+
+def public_path(cls: type) -> str:
+    """``MODULE:QUALNAME`` of ``cls`` by the public face it is imported from.
+
+    Implementation modules are private (``agent_eval.judges._openai_judge``); the public path
+    is the longest prefix of ``cls.__module__`` without a ``_``-part whose module exports
+    ``cls`` under its own name (``agent_eval.judges:OpenAIJudge``). A class no face exports
+    (a third-party plugin, or one kept private) is named by its own module.
+
+    Args:
+        cls: A class.
+
+    Returns:
+        ``"agent_eval.judges:OpenAIJudge"``-style text, for listings and messages.
+    """
+    parts = cls.__module__.split(".")
+    public = list(itertools.takewhile(lambda part: not part.startswith("_"), parts))
+    if len(public) < len(parts):
+        for end in range(len(public), 0, -1):
+            module = sys.modules.get(".".join(public[:end]))
+            if module is not None and getattr(module, cls.__qualname__, None) is cls:
+                return f"{module.__name__}:{cls.__qualname__}"
+    return f"{cls.__module__}:{cls.__qualname__}"

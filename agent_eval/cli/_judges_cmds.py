@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from agent_eval._plugins import public_path
 from agent_eval.cli._app import app
 from agent_eval.cli._help_format import HelpCommand
 from agent_eval.cli._json_output import JudgeEntry, JudgesPayload, emit_json
@@ -36,7 +37,7 @@ def _entries() -> list[JudgeEntry]:
     return [
         JudgeEntry(
             kind=name,
-            cls=f"{cls.__module__}:{cls.__qualname__}",
+            cls=public_path(cls),
             cli=cls.from_settings.__func__ is not Judge.from_settings.__func__,  # type: ignore[attr-defined]
             summary=(cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else "",
         )

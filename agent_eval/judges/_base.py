@@ -22,7 +22,7 @@ from typing import Any, Generic, TypeVar
 import orjson
 from pydantic import BaseModel
 
-from agent_eval._plugins import Registry
+from agent_eval._plugins import Registry, public_path
 from agent_eval.errors import ConfigError
 
 __all__ = ["Judge", "JudgeReply", "JudgeRequest", "JudgeSettings", "judges"]
@@ -179,7 +179,7 @@ class Judge(ABC):
 
         """
         raise ConfigError(
-            f"judge {settings.kind!r} ({cls.__module__}.{cls.__qualname__}) cannot be built "
+            f"judge {settings.kind!r} ({public_path(cls)}) cannot be built "
             "from --judge or a [judge] table: it does not implement Judge.from_settings; "
             "use it from Python (agent_eval.score(judge=...))"
         )

@@ -283,6 +283,8 @@ def test_third_party_judge_is_discovered_and_used(
         "summary": "",
     }
     assert by_kind["pyonly"]["cli"] is False and by_kind["openai"]["cli"] is True
+    # built-ins by the public face users import them from, not their private module
+    assert by_kind["openai"]["cls"] == "agent_eval.judges:OpenAIJudge"
     refused = run("score", inputs, "--judge", "pyonly", "--out", str(tmp_path / "o2"))
     assert refused.returncode == 2
     assert "does not implement Judge.from_settings" in refused.stderr
