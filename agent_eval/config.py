@@ -47,6 +47,7 @@ An API key is never read from the file: ``api-key`` there is an error that says 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -362,8 +363,20 @@ def load_config(path: Path | None = None, **overrides: Any) -> ScoreConfig:
         return ScoreConfig.model_validate(settings)
     except ValidationError as exc:
         where = f"{path} [score] or the command line" if path else "the command line"
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']} (got {e.get('input')!r})"
-            for e in exc.errors()
-        )
+        problems = "; ".join(_problem(e) for e in exc.errors())
         raise ConfigError(f"invalid setting in {where}: {problems}") from None
+
+
+def _problem(error: Mapping[str, Any]) -> str:
+    """One validation error as ``KEY: message (got VALUE)``, for people.
+
+    Pydantic's ``Value error, `` prefix is dropped; a check across settings (no key) gives its
+    message alone, not the whole table it saw; the value is not repeated when the message
+    already quotes it.
+    """
+    message = str(error["msg"]).removeprefix("Value error, ")
+    key = ".".join(str(part) for part in error["loc"])
+    if not key:
+        return message
+    got = repr(error.get("input"))
+    return f"{key}: {message}" if got in message else f"{key}: {message} (got {got})"

@@ -88,3 +88,27 @@ def test_redact_url_hides_credentials_only() -> None:
     )
     assert redact_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
     assert redact_url(None) is None
+
+
+def test_a_check_across_settings_says_its_message_alone(tmp_path: Path) -> None:
+    # fresh-user trial: "--workers 2" without Ray printed ": : Value error, ... (got {...the
+    # whole table, PosixPath and all...})"; now the message alone
+    with pytest.raises(ConfigError) as caught:
+        load_config(None, workers=2)
+    assert str(caught.value) == (
+        "invalid setting in the command line: workers sizes the actor pool of a Ray run: give it "
+        "with --engine ray (one process scores with --concurrency)"
+    )
+
+
+def test_a_message_that_quotes_the_value_does_not_repeat_it() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(None, engine="bogus")
+    text = str(caught.value)
+    assert text.startswith("invalid setting in the command line: engine: unknown engine 'bogus';")
+    assert text.count("'bogus'") == 1 and "Value error" not in text
+    with pytest.raises(ConfigError) as caught:
+        load_config(None, concurrency=0)
+    assert str(caught.value).endswith(
+        "concurrency: Input should be greater than or equal to 1 (got 0)"
+    )
