@@ -23,6 +23,8 @@ Example::
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -237,8 +239,11 @@ def score(traces: Iterable[AgentTrace], **options: Any) -> RunSummary:
 
     Raises:
         RuntimeError: called from a running event loop.
+        TypeError: an option :func:`ascore` does not take (named, with the closest one), before
+            anything runs.
 
     """
+    _check_options(options)
 
     async def run_and_close() -> RunSummary:
         try:
@@ -249,3 +254,13 @@ def score(traces: Iterable[AgentTrace], **options: Any) -> RunSummary:
                 await judge.aclose()
 
     return event_loop.run(run_and_close())
+
+
+def _check_options(options: Mapping[str, Any]) -> None:
+    """Refuse a keyword :func:`ascore` does not take, naming the closest one it does."""
+    known = [name for name in inspect.signature(ascore).parameters if name != "traces"]
+    for name in options:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else f"; it takes {', '.join(known)}"
+            raise TypeError(f"agent_eval.score() got an unknown option {name!r}{hint}")

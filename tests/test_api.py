@@ -61,3 +61,14 @@ def test_configuration_errors_raise(monkeypatch: pytest.MonkeyPatch) -> None:
         agent_eval.score([], metric="nope", judge="m")
     with pytest.raises(JudgeNotConfiguredError):
         agent_eval.score([trace("a", done=True)], judge="gpt-4o-mini")
+
+
+def test_an_unknown_option_is_refused_before_anything_runs_naming_the_closest() -> None:
+    # fresh-user trial: score(..., metrics=[...]) raised from inside the event loop, naming ascore()
+    with pytest.raises(TypeError) as caught:
+        agent_eval.score([], judge="m", metrics=["goal_accuracy"])
+    assert str(caught.value) == (
+        "agent_eval.score() got an unknown option 'metrics' (did you mean 'metric'?)"
+    )
+    with pytest.raises(TypeError, match=r"unknown option 'zzz'; it takes metric, formatter, judge"):
+        agent_eval.score([], judge="m", zzz=1)
