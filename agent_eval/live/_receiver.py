@@ -330,6 +330,7 @@ class Receiver:
             "rescored": self.scorer.rescored,
             "conversations": self.scorer.tally(),
             "counters": dict(self.counters),
+            "ingest": self.ingest_summary(),
         }
         if self.durable is not None:
             body["ack_log"] = self.durable.summary()
@@ -520,6 +521,21 @@ class Receiver:
             "rescored": self.scorer.rescored,
             "conversations": self.scorer.tally(),
             "unscored": len(self.unscored),
+            "ingest": self.ingest_summary(),
+        }
+
+    def ingest_summary(self) -> dict[str, Any]:
+        """What ingest made of the accepted spans and logs, as ``agent-eval score`` counts it.
+
+        ``spans_used`` went into a conversation; ``spans_ignored`` and ``logs_ignored`` map a
+        reason (``no_genai_content``, ``log_without_span_context``, ...) to a count, so spans
+        that were accepted but made no conversation say why.
+        """
+        return {
+            "spans_used": self.report.spans_used,
+            "spans_ignored": dict(self.report.spans_ignored),
+            "logs_used": self.report.logs_used,
+            "logs_ignored": dict(self.report.logs_ignored),
         }
 
 

@@ -307,3 +307,33 @@ def test_shutdown_scores_what_it_holds_and_persists_what_the_judge_cannot_finish
     ]
     assert [t.conversation_id for t in unscored] == ["stuck"]
     assert "STUCK here" in unscored[0].messages[1].content
+
+
+def test_accepted_spans_that_make_no_conversation_say_why(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    # fresh-user trial: two spans accepted, 0 conversations, and nothing said why
+    plain = {
+        "traceId": f"{7:032x}",
+        "spanId": f"{7:016x}",
+        "name": "GET /health",
+        "startTimeUnixNano": "1",
+        "endTimeUnixNano": "2",
+    }
+    body = orjson.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [plain]}]}]})
+    with live_receiver(fake_server, tmp_path / "out") as live:
+        reply = requests.post(
+            f"{live.url}/v1/traces",
+            data=body,
+            headers={"Content-Type": "application/json"},
+            timeout=10,
+        )
+        assert reply.status_code == 200
+        live.wait_idle()
+        health = requests.get(f"{live.url}/healthz", timeout=10).json()
+        summary = live.receiver.summary()
+    assert health["counters"]["spans_accepted"] == 1
+    assert health["conversations"]["received"] == 0
+    assert health["ingest"]["spans_used"] == 0
+    assert health["ingest"]["spans_ignored"] == {"no_genai_content": 1}
+    assert summary["ingest"] == health["ingest"]
