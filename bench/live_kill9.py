@@ -22,12 +22,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import re
 import signal
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -37,28 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import requests
-
-CLI = "from agent_eval.cli import main; main()"
-
-
-def _serve(tmp: Path, base_url: str, *flags: str) -> tuple[subprocess.Popen[str], int]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OTEL_"))}
-    env["AGENT_EVAL_CACHE_PATH"] = str(tmp / "judge-cache.db")
-    process = subprocess.Popen(
-        [sys.executable, "-c", CLI, "serve", "--port", "0", "--judge", "fake-model",
-         "--base-url", base_url, "--idle", "1", "--after-root", "0.2", *flags],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp,
-    )  # fmt: skip
-    assert process.stderr is not None
-    while True:
-        line = process.stderr.readline()
-        found = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
-        if found:
-            threading.Thread(target=process.stderr.read, daemon=True).start()
-            return process, int(found.group(1))
-        if not line and process.poll() is not None:
-            raise SystemExit("serve did not start")
+from _live_serve import start_serve, wait_idle
 
 
 def _agent(
@@ -113,15 +88,6 @@ def _agent(
     provider.shutdown()
 
 
-def _idle(port: int, timeout: float = 300) -> None:
-    deadline, quiet = time.monotonic() + timeout, 0
-    while time.monotonic() < deadline and quiet < 10:
-        health = requests.get(f"http://127.0.0.1:{port}/healthz", timeout=10).json()
-        busy = health["pending_traces"] or health["backlog"]
-        quiet = 0 if busy else quiet + 1
-        time.sleep(0.2)
-
-
 def _rows(out: Path) -> tuple[set[str], int, int]:
     """Conversations with rows, rows written twice (JSONL), rows superseded (SQLite)."""
     from agent_eval.run._store import load_superseded
@@ -146,7 +112,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         judge.add_rule(Structured({"user_goal": "g", "end_state": "e"}), schema="GoalAndOutcome")
         judge.add_rule(Structured({"reason": "r", "verdict": "1"}), schema="OutcomeComparison")
         tmp, out = Path(t), Path(t) / "out"
-        first, port = _serve(tmp, judge.base_url, "--out", str(out))
+        first, port = start_serve(tmp, judge.base_url, "--out", str(out), idle=1, after_root=0.2)
         acked: Counter[str] = Counter()
         spans: Counter[str] = Counter()
         url = f"http://127.0.0.1:{port}/v1/traces"
@@ -161,8 +127,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         stop.set()
         sender.join()
         log_files = sorted(p.name for p in (out / "ack-log").glob("*"))
-        second, port = _serve(tmp, judge.base_url, "--resume", str(out))
-        _idle(port)
+        second, port = start_serve(
+            tmp, judge.base_url, "--resume", str(out), idle=1, after_root=0.2
+        )
+        wait_idle(port, poll=0.2)
         second.send_signal(signal.SIGTERM)
         stdout, _ = second.communicate(timeout=120)
         summary = json.loads(stdout.strip().splitlines()[-1])

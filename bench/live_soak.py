@@ -28,10 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -41,33 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import requests
-
-CLI = "from agent_eval.cli import main; main()"
-
-
-def _serve(
-    tmp: Path, base_url: str, src: str | None, *flags: str
-) -> tuple[subprocess.Popen[str], int]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OTEL_"))}
-    env["AGENT_EVAL_CACHE_PATH"] = str(tmp / "judge-cache.db")
-    if src is not None:  # another checkout's package first on the path
-        env["PYTHONPATH"] = src
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-    process = subprocess.Popen(
-        [sys.executable, "-c", CLI, "serve", "--port", "0", "--judge", "fake-model",
-         "--base-url", base_url, "--idle", "2", "--after-root", "0.5", *flags],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp,
-    )  # fmt: skip
-    assert process.stderr is not None
-    while True:
-        line = process.stderr.readline()
-        found = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
-        if found:
-            threading.Thread(target=process.stderr.read, daemon=True).start()
-            return process, int(found.group(1))
-        if not line and process.poll() is not None:
-            raise SystemExit("serve did not start")
+from _live_serve import health, start_serve, wait_idle
 
 
 def _rss_mb(pid: int) -> float:
@@ -160,19 +131,6 @@ class _Agent:
         self.provider.shutdown()
 
 
-def _health(port: int) -> dict[str, Any]:
-    reply: dict[str, Any] = requests.get(f"http://127.0.0.1:{port}/healthz", timeout=10).json()
-    return reply
-
-
-def _idle(port: int, timeout: float = 300) -> None:
-    deadline, quiet = time.monotonic() + timeout, 0
-    while time.monotonic() < deadline and quiet < 10:
-        health = _health(port)
-        quiet = 0 if health["pending_traces"] or health["backlog"] else quiet + 1
-        time.sleep(0.3)
-
-
 def _slope(samples: list[tuple[float, float]]) -> float:
     """MB per minute, least squares over ``(seconds, MB)``."""
     if len(samples) < 2:
@@ -194,7 +152,7 @@ def soak(args: argparse.Namespace, seconds: float, src: str | None) -> dict[str,
         judge.add_rule(Structured({"reason": "r", "verdict": "1"}), schema="OutcomeComparison")
         tmp = Path(t)
         flags = ("--out", str(tmp / "out"), "--max-buffer-mb", str(args.max_buffer_mb))
-        process, port = _serve(tmp, judge.base_url, src, *flags)
+        process, port = start_serve(tmp, judge.base_url, *flags, idle=2, after_root=0.5, src=src)
         time.sleep(2)
         idle_rss = _rss_mb(process.pid)
         sent: Counter[str] = Counter()
@@ -218,15 +176,15 @@ def soak(args: argparse.Namespace, seconds: float, src: str | None) -> dict[str,
             stop.set()
             for thread in threads:
                 thread.join()
-        _idle(port)
-        health = _health(port)
+        wait_idle(port, poll=0.3)
+        final = health(port)
         end_rss = _rss_mb(process.pid)
         process.send_signal(signal.SIGTERM)
         stdout, _ = process.communicate(timeout=300)
         summary = json.loads(stdout.strip().splitlines()[-1])
         after = [(t, r) for t, r in samples if t >= args.warmup]
         warm = after[0][1] if after else idle_rss
-        evicted = health.get("evicted_conversations")
+        evicted = final.get("evicted_conversations")
         return {
             "code": src or "this checkout",
             "seconds": seconds,
@@ -250,7 +208,7 @@ def soak(args: argparse.Namespace, seconds: float, src: str | None) -> dict[str,
             ],
             "samples_after_warmup": len(after),
             "max_buffer_mb": args.max_buffer_mb,
-            "held_bytes_end": health["held_bytes"],
+            "held_bytes_end": final["held_bytes"],
             "evicted_conversations_on_disk": evicted,
         }
 
