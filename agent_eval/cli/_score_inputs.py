@@ -101,7 +101,7 @@ def read_inputs_on_ray(
     """:func:`read_inputs`, with the files read and regrouped on Ray (``--engine ray``).
 
     Joins the cluster (``address``, else ``$RAY_ADDRESS``, else a local one), reads with the
-    ingest stages as a Ray Data pipeline (:mod:`agent_eval.run.cluster._inputs`; local paths
+    ingest stages as Ray tasks (:mod:`agent_eval.run.cluster._inputs`; local paths
     and object-store URLs) and prints the same accounting.
 
     Raises:

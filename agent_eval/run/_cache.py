@@ -30,7 +30,7 @@ import asyncio
 import hashlib
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -244,23 +244,26 @@ class JudgeCache:
 
     def put(self, key: str, entry: CacheEntry) -> None:
         """Store (or replace) ``entry`` under ``key``; durable when this returns."""
-        created = datetime.now(UTC).isoformat(timespec="seconds")
-        self._run(
-            "INSERT OR REPLACE INTO judge_calls (key, model, output, input_tokens, "
-            "output_tokens, raw_reply, created_at, usage_known, endpoint) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                key,
-                entry.model,
-                entry.output,
-                entry.input_tokens,
-                entry.output_tokens,
-                entry.raw_reply,
-                created,
-                int(entry.usage_known),
-                entry.endpoint,
-            ),
-        )
+        self._run(_PUT, _row(key, entry))
+
+    def put_many(self, items: Sequence[tuple[str, CacheEntry]]) -> None:
+        """:meth:`put` of each ``(key, entry)`` in one transaction; durable when this returns.
+
+        Raises:
+            StoreError: the file cannot be written (nothing of ``items`` is stored).
+
+        """
+        rows = [_row(key, entry) for key, entry in items]
+        try:
+            self._db.execute("BEGIN")  # autocommit connection: one transaction for the batch
+            try:
+                self._db.executemany(_PUT, rows)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: judge-call cache error: {exc}") from exc
 
     async def lookup(self, key: str) -> CacheEntry | None:
         """:meth:`get`, as a :class:`CacheBackend` (a local file answers at once)."""
@@ -330,6 +333,27 @@ class JudgeCache:
             return self._db.execute(sql, params)
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: judge-call cache error: {exc}") from exc
+
+
+_PUT = (
+    "INSERT OR REPLACE INTO judge_calls (key, model, output, input_tokens, output_tokens, "
+    "raw_reply, created_at, usage_known, endpoint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _row(key: str, entry: CacheEntry) -> tuple[Any, ...]:
+    created = datetime.now(UTC).isoformat(timespec="seconds")
+    return (
+        key,
+        entry.model,
+        entry.output,
+        entry.input_tokens,
+        entry.output_tokens,
+        entry.raw_reply,
+        created,
+        int(entry.usage_known),
+        entry.endpoint,
+    )
 
 
 _PRICES_SCHEMA = """

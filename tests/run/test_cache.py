@@ -44,6 +44,19 @@ def test_entries_round_trip_and_survive_reopening(tmp_path: Path) -> None:
     assert mode == "wal"
 
 
+def test_put_many_stores_a_batch_in_one_transaction_or_none_of_it(tmp_path: Path) -> None:
+    path = tmp_path / "c.db"
+    entries = [(f"k{i}", CacheEntry("m", f'{{"x": {i}}}', 10 + i, 2, "raw")) for i in range(5)]
+    with JudgeCache(path) as cache:
+        cache.put_many(entries)
+        assert len(cache) == 5 and cache.get("k3") == entries[3][1]
+        with pytest.raises(StoreError, match="judge-call cache error"):
+            cache.put_many([("k9", entries[0][1]), ("k10", CacheEntry("m", None, 1, 1, "r"))])  # type: ignore[arg-type]
+        assert cache.get("k9") is None and len(cache) == 5  # rolled back whole
+    with JudgeCache(path) as again:  # durable
+        assert again.get("k4") == entries[4][1]
+
+
 def test_unusable_file_is_a_store_error(tmp_path: Path) -> None:
     bad = tmp_path / "not-a-db"
     bad.write_bytes(b"this is not sqlite" * 100)

@@ -9,7 +9,8 @@ stays one process. Nothing here imports Ray until a run goes to it.
   calls in flight and the budget, and the gate every worker asks;
 - :mod:`~agent_eval.run.cluster._shared_cache`: one actor per run holding the judge-call cache;
 - :mod:`~agent_eval.run.cluster._scorers`: the scoring workers;
-- :mod:`~agent_eval.run.cluster._inputs`: reading and regrouping the inputs with Ray Data.
+- :mod:`~agent_eval.run.cluster._coalesce`: one actor call at a time for a worker's many callers;
+- :mod:`~agent_eval.run.cluster._inputs`: reading and regrouping the inputs as Ray tasks.
 """
 
 from agent_eval.run.cluster._executor import RayExecutor, RayOptions, require_ray

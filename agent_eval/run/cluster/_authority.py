@@ -33,6 +33,7 @@ from agent_eval.errors import BudgetExhausted, ConfigError
 from agent_eval.judges._base import JudgeRequest
 from agent_eval.run._budget import Budget, planned_tokens
 from agent_eval.run._ratelimit import estimate_tokens
+from agent_eval.run.cluster._coalesce import Coalescer
 
 __all__ = ["AuthorityGate", "EndpointLimits", "RunAuthority"]
 
@@ -94,6 +95,14 @@ class _Endpoint:
                     continue
             self.leases[ticket] = time.monotonic()
             self.peak = max(self.peak, len(self.leases))
+
+    def rates_free(self, estimate: int) -> bool:
+        """Whether both rate limits have room now for one request of ``estimate`` tokens."""
+        if self.tokens is not None and not self.tokens.has_capacity(
+            min(estimate, self.tokens.max_rate)
+        ):
+            return False
+        return self.requests is None or self.requests.has_capacity()
 
     async def rates(self, estimate: int) -> None:
         """Wait until both rate limits have room for one request of ``estimate`` tokens."""
@@ -173,6 +182,35 @@ class RunAuthority:
         self.admitted += 1
         return ticket, None
 
+    async def admit_many(
+        self, endpoint: str, requests: list[tuple[int, int, int]]
+    ) -> list[tuple[int, str | None]]:
+        """:meth:`admit` for a worker's waiting requests: the first waits, the others don't.
+
+        Args:
+            endpoint: The judge endpoint (bare) the calls go to.
+            requests: ``(estimate, prompt, completion)`` per request, in the order asked.
+
+        Returns:
+            The answers of the first ``n >= 1`` requests, in order (as :meth:`admit`): the
+            first when it is admitted (or refused), then each next one while a slot is free
+            and both rate limits have room at once. The worker asks again for the rest.
+
+        """
+        answers = [await self.admit(endpoint, *requests[0])]
+        slot = self._endpoint(endpoint)
+        for estimate, prompt, completion in requests[1:]:
+            if len(slot.leases) >= slot.limits.in_flight or not slot.rates_free(estimate):
+                break
+            answers.append(await self.admit(endpoint, estimate, prompt, completion))
+        return answers
+
+    async def release_many(self, calls: list[tuple[int, int, int]]) -> list[None]:
+        """:meth:`release` for each ``(ticket, input_tokens, output_tokens)``."""
+        for ticket, input_tokens, output_tokens in calls:
+            await self.release(ticket, input_tokens, output_tokens)
+        return [None] * len(calls)
+
     def _unreserve(self, ticket: int) -> str | None:
         endpoint, tokens, cost = self._reserved.pop(ticket, ("", 0, 0.0))
         self.budget.reserved_tokens -= tokens
@@ -203,6 +241,11 @@ class RunAuthority:
 class AuthorityGate:
     """A worker's :class:`~agent_eval.run._call_gate.CallGate`: asks the run's authority actor.
 
+    The requests of a worker waiting at once go to the authority together
+    (:class:`~agent_eval.run.cluster._coalesce.Coalescer`: :meth:`RunAuthority.admit_many`,
+    :meth:`RunAuthority.release_many`), one actor call at a time each way, so the authority is
+    asked about once per batch of calls in flight rather than twice per call.
+
     Args:
         authority: The handle of the run's :class:`RunAuthority` actor.
         endpoint: The judge endpoint (bare) this worker's judge asks.
@@ -213,13 +256,34 @@ class AuthorityGate:
 
     def __init__(self, authority: Any, endpoint: str, budget: Budget) -> None:
         self.authority, self.endpoint, self.budget = authority, endpoint, budget
+        self.admissions: Coalescer[tuple[int, int, int], tuple[int, str | None]] = Coalescer(
+            self._admit, orphan=self._give_back
+        )
+        self.releases: Coalescer[tuple[int, int, int], None] = Coalescer(self._release)
+        self._orphans: set[asyncio.Task[None]] = set()
+
+    async def _admit(self, requests: list[tuple[int, int, int]]) -> list[tuple[int, str | None]]:
+        answers: list[tuple[int, str | None]] = await self.authority.admit_many.remote(
+            self.endpoint, requests
+        )
+        return answers
+
+    async def _release(self, calls: list[tuple[int, int, int]]) -> list[None]:
+        done: list[None] = await self.authority.release_many.remote(calls)
+        return done
+
+    def _give_back(self, answer: tuple[int, str | None]) -> None:
+        """Release the ticket of a caller that stopped waiting (nothing was sent)."""
+        ticket, _ = answer
+        if ticket:
+            task = asyncio.get_running_loop().create_task(self.releases((ticket, 0, 0)))
+            self._orphans.add(task)
+            task.add_done_callback(self._orphans.discard)
 
     async def admit(self, request: JudgeRequest) -> object:
         """Ask the authority; raise :class:`BudgetExhausted` when it refuses."""
         prompt, completion = planned_tokens(request)
-        ticket, refused = await self.authority.admit.remote(
-            self.endpoint, estimate_tokens(request), prompt, completion
-        )
+        ticket, refused = await self.admissions((estimate_tokens(request), prompt, completion))
         if refused is not None:
             self.budget.exhausted = True
             self.budget.refused_calls += 1
@@ -228,4 +292,6 @@ class AuthorityGate:
 
     async def release(self, ticket: object, input_tokens: int, output_tokens: int) -> None:
         """Tell the authority what the call used."""
-        await self.authority.release.remote(ticket, input_tokens, output_tokens)
+        if not isinstance(ticket, int):
+            raise TypeError(f"not a ticket of this gate: {ticket!r}")
+        await self.releases((ticket, input_tokens, output_tokens))

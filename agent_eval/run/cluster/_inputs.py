@@ -1,31 +1,47 @@
-"""Reading a run's inputs on Ray: one task per file, then the two regroupings, with Ray Data.
+"""Reading a run's inputs on Ray: one task per file, then the two regroupings, as Ray tasks.
 
-The public ingest stages (:mod:`agent_eval.ingest._stages`) run as a Ray Data pipeline::
+The public ingest stages (:mod:`agent_eval.ingest._stages`) run as three rounds of Ray tasks,
+the two regroupings being hash partitions of the stages' values (``P`` partitions, the
+cluster's CPUs)::
 
-    input files -> map(read_input)                      one row per file
-      -> flat_map(trace_pieces)                         one row per (file, trace id)
-      -> groupby(trace id).map_groups(assemble_trace)   one row per (trace, group key)
-      -> groupby(key).map_groups(assemble_conversations) one row per group
+    read_input(file) + trace_pieces      one task per file    -> P buckets of TracePiece,
+                                                                  by hash of trace id
+    assemble_trace per trace id          one task per bucket  -> P buckets of TraceParts,
+                                                                  by hash of group key
+    assemble_conversations per key       one task per bucket  -> its conversations, sorted by
+                                                                  conversation_order, streamed
 
-and the driver merges the accounting of every stage (:func:`merge_reports`) and takes the
-conversations in the order of their first span over the inputs (the order one process reads
-them). The conversations are those ``ingest()`` gives for the same inputs (the stages'
-contract), whatever the files a trace or a conversation is split over.
+and the driver merges the accounting of every stage (:func:`merge_reports`) and the sorted
+streams of the partitions into ``ingest()``'s order (:func:`conversation_order`; whole
+conversations of chat-log files first, in input order). The conversations are those
+``ingest()`` gives for the same inputs (the stages' contract), whatever the files a trace or
+a conversation is split over. A partition's conversations travel in chunks of
+:data:`CHUNK` through the object store (which spills to disk), so the driver holds one chunk
+per partition, not the run.
+
+Why tasks and not Ray Data: the stages' values are Python objects, a few per trace, and Ray
+Data turns every one into a row of an Arrow block and shuffles row by row. Over 2,000
+conversations in 20 files, its pipeline (map, two hash groupbys, a sort) took 48-54 s on two
+CPUs, where one process ingests the same files in 2.6 s (``bench/scale_ray.py``); the tasks
+move a few objects per file and partition.
 
 Inputs are local paths (files, directories, globs: each worker must see them, e.g. a shared
 volume) or object-store URLs (``s3://bucket/prefix/``, ``gs://...``, ``abfs://...``, or
 ``file://`` for a local one): a URL names a file or a prefix whose files are read in name
-order, through pyarrow's filesystems (installed with Ray Data; credentials from the
+order, through pyarrow's filesystems (installed with the ``ray`` extra; credentials from the
 environment, as pyarrow reads them). Each URL file is copied to a temporary file on the
-worker that reads it, and its rows name the URL.
+worker that reads it, and its accounting names the URL.
 """
 
 from __future__ import annotations
 
+import heapq
 import os
 import tempfile
+import zlib
+from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -35,18 +51,23 @@ from agent_eval.ingest._accounting import IngestReport
 from agent_eval.ingest._stages import (
     InputPart,
     TraceParts,
+    TracePiece,
     assemble_conversations,
     assemble_trace,
+    conversation_order,
     input_files,
     merge_reports,
     read_input,
     trace_pieces,
 )
 
-__all__ = ["ClusterInputs", "expand_inputs", "is_url", "read_on_ray"]
+__all__ = ["CHUNK", "ClusterInputs", "expand_inputs", "is_url", "read_on_ray"]
 
-_NO_KEY = "\x00no-group"
-"""The group of traces that belong to none (log records only): their accounting travels."""
+CHUNK = 256
+"""Conversations per object a partition streams to the driver."""
+
+Rank = tuple[int, int, int]
+"""Where ``ingest()`` puts a conversation (:func:`conversation_order`)."""
 
 
 def is_url(path: str) -> bool:
@@ -85,11 +106,10 @@ def _list_url(url: str) -> list[str]:
     return [f"{scheme}://{name}" if scheme != "file" else f"file://{name}" for name in names]
 
 
-def _read(row: dict[str, Any], fmt: str) -> dict[str, Any]:
-    """Stage 1 (a task per file): the file's :class:`InputPart` (a URL copied first)."""
-    path, index = str(row["path"]), int(row["index"])
+def _read(path: str, index: int, fmt: str) -> InputPart:
+    """The file's :class:`InputPart` (a URL copied to a temporary file first)."""
     if not is_url(path):
-        return {"part": read_input(path, format=fmt, index=index)}
+        return read_input(path, format=fmt, index=index)
     from pyarrow import fs
 
     filesystem, where = fs.FileSystem.from_uri(path)
@@ -101,7 +121,7 @@ def _read(row: dict[str, Any], fmt: str) -> dict[str, Any]:
                 target.write(chunk)
         part = read_input(local, format=fmt, index=index)
     _rename(part, local, path)
-    return {"part": part}
+    return part
 
 
 def _rename(part: InputPart, local: str, url: str) -> None:
@@ -112,52 +132,91 @@ def _rename(part: InputPart, local: str, url: str) -> None:
             file.path = url
 
 
-def _pieces(row: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"trace_id": p.trace_id, "piece": p} for p in trace_pieces(row["part"])]
-
-
-def _trace(batch: dict[str, Any]) -> dict[str, list[Any]]:
-    """Stage 2 (a task per trace id): one row per group key of the assembled trace."""
-    parts: TraceParts = assemble_trace(list(batch["piece"]))
-    keys = list(parts.keys) or [_NO_KEY]
-    return {
-        "key": keys,
-        "seq": [parts.seq] * len(keys),
-        "parts": [_Trace(parts if parts.keys else None, None) for _ in keys[1:]]
-        + [_Trace(parts if parts.keys else None, parts.report)],
-    }
+def _partition(key: str, partitions: int) -> int:
+    """The partition of ``key`` (a stable hash: Python's own differs between processes)."""
+    return zlib.crc32(key.encode("utf-8", "surrogatepass")) % partitions
 
 
 @dataclass
-class _Trace:
-    """One trace's parts for one group key; its accounting on one of its rows only."""
+class _Head:
+    """What a file gave besides its traces: its accounting and whole conversations."""
 
-    parts: TraceParts | None
-    report: IngestReport | None
-
-
-def _group(batch: dict[str, Any], orphan_choices: dict[str, int]) -> dict[str, list[Any]]:
-    """Stage 3 (a task per group key): the group's conversations and accounting."""
-    key = str(batch["key"][0])
-    reports = [t.report for t in batch["parts"] if t.report is not None]
-    parts = [t.parts for t in batch["parts"] if t.parts is not None]
-    conversations: list[AgentTrace] = []
-    if key != _NO_KEY and parts:
-        report = IngestReport()
-        conversations = assemble_conversations(
-            parts, key=key, report=report, orphan_choices=orphan_choices
-        )
-        reports.append(report)
-    seqs = [int(s) for s in batch["seq"] if int(s) >= 0]
-    return {"seq": [min(seqs, default=-1)], "group": [_Group(conversations, reports)]}
-
-
-@dataclass
-class _Group:
-    """What one group key gave: one value per row (a list would become an array column)."""
-
+    path: str
+    index: int
+    report: IngestReport
     conversations: list[AgentTrace]
-    reports: list[IngestReport]
+    orphan_choices: int
+    traces: int
+
+
+def _read_file(path: str, index: int, fmt: str, partitions: int) -> list[Any]:
+    """Round 1 (a task per file): its head, then its trace pieces in ``partitions`` buckets."""
+    part = _read(path, index, fmt)
+    buckets: list[list[TracePiece]] = [[] for _ in range(partitions)]
+    for piece in trace_pieces(part):
+        buckets[_partition(piece.trace_id, partitions)].append(piece)
+    head = _Head(
+        part.path, part.index, part.report, part.conversations, part.orphan_choices,
+        len(part.traces),
+    )  # fmt: skip
+    return [head, *buckets]
+
+
+def _assemble_traces(partitions: int, *buckets: list[TracePiece]) -> list[Any]:
+    """Round 2 (a task per trace partition): its traces assembled, by group key partition.
+
+    Returns:
+        The accounting of the traces (merged), then ``partitions`` buckets of
+        ``(key, TraceParts)``: a trace goes to each of its group keys.
+
+    """
+    pieces: dict[str, list[TracePiece]] = defaultdict(list)
+    for bucket in buckets:
+        for piece in bucket:
+            pieces[piece.trace_id].append(piece)
+    reports: list[IngestReport] = []
+    out: list[list[tuple[str, TraceParts]]] = [[] for _ in range(partitions)]
+    for of_trace in pieces.values():
+        parts = assemble_trace(of_trace)
+        reports.append(parts.report)
+        light = replace(parts, report=IngestReport())  # counted once, above
+        for key in parts.keys:
+            out[_partition(key, partitions)].append((key, light))
+    return [merge_reports(reports), *out]
+
+
+@dataclass
+class _Chunk:
+    """One object of a partition's stream: its accounting first, then ranked conversations."""
+
+    report: IngestReport | None = None
+    ranked: list[tuple[Rank, AgentTrace]] = field(default_factory=list)
+
+
+def _assemble_groups(
+    orphan_choices: dict[str, int], *buckets: list[tuple[str, TraceParts]]
+) -> Iterator[_Chunk]:
+    """Round 3 (a task per key partition): its groups' conversations, in ``ingest()``'s order.
+
+    Yields the partition's accounting (merged), then its conversations ranked by
+    :func:`conversation_order`, sorted, :data:`CHUNK` at a time.
+    """
+    groups: dict[str, list[TraceParts]] = defaultdict(list)
+    for bucket in buckets:
+        for key, parts in bucket:
+            groups[key].append(parts)
+    reports: list[IngestReport] = []
+    ranked: list[tuple[Rank, AgentTrace]] = []
+    for key, group in groups.items():
+        report = IngestReport()
+        made = assemble_conversations(group, key=key, report=report, orphan_choices=orphan_choices)
+        ranked.extend((conversation_order(c, group), c) for c in made)
+        reports.append(report)
+    groups.clear()
+    ranked.sort(key=lambda item: item[0])
+    yield _Chunk(report=merge_reports(reports))
+    for start in range(0, len(ranked), CHUNK):
+        yield _Chunk(ranked=ranked[start : start + CHUNK])
 
 
 @dataclass
@@ -166,8 +225,8 @@ class ClusterInputs:
 
     Attributes:
         report: Every stage's accounting merged (what ``ingest()`` reports).
-        conversations: The conversations, in the order of their first span over the inputs
-            (whole conversations of chat-log files first, file by file).
+        conversations: The conversations in ``ingest()``'s order (whole conversations of
+            chat-log files first, file by file; then by :func:`conversation_order`).
 
     """
 
@@ -175,45 +234,45 @@ class ClusterInputs:
     conversations: Iterator[AgentTrace]
 
 
-def read_on_ray(ray: ModuleType, paths: Sequence[str], fmt: str = "auto") -> ClusterInputs:
-    """Read ``paths`` with the ingest stages as a Ray Data pipeline (see the module docstring).
+def read_on_ray(
+    ray: ModuleType, paths: Sequence[str], fmt: str = "auto", *, partitions: int | None = None
+) -> ClusterInputs:
+    """Read ``paths`` with the ingest stages as Ray tasks (see the module docstring).
 
     The caller joined the cluster. The conversations stream from the cluster as they are
     taken.
+
+    Args:
+        ray: The ``ray`` module, initialized.
+        paths: Files, directories, globs (local) or object-store URLs.
+        fmt: The input format (``auto``: each file's container detected).
+        partitions: Partitions of each regrouping (default: the cluster's CPUs).
+
     """
-    context = ray.data.DataContext.get_current()
-    context.enable_progress_bars = False  # the CLI prints the accounting itself
-    shuffle = max(int(ray.cluster_resources().get("CPU", 1)), 1)  # few, small partitions
+    count = partitions or max(int(ray.cluster_resources().get("CPU", 1)), 1)
     files = expand_inputs(paths)
-    rows = [{"path": path, "index": index} for index, path in enumerate(files)]
-    read = ray.data.from_items(rows, override_num_blocks=max(len(rows), 1))
-    parts = read.map(_read, fn_kwargs={"fmt": fmt}).materialize()
-    first = [row["part"] for row in parts.iter_rows()]
-    first.sort(key=lambda part: part.index)
-    choices = {p.path: p.orphan_choices for p in first if p.orphan_choices}
-    whole = [c for part in first for c in part.conversations]
-    if not any(part.traces for part in first):  # whole conversations only: nothing to rejoin
-        return ClusterInputs(
-            report=merge_reports(p.report for p in first), conversations=iter(whole)
-        )
-    groups = (
-        parts.flat_map(_pieces)
-        .groupby("trace_id", num_partitions=shuffle)
-        .map_groups(_trace, batch_format="numpy")
-        .groupby("key", num_partitions=shuffle)
-        .map_groups(_group, batch_format="numpy", fn_kwargs={"orphan_choices": choices})
-        .materialize()
-    )
-    reports = [p.report for p in first]
-    for row in groups.select_columns(["group"]).iter_rows():
-        reports.extend(row["group"].reports)
-    return ClusterInputs(
-        report=merge_reports(reports),
-        conversations=_in_order(whole, groups),
-    )
+    read = ray.remote(_read_file).options(num_returns=count + 1)
+    outs = [read.remote(path, index, fmt, count) for index, path in enumerate(files)]
+    heads: list[_Head] = ray.get([out[0] for out in outs])
+    whole = [((0, h.index, n), c) for h in heads for n, c in enumerate(h.conversations)]
+    reports = [h.report for h in heads]
+    if not any(h.traces for h in heads):  # whole conversations only: nothing to rejoin
+        return ClusterInputs(merge_reports(reports), (c for _, c in whole))
+    traces = ray.remote(_assemble_traces).options(num_returns=count + 1)
+    mids = [traces.remote(count, *[out[1 + j] for out in outs]) for j in range(count)]
+    del outs
+    groups = ray.remote(_assemble_groups).options(num_returns="streaming")
+    choices = {h.path: h.orphan_choices for h in heads if h.orphan_choices}
+    streams = [groups.remote(choices, *[mid[1 + k] for mid in mids]) for k in range(count)]
+    reports += ray.get([mid[0] for mid in mids])
+    del mids
+    reports += [ray.get(next(stream)).report for stream in streams]
+    parts = [_ranked(ray, stream) for stream in streams]
+    merged = heapq.merge(iter(whole), *parts, key=lambda item: item[0])
+    return ClusterInputs(merge_reports(reports), (c for _, c in merged))
 
 
-def _in_order(whole: list[AgentTrace], groups: Any) -> Iterator[AgentTrace]:
-    yield from whole
-    for row in groups.sort("seq").iter_rows():
-        yield from row["group"].conversations
+def _ranked(ray: ModuleType, stream: Any) -> Iterator[tuple[Rank, AgentTrace]]:
+    for ref in stream:
+        chunk: _Chunk = ray.get(ref)
+        yield from chunk.ranked

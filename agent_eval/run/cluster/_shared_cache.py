@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_eval.run._cache import CacheEntry, JudgeCache
+from agent_eval.run.cluster._coalesce import Coalescer
 
 __all__ = ["ActorCache", "SharedCache"]
 
@@ -60,6 +61,16 @@ class SharedCache:
         self._file.put(key, entry)
         self._written.append(key)
 
+    def get_many(self, keys: list[str]) -> list[CacheEntry | None]:
+        """:meth:`get` of each key, in order."""
+        return [self.get(key) for key in keys]
+
+    def put_many(self, items: list[tuple[str, CacheEntry]]) -> list[None]:
+        """:meth:`put` of each ``(key, entry)``, in one transaction; durable when this returns."""
+        self._file.put_many(items)
+        self._written.extend(key for key, _ in items)
+        return [None] * len(items)
+
     def written(self, start: int = 0, count: int = 1000) -> list[tuple[str, CacheEntry]]:
         """Entries this run wrote, in order, ``count`` from ``start`` (for the driver's copy)."""
         keys = self._written[start : start + count]
@@ -83,6 +94,10 @@ class SharedCache:
 class ActorCache:
     """A worker's :class:`~agent_eval.run._cache.CacheBackend` on the run's cache actor.
 
+    The lookups (and the stores) a worker makes while one is out go to the actor together
+    (:class:`~agent_eval.run.cluster._coalesce.Coalescer`: :meth:`SharedCache.get_many`,
+    :meth:`SharedCache.put_many`).
+
     Args:
         actor: The handle of the run's :class:`SharedCache` actor.
 
@@ -90,12 +105,21 @@ class ActorCache:
 
     def __init__(self, actor: Any) -> None:
         self.actor = actor
+        self.lookups: Coalescer[str, CacheEntry | None] = Coalescer(self._get)
+        self.stores: Coalescer[tuple[str, CacheEntry], None] = Coalescer(self._put)
+
+    async def _get(self, keys: list[str]) -> list[CacheEntry | None]:
+        entries: list[CacheEntry | None] = await self.actor.get_many.remote(keys)
+        return entries
+
+    async def _put(self, items: list[tuple[str, CacheEntry]]) -> list[None]:
+        done: list[None] = await self.actor.put_many.remote(items)
+        return done
 
     async def lookup(self, key: str) -> CacheEntry | None:
         """Ask the actor for ``key``."""
-        entry: CacheEntry | None = await self.actor.get.remote(key)
-        return entry
+        return await self.lookups(key)
 
     async def store(self, key: str, entry: CacheEntry) -> None:
         """Store ``entry`` in the actor (awaited: stored before the reply is used)."""
-        await self.actor.put.remote(key, entry)
+        await self.stores((key, entry))

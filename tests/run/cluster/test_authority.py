@@ -96,3 +96,32 @@ def test_limits_must_be_positive() -> None:
         EndpointLimits(requests_per_minute=0)
     with pytest.raises(ConfigError, match="in flight"):
         EndpointLimits(in_flight=0)
+
+
+async def test_a_worker_asks_once_for_the_calls_waiting_together() -> None:
+    # 32 calls at once through one gate: they go in one admit_many and one release_many
+    # (they end together), not 64 actor calls
+    authority = RunAuthority(EndpointLimits(in_flight=64), Budget())
+    gate = AuthorityGate(_Handle(authority), "e", Budget())
+    judge = _SlowJudge()
+    await asyncio.gather(*(GatedJudge(judge, gate).ask(REQUEST) for _ in range(32)))
+    assert authority.state()["admitted"] == 32 and authority.state()["spent_tokens"] == 32 * 50
+    assert gate.admissions.batches == 1 and gate.releases.batches <= 2
+
+
+async def test_admit_many_admits_at_once_only_what_the_slots_and_rates_have_room_for() -> None:
+    authority = RunAuthority(EndpointLimits(in_flight=2), Budget())
+    answers = await authority.admit_many("e", [(10, 5, 5)] * 3)
+    assert [refused for _, refused in answers] == [None, None]  # the third waits: asked again
+    limited = RunAuthority(EndpointLimits(in_flight=8, requests_per_minute=2), Budget())
+    assert len(await limited.admit_many("e", [(10, 5, 5)] * 3)) == 2  # rpm 2: no room now
+    await authority.release_many([(ticket, 5, 5) for ticket, _ in answers])
+    assert authority.state()["spent_tokens"] == 20
+    assert len(await authority.admit_many("e", [(10, 5, 5)] * 3)) == 2  # the slots came back
+
+
+async def test_admit_many_answers_refusals_once_the_budget_is_spent() -> None:
+    authority = RunAuthority(EndpointLimits(in_flight=8), Budget(max_tokens=25))
+    answers = await authority.admit_many("e", [(10, 5, 5)] * 4)  # 10 planned each: two fit
+    assert [ticket > 0 for ticket, _ in answers] == [True, True, False, False]
+    assert all("budget" in (why or "") for _, why in answers[2:])
