@@ -20,6 +20,7 @@ import typer
 
 from agent_eval.cli._commands import LazyGroup
 from agent_eval.cli._exit_codes import EXIT_GATE, EXIT_OK, EXIT_OUTPUT, EXIT_USAGE, exit_code
+from agent_eval.cli._quiet import quiet_callback
 from agent_eval.cli._startup import pause_collector, resume_collector, thaw
 from agent_eval.errors import AgentEvalError
 
@@ -142,6 +143,14 @@ def _root(
         help="Print the version and exit.",
         callback=_show_version,
         is_eager=True,
+    ),
+    quiet: bool = typer.Option(
+        False,
+        "--quiet",
+        "-q",
+        help="Print only errors, whatever the command (as its own -q).",
+        callback=quiet_callback,
+        expose_value=False,
     ),
 ) -> None:
     """Score recorded LLM-agent conversations (OpenTelemetry spans) with LLM judges."""

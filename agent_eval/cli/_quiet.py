@@ -26,7 +26,7 @@ from typing import Any, TextIO
 import typer
 import typer.main
 
-__all__ = ["machine_stdout", "quiet_option"]
+__all__ = ["machine_stdout", "quiet_callback", "quiet_option"]
 
 _ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 """Terminal escape codes (rich's colours), removed before a write is told an error line."""
@@ -78,8 +78,11 @@ def _disable() -> None:
         sys.stderr = sys.stderr.stream
 
 
-def _quiet(ctx: Any, param: Any, value: bool) -> None:
-    """The option's callback: the gate up now, down when the command's context closes."""
+def quiet_callback(ctx: Any, param: Any, value: bool) -> None:
+    """The option's callback: the gate up now, down when the command's context closes.
+
+    Also the top-level ``agent-eval -q``'s: the gate is then up for whichever command runs.
+    """
     if value and not ctx.resilient_parsing:
         _enable()
         ctx.call_on_close(_disable)
@@ -101,7 +104,7 @@ def quiet_option() -> Any:
             "--quiet",
             "-q",
             help="Print only errors (and machine output: --json, -o -); see the exit code.",
-            callback=_quiet,
+            callback=quiet_callback,
             expose_value=False,
             is_eager=True,
         ),

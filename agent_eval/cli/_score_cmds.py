@@ -417,7 +417,6 @@ def score(  # noqa: PLR0917  (a typer command: one parameter per flag)
     workers: Annotated[
         int | None,
         typer.Option(
-            min=1,
             help="Scoring actors of --engine ray (one CPU each; default: the cluster's CPUs).",
         ),
     ] = None,

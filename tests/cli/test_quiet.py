@@ -133,10 +133,10 @@ def test_quiet_success_prints_nothing(world: World, tmp_path: Path, command: str
     loud = runner.invoke(app, args, env=ENV)
     assert loud.exit_code == 0, loud.output
     assert loud.stdout or loud.stderr  # the case prints something without --quiet
-    for flag in ("--quiet", "-q"):
-        quiet = runner.invoke(app, [*args, flag], env=ENV)
+    for line in ([*args, "--quiet"], [*args, "-q"], ["-q", *args], ["--quiet", *args]):
+        quiet = runner.invoke(app, line, env=ENV)  # the command's own, or agent-eval's
         assert quiet.exit_code == 0, quiet.output
-        assert (quiet.stdout, quiet.stderr) == ("", ""), command
+        assert (quiet.stdout, quiet.stderr) == ("", ""), line
 
 
 def test_quiet_keeps_errors_and_machine_output(world: World, tmp_path: Path) -> None:

@@ -192,10 +192,12 @@ def test_config_errors_exit_2_without_traceback(tmp_path: Path) -> None:
         (["--metric", "nope"], "unknown metric 'nope'; available: "),
         (["--formatter", "nope@9"], "nope@9"),
         (["--concurrency", "0"], "concurrency"),
+        (["--workers", "0", "--engine", "ray"], "workers: Input should be greater than or equal"),
     ):
         code, out, err = score(inputs, *args)
         assert code == 2, (args, out, err)
         assert message in err and "Traceback" not in out + err
+        assert err.count("\n") == 1 and err.startswith("error: "), err  # one line, no usage
         assert "sk-nope" not in out + err
     code, _, err = score(str(tmp_path / "missing.jsonl"), "--dry-run")
     assert code == 3 and "missing.jsonl" in err
