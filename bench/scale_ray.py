@@ -13,7 +13,7 @@ answer decomposed into its sentences against its tool result), then runs
   ``--baseline-concurrency`` conversations in flight (default ``--concurrency``);
 - ray with ``--workers 1`` and ``--workers 2``: ``--engine ray`` on one local cluster of 2
   CPUs (reading and both regroupings as Ray tasks over both CPUs, scoring on that many
-  actors; each actor scores at most 2 batches of 32 conversations at once, and the run's
+  actors; each actor scores at most 4 batches of 16 conversations at once, and the run's
   authority holds ``--concurrency`` judge calls in flight over all of them).
 
 The fixed cost is measured apart: the cluster's start (``ray.init``, once) and, per worker
