@@ -78,6 +78,7 @@ from agent_eval.live._unscored import (
     UNSCORED_SPEND_KEY,
     unscored_spend,
 )
+from agent_eval.live._warm_up import PROBE_TRACE_ID, probe_requests
 
 if TYPE_CHECKING:
     from agent_eval.live._durable import Durability
@@ -155,8 +156,8 @@ class Receiver:
             scorer.on_committed = durable.committed
         self._scratch = None if out_dir is not None else Path(tempfile.mkdtemp(prefix="ae-live-"))
         self.evicted = EvictedStore((out_dir or self._scratch or Path()) / EVICTED_NAME)
-        self.buffer = SpanBuffer(
-            max_bytes=self.limits.max_buffer_bytes,
+        self.buffer = SpanBuffer(  # the log's index has its share of the bound (_durable)
+            max_bytes=self.limits.max_buffer_bytes - (durable.index_bytes if durable else 0),
             idle_seconds=self.limits.idle_seconds,
             after_root_seconds=self.limits.after_root_seconds,
             store=self.evicted,
@@ -271,6 +272,7 @@ class Receiver:
             except OutputError as exc:
                 reason = "log_full" if isinstance(exc, AckLogFull) else "log_unwritable"
                 return self._refuse(503, reason, str(exc))
+            self.buffer.admit(size)  # again: requests admitted during the sync are held now
         rejected, message = self._hold(items, size)
         if self.durable is not None and ack is not None:
             self.durable.held(ack, items, self.buffer.pending)
@@ -395,6 +397,35 @@ class Receiver:
             self.durable.closed(by_trace)
         self._release_caches(closing)
         return submitted
+
+    def warm_up(self) -> int:
+        """Read, assemble and render the probe conversation; returns the conversations read.
+
+        What the first received conversation would import and build is done before the
+        receiver listens (:mod:`agent_eval.live._warm_up`): decoding (JSON and protobuf),
+        the convention mappers, assembly, each engine's units and rendering. Nothing of it is
+        held, logged, counted or scored, and ingest's read caches are released afterwards.
+
+        Raises:
+            Exception: whatever reading or rendering the probe raises (a broken install).
+
+        """
+        read = 0
+        for encoding, body in probe_requests():
+            items, _ = decode(body, signal="traces", encoding=encoding, content_encoding=None,
+                              max_bytes=len(body))  # fmt: skip
+            held = HeldTrace(PROBE_TRACE_ID)
+            held.pack([i for i in items if isinstance(i, SpanRecord)])
+            for trace in self._assemble([held], IngestReport()):
+                read += 1
+                for engine in self.scorer.engines:
+                    engine.metric.units(trace)
+                    if engine.metric.uses_formatter:
+                        engine.renderings.render(trace, engine.formatter)
+                        engine.renderings.forget(trace, engine.formatter)
+        forget_history_scopes({PROBE_TRACE_ID}, everything=not self.buffer.pending)
+        clear_message_cache()
+        return read
 
     def _release_caches(self, closing: list[HeldTrace]) -> None:
         """Forget ingest's per-process read caches of the conversations just closed.
