@@ -226,8 +226,9 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
         float,
         typer.Option(
             help=(
-                "Memory for held and scored spans, MiB; scored conversations past it go to "
-                "OUT/live-evicted.sqlite; 503 + Retry-After when spans waiting alone pass it."
+                "Memory for held and scored spans and the ack log's index, MiB; scored "
+                "conversations past it go to OUT/live-evicted.sqlite; 503 + Retry-After when "
+                "spans waiting alone pass it."
             )
         ),
     ] = 256.0,
@@ -336,7 +337,7 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     --sample).
     """
     from agent_eval.live._auth import check_exposure, read_token
-    from agent_eval.live._receiver import ReceiverLimits, dumps
+    from agent_eval.live._receiver import ReceiverLimits, dumps, working_bytes_for
     from agent_eval.live._selection import Selection, parse_condition
 
     overrides = {
@@ -353,6 +354,7 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     limits = ReceiverLimits(
         max_body_bytes=int(max_body_mb * _MB),
         max_buffer_bytes=int(max_buffer_mb * _MB),
+        working_bytes=working_bytes_for(int(max_buffer_mb * _MB)),
         max_backlog=max_backlog,
         idle_seconds=idle,
         after_root_seconds=after_root,

@@ -2,7 +2,8 @@
 ``--max-buffer-mb``. Mechanisms only (the RSS figures are ``bench/live_soak.py``'s): serve
 retires a segment every ``index_traces_for(bound)`` traces, a retired segment whose
 conversations are scored is deleted with its index, its journal entries and the revision
-counters this process kept for them, and the buffer is given the bound less that share."""
+counters this process kept for them, and the buffer is given the bound less that share and
+the receiver's working reserve."""
 
 from __future__ import annotations
 
@@ -13,7 +14,12 @@ from agent_eval._trace import AgentTrace
 from agent_eval.formatting._registry import get_formatter
 from agent_eval.live._ack_log import TRACE_INDEX_BYTES, AckLog
 from agent_eval.live._durable import INDEX_SHARE, Durability, index_traces_for
-from agent_eval.live._receiver import Receiver, ReceiverLimits
+from agent_eval.live._receiver import (
+    WORKING_BYTES,
+    Receiver,
+    ReceiverLimits,
+    working_bytes_for,
+)
 from agent_eval.live._revisions import REVISIONS_NAME
 from agent_eval.live._scorer import Job, LiveScorer
 from agent_eval.metrics._tool_errors import ToolErrors
@@ -72,15 +78,18 @@ def test_without_retiring_by_traces_everything_stays_indexed(tmp_path: Path) -> 
     durable.close()
 
 
-def test_the_receiver_gives_the_buffer_the_bound_less_the_index_share(tmp_path: Path) -> None:
+def test_the_receiver_gives_the_buffer_the_bound_less_the_index_share_and_working_reserve(
+    tmp_path: Path,
+) -> None:
     log = AckLog.open(tmp_path / "ack-log", max_bytes=MIB, index_traces=index_traces_for(8 * MIB))
     durable = Durability(log, [])
     formatter = get_formatter("transcript@1")
     engine = Engine(metric=ToolErrors(), formatter=formatter, judge=None, run_id="run-1")
     scorer = LiveScorer(engine, None)
-    receiver = Receiver(
-        scorer, ReceiverLimits(max_buffer_bytes=8 * MIB), tmp_path / "out", durable=durable
-    )
-    assert receiver.buffer.max_bytes == 8 * MIB - 8 * MIB // INDEX_SHARE
+    limits = ReceiverLimits(max_buffer_bytes=8 * MIB, working_bytes=working_bytes_for(8 * MIB))
+    receiver = Receiver(scorer, limits, tmp_path / "out", durable=durable)
+    spans = 8 * MIB - 8 * MIB // INDEX_SHARE - WORKING_BYTES
+    assert receiver.buffer.max_bytes == spans == 4 * MIB
+    assert working_bytes_for(2 * MIB) == MIB  # at most half a small bound
     receiver.evicted.close()
     durable.close()

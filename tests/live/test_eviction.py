@@ -8,13 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
 from agent_eval.ingest._spans import SpanRecord
 from agent_eval.ingest.conventions import _history_cache as history_cache
 from agent_eval.ingest.conventions._messages import _read_message_json, read_message
-from agent_eval.live._buffer import SpanBuffer
+from agent_eval.live._buffer import HELD_TRACE_BYTES, SpanBuffer
 from agent_eval.live._evicted import EVICTED_NAME, EvictedStore
 from agent_eval.live._receiver import ReceiverLimits
 from agent_eval.run._store import load_results
@@ -41,6 +40,16 @@ def test_held_spans_are_packed_and_read_back_equal(tmp_path: Path) -> None:
     [held] = buffer.pending.values()
     assert all(type(blob) is bytes for blob in held.packed)
     assert held.items == spans
+
+
+def test_each_trace_is_charged_its_own_objects_once(tmp_path: Path) -> None:
+    buffer = SpanBuffer(max_bytes=100_000)
+    assert buffer.cost([_span(1, 1), _span(2, 2)], 1000) == 1000 + 2 * HELD_TRACE_BYTES
+    buffer.add([_span(1, 1)], 500)
+    assert buffer.pending_bytes == 500 + HELD_TRACE_BYTES
+    assert buffer.cost([_span(1, 2), _span(2, 3)], 1000) == 1000 + HELD_TRACE_BYTES  # 1 is held
+    buffer.add([_span(1, 2)], 500)
+    assert buffer.pending_bytes == buffer.pending[f"{1:032x}"].size == 1000 + HELD_TRACE_BYTES
 
 
 def test_a_conversation_past_the_bound_is_evicted_to_disk_and_read_back_whole(
@@ -190,8 +199,9 @@ def test_requests_admitted_during_one_sync_stay_within_the_bound(
         assert retained > 0 and "kept" in buffer.retained
 
         def body(n: int) -> bytes:  # a child span (no root: it stays pending, 30 s idle)
+            pad = {"key": "pad", "value": {"stringValue": "p" * 3000}}
             span = {"traceId": f"{n:032x}", "spanId": f"{n:016x}", "parentSpanId": "1" * 16,
-                    "name": "chat", "attributes": [{"key": "pad", "value": {"stringValue": "p" * 3000}}]}  # fmt: skip
+                    "name": "chat", "attributes": [pad]}  # fmt: skip
             return orjson.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
 
         size = len(body(7))
@@ -199,9 +209,10 @@ def test_requests_admitted_during_one_sync_stay_within_the_bound(
         headers = {"Content-Type": "application/json"}
         posts = [
             threading.Thread(
-                target=requests.post, args=(f"{live.url}/v1/traces",),
+                target=requests.post,
+                args=(f"{live.url}/v1/traces",),
                 kwargs={"data": body(n), "headers": headers, "timeout": 30},
-            )  # fmt: skip
+            )
             for n in (7, 8)
         ]
         for post in posts:
