@@ -222,3 +222,18 @@ def test_requests_admitted_during_one_sync_stay_within_the_bound(
         assert len(buffer.pending) == 2  # both acknowledged and held
         assert buffer.held_bytes <= buffer.max_bytes
         assert "kept" not in buffer.retained  # evicted to make room for the second
+
+
+def test_the_receiver_hands_freed_heap_memory_back_periodically(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    import time
+
+    from agent_eval.live._trim import trim
+
+    trims_here = trim()  # True where there is a malloc_trim (glibc), else nothing is done
+    limits = ReceiverLimits(idle_seconds=0.3, after_root_seconds=0.1, trim_seconds=0.05)
+    with live_receiver(fake_server, tmp_path / "out", limits) as live:
+        time.sleep(0.5)
+        trims = live.receiver.counters["heap_trims"]
+    assert trims >= 2 if trims_here else trims == 0
