@@ -210,6 +210,8 @@ def soak(args: argparse.Namespace, seconds: float, src: str | None) -> dict[str,
             "max_buffer_mb": args.max_buffer_mb,
             "held_bytes_end": final["held_bytes"],
             "evicted_conversations_on_disk": evicted,
+            "ack_log_indexed_traces_end": final.get("ack_log", {}).get("indexed_traces"),
+            "journal_conversations_end": final.get("ack_log", {}).get("journal_conversations"),
         }
 
 
@@ -222,8 +224,9 @@ def _line(r: dict[str, Any]) -> str:
         f"(peak {r['rss_peak_mb']}, end - idle {r['rss_above_idle_end_mb']} MB), slope "
         f"{r['slope_mb_per_min']} MB/min over {r['samples_after_warmup']} samples (second half "
         f"{r['slope_last_half_mb_per_min']}); by minute {r['rss_by_minute_mb']}; evicted to disk "
-        f"{r['evicted_conversations_on_disk']}; bound "
-        f"--max-buffer-mb {r['max_buffer_mb']}"
+        f"{r['evicted_conversations_on_disk']}; held {r['held_bytes_end']} bytes, ack-log index "
+        f"{r['ack_log_indexed_traces_end']} traces, journal {r['journal_conversations_end']} "
+        f"conversations at the end; bound --max-buffer-mb {r['max_buffer_mb']}"
     )
 
 

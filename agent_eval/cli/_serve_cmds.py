@@ -49,6 +49,8 @@ if TYPE_CHECKING:  # imported where used: aiohttp and the engine cost every comm
     from agent_eval.live._receiver import ReceiverLimits
     from agent_eval.live._scorer import LiveScorer
     from agent_eval.live._selection import Selection
+    from agent_eval.run._session import RunSession
+    from agent_eval.run._store import ResultStore
 
 __all__ = ["serve"]
 
@@ -80,7 +82,7 @@ async def _serve(  # noqa: PLR0917  (the command's parts, passed through once)
     selection: Selection | None = None,
 ) -> dict[str, Any]:
     from agent_eval.live._ack_log import ACK_LOG_DIR, AckLog
-    from agent_eval.live._durable import continue_logged_run
+    from agent_eval.live._durable import continue_logged_run, index_traces_for
     from agent_eval.run._engine import new_run_id
     from agent_eval.run._session import build_metrics, output_directory
 
@@ -93,7 +95,8 @@ async def _serve(  # noqa: PLR0917  (the command's parts, passed through once)
         )
     run_id = new_run_id()
     out = Path(cfg.resume) if cfg.resume else output_directory(cfg, run_id)
-    log = AckLog.open(out / ACK_LOG_DIR, max_bytes=max_log_bytes)  # locked: one serve per OUT
+    index = index_traces_for(limits.max_buffer_bytes)  # its index within --max-buffer-mb
+    log = AckLog.open(out / ACK_LOG_DIR, max_bytes=max_log_bytes, index_traces=index)  # locked
     try:
         cfg, notice = continue_logged_run(cfg, log, out)
         if notice is not None:
@@ -146,6 +149,8 @@ async def _serve_logged(  # noqa: PLR0917  (the command's parts, passed through 
     receiver = Receiver(
         scorer, limits, out_dir=directory, token=token, durable=durable, selection=selection
     )
+    receiver.warm_up()  # before the first request, not on it: start-up includes it
+    _bound_page_caches(session, store)
     durable.replay(receiver)  # what an earlier process acknowledged is held again
     log.start(run_id)
     stop = asyncio.Event()  # before listening: a SIGTERM right after the port opens stops cleanly
@@ -176,6 +181,16 @@ async def _serve_logged(  # noqa: PLR0917  (the command's parts, passed through 
         "judge_usage": _judge_usage(directory, run_id, scorer),
         "ack_log": durable.summary(),
     }
+
+
+def _bound_page_caches(session: RunSession, store: ResultStore) -> None:
+    """The SQLite files serve keeps open hold :data:`PAGE_CACHE_KIB` KiB of pages each."""
+    from agent_eval.live._evicted import PAGE_CACHE_KIB
+
+    store.bound_page_cache(PAGE_CACHE_KIB)
+    cache = session.stack.cache if session.stack is not None else None
+    if cache is not None:
+        cache.bound_page_cache(PAGE_CACHE_KIB)
 
 
 def _notice(line: str) -> None:
@@ -211,8 +226,9 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
         float,
         typer.Option(
             help=(
-                "Memory for held and scored spans, MiB; scored conversations past it go to "
-                "OUT/live-evicted.sqlite; 503 + Retry-After when spans waiting alone pass it."
+                "Memory for held and scored spans and the ack log's index, MiB; scored "
+                "conversations past it go to OUT/live-evicted.sqlite; 503 + Retry-After when "
+                "spans waiting alone pass it."
             )
         ),
     ] = 256.0,
@@ -321,7 +337,7 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     --sample).
     """
     from agent_eval.live._auth import check_exposure, read_token
-    from agent_eval.live._receiver import ReceiverLimits, dumps
+    from agent_eval.live._receiver import ReceiverLimits, dumps, working_bytes_for
     from agent_eval.live._selection import Selection, parse_condition
 
     overrides = {
@@ -338,6 +354,7 @@ def serve(  # noqa: PLR0917  (a typer command: one parameter per flag)
     limits = ReceiverLimits(
         max_body_bytes=int(max_body_mb * _MB),
         max_buffer_bytes=int(max_buffer_mb * _MB),
+        working_bytes=working_bytes_for(int(max_buffer_mb * _MB)),
         max_backlog=max_backlog,
         idle_seconds=idle,
         after_root_seconds=after_root,

@@ -20,6 +20,14 @@ is the bodies of conversations not yet scored (held, waiting for the judge, or l
 shutdown), plus the records sharing a segment with them (a segment is ``max_bytes / 16``, at
 most 64 MiB).
 
+Its memory is bounded too: the index of which traces each segment holds (what compaction and
+:meth:`AckLog.digest` need) is kept per segment and dropped with it. With ``index_traces``
+(``serve`` derives it from ``--max-buffer-mb``) the segment being written is retired early once
+it holds that many traces, so a segment whose conversations are scored is deleted, and its
+index with it, after about ``index_traces`` traces however little it holds on disk: the index
+never holds much more than the traces of the two newest segments, plus those of older segments
+with a conversation still unscored.
+
 On start, :meth:`AckLog.open` reads the segments left by an earlier process (a record cut
 short by a kill is cut off and counted in :attr:`AckLog.torn`): :meth:`AckLog.replay` yields
 them for the receiver to hold again, and new records go to a new segment.
@@ -50,9 +58,22 @@ from agent_eval.run._artifacts import ACK_LOG_DIR
 from agent_eval.run._engine import utc_now
 from agent_eval.run._store import OutputLock
 
-__all__ = ["ACK_LOG_DIR", "Ack", "AckLog", "AckLogFull", "AckTooLarge", "segment_bytes_for"]
+__all__ = [
+    "ACK_LOG_DIR",
+    "TRACE_INDEX_BYTES",
+    "Ack",
+    "AckLog",
+    "AckLogFull",
+    "AckTooLarge",
+    "segment_bytes_for",
+]
 
 _MIB = 1024 * 1024
+TRACE_INDEX_BYTES = 1024
+"""Memory a trace takes in the log's index and its conversation in the revision journal
+(:mod:`agent_eval.live._revisions`), bytes: measured with ``tracemalloc`` on CPython 3.11
+(about 1,000 bytes per one-trace conversation, its 32-hex trace id and 64-hex digest included).
+"""
 _log = logging.getLogger(__name__)
 
 
@@ -103,12 +124,19 @@ class AckLog:
         directory: ``OUT/ack-log``.
         max_bytes: The bound on the segments' total size.
         sync: ``fsync`` before acknowledging (off only for benchmarks of the cost).
+        index_traces: Retire the segment being written once it holds this many traces, so
+            that its index goes with it once they are scored (``None``: only when it is full).
 
     Not thread-safe: the receiver uses it from its event loop.
     """
 
-    def __init__(self, directory: Path, *, max_bytes: int, sync: bool = True) -> None:
+    def __init__(
+        self, directory: Path, *, max_bytes: int, sync: bool = True, index_traces: int | None = None
+    ) -> None:
         self.directory, self.max_bytes, self.sync = directory, max_bytes, sync
+        self.index_traces = index_traces
+        self.compactions = 0
+        """Segments deleted so far (what was indexed for them is gone)."""
         self.segment_bytes = segment_bytes_for(max_bytes)
         self.segments: dict[int, _Segment] = {}
         self.earlier: list[SegmentRead] = []
@@ -129,15 +157,19 @@ class AckLog:
     # -- opening and replay --------------------------------------------------------------------
 
     @classmethod
-    def open(cls, directory: Path, *, max_bytes: int, sync: bool = True) -> AckLog:
+    def open(
+        cls, directory: Path, *, max_bytes: int, sync: bool = True, index_traces: int | None = None
+    ) -> AckLog:
         """Lock ``directory`` and read the segments an earlier process left there.
+
+        The arguments are :class:`AckLog`'s.
 
         Raises:
             OutputError: another process holds the directory, or it cannot be written.
             StoreError: a file there is not a segment.
 
         """
-        log = cls(directory, max_bytes=max_bytes, sync=sync)
+        log = cls(directory, max_bytes=max_bytes, sync=sync, index_traces=index_traces)
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -239,11 +271,17 @@ class AckLog:
     def _writable(self, length: int) -> _Segment:
         active = self._active
         assert active is not None, "AckLog.start() opens the first segment"
-        if active.size + length > self.segment_bytes and active.size > len(self._header(0)):
+        if self._full(active, length) and active.size > len(self._header(0)):
             self._rotate()
             active = self._active
             assert active is not None
         return active
+
+    def _full(self, active: _Segment, length: int) -> bool:
+        """Whether ``length`` more bytes go to a new segment (by size, or by traces indexed)."""
+        if active.size + length > self.segment_bytes:
+            return True
+        return self.index_traces is not None and len(active.traces) >= self.index_traces
 
     def _header(self, number: int) -> bytes:
         return segment_header(self.run_id, number)
@@ -349,6 +387,11 @@ class AckLog:
         """Traces whose records are not yet scored."""
         return len(self._dirty)
 
+    @property
+    def indexed_traces(self) -> int:
+        """Traces the index holds (those of the segments not yet deleted)."""
+        return len(self._segments_of)
+
     def compact(self) -> int:
         """Delete the segments nothing needs any more (never the active one); returns how many."""
         done = [
@@ -367,6 +410,7 @@ class AckLog:
         with contextlib.suppress(FileNotFoundError):
             segment.path.unlink()
         del self.segments[segment.number]
+        self.compactions += 1
         for trace_id in segment.traces:
             mine = self._segments_of.get(trace_id)
             if mine is None:

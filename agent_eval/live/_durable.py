@@ -37,7 +37,7 @@ from agent_eval.config import ScoreConfig
 from agent_eval.errors import ConfigError
 from agent_eval.ingest._spans import LogRecord, SpanRecord
 from agent_eval.ingest.containers._base import ContainerItem
-from agent_eval.live._ack_log import ACK_LOG_DIR, Ack, AckLog
+from agent_eval.live._ack_log import ACK_LOG_DIR, TRACE_INDEX_BYTES, Ack, AckLog
 from agent_eval.live._buffer import SpanBuffer
 from agent_eval.live._payloads import PayloadError, decode
 from agent_eval.live._revisions import REVISIONS_NAME, RevisionJournal
@@ -45,7 +45,20 @@ from agent_eval.live._scorer import Job
 from agent_eval.metrics._units import Unit
 from agent_eval.run._engine import Engine
 
-__all__ = ["ACK_LOG_DIR", "Durability", "continue_logged_run", "held_traces", "restart_note"]
+__all__ = [
+    "ACK_LOG_DIR",
+    "INDEX_SHARE",
+    "Durability",
+    "continue_logged_run",
+    "held_traces",
+    "index_traces_for",
+    "restart_note",
+]
+
+INDEX_SHARE = 8
+"""The acknowledgement log's index and revision journal get ``1 / INDEX_SHARE`` of
+``--max-buffer-mb`` (the spans held and retained get the rest): half of it for the segment
+being written, half for the one before it, whose last conversations are being scored."""
 
 _log = logging.getLogger(__name__)
 
@@ -62,6 +75,16 @@ class Holder(Protocol):
     def hold(self, items: list[ContainerItem], size: int) -> tuple[int, str]:
         """Hold decoded items as if they had just been received."""
         ...
+
+
+def index_traces_for(max_buffer_bytes: int) -> int:
+    """Traces per segment (``AckLog(index_traces=...)``) within ``serve``'s memory bound.
+
+    Two segments' worth of index (:data:`~agent_eval.live._ack_log.TRACE_INDEX_BYTES` per
+    trace) fill ``max_buffer_bytes / INDEX_SHARE``: 512 traces at ``--max-buffer-mb 8``, 16,384
+    at the default 256. At least 1.
+    """
+    return max(1, max_buffer_bytes // INDEX_SHARE // 2 // TRACE_INDEX_BYTES)
 
 
 def held_traces(items: Iterable[ContainerItem], pending: Container[str]) -> set[str]:
@@ -111,6 +134,7 @@ class Durability:
         self.already_scored = 0
         self._claimed: set[str] = set()
         self._snapshots: dict[int, dict[str, int]] = {}
+        self._pruned_at = 0
 
     # -- the receiver's side -------------------------------------------------------------------
 
@@ -199,8 +223,20 @@ class Durability:
         snapshot = self._snapshots.pop(id(job), None)
         if snapshot is not None:
             self.log.settle(snapshot)
-        if len(self.journal.entries) > 2 * max(64, self.log.dirty_traces):
-            self.journal.prune(self.log.referenced)
+        if self.log.compactions != self._pruned_at:  # a segment went: so do its revisions
+            self._prune()
+
+    def _prune(self) -> None:
+        """Forget the revisions of conversations no segment holds a record of any more.
+
+        The journal's entries whose traces the log no longer indexes, and this process's
+        revision counters of their conversations (:attr:`given`): a conversation read again
+        later gets its revision from the receiver's counter, which outlives compaction.
+        """
+        self._pruned_at = self.log.compactions
+        self.journal.prune(self.log.referenced)
+        for cid in [c for c in self.given if c not in self.journal.entries]:
+            del self.given[cid]
 
     # -- a restart -----------------------------------------------------------------------------
 
@@ -234,9 +270,21 @@ class Durability:
         with contextlib.suppress(OSError):  # removed when empty (everything was scored)
             self.log.directory.rmdir()
 
+    @property
+    def index_bytes(self) -> int:
+        """The memory set aside for the log's index and the journal: two segments' traces.
+
+        0 when the log's segments are not retired by traces (``index_traces`` unset).
+        """
+        if self.log.index_traces is None:
+            return 0
+        return 2 * self.log.index_traces * TRACE_INDEX_BYTES
+
     def summary(self) -> dict[str, int]:
         """Counters for serve's summary and ``/healthz``."""
         return {
+            "indexed_traces": self.log.indexed_traces,
+            "journal_conversations": len(self.journal.entries),
             "bytes": self.log.size,
             "max_bytes": self.log.max_bytes,
             "segments": len(self.log.segments),

@@ -9,7 +9,9 @@ conversation is nothing: the trace index, the revision counter and the folding k
 conversations live in this file too.
 
 Tables (SQLite, journaling and sync off: it is a cache of the receiver's memory, not a record;
-the acknowledgement log is what survives a crash, so a restarted ``serve`` starts it empty):
+the acknowledgement log is what survives a crash, so a restarted ``serve`` starts it empty; its
+page cache is :data:`PAGE_CACHE_KIB`, not SQLite's default 2,000 KiB, since the file grows for
+as long as ``serve`` runs):
 
 - ``conversations(cid, revision, traces)``: ``traces`` is the pickled list of
   ``(trace_id, packed items, charged bytes)`` (:class:`~agent_eval.live._buffer.HeldTrace`).
@@ -30,11 +32,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agent_eval.ingest._message_identity import MessageKey
+from agent_eval.run._sqlite_open import bound_page_cache
 
-__all__ = ["EVICTED_NAME", "EvictedStore", "key_digests"]
+__all__ = ["EVICTED_NAME", "PAGE_CACHE_KIB", "EvictedStore", "key_digests"]
 
 EVICTED_NAME = "live-evicted.sqlite"
 """The file in ``OUT`` (or a temporary directory when there is no ``OUT``)."""
+
+PAGE_CACHE_KIB = 256
+"""KiB of pages each SQLite file ``serve`` keeps open may hold in memory: this one, the results
+store and the judge-call cache (:meth:`~agent_eval.run._store.ResultStore.bound_page_cache`)."""
 
 DigestKey = tuple[str, bytes]
 PackedTrace = tuple[str, list[bytes], float]
@@ -85,6 +92,7 @@ class EvictedStore:
         self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=OFF")
         self._db.execute("PRAGMA synchronous=OFF")
+        bound_page_cache(self._db, PAGE_CACHE_KIB)
         self._db.executescript(_SCHEMA)
         self.conversations = 0
         """Conversations evicted and not read back."""

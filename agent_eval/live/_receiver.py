@@ -35,6 +35,7 @@ import logging
 import math
 import shutil
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -71,6 +72,7 @@ from agent_eval.live._payloads import (
 )
 from agent_eval.live._scorer import Job, LiveScorer
 from agent_eval.live._selection import Selection
+from agent_eval.live._trim import trim
 from agent_eval.live._unscored import (
     CUT_SHORT,
     NOT_STARTED,
@@ -78,11 +80,33 @@ from agent_eval.live._unscored import (
     UNSCORED_SPEND_KEY,
     unscored_spend,
 )
+from agent_eval.live._warm_up import PROBE_TRACE_ID, probe_requests
 
 if TYPE_CHECKING:
     from agent_eval.live._durable import Durability
 
-__all__ = ["UNSCORED_NAME", "UNSCORED_SPEND_KEY", "Receiver", "ReceiverLimits", "unscored_spend"]
+__all__ = [
+    "UNSCORED_NAME",
+    "UNSCORED_SPEND_KEY",
+    "WORKING_BYTES",
+    "Receiver",
+    "ReceiverLimits",
+    "unscored_spend",
+    "working_bytes_for",
+]
+
+WORKING_BYTES = 3 * 1024 * 1024
+"""What ``serve`` sets aside of ``--max-buffer-mb`` for the receiver's working memory
+(:attr:`ReceiverLimits.working_bytes`; at most half the bound, :func:`working_bytes_for`):
+requests being read and answered, conversations being assembled and scored, the judge's
+connections, the SQLite page caches. Measured with ``bench/live_soak.py`` (4 exporters, 16
+conversations scored at once, 2 KB messages): RSS 2-3 MiB above idle besides the held spans."""
+
+
+def working_bytes_for(max_buffer_bytes: int) -> int:
+    """:data:`WORKING_BYTES`, or half of ``max_buffer_bytes`` when that is less."""
+    return min(WORKING_BYTES, max_buffer_bytes // 2)
+
 
 CONTAINER = "otlp-http"
 """The container name in ingest accounting and ``AgentTrace.source`` for received spans."""
@@ -105,6 +129,10 @@ class ReceiverLimits:
         read_timeout_seconds: Seconds a client may take to send a request's body; a slower one
             gets 408 and its connection is closed (a client trickling bytes holds no
             connection for long).
+        trim_seconds: How often the heap memory freed meanwhile is handed back to the
+            system (:mod:`agent_eval.live._trim`).
+        working_bytes: Of ``max_buffer_bytes``, what is set aside for the receiver's working
+            memory, not for spans (``serve``: :func:`working_bytes_for`).
 
     """
 
@@ -117,6 +145,8 @@ class ReceiverLimits:
     sweep_seconds: float | None = None
     shutdown_timeout: float = 30.0
     read_timeout_seconds: float = 30.0
+    trim_seconds: float = 10.0
+    working_bytes: int = 0
 
 
 class Receiver:
@@ -155,8 +185,9 @@ class Receiver:
             scorer.on_committed = durable.committed
         self._scratch = None if out_dir is not None else Path(tempfile.mkdtemp(prefix="ae-live-"))
         self.evicted = EvictedStore((out_dir or self._scratch or Path()) / EVICTED_NAME)
+        index = durable.index_bytes if durable else 0  # the log's share of the bound
         self.buffer = SpanBuffer(
-            max_bytes=self.limits.max_buffer_bytes,
+            max_bytes=self.limits.max_buffer_bytes - self.limits.working_bytes - index,
             idle_seconds=self.limits.idle_seconds,
             after_root_seconds=self.limits.after_root_seconds,
             store=self.evicted,
@@ -259,7 +290,8 @@ class Receiver:
                 if request.transport is not None:
                     request.transport.close()
             return refusal
-        if not self.buffer.admit(size):
+        cost = self.buffer.cost(items, size)
+        if not self.buffer.admit(cost):
             return self._refuse(503, "memory_full", "the span buffer is full; retry later")
         ack = None
         if self.durable is not None:  # on disk before the 200
@@ -271,6 +303,7 @@ class Receiver:
             except OutputError as exc:
                 reason = "log_full" if isinstance(exc, AckLogFull) else "log_unwritable"
                 return self._refuse(503, reason, str(exc))
+            self.buffer.admit(cost)  # again: requests admitted during the sync are held now
         rejected, message = self._hold(items, size)
         if self.durable is not None and ack is not None:
             self.durable.held(ack, items, self.buffer.pending)
@@ -325,6 +358,7 @@ class Receiver:
             "evicted_conversations": self.evicted.conversations,
             "held_bytes": math.ceil(self.buffer.held_bytes),
             "max_buffer_bytes": self.limits.max_buffer_bytes,
+            "max_held_bytes": self.buffer.max_bytes,
             "backlog": self.scorer.backlog,
             "results": dict(self.scorer.statuses),
             "rescored": self.scorer.rescored,
@@ -396,6 +430,35 @@ class Receiver:
         self._release_caches(closing)
         return submitted
 
+    def warm_up(self) -> int:
+        """Read, assemble and render the probe conversation; returns the conversations read.
+
+        What the first received conversation would import and build is done before the
+        receiver listens (:mod:`agent_eval.live._warm_up`): decoding (JSON and protobuf),
+        the convention mappers, assembly, each engine's units and rendering. Nothing of it is
+        held, logged, counted or scored, and ingest's read caches are released afterwards.
+
+        Raises:
+            Exception: whatever reading or rendering the probe raises (a broken install).
+
+        """
+        read = 0
+        for encoding, body in probe_requests():
+            items, _ = decode(body, signal="traces", encoding=encoding, content_encoding=None,
+                              max_bytes=len(body))  # fmt: skip
+            held = HeldTrace(PROBE_TRACE_ID)
+            held.pack([i for i in items if isinstance(i, SpanRecord)])
+            for trace in self._assemble([held], IngestReport()):
+                read += 1
+                for engine in self.scorer.engines:
+                    engine.metric.units(trace)
+                    if engine.metric.uses_formatter:
+                        engine.renderings.render(trace, engine.formatter)
+                        engine.renderings.forget(trace, engine.formatter)
+        forget_history_scopes({PROBE_TRACE_ID}, everything=not self.buffer.pending)
+        clear_message_cache()
+        return read
+
     def _release_caches(self, closing: list[HeldTrace]) -> None:
         """Forget ingest's per-process read caches of the conversations just closed.
 
@@ -445,6 +508,7 @@ class Receiver:
         interval = self.limits.sweep_seconds or max(
             0.02, min(self.limits.idle_seconds, self.limits.after_root_seconds) / 4
         )
+        trimmed = time.monotonic()
         while True:
             await asyncio.sleep(interval)
             try:
@@ -452,6 +516,9 @@ class Receiver:
             except Exception:  # one bad conversation must not stop the receiver
                 _log.exception("closing conversations failed")
                 self.counters["close_errors"] += 1
+            if time.monotonic() - trimmed >= self.limits.trim_seconds:
+                trimmed = time.monotonic()
+                self.counters["heap_trims"] += trim()
 
     # --- lifecycle -----------------------------------------------------------------------------
 

@@ -43,7 +43,7 @@ from pydantic import BaseModel
 
 from agent_eval.errors import StoreError
 from agent_eval.judges._base import Judge, JudgeReply, JudgeRequest
-from agent_eval.run._sqlite_open import BUSY_TIMEOUT_MS, open_retrying
+from agent_eval.run._sqlite_open import BUSY_TIMEOUT_MS, bound_page_cache, open_retrying
 
 __all__ = [
     "CACHE_FILENAME",
@@ -313,6 +313,10 @@ class JudgeCache:
         self._run("PRAGMA wal_checkpoint(TRUNCATE)", ())
         return int(deleted)
 
+    def bound_page_cache(self, kib: int) -> None:
+        """Keep at most ``kib`` KiB of the file's pages in memory (a long-running ``serve``)."""
+        bound_page_cache(self._db, kib)
+
     def close(self) -> None:
         """Close the connection (idempotent)."""
         self._db.close()
@@ -530,7 +534,8 @@ class CachedJudge(Judge):
         self.misses += 1
         reply = await self.inner.ask(request)
         await cache.store(key, _entry_from(reply, self.endpoint))
-        self._written.add(key)
+        if self.mode == "refresh":  # only refresh reads it: kept always, it grows per call
+            self._written.add(key)
         return reply
 
     async def aclose(self) -> None:

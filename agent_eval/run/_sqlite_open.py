@@ -16,7 +16,13 @@ import sqlite3
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["BUSY_TIMEOUT_MS", "OPEN_DEADLINE_SECONDS", "is_busy", "open_retrying"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "OPEN_DEADLINE_SECONDS",
+    "bound_page_cache",
+    "is_busy",
+    "open_retrying",
+]
 
 BUSY_TIMEOUT_MS = 10_000
 """How long one statement waits for another connection's lock (``PRAGMA busy_timeout``), ms."""
@@ -24,6 +30,21 @@ OPEN_DEADLINE_SECONDS = 30.0
 """How long :func:`open_retrying` retries a busy set-up before it gives up, seconds."""
 
 T = TypeVar("T")
+
+
+def bound_page_cache(db: sqlite3.Connection, kib: int) -> None:
+    """Keep at most ``kib`` KiB of ``db``'s pages in memory (``PRAGMA cache_size=-KIB``).
+
+    SQLite's default is 2,000 KiB per connection, filled as the file grows and kept while the
+    connection is open: a long-running process (``serve``) bounds it.
+
+    Raises:
+        ValueError: ``kib`` is not positive.
+
+    """
+    if kib <= 0:
+        raise ValueError(f"a page cache of {kib} KiB: give at least 1")
+    db.execute(f"PRAGMA cache_size=-{int(kib)}")
 
 
 def is_busy(exc: BaseException) -> bool:

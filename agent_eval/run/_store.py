@@ -62,7 +62,7 @@ from pydantic import ValidationError
 from agent_eval._redaction import redact_text
 from agent_eval._result import MetricResult
 from agent_eval.errors import InputError, OutputError, StoreError
-from agent_eval.run._sqlite_open import BUSY_TIMEOUT_MS, open_retrying
+from agent_eval.run._sqlite_open import BUSY_TIMEOUT_MS, bound_page_cache, open_retrying
 
 try:
     import fcntl
@@ -630,6 +630,10 @@ class ResultStore:
         if row is None or _from_row(row[1:]) != result:
             return None
         return int(row[0])
+
+    def bound_page_cache(self, kib: int) -> None:
+        """Keep at most ``kib`` KiB of the database's pages in memory (a long-running ``serve``)."""
+        bound_page_cache(self._db, kib)
 
     def close(self) -> None:
         """Commit the queued rows, then close the database and the JSONL file (idempotent).

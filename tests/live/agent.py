@@ -20,6 +20,8 @@ from opentelemetry.trace import Tracer
 
 from agent_eval.formatting._registry import get_formatter
 from agent_eval.judges._openai_judge import OpenAIJudge
+from agent_eval.live._ack_log import AckLog
+from agent_eval.live._durable import Durability
 from agent_eval.live._receiver import Receiver, ReceiverLimits
 from agent_eval.live._scorer import LiveScorer
 from agent_eval.metrics._goal_accuracy import GoalAccuracy
@@ -138,8 +140,12 @@ def live_receiver(
     limits: ReceiverLimits | None = None,
     events: EvaluationEvents | None = None,
     token: str | None = None,
+    ack_log: Path | None = None,
 ) -> Iterator[Live]:
-    """A receiver on a free loopback port, scoring with the fake judge, in its own thread."""
+    """A receiver on a free loopback port, scoring with the fake judge, in its own thread.
+
+    With ``ack_log``, every accepted body is synced to an acknowledgement log there first.
+    """
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
@@ -156,7 +162,11 @@ def live_receiver(
             store=store,
         )
         scorer = LiveScorer(engine, store, events, concurrency=4, directory=out)
-        receiver = Receiver(scorer, limits, out, token=token)
+        durable = None
+        if ack_log is not None:
+            durable = Durability(AckLog.open(ack_log, max_bytes=64 * 1024 * 1024), [engine])
+            durable.log.start("live-run")
+        receiver = Receiver(scorer, limits, out, token=token, durable=durable)
         await receiver.start("127.0.0.1", 0)
         return receiver
 
@@ -173,6 +183,8 @@ def live_receiver(
                 receiver.scorer.store.close()
 
         live.call(close_store())
+        if receiver.durable is not None:
+            receiver.durable.close()
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         loop.close()

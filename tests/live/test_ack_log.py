@@ -211,3 +211,42 @@ def test_a_segment_killed_while_its_header_was_written_is_dropped(
     log.start("run-2")
     log.close()
     assert not cut.exists()
+
+
+def _score(log: AckLog, n: int) -> None:
+    """Log, hold and score (settle) trace ``n``, as a one-trace conversation."""
+    trace = f"{n:032x}"
+    log.track(_append(log, _json_body(n)), [trace])  # type: ignore[arg-type]
+    log.settle(log.snapshot([trace]))
+
+
+@pytest.mark.parametrize("index_traces", [None, 10])
+def test_segments_retired_by_traces_take_their_index_with_them(
+    tmp_path: Path, index_traces: int | None
+) -> None:
+    """Issue 33 item 3: without ``index_traces`` the index grows by every trace logged until a
+    64 MiB segment fills; with it, scored traces' entries go once their segment is retired."""
+    log = AckLog.open(tmp_path / "log", max_bytes=1024 * MIB, index_traces=index_traces)
+    log.start("run-1")
+    for n in range(100):
+        _score(log, n)
+    if index_traces is None:
+        assert log.indexed_traces == 100 and log.compactions == 0
+    else:  # the active segment's traces, at most, and the retired segments are gone
+        assert log.indexed_traces <= index_traces and log.compactions >= 9
+        assert len(log.segments) == 1
+    log.close()
+
+
+def test_an_unscored_trace_keeps_its_segment_and_index_until_scored(tmp_path: Path) -> None:
+    log = AckLog.open(tmp_path / "log", max_bytes=1024 * MIB, index_traces=10)
+    log.start("run-1")
+    waiting = "a" * 32
+    log.track(_append(log, _json_body(1000)), [waiting])  # type: ignore[arg-type]
+    for n in range(30):
+        _score(log, n)
+    assert log.referenced(waiting) and 1 in log.segments
+    assert log.indexed_traces <= 2 * 10 + 1  # its segment's traces, and the active one's
+    log.settle(log.snapshot([waiting]))
+    assert not log.referenced(waiting) and 1 not in log.segments
+    log.close()

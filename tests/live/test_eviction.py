@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
 from agent_eval.ingest._spans import SpanRecord
 from agent_eval.ingest.conventions import _history_cache as history_cache
 from agent_eval.ingest.conventions._messages import _read_message_json, read_message
-from agent_eval.live._buffer import SpanBuffer
+from agent_eval.live._buffer import HELD_TRACE_BYTES, SpanBuffer
 from agent_eval.live._evicted import EVICTED_NAME, EvictedStore
 from agent_eval.live._receiver import ReceiverLimits
 from agent_eval.run._store import load_results
@@ -39,6 +40,16 @@ def test_held_spans_are_packed_and_read_back_equal(tmp_path: Path) -> None:
     [held] = buffer.pending.values()
     assert all(type(blob) is bytes for blob in held.packed)
     assert held.items == spans
+
+
+def test_each_trace_is_charged_its_own_objects_once(tmp_path: Path) -> None:
+    buffer = SpanBuffer(max_bytes=100_000)
+    assert buffer.cost([_span(1, 1), _span(2, 2)], 1000) == 1000 + 2 * HELD_TRACE_BYTES
+    buffer.add([_span(1, 1)], 500)
+    assert buffer.pending_bytes == 500 + HELD_TRACE_BYTES
+    assert buffer.cost([_span(1, 2), _span(2, 3)], 1000) == 1000 + HELD_TRACE_BYTES  # 1 is held
+    buffer.add([_span(1, 2)], 500)
+    assert buffer.pending_bytes == buffer.pending[f"{1:032x}"].size == 1000 + HELD_TRACE_BYTES
 
 
 def test_a_conversation_past_the_bound_is_evicted_to_disk_and_read_back_whole(
@@ -132,3 +143,97 @@ def test_forget_history_scopes_forgets_only_those(tmp_path: Path) -> None:
     assert "a" not in history_cache._scoped and "b" in history_cache._scoped
     history_cache.forget_history_scopes([], everything=True)
     assert not history_cache._entries
+
+
+def test_the_sqlite_files_serve_keeps_open_have_bounded_page_caches(tmp_path: Path) -> None:
+    """SQLite's default page cache is 2,000 KiB per connection, filled as a file grows: serve
+    keeps three files open for as long as it runs (issue 33 item 3)."""
+    from types import SimpleNamespace
+
+    from agent_eval.cli._serve_cmds import _bound_page_caches
+    from agent_eval.live._evicted import PAGE_CACHE_KIB
+    from agent_eval.run._cache import JudgeCache
+    from agent_eval.run._judge_stack import JudgeStack
+    from agent_eval.run._store import ResultStore
+
+    def size(db: object) -> int:
+        return int(db.execute("PRAGMA cache_size").fetchone()[0])  # type: ignore[attr-defined]
+
+    evicted = EvictedStore(tmp_path / EVICTED_NAME)
+    assert size(evicted._db) == -PAGE_CACHE_KIB
+    evicted.close()
+    store, cache = ResultStore(tmp_path / "out"), JudgeCache(tmp_path / "cache.db")
+    assert size(store._db) == size(cache._db) == -2000  # SQLite's default, for score
+    session = SimpleNamespace(stack=JudgeStack(judge=None, cache=cache))  # type: ignore[arg-type]
+    _bound_page_caches(session, store)  # type: ignore[arg-type]
+    assert size(store._db) == size(cache._db) == -PAGE_CACHE_KIB
+    store.close()
+    cache.close()
+
+
+def test_requests_admitted_during_one_sync_stay_within_the_bound(
+    fake_server: FakeModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (issue 33 item 3): room was made before the acknowledgement log's sync, so
+    requests admitted while one sync ran were all held after it, each counted against a
+    buffer without the others: 9.0 MB held under an 8 MiB bound at the end of a soak."""
+    import threading
+    import time
+
+    import orjson
+    import requests
+
+    from agent_eval.live import _ack_log
+
+    script_goal_judge(fake_server)
+    real = _ack_log._fsync
+    monkeypatch.setattr(_ack_log, "_fsync", lambda *a: (time.sleep(0.5), real(*a))[1])
+    limits = ReceiverLimits(idle_seconds=30, after_root_seconds=0.1)
+    with live_receiver(fake_server, tmp_path / "out", limits, ack_log=tmp_path / "log") as live:
+        sdk = provider(OTLPSpanExporter(endpoint=f"{live.url}/v1/traces"))
+        run_agent(sdk.get_tracer("t"), "kept", [("please book it " * 100, "on it")])
+        sdk.shutdown()
+        live.wait_idle()
+        buffer = live.receiver.buffer
+        retained = buffer.retained_bytes
+        assert retained > 0 and "kept" in buffer.retained
+
+        def body(n: int) -> bytes:  # a child span (no root: it stays pending, 30 s idle)
+            pad = {"key": "pad", "value": {"stringValue": "p" * 3000}}
+            span = {"traceId": f"{n:032x}", "spanId": f"{n:016x}", "parentSpanId": "1" * 16,
+                    "name": "chat", "attributes": [pad]}  # fmt: skip
+            return orjson.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
+
+        size = len(body(7))
+        buffer.max_bytes = int(retained + 1.5 * size)  # room for one more request, not two
+        headers = {"Content-Type": "application/json"}
+        posts = [
+            threading.Thread(
+                target=requests.post,
+                args=(f"{live.url}/v1/traces",),
+                kwargs={"data": body(n), "headers": headers, "timeout": 30},
+            )
+            for n in (7, 8)
+        ]
+        for post in posts:
+            post.start()
+        for post in posts:
+            post.join()
+        assert len(buffer.pending) == 2  # both acknowledged and held
+        assert buffer.held_bytes <= buffer.max_bytes
+        assert "kept" not in buffer.retained  # evicted to make room for the second
+
+
+def test_the_receiver_hands_freed_heap_memory_back_periodically(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    import time
+
+    from agent_eval.live._trim import trim
+
+    trims_here = trim()  # True where there is a malloc_trim (glibc), else nothing is done
+    limits = ReceiverLimits(idle_seconds=0.3, after_root_seconds=0.1, trim_seconds=0.05)
+    with live_receiver(fake_server, tmp_path / "out", limits) as live:
+        time.sleep(0.5)
+        trims = live.receiver.counters["heap_trims"]
+    assert trims >= 2 if trims_here else trims == 0

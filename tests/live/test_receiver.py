@@ -337,3 +337,32 @@ def test_accepted_spans_that_make_no_conversation_say_why(
     assert health["ingest"]["spans_used"] == 0
     assert health["ingest"]["spans_ignored"] == {"no_genai_content": 1}
     assert summary["ingest"] == health["ingest"]
+
+
+def test_the_warm_up_reads_the_probe_and_leaves_nothing_behind(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """serve's warm-up (issue 33 item 3): the probe is decoded (JSON and protobuf), assembled
+    and rendered as a received conversation would be, and is neither held, counted nor
+    scored; ingest's read caches and the engine's renderings are empty afterwards."""
+    from agent_eval.ingest.conventions import _history_cache as history_cache
+    from agent_eval.ingest.conventions._messages import _read_message_json
+    from agent_eval.live._warm_up import PROBE_TRACE_ID
+
+    script_goal_judge(fake_server)
+    with live_receiver(fake_server, tmp_path / "out") as live:
+        receiver = live.receiver
+        before, renderings = dict(receiver.counters), receiver.scorer.engine.renderings
+
+        async def warm() -> int:
+            return receiver.warm_up()
+
+        assert live.call(warm()) == 2  # one conversation from each encoding
+        assert renderings.renders == 2  # each rendered, then forgotten
+        assert dict(receiver.counters) == before and receiver.report.spans_used == 0
+        assert not receiver.buffer.pending and not receiver.buffer.retained
+        assert receiver.scorer.conversations["received"] == 0
+        assert PROBE_TRACE_ID not in history_cache._scoped
+        assert _read_message_json.cache_info().currsize == 0
+        assert len(renderings) == 0
+    assert load_results(tmp_path / "out") == []

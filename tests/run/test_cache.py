@@ -97,6 +97,28 @@ async def test_refresh_calls_again_and_off_bypasses(tmp_path: Path) -> None:
         CachedJudge(inner, None, mode="use")
 
 
+async def test_use_mode_keeps_no_key_per_call(tmp_path: Path) -> None:
+    """Regression (issue 33): the set of keys written grew by 64 hex per judge call for a
+    long-running ``serve``; only ``refresh`` reads it (tested above), so only it keeps it."""
+    with JudgeCache(tmp_path / "c.db") as cache:
+        judge = CachedJudge(CountingJudge(), cache)
+        await asyncio.gather(*(judge.ask(request(f"conversation {i}")) for i in range(30)))
+        assert judge.misses == 30 and len(cache) == 30
+        assert not judge._written
+        refresh = CachedJudge(CountingJudge(), cache, mode="refresh")
+        await refresh.ask(request("conversation 0"))
+        assert len(refresh._written) == 1
+
+
+def test_page_caches_are_bounded_on_request(tmp_path: Path) -> None:
+    with JudgeCache(tmp_path / "c.db") as cache:
+        assert cache._db.execute("PRAGMA cache_size").fetchone()[0] == -2000  # SQLite's
+        cache.bound_page_cache(256)
+        assert cache._db.execute("PRAGMA cache_size").fetchone()[0] == -256
+        with pytest.raises(ValueError, match="at least 1"):
+            cache.bound_page_cache(0)
+
+
 async def test_identical_concurrent_requests_make_one_call(tmp_path: Path) -> None:
     inner = CountingJudge(delay_s=0.05)
     with JudgeCache(tmp_path / "c.db") as cache:
