@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -144,6 +146,11 @@ def check_shippable(session: RunSession, options: RayOptions) -> None:
         )
 
 
+CONNECT_TIMEOUT_S = 10.0
+"""Seconds to wait for a cluster's address to accept a connection before saying it does not
+(Ray itself retries an unreachable address for minutes)."""
+
+
 def connect(ray: ModuleType, address: str | None) -> bool:
     """Join the cluster ``address`` names (else ``$RAY_ADDRESS``, else start a local one).
 
@@ -151,14 +158,47 @@ def connect(ray: ModuleType, address: str | None) -> bool:
         ``True`` when this call connected; ``False`` when this process had joined a cluster
         already (it is used as it is).
 
+    Raises:
+        ConfigError: the address is malformed, nothing accepts a connection there within
+            :data:`CONNECT_TIMEOUT_S`, or Ray refuses it (one line naming the address and
+            what to give instead).
+
     """
     if ray.is_initialized():
         return False
-    if address is None and not os.environ.get(RAY_ADDRESS_ENV):
+    named = address or os.environ.get(RAY_ADDRESS_ENV)
+    if not named:
         ray.init(include_dashboard=False, log_to_driver=False)
-    else:
+        return True
+    where = f"--engine ray:{address}" if address else f"{RAY_ADDRESS_ENV}={named}"
+    _reachable(named, where)
+    try:
         ray.init(address=address, log_to_driver=False)
+    except (ValueError, ConnectionError, TimeoutError) as exc:
+        raise ConfigError(f"{where}: Ray cannot join this cluster: {exc}. {_ADDRESS_HINT}") from exc
     return True
+
+
+_ADDRESS_HINT = (
+    "Give the head node's HOST:PORT (6379 by default), ray://HOST:10001, or auto for a cluster "
+    "started on this machine with `ray start --head`; leave the address out for a local one"
+)
+
+
+def _reachable(address: str, where: str) -> None:
+    """Refuse at once an address that is malformed or where nothing accepts a connection."""
+    if address in ("auto", "local"):  # Ray finds (or says it lacks) a cluster on this machine
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError(f"{where}: not a Ray cluster address. {_ADDRESS_HINT}")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(
+            f"{where}: no Ray cluster answers at {host}:{port} ({reason.lower()}). {_ADDRESS_HINT}"
+        ) from exc
 
 
 def _here(ray: ModuleType) -> dict[str, Any]:
@@ -217,7 +257,7 @@ class RayExecutor:
         cache = None
         if cfg.cache != "off":
             path = str(cfg.cache_path or default_cache_path())
-            cache = ray.remote(SharedCache).options(**_here(ray)).remote(path)
+            cache = ray.remote(SharedCache).options(**_here(ray)).remote(path, session.endpoint)
         workers = self._workers(ray, _spec(session, self.options), authority, cache)
         session.hooks.notice(f"ray: scoring on {len(workers)} worker(s)")
         start = time.perf_counter()
@@ -456,7 +496,11 @@ async def _fill_local_cache(session: RunSession, cache: Any, state: dict[str, An
     stack = session.stack
     if stack is None or stack.cached is None:
         return
-    stack.cached.hits, stack.cached.misses = int(state["hits"]), int(state["misses"])
+    cached = stack.cached
+    cached.hits, cached.misses = int(state["hits"]), int(state["misses"])
+    cached.other_endpoint_hits = int(state["other_endpoint_hits"])
+    cached.other_endpoints = Counter(state["other_endpoints"])
+    cached.unknown_endpoint_hits = int(state["unknown_endpoint_hits"])
     local = stack.cache  # the actor's file is this one when it ran here: copied all the same
     if local is None or not state["written"]:
         return

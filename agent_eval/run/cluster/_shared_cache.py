@@ -21,6 +21,7 @@ header, key or base URL is in them.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from agent_eval.run._cache import CacheEntry, JudgeCache
@@ -34,26 +35,38 @@ class SharedCache:
 
     Args:
         path: The cache file on the actor's node, opened (created when missing).
+        endpoint: The run's judge endpoint, bare: a hit on an entry another endpoint filled
+            (or one that names none) is counted as :class:`~agent_eval.run._cache.CachedJudge`
+            counts it in one process, so the run warns the same way; ``None``: not counted.
 
     Raises:
         StoreError: the file cannot be opened.
 
     """
 
-    def __init__(self, path: str) -> None:
-        self.path = path
+    def __init__(self, path: str, endpoint: str | None = None) -> None:
+        self.path, self.endpoint = path, endpoint
         self._file = JudgeCache(path)
         self._written: list[str] = []
         self.hits = 0
         self.misses = 0
+        self.other_endpoint_hits = 0
+        self.other_endpoints: Counter[str] = Counter()
+        self.unknown_endpoint_hits = 0
 
     def get(self, key: str) -> CacheEntry | None:
         """The entry under ``key`` (a hit), or ``None`` (a miss: the caller asks the model)."""
         entry = self._file.get(key)
         if entry is None:
             self.misses += 1
-        else:
-            self.hits += 1
+            return None
+        self.hits += 1
+        if self.endpoint is not None and entry.endpoint != self.endpoint:
+            if entry.endpoint is None:  # written before entries kept their endpoint
+                self.unknown_endpoint_hits += 1
+            else:
+                self.other_endpoint_hits += 1
+                self.other_endpoints[entry.endpoint] += 1
         return entry
 
     def put(self, key: str, entry: CacheEntry) -> None:
@@ -78,10 +91,16 @@ class SharedCache:
         return [(key, entry) for key, entry in found if entry is not None]
 
     def state(self) -> dict[str, Any]:
-        """Hits, misses, entries written this run, and the file (its node's path)."""
+        """Hits, misses, entries written this run, and the file (its node's path).
+
+        Of the hits, also those another endpoint filled (by endpoint) or an unknown one.
+        """
         return {
             "hits": self.hits,
             "misses": self.misses,
+            "other_endpoint_hits": self.other_endpoint_hits,
+            "other_endpoints": dict(self.other_endpoints),
+            "unknown_endpoint_hits": self.unknown_endpoint_hits,
             "written": len(self._written),
             "path": self.path,
         }

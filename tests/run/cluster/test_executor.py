@@ -336,3 +336,23 @@ def test_workers_without_ray_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "--engine ray" in result.output
     with pytest.raises(ConfigError, match='engine="ray"'):
         agent_eval.score(traces(2), judge="fake-model", workers=2)
+
+
+def test_answers_another_endpoint_filled_are_warned_of_as_in_one_process(
+    ray_cluster: ModuleType, tmp_path: Path
+) -> None:
+    # the cache file holds the answers of endpoint A; a run against B uses them and says so,
+    # on Ray as in one process (the Ray run printed only "54 hits, 0 calls": fresh-user trial)
+    inputs = write_traces(tmp_path / "traces.jsonl", 6)
+    cache = str(tmp_path / "shared-cache.db")
+    with FakeModelServer() as first:
+        ScriptedJudge(first)
+        _score(inputs, first, tmp_path / "a", "--cache-path", cache)
+    with FakeModelServer() as second:
+        ScriptedJudge(second)
+        local = _score(inputs, second, tmp_path / "b1", "--cache-path", cache)
+        ray = _score(inputs, second, tmp_path / "b2", "--cache-path", cache, "--engine", "ray")
+        assert second.requests == []  # every answer came from A's entries
+    for output in (local, ray):
+        assert "12 filled by another endpoint" in output, output
+        assert "warning: 12 of 12 judge answers came from the cache" in output, output
