@@ -232,9 +232,11 @@ class LiveScorer:
         self.rescored += job.revision > 0
         if self.events is not None and emit:
             target = conversation_target(job.trace)
+            cid = job.trace.conversation_id
             if target is not None:
-                self.events.targets[job.trace.conversation_id] = target
+                self.events.targets[cid] = target
             self.events.emit(result, job.note)
+            self.events.targets.pop(cid, None)  # read by emit only: a long serve keeps none
 
     async def drain(self, timeout: float | None) -> list[Job]:
         """Wait for the backlog to be scored; returns the jobs not started within ``timeout``.

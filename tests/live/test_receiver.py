@@ -366,3 +366,35 @@ def test_the_warm_up_reads_the_probe_and_leaves_nothing_behind(
         assert _read_message_json.cache_info().currsize == 0
         assert len(renderings) == 0
     assert load_results(tmp_path / "out") == []
+
+
+def test_evaluation_events_name_each_conversations_span_and_keep_no_target(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    # serve --otlp-endpoint kept every scored conversation's span target for good (one entry
+    # per conversation in a long-running serve); the target is read when the event is made
+    from agent_eval.otel._events import CountingExporter, EvaluationEvents, OtlpJsonFileExporter
+
+    script_goal_judge(fake_server)
+    path = tmp_path / "events.jsonl"
+    events = EvaluationEvents([CountingExporter(OtlpJsonFileExporter(path), "file")])
+    with live_receiver(fake_server, tmp_path / "out", events=events) as live:
+        sdk = provider(exporter("proto", live.url))
+        tracer = sdk.get_tracer("test-agent")
+        run_agent(tracer, "conv-done", [("book it", f"yes {DONE}")])
+        run_agent(tracer, "conv-not", [("refund me", "sorry, I cannot")])
+        sdk.shutdown()
+        live.wait_idle()
+        assert live.receiver.scorer.events is events and events.targets == {}
+    assert events.close().emitted == 2
+    rows = {r.conversation_id: r for r in load_results(tmp_path / "out")}
+    records = [
+        record
+        for line in path.read_bytes().splitlines()
+        for resource in orjson.loads(line)["resourceLogs"]
+        for scope in resource["scopeLogs"]
+        for record in scope["logRecords"]
+    ]
+    traces = sorted(record["traceId"] for record in records)
+    assert traces == sorted(r.trace_ids[-1] for r in rows.values())  # each its own span
+    assert all(record.get("spanId") for record in records)
