@@ -84,3 +84,15 @@ def test_a_file_url_reads_as_the_local_folder(ray_cluster: ModuleType, tmp_path:
     assert f"file://{folder}" in got[0]
     assert {f.path.split("/")[-1] for f in read.report.files} == {p.name for p in folder.iterdir()}
     assert all(f.path.startswith("file://") for f in read.report.files)
+
+
+def test_more_input_files_make_more_partitions_with_the_same_result(
+    ray_cluster: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_eval.run.cluster import _inputs
+
+    monkeypatch.setattr(_inputs, "FILES_PER_PARTITION", 1)  # a partition per file: 6 here
+    rng = random.Random("partitions")
+    files = write_split(tmp_path / "split", SPLITS["by-span"](decode(_corpus(tmp_path)), rng, 6))
+    assert len(files) == 6
+    assert _same_as_ingest(ray_cluster, [str(f) for f in files]) > 30

@@ -1,8 +1,8 @@
 """Reading a run's inputs on Ray: one task per file, then the two regroupings, as Ray tasks.
 
 The public ingest stages (:mod:`agent_eval.ingest._stages`) run as three rounds of Ray tasks,
-the two regroupings being hash partitions of the stages' values (``P`` partitions, the
-cluster's CPUs)::
+the two regroupings being hash partitions of the stages' values (``P`` partitions: the
+cluster's CPUs, or a partition per :data:`FILES_PER_PARTITION` input files when that is more)::
 
     read_input(file) + trace_pieces      one task per file    -> P buckets of TracePiece,
                                                                   by hash of trace id
@@ -61,7 +61,21 @@ from agent_eval.ingest._stages import (
     trace_pieces,
 )
 
-__all__ = ["CHUNK", "ClusterInputs", "expand_inputs", "is_url", "read_on_ray"]
+__all__ = [
+    "CHUNK",
+    "FILES_PER_PARTITION",
+    "MAX_PARTITIONS",
+    "ClusterInputs",
+    "expand_inputs",
+    "is_url",
+    "read_on_ray",
+]
+
+FILES_PER_PARTITION = 4
+"""Input files per partition of the regroupings, when that makes more than the CPUs."""
+
+MAX_PARTITIONS = 1024
+"""The most partitions of a regrouping (each file's task returns one object per partition)."""
 
 CHUNK = 256
 """Conversations per object a partition streams to the driver."""
@@ -246,11 +260,15 @@ def read_on_ray(
         ray: The ``ray`` module, initialized.
         paths: Files, directories, globs (local) or object-store URLs.
         fmt: The input format (``auto``: each file's container detected).
-        partitions: Partitions of each regrouping (default: the cluster's CPUs).
+        partitions: Partitions of each regrouping (default: the cluster's CPUs, or one per
+            :data:`FILES_PER_PARTITION` input files when that is more, at most
+            :data:`MAX_PARTITIONS`: a task of the last round holds its partition's
+            conversations, so more inputs make more, smaller partitions).
 
     """
-    count = partitions or max(int(ray.cluster_resources().get("CPU", 1)), 1)
     files = expand_inputs(paths)
+    cpus = max(int(ray.cluster_resources().get("CPU", 1)), 1)
+    count = partitions or min(max(cpus, -(-len(files) // FILES_PER_PARTITION)), MAX_PARTITIONS)
     read = ray.remote(_read_file).options(num_returns=count + 1)
     outs = [read.remote(path, index, fmt, count) for index, path in enumerate(files)]
     heads: list[_Head] = ray.get([out[0] for out in outs])
