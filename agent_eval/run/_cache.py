@@ -53,7 +53,9 @@ __all__ = [
     "CacheStats",
     "CachedJudge",
     "CachedPrices",
+    "HitCounts",
     "JudgeCache",
+    "count_hit",
     "request_key",
 ]
 
@@ -120,6 +122,38 @@ class CacheEntry:
     raw_reply: str | None = None
     usage_known: bool = True
     endpoint: str | None = None
+
+
+class HitCounts(Protocol):
+    """The hit counters of a judge-call cache's reader (:func:`count_hit` counts in them).
+
+    :class:`CachedJudge`, and the shared cache of a cluster run
+    (:class:`~agent_eval.run.cluster._shared_cache.SharedCache`).
+    """
+
+    endpoint: str | None
+    hits: int
+    other_endpoint_hits: int
+    other_endpoints: Counter[str]
+    unknown_endpoint_hits: int
+
+
+def count_hit(counts: HitCounts, entry: CacheEntry) -> None:
+    """Count a hit on ``entry``: also as another endpoint's, or an unknown one's.
+
+    With ``counts.endpoint`` set, an entry that names another endpoint counts in
+    ``other_endpoint_hits`` (and ``other_endpoints``), one that names none (written before
+    entries kept their endpoint) in ``unknown_endpoint_hits``: the run warns of both.
+    """
+    counts.hits += 1
+    filled_by = entry.endpoint
+    if counts.endpoint is None or filled_by == counts.endpoint:
+        return
+    if filled_by is None:
+        counts.unknown_endpoint_hits += 1
+    else:
+        counts.other_endpoint_hits += 1
+        counts.other_endpoints[filled_by] += 1
 
 
 class CacheBackend(Protocol):
@@ -522,14 +556,7 @@ class CachedJudge(Judge):
         fresh = self.mode == "use" or key in self._written
         entry = await cache.lookup(key) if fresh else None
         if entry is not None:
-            self.hits += 1
-            filled_by = entry.endpoint
-            if self.endpoint is not None and filled_by != self.endpoint:
-                if filled_by is None:  # an entry from before the endpoint was kept
-                    self.unknown_endpoint_hits += 1
-                else:
-                    self.other_endpoint_hits += 1
-                    self.other_endpoints[filled_by] += 1
+            count_hit(self, entry)
             return _reply_from(entry, request)
         self.misses += 1
         reply = await self.inner.ask(request)

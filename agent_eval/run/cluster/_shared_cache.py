@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from agent_eval.run._cache import CacheEntry, JudgeCache
+from agent_eval.run._cache import CacheEntry, JudgeCache, count_hit
 from agent_eval.run.cluster._coalesce import Coalescer
 
 __all__ = ["ActorCache", "SharedCache"]
@@ -35,9 +35,9 @@ class SharedCache:
 
     Args:
         path: The cache file on the actor's node, opened (created when missing).
-        endpoint: The run's judge endpoint, bare: a hit on an entry another endpoint filled
-            (or one that names none) is counted as :class:`~agent_eval.run._cache.CachedJudge`
-            counts it in one process, so the run warns the same way; ``None``: not counted.
+        endpoint: The run's judge endpoint, bare: hits are counted as one process's
+            :class:`~agent_eval.run._cache.CachedJudge` counts them
+            (:func:`~agent_eval.run._cache.count_hit`), so the run warns the same way.
 
     Raises:
         StoreError: the file cannot be opened.
@@ -60,13 +60,7 @@ class SharedCache:
         if entry is None:
             self.misses += 1
             return None
-        self.hits += 1
-        if self.endpoint is not None and entry.endpoint != self.endpoint:
-            if entry.endpoint is None:  # written before entries kept their endpoint
-                self.unknown_endpoint_hits += 1
-            else:
-                self.other_endpoint_hits += 1
-                self.other_endpoints[entry.endpoint] += 1
+        count_hit(self, entry)
         return entry
 
     def put(self, key: str, entry: CacheEntry) -> None:
