@@ -199,9 +199,17 @@ def assert_same_as_ingest(
     paths: Sequence[str | Path], rng: random.Random, *, global_choices: bool = True
 ) -> list[AgentTrace]:
     """The stages give ``ingest(paths)``'s conversations (every field) and accounting."""
+    got, report = run_stages(paths, rng, global_choices=global_choices)
+    return assert_same_result(paths, got, report)
+
+
+def assert_same_result(
+    paths: Sequence[str | Path], got: list[AgentTrace], report: IngestReport
+) -> list[AgentTrace]:
+    """``got`` and ``report`` are ``ingest(paths)``'s conversations (every field, in its
+    order) and accounting (the skipped items' details too, when all are kept)."""
     run = ingest(paths)
     expected = run.collect()
-    got, report = run_stages(paths, rng, global_choices=global_choices)
 
     def dumped(traces: list[AgentTrace]) -> list[str]:
         return [t.model_dump_json() for t in traces]

@@ -20,7 +20,7 @@ import pytest
 from agent_eval.ingest import ingest
 
 from . import test_identical_prefix_folding as two_users
-from .stage_splits import SPLITS, decode, write_split
+from .stage_splits import SPLITS, assert_same_result, decode, write_split
 from .test_stages import FIXTURES, SPAN_FIXTURES, _corpus
 
 if not os.environ.get("CI"):  # CI installs the ray extra (.ci/run): there it must run
@@ -41,14 +41,8 @@ def ray_cluster() -> Iterator[ModuleType]:
 def _same_as_ingest(ray: ModuleType, paths: list[str], **options: int) -> int:
     from agent_eval.run.cluster._inputs import read_on_ray
 
-    run = ingest(paths)
-    expected = [t.model_dump_json() for t in run.collect()]
     read = read_on_ray(ray, paths, **options)
-    assert [t.model_dump_json() for t in read.conversations] == expected
-    want, have = run.report.to_json(), read.report.to_json()
-    assert {**have, "skipped": None} == {**want, "skipped": None}
-    assert read.report.records_json() == run.report.records_json()
-    return len(expected)
+    return len(assert_same_result(paths, list(read.conversations), read.report))
 
 
 @pytest.mark.parametrize("split", sorted(SPLITS))
