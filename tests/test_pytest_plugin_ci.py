@@ -60,7 +60,7 @@ def judge_ini(project: pytest.Pytester, base_url: str, extra: str = "") -> None:
     )
 
 
-def one_line_usage_error(result: pytest.RunResult, expected: str) -> None:
+def assert_one_line_usage_error(result: pytest.RunResult, expected: str) -> None:
     """Exit 4, no test run, the message once, and no internal error chained to it."""
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     text = result.stdout.str() + "\n" + result.stderr.str()
@@ -74,7 +74,9 @@ def test_no_judge_stops_the_session_before_any_test_with_one_line(
     project: pytest.Pytester,
 ) -> None:
     result = project.runpytest_inprocess(*FLAGS)
-    one_line_usage_error(result, "ERROR: agent-eval: no judge configured; pass --agent-eval-judge")
+    assert_one_line_usage_error(
+        result, "ERROR: agent-eval: no judge configured; pass --agent-eval-judge"
+    )
 
 
 def test_no_judge_found_while_a_test_scores_stops_the_session_with_one_line(
@@ -104,7 +106,7 @@ def test_typo(agent_spans):
 """
     )
     result = project.runpytest_inprocess(*FLAGS)
-    one_line_usage_error(result, "ERROR: agent-eval: unknown metric 'goal_acuracy'")
+    assert_one_line_usage_error(result, "ERROR: agent-eval: unknown metric 'goal_acuracy'")
     assert "did you mean 'goal_accuracy'" in result.stderr.str()
     assert fake_server.requests == []
 
@@ -123,7 +125,9 @@ def test_kw(agent_spans):
 """
     )
     result = project.runpytest_inprocess(*FLAGS)
-    one_line_usage_error(result, "test_kw.py::test_kw: @pytest.mark.agent_eval takes the keywords")
+    assert_one_line_usage_error(
+        result, "test_kw.py::test_kw: @pytest.mark.agent_eval takes the keywords"
+    )
     assert "['min_scor']" in result.stderr.str()
 
 
@@ -132,7 +136,7 @@ def test_an_unknown_formatter_option_is_one_line(
 ) -> None:
     judge_ini(project, fake_server.base_url)
     result = project.runpytest_inprocess(*FLAGS, "--agent-eval-formatter", "transcrpt@1")
-    one_line_usage_error(result, "ERROR: agent-eval: unknown formatter 'transcrpt@1'")
+    assert_one_line_usage_error(result, "ERROR: agent-eval: unknown formatter 'transcrpt@1'")
 
 
 def test_an_unreachable_judge_is_a_test_error_not_a_failure(project: pytest.Pytester) -> None:
