@@ -19,6 +19,8 @@ import orjson
 from google.protobuf.json_format import ParseDict
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from agent_eval.otel._otlp_json import export_request, span
+
 __all__ = ["PROBE_TRACE_ID", "probe_requests"]
 
 PROBE_TRACE_ID = "a9e0" * 8
@@ -29,26 +31,13 @@ def _text(role: str, content: str) -> dict[str, Any]:
     return {"role": role, "parts": [{"type": "text", "content": content}]}
 
 
-def _span(span_id: str, parent: str | None, attributes: dict[str, str]) -> dict[str, Any]:
-    span: dict[str, Any] = {
-        "traceId": PROBE_TRACE_ID,
-        "spanId": span_id,
-        "name": attributes.get("gen_ai.operation.name", "span"),
-        "startTimeUnixNano": "1700000000000000000",
-        "endTimeUnixNano": "1700000001000000000",
-        "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attributes.items()],
-    }
-    if parent is not None:
-        span["parentSpanId"] = parent
-    return span
-
-
 def _request() -> dict[str, Any]:
     """An OTLP/JSON export: an agent span over two chat calls, the second replaying the first."""
     first = [_text("system", "You are a probe."), _text("user", "Say hello.")]
     second = [*first, _text("assistant", "Hello."), _text("user", "Now goodbye.")]
     root = "a9e0a9e0a9e00001"
-    spans = [_span(root, None, {"gen_ai.operation.name": "invoke_agent"})]
+    spans = [span(PROBE_TRACE_ID, root, "invoke_agent",
+                  attributes={"gen_ai.operation.name": "invoke_agent"})]  # fmt: skip
     for n, (history, answer) in enumerate(((first, "Hello."), (second, "Goodbye.")), start=2):
         attributes = {
             "gen_ai.operation.name": "chat",
@@ -56,18 +45,18 @@ def _request() -> dict[str, Any]:
             "gen_ai.input.messages": orjson.dumps(history).decode(),
             "gen_ai.output.messages": orjson.dumps([_text("assistant", answer)]).decode(),
         }
-        spans.append(_span(f"a9e0a9e0a9e0000{n}", root, attributes))
-    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": "probe"}}]}
-    return {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": spans}]}]}
+        spans.append(span(PROBE_TRACE_ID, f"a9e0a9e0a9e0000{n}", "chat", parent_span_id=root,
+                          attributes=attributes))  # fmt: skip
+    return export_request(spans, resource={"service.name": "probe"}, scope=("agent-eval", "1"))
 
 
 def probe_requests() -> list[tuple[Literal["json", "protobuf"], bytes]]:
     """The probe as ``(encoding, body)``: one OTLP/JSON and one OTLP/protobuf request body."""
     request = _request()
     proto = _request()  # protobuf's JSON mapping spells bytes fields in base64, not hex
-    for span in proto["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+    for record in proto["resourceSpans"][0]["scopeSpans"][0]["spans"]:
         for key in ("traceId", "spanId", "parentSpanId"):
-            if key in span:
-                span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
+            if key in record:
+                record[key] = base64.b64encode(bytes.fromhex(record[key])).decode()
     message = ParseDict(proto, ExportTraceServiceRequest())
     return [("json", orjson.dumps(request)), ("protobuf", message.SerializeToString())]
